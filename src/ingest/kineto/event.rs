@@ -1,0 +1,467 @@
+//! Typed, borrowing, allocation-free deserialization of one Kineto event.
+//!
+//! Only the fields stallscope uses are decoded; everything else is skipped by serde's
+//! `IgnoredAny`. Every field accepts any JSON type (a number written as a string, `null`, an
+//! object where a number was expected) so that one odd value never loses the event. Times are
+//! read from the raw number text straight into integer nanoseconds: an `f64` cannot hold
+//! epoch microseconds with nanosecond digits.
+
+use serde::de::{self, Deserialize, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use serde_json::value::RawValue;
+use std::borrow::Cow;
+use std::fmt;
+
+/// A string that borrows from the input when it has no escapes.
+#[derive(Debug, Default, Clone)]
+pub struct BStr<'a>(pub Option<Cow<'a, str>>);
+
+impl<'de> Deserialize<'de> for BStr<'de> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = BStr<'de>;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a string")
+            }
+            fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Self::Value, E> {
+                Ok(BStr(Some(Cow::Borrowed(v))))
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
+                Ok(BStr(Some(Cow::Owned(v.to_owned()))))
+            }
+            fn visit_string<E: de::Error>(self, v: String) -> Result<Self::Value, E> {
+                Ok(BStr(Some(Cow::Owned(v))))
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<Self::Value, E> {
+                Ok(BStr(Some(Cow::Owned(v.to_string()))))
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<Self::Value, E> {
+                Ok(BStr(Some(Cow::Owned(v.to_string()))))
+            }
+            fn visit_f64<E: de::Error>(self, v: f64) -> Result<Self::Value, E> {
+                Ok(BStr(Some(Cow::Owned(v.to_string()))))
+            }
+            fn visit_bool<E: de::Error>(self, _: bool) -> Result<Self::Value, E> {
+                Ok(BStr(None))
+            }
+            fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
+                Ok(BStr(None))
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut s: A) -> Result<Self::Value, A::Error> {
+                while s.next_element::<IgnoredAny>()?.is_some() {}
+                Ok(BStr(None))
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut m: A) -> Result<Self::Value, A::Error> {
+                while m.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+                Ok(BStr(None))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// A lenient number: integers exactly, floats, numeric strings; anything else is `None`.
+#[derive(Debug, Default, Clone, Copy, PartialEq)]
+pub enum Num {
+    /// Absent or not a number.
+    #[default]
+    None,
+    /// An integer.
+    Int(i128),
+    /// A fractional number.
+    Float(f64),
+}
+
+impl Num {
+    /// As a non-negative id (0 when absent or negative).
+    pub fn id(self) -> u64 {
+        match self {
+            Num::Int(v) if v > 0 => v.min(u64::MAX as i128) as u64,
+            Num::Float(v) if v > 0.0 => v as u64,
+            _ => 0,
+        }
+    }
+    /// As a signed integer.
+    pub fn int(self) -> Option<i64> {
+        match self {
+            Num::Int(v) => i64::try_from(v).ok(),
+            Num::Float(v) if v.is_finite() => Some(v as i64),
+            _ => None,
+        }
+    }
+    /// As a float.
+    pub fn float(self) -> Option<f64> {
+        match self {
+            Num::Int(v) => Some(v as f64),
+            Num::Float(v) => Some(v),
+            Num::None => None,
+        }
+    }
+}
+
+fn num_from_str(v: &str) -> Num {
+    let t = v.trim();
+    if let Ok(i) = t.parse::<i128>() {
+        Num::Int(i)
+    } else if let Ok(f) = t.parse::<f64>() {
+        Num::Float(f)
+    } else {
+        Num::None
+    }
+}
+
+impl<'de> Deserialize<'de> for Num {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Num;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a number")
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<Num, E> {
+                Ok(Num::Int(v as i128))
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<Num, E> {
+                Ok(Num::Int(v as i128))
+            }
+            fn visit_f64<E: de::Error>(self, v: f64) -> Result<Num, E> {
+                Ok(Num::Float(v))
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Num, E> {
+                Ok(num_from_str(v))
+            }
+            fn visit_bool<E: de::Error>(self, _: bool) -> Result<Num, E> {
+                Ok(Num::None)
+            }
+            fn visit_unit<E: de::Error>(self) -> Result<Num, E> {
+                Ok(Num::None)
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut s: A) -> Result<Num, A::Error> {
+                while s.next_element::<IgnoredAny>()?.is_some() {}
+                Ok(Num::None)
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut m: A) -> Result<Num, A::Error> {
+                while m.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+                Ok(Num::None)
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// `[x, y, z]` without allocating; anything else gives zeros.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct Dim3(pub [u32; 3]);
+
+impl<'de> Deserialize<'de> for Dim3 {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Dim3;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a 3-element array")
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut s: A) -> Result<Dim3, A::Error> {
+                let mut out = [0u32; 3];
+                let mut i = 0;
+                while let Some(n) = s.next_element::<Num>()? {
+                    if i < 3 {
+                        out[i] = n.int().unwrap_or(0).clamp(0, u32::MAX as i64) as u32;
+                    }
+                    i += 1;
+                }
+                Ok(Dim3(out))
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut m: A) -> Result<Dim3, A::Error> {
+                while m.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+                Ok(Dim3::default())
+            }
+            fn visit_i64<E: de::Error>(self, _: i64) -> Result<Dim3, E> {
+                Ok(Dim3::default())
+            }
+            fn visit_u64<E: de::Error>(self, _: u64) -> Result<Dim3, E> {
+                Ok(Dim3::default())
+            }
+            fn visit_f64<E: de::Error>(self, _: f64) -> Result<Dim3, E> {
+                Ok(Dim3::default())
+            }
+            fn visit_str<E: de::Error>(self, _: &str) -> Result<Dim3, E> {
+                Ok(Dim3::default())
+            }
+            fn visit_bool<E: de::Error>(self, _: bool) -> Result<Dim3, E> {
+                Ok(Dim3::default())
+            }
+            fn visit_unit<E: de::Error>(self) -> Result<Dim3, E> {
+                Ok(Dim3::default())
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// The `args` fields stallscope reads.
+#[derive(Debug, Default, Clone)]
+pub struct RawArgs<'a> {
+    pub external_id: Num,
+    pub correlation: Num,
+    pub device: Num,
+    pub stream: Num,
+    pub blocks_per_sm: Num,
+    pub warps_per_sm: Num,
+    pub occupancy: Num,
+    pub registers: Num,
+    pub shared_memory: Num,
+    pub grid: Dim3,
+    pub block: Dim3,
+    pub bytes: Num,
+    pub graph_id: Num,
+    pub python_module_id: Num,
+    pub device_type: Num,
+    pub device_id: Num,
+    pub total_allocated: Num,
+    /// `args.name` (metadata events).
+    pub name: BStr<'a>,
+    /// `args.labels` (process_labels metadata).
+    pub labels: BStr<'a>,
+}
+
+impl<'de> Deserialize<'de> for RawArgs<'de> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = RawArgs<'de>;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("an args object")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut m: A) -> Result<Self::Value, A::Error> {
+                let mut a = RawArgs::default();
+                while let Some(k) = m.next_key::<BStr<'de>>()? {
+                    let k = k.0.unwrap_or_default();
+                    match k.as_bytes() {
+                        b"External id" | b"external id" => a.external_id = m.next_value()?,
+                        b"correlation" => a.correlation = m.next_value()?,
+                        b"device" => a.device = m.next_value()?,
+                        b"stream" => a.stream = m.next_value()?,
+                        b"blocks per SM" => a.blocks_per_sm = m.next_value()?,
+                        b"warps per SM" => a.warps_per_sm = m.next_value()?,
+                        b"est. achieved occupancy %" => a.occupancy = m.next_value()?,
+                        b"registers per thread" => a.registers = m.next_value()?,
+                        b"shared memory" => a.shared_memory = m.next_value()?,
+                        b"grid" => a.grid = m.next_value()?,
+                        b"block" => a.block = m.next_value()?,
+                        b"bytes" => a.bytes = m.next_value()?,
+                        b"graph id" => a.graph_id = m.next_value()?,
+                        b"Python module id" => a.python_module_id = m.next_value()?,
+                        b"Device Type" => a.device_type = m.next_value()?,
+                        b"Device Id" => a.device_id = m.next_value()?,
+                        b"Total Allocated" => a.total_allocated = m.next_value()?,
+                        b"name" => a.name = m.next_value()?,
+                        b"labels" => a.labels = m.next_value()?,
+                        _ => {
+                            m.next_value::<IgnoredAny>()?;
+                        }
+                    }
+                }
+                Ok(a)
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut s: A) -> Result<Self::Value, A::Error> {
+                while s.next_element::<IgnoredAny>()?.is_some() {}
+                Ok(RawArgs::default())
+            }
+            fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
+                Ok(RawArgs::default())
+            }
+            fn visit_str<E: de::Error>(self, _: &str) -> Result<Self::Value, E> {
+                Ok(RawArgs::default())
+            }
+            fn visit_i64<E: de::Error>(self, _: i64) -> Result<Self::Value, E> {
+                Ok(RawArgs::default())
+            }
+            fn visit_u64<E: de::Error>(self, _: u64) -> Result<Self::Value, E> {
+                Ok(RawArgs::default())
+            }
+            fn visit_f64<E: de::Error>(self, _: f64) -> Result<Self::Value, E> {
+                Ok(RawArgs::default())
+            }
+            fn visit_bool<E: de::Error>(self, _: bool) -> Result<Self::Value, E> {
+                Ok(RawArgs::default())
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// One `traceEvents` entry, borrowing from the input.
+#[derive(Debug, Default)]
+pub struct RawEvent<'a> {
+    pub ph: BStr<'a>,
+    pub cat: BStr<'a>,
+    pub name: BStr<'a>,
+    pub pid: Option<&'a RawValue>,
+    pub tid: Option<&'a RawValue>,
+    pub ts: Option<&'a RawValue>,
+    pub dur: Option<&'a RawValue>,
+    pub id: Option<&'a RawValue>,
+    pub args: RawArgs<'a>,
+}
+
+impl<'de> Deserialize<'de> for RawEvent<'de> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = RawEvent<'de>;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a trace event object")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut m: A) -> Result<Self::Value, A::Error> {
+                let mut e = RawEvent::default();
+                while let Some(k) = m.next_key::<BStr<'de>>()? {
+                    let k = k.0.unwrap_or_default();
+                    match k.as_bytes() {
+                        b"ph" => e.ph = m.next_value()?,
+                        b"cat" => e.cat = m.next_value()?,
+                        b"name" => e.name = m.next_value()?,
+                        b"pid" => e.pid = Some(m.next_value()?),
+                        b"tid" => e.tid = Some(m.next_value()?),
+                        b"ts" => e.ts = Some(m.next_value()?),
+                        b"dur" => e.dur = Some(m.next_value()?),
+                        b"id" => e.id = Some(m.next_value()?),
+                        b"args" => e.args = m.next_value()?,
+                        _ => {
+                            m.next_value::<IgnoredAny>()?;
+                        }
+                    }
+                }
+                Ok(e)
+            }
+        }
+        d.deserialize_map(V)
+    }
+}
+
+/// Parses a JSON number text in microseconds (`1712195495505543.2`, `12`, `"7"`, `1e3`) into
+/// integer nanoseconds, exactly for up to three fractional digits.
+pub fn micros_to_ns(raw: &str) -> Option<i64> {
+    let s = raw.trim().trim_matches('"').trim();
+    let b = s.as_bytes();
+    if b.is_empty() {
+        return None;
+    }
+    let (neg, mut i) = if b[0] == b'-' { (true, 1) } else { (false, 0) };
+    let mut int: i64 = 0;
+    let start = i;
+    while i < b.len() && b[i].is_ascii_digit() {
+        int = int.checked_mul(10)?.checked_add((b[i] - b'0') as i64)?;
+        i += 1;
+    }
+    let mut frac: i64 = 0;
+    let mut digits = 0;
+    let mut round_up = false;
+    if i < b.len() && b[i] == b'.' {
+        i += 1;
+        while i < b.len() && b[i].is_ascii_digit() {
+            if digits < 3 {
+                frac = frac * 10 + (b[i] - b'0') as i64;
+            } else if digits == 3 {
+                round_up = b[i] >= b'5';
+            }
+            digits += 1;
+            i += 1;
+        }
+    }
+    if i != b.len() || (i == start) {
+        // exponent or garbage: fall back to f64
+        let f: f64 = s.parse().ok()?;
+        if !f.is_finite() {
+            return None;
+        }
+        return Some((f * 1000.0).round() as i64);
+    }
+    while digits < 3 {
+        frac *= 10;
+        digits += 1;
+    }
+    let mut ns = int.checked_mul(1000)?.checked_add(frac)?;
+    if round_up {
+        ns += 1;
+    }
+    Some(if neg { -ns } else { ns })
+}
+
+/// Reads a pid/tid/id value: integers, numeric strings (`"25738"`), `"stream 7"`, or names.
+pub enum IdValue<'a> {
+    /// A number (or a string holding one).
+    Int(i64),
+    /// A non-numeric string.
+    Name(Cow<'a, str>),
+    /// Absent or unusable.
+    None,
+}
+
+/// Decodes a raw pid/tid/id value.
+pub fn id_value(raw: Option<&RawValue>) -> IdValue<'_> {
+    let Some(raw) = raw else { return IdValue::None };
+    let t = raw.get().trim();
+    if let Some(inner) = t.strip_prefix('"').and_then(|x| x.strip_suffix('"')) {
+        let inner_t = inner.trim();
+        if let Ok(v) = inner_t.parse::<i64>() {
+            return IdValue::Int(v);
+        }
+        return match serde_json::from_str::<String>(t) {
+            Ok(s) => IdValue::Name(Cow::Owned(s)),
+            Err(_) => IdValue::Name(Cow::Borrowed(inner)),
+        };
+    }
+    if let Ok(v) = t.parse::<i64>() {
+        return IdValue::Int(v);
+    }
+    if let Ok(v) = t.parse::<u64>() {
+        return IdValue::Int(v as i64);
+    }
+    if let Ok(v) = t.parse::<f64>() {
+        if v.is_finite() {
+            return IdValue::Int(v as i64);
+        }
+    }
+    IdValue::Name(Cow::Borrowed(t))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn micros_exact() {
+        assert_eq!(micros_to_ns("1712195495505543.2"), Some(1712195495505543200));
+        assert_eq!(micros_to_ns("1623142623460111"), Some(1623142623460111000));
+        assert_eq!(micros_to_ns("0.001"), Some(1));
+        assert_eq!(micros_to_ns("12.3456"), Some(12346));
+        assert_eq!(micros_to_ns("-3.5"), Some(-3500));
+        assert_eq!(micros_to_ns("1e3"), Some(1_000_000));
+        assert_eq!(micros_to_ns("\"7\""), Some(7000));
+        assert_eq!(micros_to_ns("N/A"), None);
+    }
+
+    #[test]
+    fn event_fields_and_lenient_args() {
+        let s = br#"{"ph":"X","cat":"kernel","name":"k\"1","pid":0,"tid":"stream 7","ts":5.25,"dur":2,
+            "args":{"External id":"52","correlation":7001,"grid":[192,1,1],"blocks per SM":2.4,
+            "device": null, "Comms Id": 123456789012345678901234567890, "x": {"y": [1]}}}"#;
+        let e: RawEvent = serde_json::from_slice(s).unwrap();
+        assert_eq!(e.name.0.as_deref(), Some("k\"1"));
+        assert_eq!(micros_to_ns(e.ts.unwrap().get()), Some(5250));
+        assert_eq!(e.args.external_id.id(), 52);
+        assert_eq!(e.args.correlation.id(), 7001);
+        assert_eq!(e.args.grid, Dim3([192, 1, 1]));
+        assert_eq!(e.args.device, Num::None);
+        assert!(matches!(id_value(e.tid), IdValue::Name(ref n) if n == "stream 7"));
+    }
+
+    #[test]
+    fn duplicate_keys_do_not_fail() {
+        let s = br#"{"name":"a","name":"b","args":{"External id":1,"external id":2}}"#;
+        let e: RawEvent = serde_json::from_slice(s).unwrap();
+        assert_eq!(e.name.0.as_deref(), Some("b"));
+        assert_eq!(e.args.external_id.id(), 2);
+    }
+}

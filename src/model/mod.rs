@@ -1,0 +1,374 @@
+//! The timeline model: one representation of a profile, whatever format it came from.
+//!
+//! Readers in [`crate::ingest`] fill a [`Trace`]; analyses in [`crate::analysis`] only read it.
+//! Times are integer nanoseconds ([`Ns`]) from the clock of the source file (Kineto: epoch or
+//! `baseTimeNanoseconds`-relative µs × 1000). Names are interned ([`NameId`]).
+//!
+//! Events are split in two vectors: host-side spans ([`CpuEvent`]: operators, annotations,
+//! runtime/driver calls, Python frames) and device-side activities ([`GpuEvent`]: kernels,
+//! copies, fills, syncs, GPU annotations). Links between them (a launch and its kernels, an
+//! operator and its launches) are resolved once, in [`Trace::finalize`].
+
+pub mod intern;
+pub mod intervals;
+
+use std::collections::HashMap;
+
+pub use intern::{Interner, NameId};
+pub use intervals::{Interval, IntervalSet};
+
+/// Time in nanoseconds.
+pub type Ns = i64;
+
+/// "No index" marker for the `u32` link fields.
+pub const NONE: u32 = u32::MAX;
+
+/// What kind of file a trace came from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SourceFormat {
+    /// torch.profiler / Kineto Chrome-trace JSON.
+    Kineto,
+}
+
+/// Where a trace came from and how big it was.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct Source {
+    /// The path as given (`-` for standard input).
+    pub path: String,
+    /// Input format.
+    pub format: SourceFormat,
+    /// Uncompressed bytes read.
+    pub bytes: u64,
+    /// Bytes on disk when the input was compressed.
+    pub compressed_bytes: Option<u64>,
+    /// Number of entries in `traceEvents`.
+    pub events: u64,
+}
+
+/// GPU vendor, as far as the trace tells.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Vendor {
+    /// NVIDIA (CUDA).
+    Nvidia,
+    /// AMD (ROCm/HIP).
+    Amd,
+    /// Anything else or unknown.
+    #[default]
+    Other,
+}
+
+/// One accelerator as described by the trace (`deviceProperties`) and/or seen in events.
+#[derive(Clone, Debug, Default)]
+pub struct Device {
+    /// Device id as used by the events (`args.device`).
+    pub id: i64,
+    /// Marketing name (`""` when the trace does not say).
+    pub name: String,
+    /// Streaming multiprocessors / compute units.
+    pub sm_count: Option<u32>,
+    /// Global memory in bytes.
+    pub memory_bytes: Option<u64>,
+    /// Compute capability major.
+    pub compute_major: Option<u32>,
+    /// Compute capability minor.
+    pub compute_minor: Option<u32>,
+    /// Max resident threads per SM.
+    pub max_threads_per_sm: Option<u32>,
+    /// Warp / wavefront size.
+    pub warp_size: Option<u32>,
+    /// Vendor guessed from name and runtime API names.
+    pub vendor: Vendor,
+    /// True when the device ran at least one GPU event in the trace.
+    pub active: bool,
+    /// Peak `Total Allocated` seen in `[memory]` events for this device, bytes.
+    pub peak_allocated: Option<u64>,
+}
+
+/// A host thread (or process-level pseudo thread).
+#[derive(Clone, Debug, Default)]
+pub struct Thread {
+    /// Process id (numeric, or a stable negative code for names such as `"Spans"`).
+    pub pid: i64,
+    /// Thread id.
+    pub tid: i64,
+    /// `thread_name` metadata, if any.
+    pub name: Option<String>,
+}
+
+/// Role of a host-side span.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[repr(u8)]
+pub enum CpuKind {
+    /// ATen operator or `record_function` range written as `cpu_op` / `Operator`.
+    Op,
+    /// `user_annotation` (record_function ranges, `ProfilerStep#N`).
+    UserAnnotation,
+    /// CUDA/HIP runtime API call (`cuda_runtime` / `Runtime`).
+    Runtime,
+    /// CUDA driver API call (`cuda_driver`, e.g. `cuLaunchKernel` for Triton).
+    Driver,
+    /// `python_function` frame (with_stack).
+    PythonFunction,
+    /// Legacy `python` category.
+    Python,
+    /// Vendor runtime other than CUDA/HIP (`mtia_runtime`, `xpu_runtime`, ...).
+    OtherRuntime,
+    /// Anything else with a duration (`overhead`, unknown categories).
+    Other,
+}
+
+/// A host-side span.
+#[derive(Clone, Copy, Debug)]
+pub struct CpuEvent {
+    /// Start, ns.
+    pub start: Ns,
+    /// Duration, ns (never negative).
+    pub dur: Ns,
+    /// Name.
+    pub name: NameId,
+    /// Index into [`Trace::threads`].
+    pub thread: u32,
+    /// Role.
+    pub kind: CpuKind,
+    /// True for `python_function` frames that are `nn.Module` calls.
+    pub is_module: bool,
+    /// `External id` (0 = none).
+    pub external_id: u64,
+    /// `correlation` for runtime/driver calls (0 = none).
+    pub correlation: u64,
+    /// For runtime/driver calls: index in [`Trace::cpu`] of the op with the same External id.
+    pub owner_op: u32,
+}
+
+impl CpuEvent {
+    /// End, ns.
+    pub fn end(&self) -> Ns {
+        self.start + self.dur
+    }
+    /// As an interval.
+    pub fn interval(&self) -> Interval {
+        Interval::new(self.start, self.start + self.dur)
+    }
+}
+
+/// Role of a device-side activity.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[repr(u8)]
+pub enum GpuKind {
+    /// Kernel.
+    Kernel,
+    /// Memory copy.
+    Memcpy,
+    /// Memory fill.
+    Memset,
+    /// CUPTI sync record (`cuda_sync`).
+    Sync,
+    /// `gpu_user_annotation`: GPU span of a user annotation.
+    Annotation,
+}
+
+/// A device-side activity.
+#[derive(Clone, Copy, Debug)]
+pub struct GpuEvent {
+    /// Start, ns.
+    pub start: Ns,
+    /// Duration, ns.
+    pub dur: Ns,
+    /// Name.
+    pub name: NameId,
+    /// Role.
+    pub kind: GpuKind,
+    /// Device id (`args.device`, else `pid`).
+    pub device: i32,
+    /// Stream id (`args.stream`, else `tid`).
+    pub stream: i64,
+    /// Correlation id of the launching runtime call (0 = none).
+    pub correlation: u64,
+    /// External id (0 = none).
+    pub external_id: u64,
+    /// `blocks per SM` (NaN when absent).
+    pub blocks_per_sm: f32,
+    /// `warps per SM` (NaN when absent).
+    pub warps_per_sm: f32,
+    /// `est. achieved occupancy %` (NaN when absent).
+    pub occupancy_pct: f32,
+    /// Registers per thread (0 = unknown).
+    pub registers: u16,
+    /// Grid dimensions (0 = unknown).
+    pub grid: [u32; 3],
+    /// Block dimensions (0 = unknown).
+    pub block: [u32; 3],
+    /// Static + dynamic shared memory per block, bytes.
+    pub shared_mem: u32,
+    /// Bytes moved (memcpy/memset).
+    pub bytes: u64,
+    /// True when the event carries a CUDA/HIP graph id (a graph replay).
+    pub in_graph: bool,
+    /// True when an `ac2g`-style flow starting on the host points at this correlation.
+    pub flow_linked: bool,
+    /// Index in [`Trace::cpu`] of the runtime/driver call with the same correlation.
+    pub launch: u32,
+}
+
+impl GpuEvent {
+    /// End, ns.
+    pub fn end(&self) -> Ns {
+        self.start + self.dur
+    }
+    /// As an interval.
+    pub fn interval(&self) -> Interval {
+        Interval::new(self.start, self.start + self.dur)
+    }
+    /// Kernels, copies and fills: the work that occupies a device.
+    pub fn is_activity(&self) -> bool {
+        matches!(self.kind, GpuKind::Kernel | GpuKind::Memcpy | GpuKind::Memset)
+    }
+}
+
+/// `distributedInfo`, when present.
+#[derive(Clone, Debug, Default, serde::Serialize)]
+pub struct Distributed {
+    /// Backend (`nccl`, `gloo`, ...).
+    pub backend: Option<String>,
+    /// This file's rank.
+    pub rank: Option<i64>,
+    /// World size.
+    pub world_size: Option<i64>,
+}
+
+/// A warning met while reading; the result is still usable.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct Warning {
+    /// Short stable code (`control-chars`, `invalid-utf8`, `skipped-event`, ...).
+    pub code: &'static str,
+    /// How many times it happened.
+    pub count: u64,
+    /// Byte offset of the first occurrence (uncompressed stream), if known.
+    pub first_offset: Option<u64>,
+    /// Human-readable description of the first occurrence.
+    pub message: String,
+}
+
+/// A whole profile, ready for analysis.
+#[derive(Debug)]
+pub struct Trace {
+    /// Where it came from.
+    pub source: Source,
+    /// All names.
+    pub names: Interner,
+    /// Devices listed or seen.
+    pub devices: Vec<Device>,
+    /// Host threads.
+    pub threads: Vec<Thread>,
+    /// Host spans, sorted by start (longer first on ties).
+    pub cpu: Vec<CpuEvent>,
+    /// Device activities, sorted by start.
+    pub gpu: Vec<GpuEvent>,
+    /// Distributed setup, if recorded.
+    pub distributed: Option<Distributed>,
+    /// `baseTimeNanoseconds`, if given.
+    pub base_time_ns: Option<i64>,
+    /// Reading warnings.
+    pub warnings: Vec<Warning>,
+}
+
+impl Trace {
+    /// Name of a string id.
+    pub fn name(&self, id: NameId) -> &str {
+        self.names.resolve(id)
+    }
+
+    /// Earliest start over host and device events (the trace origin for reports).
+    pub fn start(&self) -> Ns {
+        let c = self.cpu.first().map(|e| e.start).unwrap_or(i64::MAX);
+        let g = self.gpu.first().map(|e| e.start).unwrap_or(i64::MAX);
+        let s = c.min(g);
+        if s == i64::MAX {
+            0
+        } else {
+            s
+        }
+    }
+
+    /// Device entry for an id, if any.
+    pub fn device(&self, id: i64) -> Option<&Device> {
+        self.devices.iter().find(|d| d.id == id)
+    }
+
+    /// Sorts events and resolves links. Readers call this once after filling the vectors.
+    pub fn finalize(&mut self) {
+        self.cpu
+            .sort_by(|a, b| a.start.cmp(&b.start).then(b.dur.cmp(&a.dur)));
+        self.gpu.sort_by(|a, b| a.start.cmp(&b.start));
+
+        // op by External id (first wins; ids are unique in well-formed traces)
+        let mut op_by_ext: HashMap<u64, u32> = HashMap::new();
+        let mut launch_by_corr: HashMap<u64, u32> = HashMap::new();
+        for (i, e) in self.cpu.iter().enumerate() {
+            match e.kind {
+                CpuKind::Op | CpuKind::UserAnnotation if e.external_id != 0 => {
+                    // prefer operators over annotations for the same id
+                    let entry = op_by_ext.entry(e.external_id).or_insert(i as u32);
+                    if e.kind == CpuKind::Op
+                        && self.cpu[*entry as usize].kind == CpuKind::UserAnnotation
+                    {
+                        *entry = i as u32;
+                    }
+                }
+                CpuKind::Runtime | CpuKind::Driver | CpuKind::OtherRuntime
+                    if e.correlation != 0 =>
+                {
+                    launch_by_corr.entry(e.correlation).or_insert(i as u32);
+                }
+                _ => {}
+            }
+        }
+        for e in self.cpu.iter_mut() {
+            if matches!(
+                e.kind,
+                CpuKind::Runtime | CpuKind::Driver | CpuKind::OtherRuntime
+            ) && e.external_id != 0
+            {
+                if let Some(&op) = op_by_ext.get(&e.external_id) {
+                    e.owner_op = op;
+                }
+            }
+        }
+        let mut active = std::collections::BTreeSet::new();
+        for g in self.gpu.iter_mut() {
+            if g.correlation != 0 {
+                if let Some(&l) = launch_by_corr.get(&g.correlation) {
+                    g.launch = l;
+                }
+            }
+            if g.is_activity() {
+                active.insert(g.device as i64);
+            }
+        }
+        for id in active {
+            match self.devices.iter_mut().find(|d| d.id == id) {
+                Some(d) => d.active = true,
+                None => self.devices.push(Device {
+                    id,
+                    active: true,
+                    ..Device::default()
+                }),
+            }
+        }
+        self.devices.sort_by_key(|d| d.id);
+    }
+
+    /// The operator that launched a device event: via its runtime call's External id, else
+    /// via the device event's own External id.
+    pub fn owner_op_of(&self, g: &GpuEvent) -> Option<u32> {
+        if g.launch != NONE {
+            let l = &self.cpu[g.launch as usize];
+            if l.owner_op != NONE {
+                return Some(l.owner_op);
+            }
+        }
+        None
+    }
+}
