@@ -1,0 +1,206 @@
+//! Name-based classification of device work: kernel category, communication, tensor cores.
+//!
+//! One place for every name pattern, so that the step breakdown, the GPU timeline, the kernel
+//! table and the diagnosis all agree on what "communication" or "tensor core" means.
+
+use serde::Serialize;
+
+/// What a kernel does, from its name (memcpy/memset come from the event kind).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum KernelCategory {
+    /// Matrix multiplication (cuBLAS, cuBLASLt nvjet, CUTLASS, Tensile/hipBLASLt, ...).
+    Gemm,
+    /// Convolution (cuDNN, MIOpen, implicit GEMM, im2col/vol2col fallbacks).
+    Conv,
+    /// Attention (flash, fmha, paged attention, SDPA).
+    Attention,
+    /// Pointwise kernels.
+    Elementwise,
+    /// Reductions, softmax, top-k, scans.
+    Reduction,
+    /// Normalisation layers.
+    Norm,
+    /// Device memory copies.
+    Memcpy,
+    /// Device memory fills.
+    Memset,
+    /// Collectives (NCCL/RCCL).
+    Communication,
+    /// Triton-generated kernels (torch.compile / Inductor) not recognised as above.
+    Triton,
+    /// Anything else.
+    Other,
+}
+
+impl KernelCategory {
+    /// Lower-case name as used in JSON and tables.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            KernelCategory::Gemm => "gemm",
+            KernelCategory::Conv => "conv",
+            KernelCategory::Attention => "attention",
+            KernelCategory::Elementwise => "elementwise",
+            KernelCategory::Reduction => "reduction",
+            KernelCategory::Norm => "norm",
+            KernelCategory::Memcpy => "memcpy",
+            KernelCategory::Memset => "memset",
+            KernelCategory::Communication => "communication",
+            KernelCategory::Triton => "triton",
+            KernelCategory::Other => "other",
+        }
+    }
+}
+
+fn has(hay: &str, needles: &[&str]) -> bool {
+    needles.iter().any(|n| hay.contains(n))
+}
+
+/// True for collective-communication kernels: a name containing `nccl` or `rccl` (any case)
+/// or `cross_device_reduce` (TraceLens's rule, which also covers HTA's `ncclKernel*`).
+pub fn is_communication(name: &str) -> bool {
+    let l = name.to_ascii_lowercase();
+    has(&l, &["nccl", "rccl", "cross_device_reduce"])
+}
+
+/// Category of a kernel from its name.
+pub fn categorize(name: &str) -> KernelCategory {
+    let l = name.to_ascii_lowercase();
+    if has(&l, &["nccl", "rccl", "cross_device_reduce"]) {
+        return KernelCategory::Communication;
+    }
+    if l.starts_with("memcpy") || l.contains("copybuffer") || l.starts_with("memory_copy") {
+        return KernelCategory::Memcpy;
+    }
+    if l.starts_with("memset") || l.contains("fillbuffer") {
+        return KernelCategory::Memset;
+    }
+    if has(
+        &l,
+        &["flash", "fmha", "attention", "attn", "sdpa", "paged_attention", "xformers", "mha_"],
+    ) {
+        return KernelCategory::Attention;
+    }
+    if has(
+        &l,
+        &[
+            "conv", "dgrad", "wgrad", "fprop", "winograd", "im2col", "vol2col", "col2im",
+            "col2vol", "implicit_gemm", "miopen", "igemm",
+        ],
+    ) {
+        return KernelCategory::Conv;
+    }
+    if has(
+        &l,
+        &[
+            "gemm", "gemv", "matmul", "nvjet", "cutlass", "cublas", "cijk_", "xmma", "gmma",
+            "splitk", "_mm_", "triton_tem_fused_mm", "triton_tem_fused_addmm", "bmm", "hipblaslt",
+            "wvsplitk",
+        ],
+    ) {
+        return KernelCategory::Gemm;
+    }
+    if has(&l, &["norm", "batch_norm", "layernorm", "rmsnorm", "bn_fw", "bn_bw"]) {
+        return KernelCategory::Norm;
+    }
+    if l.starts_with("triton_") || l.contains(" triton_") {
+        return KernelCategory::Triton;
+    }
+    if has(
+        &l,
+        &[
+            "reduce", "reduction", "softmax", "argmax", "argmin", "topk", "scan", "cumsum",
+            "sum_kernel", "mean_kernel", "norm_kernel", "max_kernel", "min_kernel",
+        ],
+    ) {
+        return KernelCategory::Reduction;
+    }
+    if has(
+        &l,
+        &[
+            "elementwise", "vectorized", "unrolled", "pointwise", "copy_kernel", "fill_kernel",
+            "fill", "add", "mul", "div", "relu", "gelu", "silu", "sigmoid", "tanh", "activation",
+            "cast", "where", "clamp", "dropout", "index", "gather", "scatter", "cat_", "sort",
+            "apply", "rotary", "rope", "embedding",
+        ],
+    ) {
+        return KernelCategory::Elementwise;
+    }
+    KernelCategory::Other
+}
+
+/// The TensorBoard plugin's 2021 list of tensor-core kernel name fragments.
+const TB_TC_PATTERNS: &[&str] = &[
+    "h884", "s884", "h1688", "s1688", "hmma", "i8816", "16816", "dgrad_1x1_stride_2x2",
+    "first_layer_wgrad_kernel", "conv1x1", "conv2d_c1_k1", "direct_group",
+    "xmma_implicit_gemm", "xmma_sparse_conv", "xmma_warp_specialized_implicit_gemm",
+    "xmma_gemm", "xmma_sparse_gemm", "c1688",
+];
+
+/// Fragments of current tensor-core kernels the 2021 list misses.
+const MODERN_TC_PATTERNS: &[&str] = &[
+    "nvjet", "gmma", "wgmma", "tensorop", "16832", "hmma", "imma", "dmma",
+    "tf32", "bf16", "f16f16", "e4m3", "e5m2", "fp8", "flash", "fmha", "mfma", "xdl", "wmma",
+    "_mi16x", "_mi32x", "umma", "tcgen05", "sm90_xmma", "sm100_xmma", "sm80_xmma",
+];
+
+/// Fragments that mark plain FP32 (FFMA) kernels even when the name looks like a tensor-core
+/// kernel (`sm80_xmma_gemm_f32f32_..._ffma_...`).
+const NON_TC_PATTERNS: &[&str] = &["ffma", "sgemm", "_f32f32_f32f32_f32", "fp32_gemm"];
+
+/// True when a kernel name says it runs on tensor cores / matrix cores. The modern fragments
+/// (`bf16`, `fp8`, `flash`, ...) count only for GEMM, convolution and attention kernels, so a
+/// bf16 elementwise kernel is not a tensor-core kernel.
+pub fn uses_tensor_cores(name: &str) -> bool {
+    let l = name.to_ascii_lowercase();
+    if has(&l, NON_TC_PATTERNS) && !l.contains("tf32") {
+        return false;
+    }
+    if has(name, TB_TC_PATTERNS) {
+        return true;
+    }
+    matches!(
+        categorize(name),
+        KernelCategory::Gemm | KernelCategory::Conv | KernelCategory::Attention
+    ) && has(&l, MODERN_TC_PATTERNS)
+}
+
+/// The TensorBoard plugin's own (2021) tensor-core test, for peer-compatible figures.
+pub fn uses_tensor_cores_tb(name: &str) -> bool {
+    has(name, TB_TC_PATTERNS)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn categories() {
+        assert_eq!(categorize("ncclKernel_AllReduce_RING_LL_Sum_float"), KernelCategory::Communication);
+        assert_eq!(
+            categorize("void cudnn::detail::dgrad_engine<float, 512, 6, 5, 3, 3, 3, false>(int)"),
+            KernelCategory::Conv
+        );
+        assert_eq!(categorize("nvjet_tst_128x256_64x4_1x2_h_bz_coopA_NTN"), KernelCategory::Gemm);
+        assert_eq!(categorize("volta_sgemm_128x64_nn"), KernelCategory::Gemm);
+        assert_eq!(
+            categorize("void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<float>>"),
+            KernelCategory::Elementwise
+        );
+        assert_eq!(categorize("flash_fwd_kernel<Flash_fwd_kernel_traits>"), KernelCategory::Attention);
+        assert_eq!(categorize("triton_poi_fused_add_cos_sin_0"), KernelCategory::Triton);
+        assert_eq!(categorize("void at::native::(anonymous namespace)::vol2col_kernel<float>"), KernelCategory::Conv);
+    }
+
+    #[test]
+    fn tensor_cores() {
+        assert!(uses_tensor_cores("sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64"));
+        assert!(uses_tensor_cores("nvjet_tst_128x256_64x4_1x2_h_bz_coopA_NTN"));
+        assert!(uses_tensor_cores("volta_h884gemm_64x128_ldg8_nn"));
+        assert!(!uses_tensor_cores(
+            "sm80_xmma_gemm_f32f32_f32f32_f32_tn_n_tilesize64x256x8_stage3_warpsize1x4x1_ffma_aligna4_alignc4_execute_kernel__5x_cublas"
+        ));
+        assert!(!uses_tensor_cores("volta_sgemm_128x64_nn"));
+        assert!(!uses_tensor_cores("void cudnn::detail::dgrad_engine<float, 512, 6, 5, 3, 3, 3, false>"));
+    }
+}

@@ -1,0 +1,60 @@
+//! Shared helpers for integration tests.
+//!
+//! Tests over the wider corpus read `../shared/corpus` (or `$STALLSCOPE_CORPUS`). When it is
+//! absent they say so loudly on stderr and return; with `STALLSCOPE_REQUIRE_CORPUS=1` (set by
+//! `.ci/run`) a missing corpus is a failure instead, so CI can never pass without it.
+#![allow(dead_code)]
+
+use std::path::PathBuf;
+
+/// The corpus folder, if present.
+pub fn corpus_dir() -> Option<PathBuf> {
+    let dir = match std::env::var_os("STALLSCOPE_CORPUS") {
+        Some(p) => PathBuf::from(p),
+        None => PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus"),
+    };
+    if dir.is_dir() {
+        Some(dir)
+    } else {
+        None
+    }
+}
+
+/// Path of a corpus file, or `None` (after printing why) when the corpus is absent.
+/// Panics when `STALLSCOPE_REQUIRE_CORPUS=1` and the corpus or the file is missing.
+pub fn corpus_file(rel: &str) -> Option<PathBuf> {
+    let required = std::env::var("STALLSCOPE_REQUIRE_CORPUS").as_deref() == Ok("1");
+    match corpus_dir() {
+        Some(d) => {
+            let p = d.join(rel);
+            if p.exists() {
+                Some(p)
+            } else if required {
+                panic!("corpus file missing: {}", p.display());
+            } else {
+                eprintln!("CORPUS FILE MISSING, test skipped: {}", p.display());
+                None
+            }
+        }
+        None => {
+            if required {
+                panic!("../shared/corpus is absent but STALLSCOPE_REQUIRE_CORPUS=1");
+            }
+            eprintln!(
+                "CORPUS ABSENT (../shared/corpus): test skipped; set STALLSCOPE_CORPUS to run it"
+            );
+            None
+        }
+    }
+}
+
+/// Path of a sample shipped in the repository (`samples/`).
+pub fn sample(rel: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("samples").join(rel)
+}
+
+/// Loads a trace with default options, panicking with the error text on failure.
+pub fn load(path: &std::path::Path) -> stallscope::model::Trace {
+    stallscope::ingest::load(path.to_str().unwrap(), &Default::default())
+        .unwrap_or_else(|e| panic!("{e}"))
+}
