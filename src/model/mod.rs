@@ -9,6 +9,7 @@
 //! copies, fills, syncs, GPU annotations). Links between them (a launch and its kernels, an
 //! operator and its launches) are resolved once, in [`Trace::finalize`].
 
+pub mod build;
 pub mod intern;
 pub mod intervals;
 
