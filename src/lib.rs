@@ -6,6 +6,7 @@
 //! that format, never compute) → `cli`.
 
 pub mod analysis;
+pub mod cli;
 pub mod ingest;
 pub mod model;
 pub mod report;

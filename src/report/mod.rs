@@ -1,1 +1,394 @@
+//! Renderers: they turn an [`crate::analysis::Analysis`] into text, and never compute.
+//!
+//! [`Report`] is the versioned, serializable shape of the results (JSON schema version
+//! [`SCHEMA_VERSION`], documented in `docs/json-report.md`); every renderer formats a `Report`.
+//! Building it only converts units (ns → µs, fractions) and resolves names.
 
+pub mod json;
+pub mod terminal;
+
+use serde::Serialize;
+
+use crate::analysis::{self, Analysis};
+use crate::model::{Ns, Trace};
+
+/// Version of the JSON report. Bumped only on incompatible changes; fields may be added.
+pub const SCHEMA_VERSION: u32 = 1;
+
+fn us(ns: Ns) -> f64 {
+    ns as f64 / 1000.0
+}
+
+fn usf(ns: f64) -> f64 {
+    ns / 1000.0
+}
+
+/// Input description.
+#[derive(Debug, Clone, Serialize)]
+pub struct SourceInfo {
+    /// Path as given.
+    pub path: String,
+    /// Input format.
+    pub format: crate::model::SourceFormat,
+    /// Uncompressed bytes.
+    pub bytes: u64,
+    /// Compressed bytes on disk, when gzip.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub compressed_bytes: Option<u64>,
+    /// Trace events read.
+    pub events: u64,
+    /// Timestamp (µs, the trace's own clock) that all `start_us` values are relative to.
+    pub trace_start_us: f64,
+}
+
+/// One device.
+#[derive(Debug, Clone, Serialize)]
+pub struct DeviceInfo {
+    /// Device id.
+    pub id: i64,
+    /// Name.
+    pub name: String,
+    /// SMs / CUs.
+    pub sm_count: Option<u32>,
+    /// Bytes.
+    pub memory_bytes: Option<u64>,
+    /// "major.minor".
+    pub compute_capability: Option<String>,
+    /// 0..1.
+    pub utilization: Option<f64>,
+    /// 0..1.
+    pub sm_efficiency: Option<f64>,
+    /// 0..1.
+    pub achieved_occupancy: Option<f64>,
+    /// 0..1.
+    pub tensor_core_ratio: Option<f64>,
+}
+
+/// Breakdown in µs.
+#[derive(Debug, Clone, Copy, Serialize, Default)]
+pub struct BreakdownUs {
+    /// Kernels.
+    pub kernel: f64,
+    /// Copies.
+    pub memcpy: f64,
+    /// Fills.
+    pub memset: f64,
+    /// Collectives.
+    pub communication: f64,
+    /// Runtime API.
+    pub runtime: f64,
+    /// DataLoader.
+    pub dataloader: f64,
+    /// Other host work.
+    pub cpu_exec: f64,
+    /// Remainder.
+    pub other: f64,
+}
+
+impl BreakdownUs {
+    /// Sum of all roles.
+    pub fn total(&self) -> f64 {
+        self.kernel
+            + self.memcpy
+            + self.memset
+            + self.communication
+            + self.runtime
+            + self.dataloader
+            + self.cpu_exec
+            + self.other
+    }
+    /// (label, value) pairs in display order.
+    pub fn parts(&self) -> [(&'static str, f64); 8] {
+        [
+            ("kernel", self.kernel),
+            ("memcpy", self.memcpy),
+            ("memset", self.memset),
+            ("communication", self.communication),
+            ("runtime", self.runtime),
+            ("dataloader", self.dataloader),
+            ("cpu_exec", self.cpu_exec),
+            ("other", self.other),
+        ]
+    }
+}
+
+/// One step.
+#[derive(Debug, Clone, Serialize)]
+pub struct StepInfo {
+    /// `ProfilerStep#N`.
+    pub name: String,
+    /// Start, µs since `source.trace_start_us`.
+    pub start_us: f64,
+    /// Duration, µs.
+    pub duration_us: f64,
+    /// Where the time went.
+    pub breakdown_us: BreakdownUs,
+}
+
+/// Per-device busy/idle split.
+#[derive(Debug, Clone, Serialize)]
+pub struct TimelineInfo {
+    /// Device id.
+    pub device: i64,
+    /// First to last counted device activity, µs.
+    pub total_us: f64,
+    /// Computation, µs.
+    pub computation_us: f64,
+    /// Communication not hidden by computation, µs.
+    pub exposed_comm_us: f64,
+    /// Copies not hidden by computation or communication, µs.
+    pub exposed_memcpy_us: f64,
+    /// Idle, µs.
+    pub idle_us: f64,
+}
+
+/// Kernel table row.
+#[derive(Debug, Clone, Serialize)]
+pub struct KernelInfo {
+    /// Full name.
+    pub name: String,
+    /// Category.
+    pub category: analysis::classify::KernelCategory,
+    /// Calls.
+    pub calls: u64,
+    /// µs.
+    pub total_us: f64,
+    /// µs.
+    pub mean_us: f64,
+    /// µs.
+    pub min_us: f64,
+    /// µs.
+    pub max_us: f64,
+    /// Share of kernel time, 0..1.
+    pub share: f64,
+    /// Duration-weighted blocks per SM.
+    pub blocks_per_sm: Option<f64>,
+    /// Duration-weighted est. achieved occupancy, percent.
+    pub occupancy_pct: Option<f64>,
+    /// Uses tensor cores.
+    pub tensor_core: bool,
+}
+
+/// Operator table row.
+#[derive(Debug, Clone, Serialize)]
+pub struct OpInfo {
+    /// Name.
+    pub name: String,
+    /// Calls.
+    pub calls: u64,
+    /// µs.
+    pub host_self_us: f64,
+    /// µs.
+    pub host_total_us: f64,
+    /// µs.
+    pub device_self_us: f64,
+    /// µs.
+    pub device_total_us: f64,
+}
+
+/// Analyzed window.
+#[derive(Debug, Clone, Serialize)]
+pub struct WindowInfo {
+    /// Start, µs since `source.trace_start_us`.
+    pub start_us: f64,
+    /// End, µs since `source.trace_start_us`.
+    pub end_us: f64,
+    /// Steps in the window.
+    pub steps: Vec<String>,
+    /// Steps left out, with the reason.
+    pub excluded: Vec<ExcludedStep>,
+}
+
+/// A step left out of the window.
+#[derive(Debug, Clone, Serialize)]
+pub struct ExcludedStep {
+    /// Step name.
+    pub step: String,
+    /// Why.
+    pub reason: String,
+}
+
+/// The whole report (JSON schema version 1).
+#[derive(Debug, Clone, Serialize)]
+pub struct Report {
+    /// Always [`SCHEMA_VERSION`].
+    pub schema_version: u32,
+    /// `stallscope x.y.z`.
+    pub generator: String,
+    /// Input.
+    pub source: SourceInfo,
+    /// Reading warnings.
+    pub warnings: Vec<crate::model::Warning>,
+    /// Analyzed window.
+    pub window: WindowInfo,
+    /// Devices that ran work.
+    pub devices: Vec<DeviceInfo>,
+    /// Steps.
+    pub steps: Vec<StepInfo>,
+    /// The average step.
+    pub breakdown_us: BreakdownUs,
+    /// Mean step duration, µs.
+    pub step_time_us: f64,
+    /// Per-device split.
+    pub gpu_timeline: Vec<TimelineInfo>,
+    /// Kernel table (all rows; renderers cut).
+    pub kernels: Vec<KernelInfo>,
+    /// Operator table (all rows; renderers cut).
+    pub ops: Vec<OpInfo>,
+}
+
+impl Report {
+    /// Builds the report from the facts.
+    pub fn new(trace: &Trace, a: &Analysis) -> Report {
+        let origin = trace.start();
+        let rel = |t: Ns| us(t - origin);
+        let bd = |b: &analysis::steps::Breakdown| BreakdownUs {
+            kernel: us(b.kernel),
+            memcpy: us(b.memcpy),
+            memset: us(b.memset),
+            communication: us(b.communication),
+            runtime: us(b.runtime),
+            dataloader: us(b.dataloader),
+            cpu_exec: us(b.cpu_exec),
+            other: us(b.other),
+        };
+        let avg = &a.steps.average;
+        Report {
+            schema_version: SCHEMA_VERSION,
+            generator: format!("stallscope {}", env!("CARGO_PKG_VERSION")),
+            source: SourceInfo {
+                path: trace.source.path.clone(),
+                format: trace.source.format,
+                bytes: trace.source.bytes,
+                compressed_bytes: trace.source.compressed_bytes,
+                events: trace.source.events,
+                trace_start_us: us(origin),
+            },
+            warnings: trace.warnings.clone(),
+            window: WindowInfo {
+                start_us: rel(a.window.start),
+                end_us: rel(a.window.end),
+                steps: a.steps.steps.iter().map(|s| s.name.clone()).collect(),
+                excluded: a
+                    .steps
+                    .dropped
+                    .iter()
+                    .map(|d| ExcludedStep {
+                        step: d.name.clone(),
+                        reason: d.reason.clone(),
+                    })
+                    .collect(),
+            },
+            devices: a
+                .devices
+                .iter()
+                .map(|d| DeviceInfo {
+                    id: d.device,
+                    name: d.name.clone(),
+                    sm_count: d.sm_count,
+                    memory_bytes: d.memory_bytes,
+                    compute_capability: d.compute_capability.clone(),
+                    utilization: d.utilization,
+                    sm_efficiency: d.sm_efficiency,
+                    achieved_occupancy: d.achieved_occupancy,
+                    tensor_core_ratio: d.tensor_core_ratio,
+                })
+                .collect(),
+            steps: a
+                .steps
+                .steps
+                .iter()
+                .map(|s| StepInfo {
+                    name: s.name.clone(),
+                    start_us: rel(s.span.start),
+                    duration_us: us(s.span.len()),
+                    breakdown_us: bd(&s.breakdown),
+                })
+                .collect(),
+            breakdown_us: BreakdownUs {
+                kernel: usf(avg.kernel),
+                memcpy: usf(avg.memcpy),
+                memset: usf(avg.memset),
+                communication: usf(avg.communication),
+                runtime: usf(avg.runtime),
+                dataloader: usf(avg.dataloader),
+                cpu_exec: usf(avg.cpu_exec),
+                other: usf(avg.other),
+            },
+            step_time_us: usf(avg.total),
+            gpu_timeline: a
+                .timeline
+                .iter()
+                .map(|t| TimelineInfo {
+                    device: t.device,
+                    total_us: us(t.total),
+                    computation_us: us(t.computation),
+                    exposed_comm_us: us(t.exposed_comm),
+                    exposed_memcpy_us: us(t.exposed_memcpy),
+                    idle_us: us(t.idle),
+                })
+                .collect(),
+            kernels: a
+                .kernels
+                .iter()
+                .map(|k| KernelInfo {
+                    name: k.name.clone(),
+                    category: k.category,
+                    calls: k.calls,
+                    total_us: us(k.total),
+                    mean_us: usf(k.mean),
+                    min_us: us(k.min),
+                    max_us: us(k.max),
+                    share: k.share,
+                    blocks_per_sm: k.blocks_per_sm,
+                    occupancy_pct: k.occupancy_pct,
+                    tensor_core: k.tensor_core,
+                })
+                .collect(),
+            ops: a
+                .ops
+                .iter()
+                .map(|o| OpInfo {
+                    name: o.name.clone(),
+                    calls: o.calls,
+                    host_self_us: us(o.host_self),
+                    host_total_us: us(o.host_total),
+                    device_self_us: us(o.device_self),
+                    device_total_us: us(o.device_total),
+                })
+                .collect(),
+        }
+    }
+}
+
+/// Display settings shared by the renderers.
+#[derive(Debug, Clone)]
+pub struct RenderOptions {
+    /// Rows of the kernel and op tables (0 = all).
+    pub top: usize,
+    /// Colour output.
+    pub color: bool,
+    /// Terminal width to fit.
+    pub width: usize,
+}
+
+impl Default for RenderOptions {
+    fn default() -> Self {
+        RenderOptions {
+            top: 10,
+            color: false,
+            width: 100,
+        }
+    }
+}
+
+/// An output format.
+pub trait Renderer {
+    /// Writes the report.
+    fn render(
+        &self,
+        report: &Report,
+        opts: &RenderOptions,
+        out: &mut dyn std::io::Write,
+    ) -> std::io::Result<()>;
+}

@@ -1,0 +1,384 @@
+//! The terminal report: tables that fit the width (100 columns by default), colour only when
+//! asked (the CLI asks on a TTY without `NO_COLOR`), long names shortened in the middle.
+
+use std::io::{self, Write};
+
+use super::{RenderOptions, Renderer, Report};
+
+/// Human-readable tables.
+pub struct Terminal;
+
+/// Formats µs with an adaptive unit: `812 ns`, `41.3 µs`, `177.59 ms`, `2.41 s`.
+pub fn fmt_us(v: f64) -> String {
+    let a = v.abs();
+    if a == 0.0 {
+        "0".into()
+    } else if a < 1.0 {
+        format!("{:.0} ns", v * 1000.0)
+    } else if a < 1000.0 {
+        format!("{v:.1} µs")
+    } else if a < 1_000_000.0 {
+        format!("{:.2} ms", v / 1000.0)
+    } else {
+        format!("{:.2} s", v / 1_000_000.0)
+    }
+}
+
+/// Formats a 0..1 ratio as a percentage.
+pub fn fmt_pct(v: Option<f64>) -> String {
+    match v {
+        Some(x) if x.is_finite() => format!("{:.2}%", x * 100.0),
+        _ => "-".into(),
+    }
+}
+
+/// Formats bytes with binary units.
+pub fn fmt_bytes(b: u64) -> String {
+    let f = b as f64;
+    if f >= (1u64 << 30) as f64 {
+        format!("{:.1} GiB", f / (1u64 << 30) as f64)
+    } else if f >= (1u64 << 20) as f64 {
+        format!("{:.1} MiB", f / (1u64 << 20) as f64)
+    } else if f >= 1024.0 {
+        format!("{:.1} KiB", f / 1024.0)
+    } else {
+        format!("{b} B")
+    }
+}
+
+/// Thousands separators.
+pub fn fmt_count(n: u64) -> String {
+    let s = n.to_string();
+    let mut out = String::new();
+    for (i, c) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// Shortens `s` to at most `max` characters by cutting the middle (`head…tail`).
+pub fn shorten_middle(s: &str, max: usize) -> String {
+    let n = s.chars().count();
+    if n <= max {
+        return s.to_string();
+    }
+    if max <= 1 {
+        return "…".chars().take(max).collect();
+    }
+    let keep = max - 1;
+    let head = keep.div_ceil(2);
+    let tail = keep - head;
+    let h: String = s.chars().take(head).collect();
+    let t: String = s.chars().skip(n - tail).collect();
+    format!("{h}…{t}")
+}
+
+/// Replaces control characters so that names from a trace cannot drive the terminal.
+pub fn sanitize(s: &str) -> String {
+    s.chars()
+        .map(|c| if c.is_control() { '?' } else { c })
+        .collect()
+}
+
+struct Style {
+    color: bool,
+}
+
+impl Style {
+    fn bold(&self, s: &str) -> String {
+        if self.color {
+            format!("\x1b[1m{s}\x1b[0m")
+        } else {
+            s.to_string()
+        }
+    }
+    fn dim(&self, s: &str) -> String {
+        if self.color {
+            format!("\x1b[2m{s}\x1b[0m")
+        } else {
+            s.to_string()
+        }
+    }
+    fn heading(&self, s: &str) -> String {
+        if self.color {
+            format!("\x1b[1;36m{s}\x1b[0m")
+        } else {
+            s.to_string()
+        }
+    }
+}
+
+/// A simple table: the first column takes the width left over and is shortened in the middle.
+struct Table {
+    headers: Vec<String>,
+    rows: Vec<Vec<String>>,
+}
+
+impl Table {
+    fn new(headers: &[&str]) -> Self {
+        Table {
+            headers: headers.iter().map(|s| s.to_string()).collect(),
+            rows: Vec::new(),
+        }
+    }
+    fn row(&mut self, cells: Vec<String>) {
+        self.rows.push(cells);
+    }
+    fn write(&self, out: &mut dyn Write, width: usize, style: &Style) -> io::Result<()> {
+        let n = self.headers.len();
+        let mut w: Vec<usize> = self.headers.iter().map(|h| h.chars().count()).collect();
+        for r in &self.rows {
+            for (i, c) in r.iter().enumerate() {
+                w[i] = w[i].max(c.chars().count());
+            }
+        }
+        let others: usize = w[1..].iter().sum::<usize>() + 2 * (n - 1);
+        let first_max = width.saturating_sub(others).max(12);
+        w[0] = w[0].min(first_max);
+        let line = |cells: &[String]| -> String {
+            let mut s = String::new();
+            for (i, c) in cells.iter().enumerate() {
+                if i == 0 {
+                    let c = shorten_middle(c, w[0]);
+                    s.push_str(&format!("{:<width$}", c, width = w[0]));
+                } else {
+                    s.push_str("  ");
+                    s.push_str(&format!("{:>width$}", c, width = w[i]));
+                }
+            }
+            s.trim_end().to_string()
+        };
+        writeln!(out, "{}", style.dim(&line(&self.headers)))?;
+        for r in &self.rows {
+            writeln!(out, "{}", line(r))?;
+        }
+        Ok(())
+    }
+}
+
+impl Renderer for Terminal {
+    fn render(
+        &self,
+        r: &Report,
+        opts: &RenderOptions,
+        out: &mut dyn Write,
+    ) -> io::Result<()> {
+        let st = Style { color: opts.color };
+        let width = opts.width.max(60);
+        let file = std::path::Path::new(&r.source.path)
+            .file_name()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_else(|| r.source.path.clone());
+        writeln!(
+            out,
+            "{}",
+            st.bold(&shorten_middle(
+                &format!(
+                    "{} — {} ({}, {} events)",
+                    r.generator,
+                    sanitize(&file),
+                    fmt_bytes(r.source.bytes),
+                    fmt_count(r.source.events)
+                ),
+                width
+            ))
+        )?;
+        for w in &r.warnings {
+            let at = w
+                .first_offset
+                .map(|o| format!(" (first at byte {o})"))
+                .unwrap_or_default();
+            writeln!(
+                out,
+                "warning: {} ×{}{}",
+                shorten_middle(&sanitize(&w.message), width.saturating_sub(30)),
+                w.count,
+                at
+            )?;
+        }
+
+        // Devices
+        writeln!(out)?;
+        writeln!(out, "{}", st.heading("GPU summary"))?;
+        if r.devices.is_empty() {
+            writeln!(out, "  no GPU activity in this trace (CPU-only or kernels not traced)")?;
+        } else {
+            let mut t = Table::new(&[
+                "device", "SMs", "memory", "CC", "utilization", "SM eff.", "occupancy",
+                "tensor cores",
+            ]);
+            for d in &r.devices {
+                t.row(vec![
+                    sanitize(&format!(
+                        "{} {}",
+                        d.id,
+                        if d.name.is_empty() { "(unnamed)" } else { &d.name }
+                    )),
+                    d.sm_count.map(|v| v.to_string()).unwrap_or("-".into()),
+                    d.memory_bytes.map(fmt_bytes).unwrap_or("-".into()),
+                    d.compute_capability.clone().unwrap_or("-".into()),
+                    fmt_pct(d.utilization),
+                    fmt_pct(d.sm_efficiency),
+                    fmt_pct(d.achieved_occupancy),
+                    fmt_pct(d.tensor_core_ratio),
+                ]);
+            }
+            t.write(out, width, &st)?;
+        }
+
+        // Steps
+        writeln!(out)?;
+        let n = r.steps.len();
+        writeln!(
+            out,
+            "{}  {}",
+            st.heading(&format!("Steps ({n})")),
+            st.dim(&format!("average step {}", fmt_us(r.step_time_us)))
+        )?;
+        let mut t = Table::new(&[
+            "step", "total", "kernel", "memcpy", "memset", "comm", "runtime", "dataldr", "cpu",
+            "other",
+        ]);
+        let cells = |name: String, total: f64, b: &super::BreakdownUs| {
+            let mut v = vec![name, fmt_us(total)];
+            v.extend(b.parts().iter().map(|(_, x)| fmt_us(*x)));
+            v
+        };
+        let show: Vec<&super::StepInfo> = if n > 12 {
+            r.steps.iter().take(6).chain(r.steps.iter().skip(n - 5)).collect()
+        } else {
+            r.steps.iter().collect()
+        };
+        for (i, s) in show.iter().enumerate() {
+            if n > 12 && i == 6 {
+                t.row(vec![format!("… {} more", n - 11)]);
+            }
+            t.row(cells(sanitize(&s.name), s.duration_us, &s.breakdown_us));
+        }
+        t.row(cells("average".into(), r.step_time_us, &r.breakdown_us));
+        let total = r.step_time_us;
+        if total > 0.0 {
+            let mut pct = vec!["share".to_string(), "100%".to_string()];
+            pct.extend(
+                r.breakdown_us
+                    .parts()
+                    .iter()
+                    .map(|(_, x)| format!("{:.1}%", x / total * 100.0)),
+            );
+            t.row(pct);
+        }
+        t.write(out, width, &st)?;
+        if !r.window.excluded.is_empty() {
+            for e in &r.window.excluded {
+                writeln!(out, "  {} {}: {}", st.dim("excluded"), sanitize(&e.step), e.reason)?;
+            }
+        }
+
+        // Timeline
+        if !r.gpu_timeline.is_empty() {
+            writeln!(out)?;
+            writeln!(out, "{}", st.heading("GPU timeline (device-level union of all streams)"))?;
+            let mut t = Table::new(&[
+                "device", "total", "computation", "exposed comm", "exposed memcpy", "idle",
+                "idle %",
+            ]);
+            for g in &r.gpu_timeline {
+                t.row(vec![
+                    g.device.to_string(),
+                    fmt_us(g.total_us),
+                    fmt_us(g.computation_us),
+                    fmt_us(g.exposed_comm_us),
+                    fmt_us(g.exposed_memcpy_us),
+                    fmt_us(g.idle_us),
+                    if g.total_us > 0.0 {
+                        format!("{:.1}%", g.idle_us / g.total_us * 100.0)
+                    } else {
+                        "-".into()
+                    },
+                ]);
+            }
+            t.write(out, width, &st)?;
+        }
+
+        // Kernels
+        let top = if opts.top == 0 { usize::MAX } else { opts.top };
+        if !r.kernels.is_empty() {
+            writeln!(out)?;
+            writeln!(
+                out,
+                "{}  {}",
+                st.heading("Top kernels by total time"),
+                st.dim(&format!("{} distinct", r.kernels.len()))
+            )?;
+            let mut t = Table::new(&[
+                "kernel", "category", "calls", "total", "mean", "share", "occ.", "TC",
+            ]);
+            for k in r.kernels.iter().take(top) {
+                t.row(vec![
+                    sanitize(&k.name),
+                    k.category.as_str().to_string(),
+                    fmt_count(k.calls),
+                    fmt_us(k.total_us),
+                    fmt_us(k.mean_us),
+                    format!("{:.1}%", k.share * 100.0),
+                    k.occupancy_pct
+                        .map(|o| format!("{o:.0}%"))
+                        .unwrap_or("-".into()),
+                    if k.tensor_core { "yes" } else { "no" }.into(),
+                ]);
+            }
+            t.write(out, width, &st)?;
+        }
+
+        // Ops
+        if !r.ops.is_empty() {
+            writeln!(out)?;
+            writeln!(
+                out,
+                "{}  {}",
+                st.heading("Top operators"),
+                st.dim(&format!("{} distinct", r.ops.len()))
+            )?;
+            let mut t = Table::new(&[
+                "operator", "calls", "host self", "host total", "device self", "device total",
+            ]);
+            for o in r.ops.iter().take(top) {
+                t.row(vec![
+                    sanitize(&o.name),
+                    fmt_count(o.calls),
+                    fmt_us(o.host_self_us),
+                    fmt_us(o.host_total_us),
+                    fmt_us(o.device_self_us),
+                    fmt_us(o.device_total_us),
+                ]);
+            }
+            t.write(out, width, &st)?;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shortening_keeps_both_ends() {
+        let s = shorten_middle("void cudnn::detail::dgrad_engine<float, 512, 6>(int, float)", 20);
+        assert_eq!(s.chars().count(), 20);
+        assert!(s.starts_with("void cudnn") && s.ends_with("float)"));
+        assert_eq!(shorten_middle("short", 20), "short");
+    }
+
+    #[test]
+    fn units() {
+        assert_eq!(fmt_us(0.5), "500 ns");
+        assert_eq!(fmt_us(41.25), "41.2 µs");
+        assert_eq!(fmt_us(177592.0), "177.59 ms");
+        assert_eq!(fmt_count(1234567), "1,234,567");
+        assert_eq!(sanitize("a\x1b[31mb"), "a?[31mb");
+    }
+}
