@@ -78,7 +78,7 @@ fn sm_efficiency(kernels: &[&GpuEvent], window: Interval) -> Option<f64> {
             points.push((k.end(), 1, b));
         }
     }
-    points.sort_by(|a, b| (a.0, a.1).cmp(&(b.0, b.1)));
+    points.sort_by_key(|p| (p.0, p.1));
     let mut active = 0usize;
     let mut blocks = 0.0f64;
     let mut last = Ns::MIN;
@@ -171,4 +171,170 @@ pub fn gpu_summaries(trace: &Trace, window: Interval) -> Vec<GpuSummary> {
         });
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::build::TraceBuilder;
+
+    const US: Ns = 1000;
+
+    fn win(a: Ns, b: Ns) -> Interval {
+        Interval::new(a * US, b * US)
+    }
+
+    fn close(a: Option<f64>, b: f64) {
+        let a = a.expect("a value");
+        assert!((a - b).abs() < 1e-12, "{a} vs {b}");
+    }
+
+    /// A kernel on `device` with optional blocks per SM and occupancy.
+    fn k(
+        b: &mut TraceBuilder,
+        name: &str,
+        device: i32,
+        start: f64,
+        dur: f64,
+        blocks: f32,
+        occ: f32,
+    ) {
+        let g = b.gpu(GpuKind::Kernel, name, device, 7, start, dur, 0);
+        g.blocks_per_sm = blocks;
+        g.occupancy_pct = occ;
+    }
+
+    #[test]
+    fn empty_trace_has_no_device() {
+        assert!(gpu_summaries(&TraceBuilder::new().build(), win(0, 10)).is_empty());
+    }
+
+    #[test]
+    fn utilization_is_the_kernel_union_inside_the_window() {
+        let mut b = TraceBuilder::new().device(0, "NVIDIA A100", 108, 40 << 30);
+        k(&mut b, "a", 0, 0.0, 10.0, f32::NAN, f32::NAN);
+        b.gpu(GpuKind::Kernel, "b", 0, 8, 5.0, 10.0, 0); // another stream
+        k(&mut b, "c", 0, 30.0, 10.0, f32::NAN, f32::NAN);
+        b.gpu(GpuKind::Memcpy, "Memcpy DtoD", 0, 9, 15.0, 15.0, 0); // not a kernel
+        k(&mut b, "other_gpu", 1, 0.0, 50.0, f32::NAN, f32::NAN);
+        let t = b.build();
+
+        let s = gpu_summaries(&t, win(0, 50));
+        assert_eq!(s.len(), 2);
+        let d0 = &s[0];
+        assert_eq!(d0.device, 0);
+        assert_eq!(d0.name, "NVIDIA A100");
+        assert_eq!(d0.sm_count, Some(108));
+        assert_eq!(d0.memory_bytes, Some(40 << 30));
+        assert_eq!(d0.compute_capability.as_deref(), Some("8.0"));
+        close(d0.utilization, 25.0 / 50.0);
+        assert_eq!(d0.kernel_time, 30 * US); // a sum, not a union
+                                             // no blocks/occupancy args at all (e.g. AMD): None, not 0
+        assert_eq!(d0.sm_efficiency, None);
+        assert_eq!(d0.achieved_occupancy, None);
+
+        // device 1 has no deviceProperties entry
+        let d1 = &s[1];
+        assert_eq!(d1.device, 1);
+        assert_eq!(d1.name, "");
+        assert_eq!(d1.compute_capability, None);
+        close(d1.utilization, 1.0);
+
+        // a narrower window clips
+        let s = gpu_summaries(&t, win(10, 35));
+        close(s[0].utilization, 10.0 / 25.0);
+    }
+
+    #[test]
+    fn sm_efficiency_clips_blocks_per_sm_at_one_per_moment() {
+        let mut b = TraceBuilder::new().device(0, "V100", 80, 32 << 30);
+        k(&mut b, "a", 0, 0.0, 10.0, 0.5, 50.0);
+        k(&mut b, "b", 0, 5.0, 10.0, 0.75, 25.0);
+        k(&mut b, "c", 0, 20.0, 10.0, f32::NAN, f32::NAN);
+        k(&mut b, "d", 0, 30.0, 10.0, 4.0, 0.0);
+        k(&mut b, "e", 0, 40.0, 10.0, -1.0, -1.0); // invalid values are skipped
+        let t = b.build();
+
+        let s = &gpu_summaries(&t, win(0, 40))[0];
+        // [0,5] 0.5 + [5,10] min(1.25, 1) + [10,15] 0.75 + [30,40] min(4, 1)
+        close(s.sm_efficiency, (2.5 + 5.0 + 3.75 + 10.0) / 40.0);
+        close(s.utilization, 35.0 / 40.0);
+        // kernel-time weighted; the zero occupancy counts, the missing one does not
+        close(
+            s.achieved_occupancy,
+            (50.0 * 10.0 + 25.0 * 10.0 + 0.0) / 30.0 / 100.0,
+        );
+
+        let s = &gpu_summaries(&t, win(8, 35))[0];
+        close(s.sm_efficiency, (2.0 + 3.75 + 5.0) / 27.0);
+        close(
+            s.achieved_occupancy,
+            (50.0 * 2.0 + 25.0 * 7.0 + 0.0 * 5.0) / 14.0 / 100.0,
+        );
+
+        // the invalid kernel alone: utilization only
+        let s = &gpu_summaries(&t, win(40, 50))[0];
+        close(s.utilization, 1.0);
+        assert_eq!(s.sm_efficiency, None);
+        assert_eq!(s.achieved_occupancy, None);
+    }
+
+    #[test]
+    fn tensor_core_ratio_is_kernel_time_weighted() {
+        let mut b = TraceBuilder::new().device(0, "V100", 80, 32 << 30);
+        k(
+            &mut b,
+            "volta_h884gemm_64x128_ldg8_nn",
+            0,
+            0.0,
+            10.0,
+            f32::NAN,
+            f32::NAN,
+        );
+        k(
+            &mut b,
+            "volta_sgemm_128x64_nn",
+            0,
+            10.0,
+            30.0,
+            f32::NAN,
+            f32::NAN,
+        );
+        let t = b.build();
+        let s = &gpu_summaries(&t, win(0, 40))[0];
+        close(s.tensor_core_ratio, 0.25);
+        assert_eq!(s.kernel_time, 40 * US);
+        let s = &gpu_summaries(&t, win(5, 40))[0];
+        close(s.tensor_core_ratio, 5.0 / 35.0);
+    }
+
+    #[test]
+    fn zero_length_window_and_work_outside_it() {
+        let mut b = TraceBuilder::new().device(0, "V100", 80, 32 << 30);
+        k(&mut b, "a", 0, 0.0, 10.0, 0.5, 50.0);
+        b.gpu(GpuKind::Memcpy, "Memcpy HtoD", 1, 9, 0.0, 5.0, 0);
+        let t = b.build();
+
+        for w in [win(5, 5), Interval::default()] {
+            let s = gpu_summaries(&t, w);
+            assert_eq!(s.len(), 2);
+            for d in &s {
+                assert_eq!(d.utilization, None);
+                assert_eq!(d.sm_efficiency, None);
+                assert_eq!(d.achieved_occupancy, None);
+                assert_eq!(d.tensor_core_ratio, None);
+                assert_eq!(d.kernel_time, 0);
+            }
+        }
+
+        // kernels entirely outside the window: idle, nothing to average
+        let s = gpu_summaries(&t, win(20, 30));
+        close(s[0].utilization, 0.0);
+        assert_eq!(s[0].sm_efficiency, None);
+        assert_eq!(s[0].achieved_occupancy, None);
+        assert_eq!(s[0].tensor_core_ratio, None);
+        // a device that only copied is listed, with zero utilization
+        assert_eq!(s[1].device, 1);
+        close(s[1].utilization, 0.0);
+    }
 }

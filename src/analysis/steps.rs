@@ -571,3 +571,324 @@ pub fn analyze_steps(trace: &Trace) -> StepAnalysis {
         dropped,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::build::TraceBuilder;
+
+    const US: Ns = 1000;
+
+    fn iv(a: Ns, b: Ns) -> Interval {
+        Interval::new(a * US, b * US)
+    }
+
+    /// A runtime call at `rt_at` (1 µs long) of op `ext` launching one device activity.
+    fn launch(
+        b: &mut TraceBuilder,
+        kind: GpuKind,
+        name: &str,
+        ext: u64,
+        rt_at: f64,
+        start: f64,
+        dur: f64,
+    ) -> u64 {
+        let corr = b.runtime("cudaLaunchKernel", ext, rt_at, 1.0);
+        b.gpu(kind, name, 0, 7, start, dur, corr);
+        corr
+    }
+
+    fn kernel(b: &mut TraceBuilder, ext: u64, rt_at: f64, start: f64, dur: f64) {
+        launch(b, GpuKind::Kernel, "gemm_kernel", ext, rt_at, start, dur);
+    }
+
+    fn names(a: &StepAnalysis) -> Vec<&str> {
+        a.steps.iter().map(|s| s.name.as_str()).collect()
+    }
+
+    #[test]
+    fn empty_trace_has_no_step() {
+        let a = analyze_steps(&TraceBuilder::new().build());
+        assert!(a.steps.is_empty());
+        assert!(a.dropped.is_empty());
+        assert!(!a.from_profiler_steps);
+        assert_eq!(a.span, Interval::default());
+        assert_eq!(a.average, AverageBreakdown::default());
+    }
+
+    #[test]
+    fn priority_rule_over_overlapping_roles() {
+        let mut b = TraceBuilder::new().device(0, "GPU", 80, 1 << 30);
+        b.annotation("ProfilerStep#3", 0.0, 100.0);
+        let mm = b.op("aten::mm", 10.0, 30.0);
+        let corr = b.runtime("cudaLaunchKernel", mm, 12.0, 8.0);
+        b.gpu(GpuKind::Kernel, "gemm_kernel", 0, 7, 15.0, 20.0, corr);
+        b.gpu(GpuKind::Memcpy, "Memcpy HtoD", 0, 8, 30.0, 20.0, 0);
+        b.gpu(GpuKind::Memset, "Memset", 0, 8, 48.0, 4.0, 0);
+        b.op(
+            "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__",
+            60.0,
+            20.0,
+        );
+        b.op("aten::stack", 65.0, 5.0);
+        b.cpu(CpuKind::PythonFunction, "train.py(12): step", 1, 0.0, 100.0);
+        let a = analyze_steps(&b.build());
+
+        assert_eq!(names(&a), ["ProfilerStep#3"]);
+        let s = &a.steps[0];
+        assert_eq!(s.number, Some(3));
+        assert_eq!(s.span, iv(0, 100));
+        assert_eq!(s.device_activities, 1);
+        assert_eq!(
+            s.breakdown,
+            Breakdown {
+                kernel: 20 * US, // [15, 35]
+                memcpy: 15 * US, // [35, 50]: the part under the kernel went to Kernel
+                memset: 2 * US,  // [50, 52]
+                communication: 0,
+                runtime: 3 * US,     // [12, 15]
+                dataloader: 20 * US, // [60, 80], aten::stack inside it included
+                cpu_exec: 2 * US,    // [10, 12] of aten::mm
+                other: 38 * US,      // python_function frames are not CPU Exec
+            }
+        );
+        assert_eq!(s.breakdown.total(), s.span.len());
+        assert_eq!(a.average.kernel, (20 * US) as f64);
+        assert_eq!(a.average.total, (100 * US) as f64);
+        assert_eq!(a.span, iv(0, 100));
+        assert!(a.from_profiler_steps);
+    }
+
+    #[test]
+    fn communication_by_host_collective_name_and_launching_op() {
+        let mut b = TraceBuilder::new();
+        b.op("ProfilerStep#1", 0.0, 100.0);
+        let ar = b.op("nccl:all_reduce", 10.0, 20.0);
+        let c1 = b.runtime("cudaLaunchKernel", ar, 12.0, 2.0);
+        b.gpu(
+            GpuKind::Kernel,
+            "ncclKernel_AllReduce_RING_LL_Sum_float",
+            0,
+            20,
+            20.0,
+            30.0,
+            c1,
+        );
+        // not a communication name, but launched by the collective
+        let c2 = b.runtime("cudaLaunchKernel", ar, 15.0, 1.0);
+        b.gpu(
+            GpuKind::Kernel,
+            "custom_reduce_kernel",
+            0,
+            20,
+            60.0,
+            10.0,
+            c2,
+        );
+        let add = b.op("aten::add", 80.0, 10.0);
+        let c3 = b.runtime("cudaLaunchKernel", add, 81.0, 1.0);
+        b.gpu(GpuKind::Kernel, "elementwise_kernel", 0, 7, 85.0, 10.0, c3);
+        // a legacy `python` event is CPU Exec
+        b.cpu(CpuKind::Python, "python_frame", 2, 96.0, 2.0);
+        let a = analyze_steps(&b.build());
+        let bd = a.steps[0].breakdown;
+        assert_eq!(bd.kernel, 10 * US);
+        assert_eq!(bd.communication, 50 * US); // [10, 50] ∪ [60, 70]
+        assert_eq!(bd.runtime, US); // [81, 82]; the others are under communication
+        assert_eq!(bd.cpu_exec, 4 * US + 2 * US); // [80, 81] ∪ [82, 85] ∪ python [96, 98]
+        assert_eq!(bd.other, 33 * US);
+        assert_eq!(bd.total(), 100 * US);
+        assert_eq!(a.steps[0].device_activities, 3);
+    }
+
+    #[test]
+    fn steps_extend_to_their_device_work_and_skip_stale_work() {
+        let mut b = TraceBuilder::new();
+        // stale kernel launched before the first step, ends at 22
+        kernel(&mut b, 0, 0.0, 5.0, 17.0);
+        b.annotation("ProfilerStep#1", 10.0, 40.0);
+        b.annotation("ProfilerStep#2", 50.0, 40.0);
+        b.annotation("ProfilerStep#3", 90.0, 40.0);
+        kernel(&mut b, 0, 20.0, 25.0, 45.0); // step 1 → [25, 70]
+        kernel(&mut b, 0, 60.0, 70.0, 30.0); // step 2 → [70, 100]
+        kernel(&mut b, 0, 95.0, 100.0, 10.0); // step 3 → [100, 110]
+                                              // a launch straddling the end of step 1 belongs to no step
+        let corr = b.runtime("cudaLaunchKernel", 0, 49.0, 3.0);
+        b.gpu(GpuKind::Kernel, "late_kernel", 0, 7, 200.0, 10.0, corr);
+        let a = analyze_steps(&b.build());
+
+        let spans: Vec<Interval> = a.steps.iter().map(|s| s.span).collect();
+        assert_eq!(spans, [iv(22, 70), iv(70, 100), iv(100, 130)]);
+        let hosts: Vec<Interval> = a.steps.iter().map(|s| s.host_span).collect();
+        assert_eq!(hosts, [iv(10, 50), iv(50, 90), iv(90, 130)]);
+        assert_eq!(a.span, iv(22, 130));
+        assert!(a.dropped.is_empty());
+        for s in &a.steps {
+            assert_eq!(s.breakdown.total(), s.span.len());
+            assert_eq!(s.device_activities, 1);
+        }
+        assert_eq!(a.steps[0].breakdown.kernel, 45 * US);
+        assert_eq!(a.average.total, (108 * US) as f64 / 3.0);
+    }
+
+    #[test]
+    fn no_extension_without_device_work() {
+        let mut b = TraceBuilder::new();
+        b.annotation("ProfilerStep#1", 0.0, 10.0);
+        b.annotation("ProfilerStep#2", 10.0, 10.0);
+        b.op("aten::empty", 2.0, 1.0);
+        // unlinked kernel after the steps: no extension, no trimming
+        b.gpu(GpuKind::Kernel, "k", 0, 7, 30.0, 10.0, 0);
+        let a = analyze_steps(&b.build());
+        assert_eq!(names(&a), ["ProfilerStep#1", "ProfilerStep#2"]);
+        assert_eq!(a.span, iv(0, 20));
+        assert_eq!(a.steps[0].breakdown.cpu_exec, US);
+    }
+
+    #[test]
+    fn tail_trimming() {
+        // device activities per step: 5, 5, 3, 0 → the 3 is < 80 % of 5; the empty tail goes
+        let build = |third: usize| {
+            let mut b = TraceBuilder::new();
+            for (i, n) in [5, 5, third, 0].into_iter().enumerate() {
+                let t0 = i as f64 * 10.0;
+                b.annotation(&format!("ProfilerStep#{}", i + 1), t0, 10.0);
+                for j in 0..n {
+                    kernel(&mut b, 0, t0 + j as f64, t0 + 1.0, 0.5);
+                }
+            }
+            analyze_steps(&b.build())
+        };
+        let a = build(3);
+        assert_eq!(names(&a), ["ProfilerStep#1", "ProfilerStep#2"]);
+        let dropped: Vec<&str> = a.dropped.iter().map(|d| d.name.as_str()).collect();
+        assert_eq!(dropped, ["ProfilerStep#3", "ProfilerStep#4"]);
+        assert!(
+            a.dropped[0].reason.contains("80%"),
+            "{}",
+            a.dropped[0].reason
+        );
+        assert!(a.dropped[1].reason.contains("without device work"));
+        assert_eq!(a.span, iv(0, 20));
+
+        // exactly 80 %: kept
+        let a = build(4);
+        assert_eq!(
+            names(&a),
+            ["ProfilerStep#1", "ProfilerStep#2", "ProfilerStep#3"]
+        );
+        assert_eq!(a.dropped.len(), 1);
+        assert_eq!(a.steps[2].device_activities, 4);
+    }
+
+    #[test]
+    fn single_step_is_never_trimmed() {
+        let mut b = TraceBuilder::new();
+        b.annotation("ProfilerStep#7", 0.0, 10.0);
+        b.annotation("ProfilerStep#8", 10.0, 10.0);
+        kernel(&mut b, 0, 1.0, 2.0, 1.0);
+        let a = analyze_steps(&b.build());
+        // two steps, the second without device work: dropped
+        assert_eq!(names(&a), ["ProfilerStep#7"]);
+
+        let mut b = TraceBuilder::new();
+        b.annotation("ProfilerStep#7", 0.0, 10.0);
+        let a = analyze_steps(&b.build());
+        assert_eq!(names(&a), ["ProfilerStep#7"]);
+        assert!(a.dropped.is_empty());
+    }
+
+    #[test]
+    fn without_profiler_steps_one_step_over_the_operators() {
+        let mut b = TraceBuilder::new();
+        b.annotation("forward", 0.0, 100.0); // annotations do not set the plugin's hull
+        b.op("aten::empty", 10.0, 10.0);
+        let op = b.op("aten::mm", 30.0, 20.0);
+        let corr = b.runtime("cudaLaunchKernel", op, 31.0, 1.0);
+        b.gpu(GpuKind::Kernel, "gemm", 0, 7, 40.0, 20.0, corr);
+        let a = analyze_steps(&b.build());
+        assert_eq!(names(&a), ["0"]);
+        assert!(!a.from_profiler_steps);
+        assert_eq!(a.steps[0].number, None);
+        assert_eq!(a.steps[0].host_span, iv(10, 50));
+        assert_eq!(a.span, iv(10, 60));
+        let bd = a.steps[0].breakdown;
+        assert_eq!(bd.kernel, 20 * US);
+        assert_eq!(bd.runtime, US);
+        assert_eq!(bd.cpu_exec, 29 * US); // the "forward" annotation covers the rest
+        assert_eq!(bd.other, 0);
+    }
+
+    #[test]
+    fn device_only_trace_uses_the_hull() {
+        let mut b = TraceBuilder::new();
+        b.gpu(GpuKind::Kernel, "k", 0, 7, 5.0, 10.0, 0);
+        b.gpu(GpuKind::Memcpy, "m", 0, 7, 20.0, 5.0, 0);
+        let a = analyze_steps(&b.build());
+        assert_eq!(names(&a), ["0"]);
+        assert_eq!(a.span, iv(5, 25));
+        assert_eq!(a.steps[0].breakdown.kernel, 10 * US);
+        assert_eq!(a.steps[0].breakdown.memcpy, 5 * US);
+        assert_eq!(a.steps[0].breakdown.other, 5 * US);
+    }
+
+    #[test]
+    fn gpu_annotation_twins_and_duplicates_are_not_steps() {
+        let mut b = TraceBuilder::new();
+        b.annotation("ProfilerStep#1", 0.0, 10.0);
+        b.op("ProfilerStep#1", 0.0, 10.0); // exact duplicate
+        b.gpu(GpuKind::Annotation, "ProfilerStep#1", 0, 7, 2.0, 10.0, 0);
+        b.annotation("ProfilerStep#2", 10.0, 10.0);
+        b.gpu(GpuKind::Annotation, "ProfilerStep#2", 0, 7, 12.0, 10.0, 0);
+        let a = analyze_steps(&b.build());
+        assert_eq!(names(&a), ["ProfilerStep#1", "ProfilerStep#2"]);
+        // neither the steps themselves nor the GPU annotations are CPU Exec
+        assert_eq!(a.steps[0].breakdown.cpu_exec, 0);
+        assert_eq!(a.steps[0].breakdown.other, 10 * US);
+    }
+
+    #[test]
+    fn driver_launches_extend_steps_but_are_not_runtime() {
+        let mut b = TraceBuilder::new();
+        b.annotation("ProfilerStep#1", 0.0, 100.0);
+        let op = b.op("triton_op", 10.0, 20.0);
+        let corr = b.runtime("cuLaunchKernel", op, 12.0, 2.0);
+        b.gpu(
+            GpuKind::Kernel,
+            "triton_poi_fused_add_0",
+            0,
+            7,
+            50.0,
+            100.0,
+            corr,
+        );
+        let mut t = b.build();
+        for e in t.cpu.iter_mut().filter(|e| e.correlation == corr) {
+            e.kind = CpuKind::Driver;
+        }
+        let a = analyze_steps(&t);
+        let s = &a.steps[0];
+        assert_eq!(s.span, iv(0, 150));
+        assert_eq!(s.device_activities, 1);
+        assert_eq!(s.breakdown.runtime, 0);
+        assert_eq!(s.breakdown.kernel, 100 * US);
+        assert_eq!(s.breakdown.cpu_exec, 20 * US);
+        assert_eq!(s.breakdown.other, 30 * US);
+    }
+
+    #[test]
+    fn odd_steps_do_not_panic() {
+        let mut b = TraceBuilder::new();
+        b.annotation("ProfilerStep#x", 0.0, 0.0); // no number, zero length
+        b.annotation("ProfilerStep#2", 0.0, 10.0);
+        kernel(&mut b, 0, 1.0, 2.0, 1.0);
+        let a = analyze_steps(&b.build());
+        // sorted by start, longer first; the empty one launched nothing and is trimmed
+        assert_eq!(names(&a), ["ProfilerStep#2"]);
+        assert_eq!(a.dropped[0].name, "ProfilerStep#x");
+        assert!(a.steps.iter().all(|s| s.breakdown.total() == s.span.len()));
+        for s in &a.steps {
+            assert!(s.span.start >= 0);
+        }
+    }
+}
