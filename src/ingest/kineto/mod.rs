@@ -837,13 +837,21 @@ pub fn read<R: Read + Send>(
         warnings: merger.warnings.map.into_values().collect(),
     };
     trace.finalize();
-    // Launch flows (TraceLens's linkage): a device event is linked when a launch flow ends at
-    // its correlation id and either starts there too or the launching call is in the trace
-    // (graph replays have one launch and many flow ends).
+    // Launch flows (TraceLens's linkage): a device event is linked when its launching call is
+    // in the trace and a launch flow both starts and ends at its correlation id, or when it is
+    // a kernel replayed by a graph launch (`*GraphLaunch*`: one call, many kernels). A flow
+    // that only ends (AMD `gpu_memset`: `f` events without an `s`) does not link.
+    let (cpu, names) = (&trace.cpu, &trace.names);
     for g in trace.gpu.iter_mut() {
-        g.flow_linked = g.correlation != 0
-            && merger.flow_ends.contains(&g.correlation)
-            && (merger.flow_starts.contains(&g.correlation) || g.launch != NONE);
+        let launch = (g.launch != NONE).then(|| &cpu[g.launch as usize]);
+        let by_flow = launch.is_some()
+            && merger.flow_starts.contains(&g.correlation)
+            && merger.flow_ends.contains(&g.correlation);
+        let by_graph = g.kind == GpuKind::Kernel
+            && launch.is_some_and(|l| {
+                names.resolve(l.name).to_ascii_lowercase().contains("graphlaunch")
+            });
+        g.flow_linked = g.correlation != 0 && (by_flow || by_graph);
     }
     Ok(trace)
 }
