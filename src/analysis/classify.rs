@@ -63,6 +63,13 @@ pub fn is_communication(name: &str) -> bool {
     has(&l, &["nccl", "rccl", "cross_device_reduce"])
 }
 
+/// True for ROCm 7.1 copy kernels (`MEMORY_COPY_*`, `__amd_rocclr_copyBuffer*`), which that
+/// release records as `kernel` events where later ones write `gpu_memcpy` (TraceLens counts
+/// them as memcpy).
+pub fn is_copy_kernel(name: &str) -> bool {
+    name.starts_with("MEMORY_COPY") || name.starts_with("__amd_rocclr_copyBuffer")
+}
+
 /// Category of a kernel from its name.
 pub fn categorize(name: &str) -> KernelCategory {
     let l = name.to_ascii_lowercase();
@@ -77,15 +84,34 @@ pub fn categorize(name: &str) -> KernelCategory {
     }
     if has(
         &l,
-        &["flash", "fmha", "attention", "attn", "sdpa", "paged_attention", "xformers", "mha_"],
+        &[
+            "flash",
+            "fmha",
+            "attention",
+            "attn",
+            "sdpa",
+            "paged_attention",
+            "xformers",
+            "mha_",
+        ],
     ) {
         return KernelCategory::Attention;
     }
     if has(
         &l,
         &[
-            "conv", "dgrad", "wgrad", "fprop", "winograd", "im2col", "vol2col", "col2im",
-            "col2vol", "implicit_gemm", "miopen", "igemm",
+            "conv",
+            "dgrad",
+            "wgrad",
+            "fprop",
+            "winograd",
+            "im2col",
+            "vol2col",
+            "col2im",
+            "col2vol",
+            "implicit_gemm",
+            "miopen",
+            "igemm",
         ],
     ) {
         return KernelCategory::Conv;
@@ -93,14 +119,37 @@ pub fn categorize(name: &str) -> KernelCategory {
     if has(
         &l,
         &[
-            "gemm", "gemv", "matmul", "nvjet", "cutlass", "cublas", "cijk_", "xmma", "gmma",
-            "splitk", "_mm_", "triton_tem_fused_mm", "triton_tem_fused_addmm", "bmm", "hipblaslt",
+            "gemm",
+            "gemv",
+            "matmul",
+            "nvjet",
+            "cutlass",
+            "cublas",
+            "cijk_",
+            "xmma",
+            "gmma",
+            "splitk",
+            "_mm_",
+            "triton_tem_fused_mm",
+            "triton_tem_fused_addmm",
+            "bmm",
+            "hipblaslt",
             "wvsplitk",
         ],
     ) {
         return KernelCategory::Gemm;
     }
-    if has(&l, &["norm", "batch_norm", "layernorm", "rmsnorm", "bn_fw", "bn_bw"]) {
+    if has(
+        &l,
+        &[
+            "norm",
+            "batch_norm",
+            "layernorm",
+            "rmsnorm",
+            "bn_fw",
+            "bn_bw",
+        ],
+    ) {
         return KernelCategory::Norm;
     }
     if l.starts_with("triton_") || l.contains(" triton_") {
@@ -109,8 +158,19 @@ pub fn categorize(name: &str) -> KernelCategory {
     if has(
         &l,
         &[
-            "reduce", "reduction", "softmax", "argmax", "argmin", "topk", "scan", "cumsum",
-            "sum_kernel", "mean_kernel", "norm_kernel", "max_kernel", "min_kernel",
+            "reduce",
+            "reduction",
+            "softmax",
+            "argmax",
+            "argmin",
+            "topk",
+            "scan",
+            "cumsum",
+            "sum_kernel",
+            "mean_kernel",
+            "norm_kernel",
+            "max_kernel",
+            "min_kernel",
         ],
     ) {
         return KernelCategory::Reduction;
@@ -118,10 +178,35 @@ pub fn categorize(name: &str) -> KernelCategory {
     if has(
         &l,
         &[
-            "elementwise", "vectorized", "unrolled", "pointwise", "copy_kernel", "fill_kernel",
-            "fill", "add", "mul", "div", "relu", "gelu", "silu", "sigmoid", "tanh", "activation",
-            "cast", "where", "clamp", "dropout", "index", "gather", "scatter", "cat_", "sort",
-            "apply", "rotary", "rope", "embedding",
+            "elementwise",
+            "vectorized",
+            "unrolled",
+            "pointwise",
+            "copy_kernel",
+            "fill_kernel",
+            "fill",
+            "add",
+            "mul",
+            "div",
+            "relu",
+            "gelu",
+            "silu",
+            "sigmoid",
+            "tanh",
+            "activation",
+            "cast",
+            "where",
+            "clamp",
+            "dropout",
+            "index",
+            "gather",
+            "scatter",
+            "cat_",
+            "sort",
+            "apply",
+            "rotary",
+            "rope",
+            "embedding",
         ],
     ) {
         return KernelCategory::Elementwise;
@@ -131,17 +216,54 @@ pub fn categorize(name: &str) -> KernelCategory {
 
 /// The TensorBoard plugin's 2021 list of tensor-core kernel name fragments.
 const TB_TC_PATTERNS: &[&str] = &[
-    "h884", "s884", "h1688", "s1688", "hmma", "i8816", "16816", "dgrad_1x1_stride_2x2",
-    "first_layer_wgrad_kernel", "conv1x1", "conv2d_c1_k1", "direct_group",
-    "xmma_implicit_gemm", "xmma_sparse_conv", "xmma_warp_specialized_implicit_gemm",
-    "xmma_gemm", "xmma_sparse_gemm", "c1688",
+    "h884",
+    "s884",
+    "h1688",
+    "s1688",
+    "hmma",
+    "i8816",
+    "16816",
+    "dgrad_1x1_stride_2x2",
+    "first_layer_wgrad_kernel",
+    "conv1x1",
+    "conv2d_c1_k1",
+    "direct_group",
+    "xmma_implicit_gemm",
+    "xmma_sparse_conv",
+    "xmma_warp_specialized_implicit_gemm",
+    "xmma_gemm",
+    "xmma_sparse_gemm",
+    "c1688",
 ];
 
 /// Fragments of current tensor-core kernels the 2021 list misses.
 const MODERN_TC_PATTERNS: &[&str] = &[
-    "nvjet", "gmma", "wgmma", "tensorop", "16832", "hmma", "imma", "dmma",
-    "tf32", "bf16", "f16f16", "e4m3", "e5m2", "fp8", "flash", "fmha", "mfma", "xdl", "wmma",
-    "_mi16x", "_mi32x", "umma", "tcgen05", "sm90_xmma", "sm100_xmma", "sm80_xmma",
+    "nvjet",
+    "gmma",
+    "wgmma",
+    "tensorop",
+    "16832",
+    "hmma",
+    "imma",
+    "dmma",
+    "tf32",
+    "bf16",
+    "f16f16",
+    "e4m3",
+    "e5m2",
+    "fp8",
+    "flash",
+    "fmha",
+    "mfma",
+    "xdl",
+    "wmma",
+    "_mi16x",
+    "_mi32x",
+    "umma",
+    "tcgen05",
+    "sm90_xmma",
+    "sm100_xmma",
+    "sm80_xmma",
 ];
 
 /// Fragments that mark plain FP32 (FFMA) kernels even when the name looks like a tensor-core
@@ -176,31 +298,52 @@ mod tests {
 
     #[test]
     fn categories() {
-        assert_eq!(categorize("ncclKernel_AllReduce_RING_LL_Sum_float"), KernelCategory::Communication);
+        assert_eq!(
+            categorize("ncclKernel_AllReduce_RING_LL_Sum_float"),
+            KernelCategory::Communication
+        );
         assert_eq!(
             categorize("void cudnn::detail::dgrad_engine<float, 512, 6, 5, 3, 3, 3, false>(int)"),
             KernelCategory::Conv
         );
-        assert_eq!(categorize("nvjet_tst_128x256_64x4_1x2_h_bz_coopA_NTN"), KernelCategory::Gemm);
+        assert_eq!(
+            categorize("nvjet_tst_128x256_64x4_1x2_h_bz_coopA_NTN"),
+            KernelCategory::Gemm
+        );
         assert_eq!(categorize("volta_sgemm_128x64_nn"), KernelCategory::Gemm);
         assert_eq!(
             categorize("void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<float>>"),
             KernelCategory::Elementwise
         );
-        assert_eq!(categorize("flash_fwd_kernel<Flash_fwd_kernel_traits>"), KernelCategory::Attention);
-        assert_eq!(categorize("triton_poi_fused_add_cos_sin_0"), KernelCategory::Triton);
-        assert_eq!(categorize("void at::native::(anonymous namespace)::vol2col_kernel<float>"), KernelCategory::Conv);
+        assert_eq!(
+            categorize("flash_fwd_kernel<Flash_fwd_kernel_traits>"),
+            KernelCategory::Attention
+        );
+        assert_eq!(
+            categorize("triton_poi_fused_add_cos_sin_0"),
+            KernelCategory::Triton
+        );
+        assert_eq!(
+            categorize("void at::native::(anonymous namespace)::vol2col_kernel<float>"),
+            KernelCategory::Conv
+        );
     }
 
     #[test]
     fn tensor_cores() {
-        assert!(uses_tensor_cores("sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64"));
-        assert!(uses_tensor_cores("nvjet_tst_128x256_64x4_1x2_h_bz_coopA_NTN"));
+        assert!(uses_tensor_cores(
+            "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64"
+        ));
+        assert!(uses_tensor_cores(
+            "nvjet_tst_128x256_64x4_1x2_h_bz_coopA_NTN"
+        ));
         assert!(uses_tensor_cores("volta_h884gemm_64x128_ldg8_nn"));
         assert!(!uses_tensor_cores(
             "sm80_xmma_gemm_f32f32_f32f32_f32_tn_n_tilesize64x256x8_stage3_warpsize1x4x1_ffma_aligna4_alignc4_execute_kernel__5x_cublas"
         ));
         assert!(!uses_tensor_cores("volta_sgemm_128x64_nn"));
-        assert!(!uses_tensor_cores("void cudnn::detail::dgrad_engine<float, 512, 6, 5, 3, 3, 3, false>"));
+        assert!(!uses_tensor_cores(
+            "void cudnn::detail::dgrad_engine<float, 512, 6, 5, 3, 3, 3, false>"
+        ));
     }
 }

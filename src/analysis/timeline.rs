@@ -1,9 +1,34 @@
-//! Per-device GPU timeline split (TraceLens's definition): computation, exposed
+//! Per-device GPU timeline split (TraceLens's `gpu_timeline` definition): computation, exposed
 //! communication, exposed memcpy, idle.
 //!
-//! SKELETON: to be implemented (see the brief).
+//! # Definition
+//!
+//! For each device (grouped by [`GpuEvent::device`]):
+//!
+//! * **Events counted**: kernels, memcpys and memsets ([`GpuEvent::is_activity`]) that are
+//!   linked to a host launch through a launch flow ([`GpuEvent::flow_linked`]), as TraceLens
+//!   does by default (`include_unlinked_kernels=False`). GPU work whose launch is outside the
+//!   trace and AMD `gpu_memset` events (which have no flow) are therefore left out.
+//!   [`gpu_timeline_with`] can include unlinked events too.
+//! * **Classes**: *memcpy* = [`GpuKind::Memcpy`] events, plus ROCm 7.1 copy kernels
+//!   (`MEMORY_COPY_*`, `__amd_rocclr_copyBuffer*`, see [`classify::is_copy_kernel`]);
+//!   *communication* = other events whose name passes [`classify::is_communication`];
+//!   *computation* = everything else, **memsets included**.
+//! * With a window, every event is clipped to it first; events that do not overlap it are
+//!   dropped (a zero-length event counts when it lies inside the window).
+//! * `computation` = |∪ computation|; `exposed_comm` = |∪ comm − ∪ computation|;
+//!   `exposed_memcpy` = |∪ memcpy − ∪ computation − ∪ comm|; `busy` = |∪ all|;
+//!   `total` = last end − first start over the counted events (zero-length events included,
+//!   like TraceLens's hull); `idle` = total − busy; `total_comm` = |∪ comm|;
+//!   `total_memcpy` = |∪ memcpy|.
+//!
+//! So `computation + exposed_comm + exposed_memcpy + idle == total` exactly (integer ns).
+//! Devices without any counted event are omitted. Results are sorted by device id.
 
-use crate::model::{Interval, Ns, Trace};
+use std::collections::BTreeMap;
+
+use super::classify;
+use crate::model::{GpuEvent, GpuKind, Interval, IntervalSet, Ns, Trace};
 
 /// One device's split.
 #[derive(Clone, Debug, PartialEq)]
@@ -26,9 +51,281 @@ pub struct GpuTimeline {
     pub total_comm: Ns,
     /// Union of copies.
     pub total_memcpy: Ns,
+    /// Number of device events counted.
+    pub events: u64,
+    /// First start and last end of the counted work (empty at 0 when nothing was counted).
+    pub span: Interval,
 }
 
-/// The split for every device, over `window` when given.
-pub fn gpu_timeline(_trace: &Trace, _window: Option<Interval>) -> Vec<GpuTimeline> {
-    todo!("timeline")
+impl GpuTimeline {
+    /// `part` as a percentage of `total` (0 when total is 0), like TraceLens's `percent`.
+    pub fn percent(&self, part: Ns) -> f64 {
+        if self.total > 0 {
+            part as f64 * 100.0 / self.total as f64
+        } else {
+            0.0
+        }
+    }
+}
+
+/// The timeline class of a device event.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TimelineClass {
+    /// Kernels that are not communication, and memsets.
+    Computation,
+    /// Collective kernels (NCCL/RCCL).
+    Communication,
+    /// Memory copies.
+    Memcpy,
+}
+
+/// Class of a device event under the TraceLens rules; `None` for events that are not
+/// kernels, copies or fills (syncs, GPU annotations).
+pub fn timeline_class(trace: &Trace, g: &GpuEvent) -> Option<TimelineClass> {
+    match g.kind {
+        GpuKind::Memcpy => Some(TimelineClass::Memcpy),
+        GpuKind::Kernel | GpuKind::Memset => {
+            let name = trace.name(g.name);
+            if g.kind == GpuKind::Kernel && classify::is_copy_kernel(name) {
+                Some(TimelineClass::Memcpy)
+            } else if classify::is_communication(name) {
+                Some(TimelineClass::Communication)
+            } else {
+                Some(TimelineClass::Computation)
+            }
+        }
+        GpuKind::Sync | GpuKind::Annotation => None,
+    }
+}
+
+/// The split for every device, over `window` when given; only launch-linked events count
+/// (TraceLens's default). See the module documentation for the exact definition.
+pub fn gpu_timeline(trace: &Trace, window: Option<Interval>) -> Vec<GpuTimeline> {
+    gpu_timeline_with(trace, window, false)
+}
+
+#[derive(Default)]
+struct DeviceAcc {
+    comp: Vec<Interval>,
+    comm: Vec<Interval>,
+    memcpy: Vec<Interval>,
+    first: Ns,
+    last: Ns,
+    events: u64,
+}
+
+/// Like [`gpu_timeline`]; with `include_unlinked`, device events without a launch link count
+/// too (TraceLens's `include_unlinked_kernels=True`).
+pub fn gpu_timeline_with(
+    trace: &Trace,
+    window: Option<Interval>,
+    include_unlinked: bool,
+) -> Vec<GpuTimeline> {
+    let mut devices: BTreeMap<i64, DeviceAcc> = BTreeMap::new();
+    for g in &trace.gpu {
+        if !g.is_activity() || !(include_unlinked || g.flow_linked) {
+            continue;
+        }
+        let Some(class) = timeline_class(trace, g) else {
+            continue;
+        };
+        let mut iv = g.interval();
+        if let Some(w) = window {
+            let inside = if iv.is_empty() {
+                iv.start >= w.start && iv.start <= w.end
+            } else {
+                iv.overlap(&w) > 0
+            };
+            if !inside {
+                continue;
+            }
+            iv = Interval::new(iv.start.max(w.start), iv.end.min(w.end));
+        }
+        let acc = devices.entry(g.device as i64).or_insert_with(|| DeviceAcc {
+            first: Ns::MAX,
+            last: Ns::MIN,
+            ..DeviceAcc::default()
+        });
+        acc.first = acc.first.min(iv.start);
+        acc.last = acc.last.max(iv.end);
+        acc.events += 1;
+        match class {
+            TimelineClass::Computation => acc.comp.push(iv),
+            TimelineClass::Communication => acc.comm.push(iv),
+            TimelineClass::Memcpy => acc.memcpy.push(iv),
+        }
+    }
+    devices
+        .into_iter()
+        .map(|(device, acc)| {
+            let comp = IntervalSet::from_intervals(acc.comp);
+            let comm = IntervalSet::from_intervals(acc.comm);
+            let memcpy = IntervalSet::from_intervals(acc.memcpy);
+            let all = comp.union(&comm).union(&memcpy);
+            let exposed_comm = comm.subtract(&comp).total();
+            let exposed_memcpy = memcpy.subtract(&comp).subtract(&comm).total();
+            let span = Interval::new(acc.first, acc.last);
+            let total = span.len();
+            let busy = all.total();
+            GpuTimeline {
+                device,
+                total,
+                computation: comp.total(),
+                exposed_comm,
+                exposed_memcpy,
+                idle: total - busy,
+                busy,
+                total_comm: comm.total(),
+                total_memcpy: memcpy.total(),
+                events: acc.events,
+                span,
+            }
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::build::TraceBuilder;
+
+    fn kernel(b: &mut TraceBuilder, name: &str, dev: i32, stream: i64, start: f64, dur: f64) {
+        let corr = b.runtime("cudaLaunchKernel", 0, start - 5.0, 1.0);
+        b.gpu(GpuKind::Kernel, name, dev, stream, start, dur, corr);
+    }
+
+    #[test]
+    fn empty_trace_gives_no_devices() {
+        let t = TraceBuilder::new().build();
+        assert!(gpu_timeline(&t, None).is_empty());
+        assert!(gpu_timeline(&t, Some(Interval::new(0, 1000))).is_empty());
+    }
+
+    #[test]
+    fn overlaps_across_streams_count_once() {
+        let mut b = TraceBuilder::new();
+        kernel(&mut b, "gemm_a", 0, 7, 10.0, 10.0); // [10, 20)
+        kernel(&mut b, "gemm_b", 0, 13, 15.0, 10.0); // [15, 25)
+        kernel(&mut b, "gemm_c", 0, 7, 30.0, 10.0); // [30, 40)
+        let t = b.build();
+        let tl = gpu_timeline(&t, None);
+        assert_eq!(tl.len(), 1);
+        let d = &tl[0];
+        assert_eq!(d.device, 0);
+        assert_eq!(d.computation, 25_000);
+        assert_eq!(d.busy, 25_000);
+        assert_eq!(d.total, 30_000);
+        assert_eq!(d.idle, 5_000);
+        assert_eq!(d.events, 3);
+        assert_eq!(
+            d.computation + d.exposed_comm + d.exposed_memcpy + d.idle,
+            d.total
+        );
+    }
+
+    #[test]
+    fn exposed_comm_and_memcpy() {
+        let mut b = TraceBuilder::new();
+        kernel(&mut b, "gemm", 0, 7, 0.0, 10.0); // comp [0, 10)
+        kernel(&mut b, "ncclDevKernel_AllReduce_Sum_f32", 0, 20, 5.0, 20.0); // comm [5, 25)
+        let c = b.runtime("cudaMemcpyAsync", 0, 1.0, 1.0);
+        b.gpu(
+            GpuKind::Memcpy,
+            "Memcpy DtoH (Device -> Pinned)",
+            0,
+            7,
+            20.0,
+            10.0,
+            c,
+        ); // [20, 30)
+        let c = b.runtime("cudaMemsetAsync", 0, 1.0, 1.0);
+        b.gpu(GpuKind::Memset, "Memset (Device)", 0, 7, 40.0, 2.0, c); // comp [40, 42)
+        let t = b.build();
+        let d = &gpu_timeline(&t, None)[0];
+        assert_eq!(d.computation, 12_000);
+        assert_eq!(d.total_comm, 20_000);
+        assert_eq!(d.exposed_comm, 15_000); // [10, 25)
+        assert_eq!(d.total_memcpy, 10_000);
+        assert_eq!(d.exposed_memcpy, 5_000); // [25, 30)
+        assert_eq!(d.busy, 32_000);
+        assert_eq!(d.total, 42_000);
+        assert_eq!(d.idle, 10_000);
+        assert_eq!(
+            d.computation + d.exposed_comm + d.exposed_memcpy + d.idle,
+            d.total
+        );
+    }
+
+    #[test]
+    fn rocm_copy_kernels_are_memcpy() {
+        let mut b = TraceBuilder::new();
+        kernel(&mut b, "__amd_rocclr_copyBuffer", 0, 0, 0.0, 4.0);
+        kernel(&mut b, "MEMORY_COPY_DEVICE_TO_HOST", 0, 0, 10.0, 4.0);
+        kernel(&mut b, "__amd_rocclr_fillBufferAligned", 0, 0, 20.0, 4.0);
+        let t = b.build();
+        let d = &gpu_timeline(&t, None)[0];
+        assert_eq!(d.total_memcpy, 8_000);
+        assert_eq!(d.computation, 4_000);
+    }
+
+    #[test]
+    fn unlinked_events_and_syncs_are_left_out() {
+        let mut b = TraceBuilder::new();
+        kernel(&mut b, "k", 0, 7, 100.0, 10.0);
+        b.gpu(
+            GpuKind::Kernel,
+            "queued_before_profiling",
+            0,
+            7,
+            0.0,
+            50.0,
+            0,
+        );
+        let c = b.runtime("cudaStreamSynchronize", 0, 1.0, 1.0);
+        b.gpu(GpuKind::Sync, "Stream Sync", 0, 7, 110.0, 500.0, c);
+        let t = b.build();
+        let d = &gpu_timeline(&t, None)[0];
+        assert_eq!((d.computation, d.total, d.events), (10_000, 10_000, 1));
+        let d = &gpu_timeline_with(&t, None, true)[0];
+        assert_eq!((d.computation, d.total, d.events), (60_000, 110_000, 2));
+    }
+
+    #[test]
+    fn window_clips_events() {
+        let mut b = TraceBuilder::new();
+        kernel(&mut b, "a", 0, 7, 0.0, 20.0); // [0, 20)
+        kernel(&mut b, "b", 0, 7, 30.0, 20.0); // [30, 50)
+        kernel(&mut b, "c", 0, 7, 100.0, 5.0); // outside
+        let t = b.build();
+        let d = &gpu_timeline(&t, Some(Interval::new(10_000, 40_000)))[0];
+        assert_eq!(d.computation, 20_000);
+        assert_eq!(d.span, Interval::new(10_000, 40_000));
+        assert_eq!(d.total, 30_000);
+        assert_eq!(d.idle, 10_000);
+        assert_eq!(d.events, 2);
+        // a window with nothing in it
+        assert!(gpu_timeline(&t, Some(Interval::new(60_000, 90_000))).is_empty());
+    }
+
+    #[test]
+    fn devices_are_separate() {
+        let mut b = TraceBuilder::new();
+        kernel(&mut b, "a", 1, 7, 0.0, 10.0);
+        kernel(&mut b, "b", 0, 7, 5.0, 10.0);
+        let t = b.build();
+        let tl = gpu_timeline(&t, None);
+        assert_eq!(tl.iter().map(|d| d.device).collect::<Vec<_>>(), vec![0, 1]);
+        assert!(tl.iter().all(|d| d.busy == 10_000 && d.idle == 0));
+    }
+
+    #[test]
+    fn zero_length_events_extend_the_span() {
+        let mut b = TraceBuilder::new();
+        kernel(&mut b, "a", 0, 7, 10.0, 10.0);
+        let c = b.runtime("cudaMemcpyAsync", 0, 1.0, 1.0);
+        b.gpu(GpuKind::Memcpy, "Memcpy HtoD", 0, 7, 30.0, 0.0, c);
+        let t = b.build();
+        let d = &gpu_timeline(&t, None)[0];
+        assert_eq!((d.busy, d.total, d.idle), (10_000, 20_000, 10_000));
+    }
 }
