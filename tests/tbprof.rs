@@ -367,3 +367,70 @@ fn resnet50_num_workers_4_span1() {
 fn resnet50_num_workers_4_span2() {
     check(&NW4_SPAN2);
 }
+
+/// The plugin's own end-to-end expectations for span 1 of the num_workers=0 run
+/// (`tb_plugin/test/result_check_file.txt`, also `expected-values.md` §2.1), µs:
+/// step, Kernel, Memcpy, Memset, Runtime, DataLoader, CPU Exec, Other, Total.
+const TB_CHECK_NW0: [[i64; 9]; 6] = [
+    [5, 98598, 1941, 90, 2796, 69317, 14091, 1115, 187948],
+    [6, 98570, 1947, 89, 2762, 57669, 12968, 1148, 175153],
+    [7, 98596, 1931, 91, 2877, 61257, 13768, 1213, 179733],
+    [8, 98623, 1938, 89, 2841, 56453, 13420, 1200, 174564],
+    [9, 98504, 1937, 87, 2788, 62690, 15025, 1141, 182172],
+    [10, 98641, 1798, 88, 3381, 48185, 12773, 1117, 165983],
+];
+
+/// The same trace ships in `samples/`, so this check runs even without the corpus.
+#[test]
+fn shipped_resnet50_sample_matches_the_plugin_test() {
+    let trace = common::load(&common::sample(
+        "resnet50_v100_num_workers_0.pt.trace.json.gz",
+    ));
+    let a = analyze_steps(&trace);
+    assert_eq!(a.steps.len(), TB_CHECK_NW0.len());
+    for (st, row) in a.steps.iter().zip(TB_CHECK_NW0) {
+        let b = &st.breakdown;
+        let ours = [
+            st.number.unwrap(),
+            b.kernel,
+            b.memcpy,
+            b.memset,
+            b.runtime,
+            b.dataloader,
+            b.cpu_exec,
+            b.other,
+            st.span.len(),
+        ];
+        assert_eq!(ours[0], row[0]);
+        for (i, (o, e)) in ours.iter().zip(row).enumerate().skip(1) {
+            close(
+                &format!("{} column {i}", st.name),
+                *o as f64,
+                (e * 1000) as f64,
+                TOL_NS,
+            );
+        }
+        assert_eq!(b.communication, 0);
+    }
+    // "Average Step Time" as displayed (rounded µs).
+    let av = a.average;
+    let shown = [
+        (av.total, 177592.0),
+        (av.kernel, 98589.0),
+        (av.memcpy, 1915.0),
+        (av.memset, 89.0),
+        (av.runtime, 2908.0),
+        (av.dataloader, 59262.0),
+        (av.cpu_exec, 13674.0),
+        (av.other, 1156.0),
+    ];
+    for (ours, e) in shown {
+        assert_eq!((ours / 1000.0).round(), e);
+    }
+    let g = &gpu_summaries(&trace, a.span)[0];
+    let pct = |v: Option<f64>| format!("{:.2}", v.unwrap() * 100.0);
+    assert_eq!(pct(g.utilization), "55.51");
+    assert_eq!(pct(g.sm_efficiency), "54.68");
+    assert_eq!(pct(g.achieved_occupancy), "49.13");
+    assert_eq!(pct(g.tensor_core_ratio), "0.00");
+}
