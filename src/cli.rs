@@ -25,6 +25,8 @@ const AFTER_HELP: &str = "\
 Examples:
   stallscope analyze trace.pt.trace.json.gz
   stallscope analyze trace.json --format json -o report.json
+  stallscope analyze trace.json --format html -o report.html
+  stallscope analyze trace.json --format csv --view kernels -o kernels.csv
   stallscope analyze trace.json --top 25 --sort host-self
   zcat big.json.gz | stallscope analyze -
 
@@ -52,6 +54,23 @@ enum Format {
     Table,
     /// The versioned JSON report (see docs/json-report.md).
     Json,
+    /// One self-contained HTML page with charts (works offline).
+    Html,
+    /// GitHub-flavoured Markdown for pull requests and issues.
+    Md,
+    /// CSV of one table (needs --view).
+    Csv,
+}
+
+/// Tables that `--format csv` can write.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
+enum View {
+    /// The kernel table.
+    Kernels,
+    /// The operator table.
+    Ops,
+    /// One row per step with its time breakdown.
+    Steps,
 }
 
 /// Colour choice.
@@ -95,6 +114,10 @@ struct AnalyzeArgs {
     #[arg(long, short = 'o', value_name = "FILE")]
     output: Option<PathBuf>,
 
+    /// Table written by --format csv (required with csv, not allowed otherwise).
+    #[arg(long, value_enum, required_if_eq("format", "csv"))]
+    view: Option<View>,
+
     /// Analyze every step (today's default; a steady-state window will become the default).
     #[arg(long)]
     all: bool,
@@ -134,12 +157,15 @@ pub fn sort_ops(r: &mut Report, key: OpSort) {
         OpSort::DeviceTotal => r.ops.sort_by(|a, b| desc(a.device_total_us, b.device_total_us)),
         OpSort::HostSelf => r.ops.sort_by(|a, b| desc(a.host_self_us, b.host_self_us)),
         OpSort::HostTotal => r.ops.sort_by(|a, b| desc(a.host_total_us, b.host_total_us)),
-        OpSort::Calls => r.ops.sort_by(|a, b| b.calls.cmp(&a.calls)),
+        OpSort::Calls => r.ops.sort_by_key(|o| std::cmp::Reverse(o.calls)),
         OpSort::Name => r.ops.sort_by(|a, b| a.name.cmp(&b.name)),
     }
 }
 
 fn analyze(args: AnalyzeArgs) -> Result<(), (i32, String)> {
+    if args.view.is_some() && args.format != Format::Csv {
+        return Err((2, "error: --view applies only to --format csv".into()));
+    }
     let path = args.trace.to_string_lossy().into_owned();
     let mut lopts = LoadOptions {
         progress_over: Some(50 << 20),
@@ -178,8 +204,9 @@ fn analyze(args: AnalyzeArgs) -> Result<(), (i32, String)> {
     };
     let ropts = report::RenderOptions {
         top: args.top.unwrap_or(match args.format {
-            Format::Table => 10,
-            Format::Json => 0,
+            Format::Table | Format::Md => 10,
+            Format::Html => 50,
+            Format::Json | Format::Csv => 0,
         }),
         color,
         width: 100,
@@ -191,6 +218,15 @@ fn analyze(args: AnalyzeArgs) -> Result<(), (i32, String)> {
     let renderer: Box<dyn Renderer> = match args.format {
         Format::Table => Box::new(report::terminal::Terminal),
         Format::Json => Box::new(report::json::Json),
+        Format::Html => Box::new(report::html::Html),
+        Format::Md => Box::new(report::markdown::Markdown),
+        Format::Csv => Box::new(report::csv::Csv {
+            view: match args.view {
+                Some(View::Kernels) => report::csv::View::Kernels,
+                Some(View::Ops) => report::csv::View::Ops,
+                Some(View::Steps) | None => report::csv::View::Steps,
+            },
+        }),
     };
     let mut buf: Vec<u8> = Vec::new();
     renderer

@@ -302,7 +302,7 @@ impl Trace {
     pub fn finalize(&mut self) {
         self.cpu
             .sort_by(|a, b| a.start.cmp(&b.start).then(b.dur.cmp(&a.dur)));
-        self.gpu.sort_by(|a, b| a.start.cmp(&b.start));
+        self.gpu.sort_by_key(|g| g.start);
 
         // op by External id (first wins; ids are unique in well-formed traces)
         let mut op_by_ext: HashMap<u64, u32> = HashMap::new();
@@ -361,8 +361,7 @@ impl Trace {
         self.devices.sort_by_key(|d| d.id);
     }
 
-    /// The operator that launched a device event: via its runtime call's External id, else
-    /// via the device event's own External id.
+    /// The operator that launched a device event, through its runtime call's External id.
     pub fn owner_op_of(&self, g: &GpuEvent) -> Option<u32> {
         if g.launch != NONE {
             let l = &self.cpu[g.launch as usize];
