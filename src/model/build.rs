@@ -45,6 +45,7 @@ impl TraceBuilder {
                 distributed: None,
                 base_time_ns: None,
                 warnings: Vec::new(),
+                gpu_metrics: Vec::new(),
             },
             next_corr: 1,
             next_ext: 1,

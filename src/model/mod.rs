@@ -30,6 +30,10 @@ pub const NONE: u32 = u32::MAX;
 pub enum SourceFormat {
     /// torch.profiler / Kineto Chrome-trace JSON.
     Kineto,
+    /// Nsight Systems SQLite export (`nsys export --type sqlite`).
+    NsysSqlite,
+    /// Nsight Compute CSV (`ncu --csv`): per-kernel metrics, no timeline.
+    NcuCsv,
 }
 
 /// Where a trace came from and how big it was.
@@ -273,6 +277,23 @@ pub struct Trace {
     pub base_time_ns: Option<i64>,
     /// Reading warnings.
     pub warnings: Vec<Warning>,
+    /// Sampled GPU metrics (Nsight Systems `--gpu-metrics-devices`); empty when not recorded.
+    pub gpu_metrics: Vec<GpuMetricSeries>,
+}
+
+/// One sampled GPU metric of one device (Nsight Systems GPU metrics: `SMs Active`,
+/// `DRAM Read Bandwidth`, ...). Values are as recorded (percent of peak for throughput
+/// metrics); sample `i` describes the time from `times[i]` to `times[i + 1]`.
+#[derive(Clone, Debug, Default, serde::Serialize)]
+pub struct GpuMetricSeries {
+    /// Device id (GPU index).
+    pub device: i64,
+    /// Metric name as recorded, including any unit suffix (`SMs Active [Throughput %]`).
+    pub name: String,
+    /// Sample timestamps, ns, ascending.
+    pub times: Vec<Ns>,
+    /// Sample values.
+    pub values: Vec<f64>,
 }
 
 impl Trace {

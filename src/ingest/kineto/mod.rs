@@ -835,6 +835,7 @@ pub fn read<R: Read + Send>(
         distributed,
         base_time_ns,
         warnings: merger.warnings.map.into_values().collect(),
+        gpu_metrics: Vec::new(),
     };
     trace.finalize();
     // Launch flows (TraceLens's linkage): a device event is linked when its launching call is
