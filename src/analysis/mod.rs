@@ -7,6 +7,7 @@ pub mod classify;
 pub mod gpu;
 pub mod kernels;
 pub mod ops;
+pub mod step_timeline;
 pub mod steps;
 pub mod timeline;
 
@@ -34,6 +35,8 @@ pub struct Analysis {
     pub kernels: Vec<kernels::KernelRow>,
     /// Operator table, by device self time descending.
     pub ops: Vec<ops::OpRow>,
+    /// Device timeline of the representative (median) step, capped.
+    pub step_timeline: Option<step_timeline::StepTimeline>,
 }
 
 /// Runs every analysis over the trace.
@@ -44,6 +47,8 @@ pub fn analyze(trace: &Trace, _opts: &AnalyzeOptions) -> Analysis {
     let timeline = timeline::gpu_timeline(trace, Some(window));
     let kernels = kernels::kernel_table(trace, window);
     let ops = ops::op_table(trace, window);
+    let step_timeline =
+        step_timeline::step_timeline(trace, &steps.steps, step_timeline::MAX_EVENTS);
     Analysis {
         steps,
         window,
@@ -51,5 +56,6 @@ pub fn analyze(trace: &Trace, _opts: &AnalyzeOptions) -> Analysis {
         timeline,
         kernels,
         ops,
+        step_timeline,
     }
 }

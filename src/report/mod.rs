@@ -4,7 +4,10 @@
 //! [`SCHEMA_VERSION`], documented in `docs/json-report.md`); every renderer formats a `Report`.
 //! Building it only converts units (ns → µs, fractions) and resolves names.
 
+pub mod csv;
+pub mod html;
 pub mod json;
+pub mod markdown;
 pub mod terminal;
 
 use serde::Serialize;
@@ -235,6 +238,9 @@ pub struct Report {
     pub kernels: Vec<KernelInfo>,
     /// Operator table (all rows; renderers cut).
     pub ops: Vec<OpInfo>,
+    /// Device timeline of the representative step (absent without steps or device work).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub step_timeline: Option<StepTimelineInfo>,
 }
 
 impl Report {
@@ -357,6 +363,185 @@ impl Report {
                     device_total_us: us(o.device_total),
                 })
                 .collect(),
+            step_timeline: a
+                .step_timeline
+                .as_ref()
+                .map(|t| StepTimelineInfo::new(trace, t, origin)),
+        }
+    }
+}
+
+/// The representative step's device timeline (`analysis::step_timeline`), with names moved
+/// to a table that events refer to by index.
+#[derive(Debug, Clone, Serialize)]
+pub struct StepTimelineInfo {
+    /// Step name.
+    pub step: String,
+    /// Start, µs since `source.trace_start_us`.
+    pub start_us: f64,
+    /// Duration, µs.
+    pub duration_us: f64,
+    /// Events over all devices.
+    pub events: u64,
+    /// Blocks listed over all devices (fewer than `events` when close events were merged).
+    pub blocks: u64,
+    /// Names referred to by `name` indexes below.
+    pub names: Vec<String>,
+    /// Devices with work in the step.
+    pub devices: Vec<StepDeviceInfo>,
+    /// Host synchronization calls in the step.
+    pub host_syncs: Vec<SyncInfo>,
+}
+
+/// One device of [`StepTimelineInfo`].
+#[derive(Debug, Clone, Serialize)]
+pub struct StepDeviceInfo {
+    /// Device id.
+    pub device: i64,
+    /// Events in the step.
+    pub events: u64,
+    /// Union of the device's work in the step, µs.
+    pub busy_us: f64,
+    /// Step duration minus busy, µs.
+    pub idle_us: f64,
+    /// Number of idle gaps.
+    pub gap_count: u64,
+    /// The longest idle gaps, in time order.
+    pub gaps: Vec<SpanInfo>,
+    /// Device-side sync records.
+    pub syncs: Vec<SyncInfo>,
+    /// One lane per stream.
+    pub lanes: Vec<LaneInfo>,
+}
+
+/// A stream lane.
+#[derive(Debug, Clone, Serialize)]
+pub struct LaneInfo {
+    /// Stream id.
+    pub stream: i64,
+    /// Blocks in time order.
+    pub events: Vec<BlockInfo>,
+}
+
+/// One event, or several consecutive events merged by the cap (`count > 1`).
+#[derive(Debug, Clone, Serialize)]
+pub struct BlockInfo {
+    /// Start, µs since `source.trace_start_us`.
+    pub start_us: f64,
+    /// Duration, µs.
+    pub dur_us: f64,
+    /// Index into `names` (for a merged block: its longest event).
+    pub name: u32,
+    /// `kernel`, `memcpy` or `memset`.
+    pub kind: &'static str,
+    /// Kernel category (for a merged block: the one with most time).
+    pub category: analysis::classify::KernelCategory,
+    /// Events merged (absent for a single event).
+    #[serde(skip_serializing_if = "is_one")]
+    pub count: u32,
+    /// Sum of the merged events' durations, µs (absent for a single event).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub busy_us: Option<f64>,
+}
+
+fn is_one(v: &u32) -> bool {
+    *v == 1
+}
+
+/// A time span.
+#[derive(Debug, Clone, Serialize)]
+pub struct SpanInfo {
+    /// Start, µs since `source.trace_start_us`.
+    pub start_us: f64,
+    /// Duration, µs.
+    pub dur_us: f64,
+}
+
+/// A synchronization record or call.
+#[derive(Debug, Clone, Serialize)]
+pub struct SyncInfo {
+    /// Start, µs since `source.trace_start_us`.
+    pub start_us: f64,
+    /// Duration, µs.
+    pub dur_us: f64,
+    /// Index into `names`.
+    pub name: u32,
+}
+
+impl StepTimelineInfo {
+    fn new(trace: &Trace, t: &analysis::step_timeline::StepTimeline, origin: Ns) -> Self {
+        let mut names: Vec<String> = Vec::new();
+        let mut index: std::collections::HashMap<crate::model::NameId, u32> = Default::default();
+        let mut name = |id| {
+            *index.entry(id).or_insert_with(|| {
+                names.push(trace.name(id).to_string());
+                (names.len() - 1) as u32
+            })
+        };
+        let rel = |t: Ns| us(t - origin);
+        let mut sync = |s: &analysis::step_timeline::SyncMark| SyncInfo {
+            start_us: rel(s.start),
+            dur_us: us(s.dur),
+            name: name(s.name),
+        };
+        let host_syncs = t.host_syncs.iter().map(&mut sync).collect();
+        let mut devices = Vec::new();
+        for d in &t.devices {
+            let syncs = d.syncs.iter().map(&mut sync).collect();
+            devices.push((d, syncs));
+        }
+        let devices = devices
+            .into_iter()
+            .map(|(d, syncs)| StepDeviceInfo {
+                device: d.device,
+                events: d.events,
+                busy_us: us(d.busy),
+                idle_us: us(d.idle),
+                gap_count: d.gap_count,
+                gaps: d
+                    .gaps
+                    .iter()
+                    .map(|g| SpanInfo {
+                        start_us: rel(g.start),
+                        dur_us: us(g.len()),
+                    })
+                    .collect(),
+                syncs,
+                lanes: d
+                    .lanes
+                    .iter()
+                    .map(|l| LaneInfo {
+                        stream: l.stream,
+                        events: l
+                            .blocks
+                            .iter()
+                            .map(|b| BlockInfo {
+                                start_us: rel(b.start),
+                                dur_us: us(b.dur),
+                                name: name(b.name),
+                                kind: match b.kind {
+                                    crate::model::GpuKind::Memcpy => "memcpy",
+                                    crate::model::GpuKind::Memset => "memset",
+                                    _ => "kernel",
+                                },
+                                category: b.category,
+                                count: b.count,
+                                busy_us: (b.count > 1).then(|| us(b.busy)),
+                            })
+                            .collect(),
+                    })
+                    .collect(),
+            })
+            .collect();
+        StepTimelineInfo {
+            step: t.step.clone(),
+            start_us: rel(t.span.start),
+            duration_us: us(t.span.len()),
+            events: t.events,
+            blocks: t.blocks,
+            names,
+            devices,
+            host_syncs,
         }
     }
 }

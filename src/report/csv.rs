@@ -1,0 +1,165 @@
+//! CSV tables (RFC 4180): one view of the report per file, a header row, then one row per
+//! kernel, operator or step. Numbers are written in full precision (µs, fractions as in the
+//! JSON report), a missing value is an empty field, and every field that needs it is quoted,
+//! so names from the trace (commas, quotes, line breaks) come back intact.
+
+use std::io::{self, Write};
+
+use super::{RenderOptions, Renderer, Report};
+
+/// Which table to write.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum View {
+    /// The kernel table.
+    Kernels,
+    /// The operator table.
+    Ops,
+    /// One row per step with its breakdown.
+    Steps,
+}
+
+/// CSV of one view.
+pub struct Csv {
+    /// The table to write.
+    pub view: View,
+}
+
+/// One field, quoted when it contains a comma, a quote, a line break or leading/trailing
+/// spaces (quotes doubled inside), as RFC 4180 says.
+pub fn field(s: &str) -> String {
+    let needs = s.contains([',', '"', '\r', '\n'])
+        || s.starts_with(' ')
+        || s.ends_with(' ')
+        || s.starts_with('\t');
+    if needs {
+        format!("\"{}\"", s.replace('"', "\"\""))
+    } else {
+        s.to_string()
+    }
+}
+
+fn num(v: f64) -> String {
+    if v.is_finite() {
+        v.to_string()
+    } else {
+        String::new()
+    }
+}
+
+fn opt(v: Option<f64>) -> String {
+    v.map(num).unwrap_or_default()
+}
+
+fn row(out: &mut dyn Write, cells: &[String]) -> io::Result<()> {
+    let line: Vec<String> = cells.iter().map(|c| field(c)).collect();
+    out.write_all(line.join(",").as_bytes())?;
+    out.write_all(b"\r\n")
+}
+
+fn header(out: &mut dyn Write, cols: &[&str]) -> io::Result<()> {
+    let v: Vec<String> = cols.iter().map(|s| s.to_string()).collect();
+    row(out, &v)
+}
+
+impl Renderer for Csv {
+    fn render(&self, r: &Report, opts: &RenderOptions, out: &mut dyn Write) -> io::Result<()> {
+        let top = if opts.top == 0 { usize::MAX } else { opts.top };
+        match self.view {
+            View::Kernels => {
+                header(
+                    out,
+                    &[
+                        "name",
+                        "category",
+                        "calls",
+                        "total_us",
+                        "mean_us",
+                        "min_us",
+                        "max_us",
+                        "share",
+                        "blocks_per_sm",
+                        "occupancy_pct",
+                        "tensor_core",
+                    ],
+                )?;
+                for k in r.kernels.iter().take(top) {
+                    row(
+                        out,
+                        &[
+                            k.name.clone(),
+                            k.category.as_str().to_string(),
+                            k.calls.to_string(),
+                            num(k.total_us),
+                            num(k.mean_us),
+                            num(k.min_us),
+                            num(k.max_us),
+                            num(k.share),
+                            opt(k.blocks_per_sm),
+                            opt(k.occupancy_pct),
+                            k.tensor_core.to_string(),
+                        ],
+                    )?;
+                }
+            }
+            View::Ops => {
+                header(
+                    out,
+                    &[
+                        "name",
+                        "calls",
+                        "host_self_us",
+                        "host_total_us",
+                        "device_self_us",
+                        "device_total_us",
+                    ],
+                )?;
+                for o in r.ops.iter().take(top) {
+                    row(
+                        out,
+                        &[
+                            o.name.clone(),
+                            o.calls.to_string(),
+                            num(o.host_self_us),
+                            num(o.host_total_us),
+                            num(o.device_self_us),
+                            num(o.device_total_us),
+                        ],
+                    )?;
+                }
+            }
+            View::Steps => {
+                let mut cols = vec!["name".to_string(), "start_us".into(), "duration_us".into()];
+                cols.extend(
+                    r.breakdown_us
+                        .parts()
+                        .iter()
+                        .map(|(label, _)| format!("{label}_us")),
+                );
+                row(out, &cols)?;
+                for s in &r.steps {
+                    let mut cells = vec![s.name.clone(), num(s.start_us), num(s.duration_us)];
+                    cells.extend(s.breakdown_us.parts().iter().map(|(_, v)| num(*v)));
+                    row(out, &cells)?;
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn quoting() {
+        assert_eq!(field("plain"), "plain");
+        assert_eq!(field("a,b"), "\"a,b\"");
+        assert_eq!(field("say \"hi\""), "\"say \"\"hi\"\"\"");
+        assert_eq!(field("two\nlines"), "\"two\nlines\"");
+        assert_eq!(field(" padded"), "\" padded\"");
+        assert_eq!(field("<script>"), "<script>");
+        assert_eq!(num(f64::NAN), "");
+        assert_eq!(num(0.1), "0.1");
+    }
+}

@@ -1,0 +1,1119 @@
+//! The HTML report: one self-contained page (inline CSS, inline SVG charts drawn here, one
+//! small inline script for tooltips and table sorting) that works offline and makes no network
+//! request.
+//!
+//! Safety: every string that comes from the trace goes through [`escape`], in text and in
+//! attributes alike; the script only ever puts text into the page with `textContent`. Names
+//! are listed once, escaped, in a hidden `<ol id="names">` that chart elements refer to by
+//! index (`data-n`), which also keeps big reports small. A Content-Security-Policy allows no
+//! network access at all and only the page's own script (by its SHA-256), so even a name that
+//! slipped through could neither run code nor load anything.
+//!
+//! When the page has loaded, the script writes a summary of what rendered into
+//! `<body data-selfcheck="…">` (script errors, resources fetched, shapes drawn per chart),
+//! which the browser test reads.
+
+use std::fmt::Write as _;
+use std::io::{self, Write};
+
+use super::terminal::{fmt_bytes, fmt_count, fmt_pct, fmt_us, shorten_middle};
+use super::{BreakdownUs, RenderOptions, Renderer, Report, StepDeviceInfo, StepTimelineInfo};
+use crate::analysis::classify::KernelCategory;
+
+/// The self-contained HTML page.
+pub struct Html;
+
+/// Escapes text for HTML element content and quoted attribute values (`&`, `<`, `>`, `"`,
+/// `'`). Control characters other than tab and newline become U+FFFD.
+pub fn escape(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 16);
+    for c in s.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            '\t' | '\n' => out.push(c),
+            c if c.is_control() => out.push('\u{FFFD}'),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+macro_rules! w {
+    ($dst:expr, $($arg:tt)*) => {{
+        let _ = write!($dst, $($arg)*);
+    }};
+}
+
+/// Kernel categories in display order; `k{index}` is the CSS class of each.
+const CATEGORIES: [KernelCategory; 11] = [
+    KernelCategory::Gemm,
+    KernelCategory::Conv,
+    KernelCategory::Attention,
+    KernelCategory::Elementwise,
+    KernelCategory::Reduction,
+    KernelCategory::Norm,
+    KernelCategory::Memcpy,
+    KernelCategory::Memset,
+    KernelCategory::Communication,
+    KernelCategory::Triton,
+    KernelCategory::Other,
+];
+
+fn cat_index(c: KernelCategory) -> usize {
+    CATEGORIES.iter().position(|x| *x == c).unwrap_or(10)
+}
+
+const CAT_COLORS: [&str; 11] = [
+    "#4e79a7", "#59a14f", "#9c6ade", "#a0cbe8", "#f1ce63", "#b6992d", "#f28e2b", "#ffbe7d",
+    "#d37295", "#499894", "#bab0ac",
+];
+
+/// Colours of the step breakdown roles, in [`BreakdownUs::parts`] order.
+const ROLE_COLORS: [&str; 8] = [
+    "#4e79a7", "#f28e2b", "#ffbe7d", "#b07aa1", "#9c755f", "#edc948", "#59a14f", "#bab0ac",
+];
+
+const SPLIT_COLORS: [&str; 4] = ["#4e79a7", "#b07aa1", "#f28e2b", "#e15759"];
+
+const CSS: &str = r#"
+:root{--fg:#1f2328;--muted:#59636e;--line:#d1d9e0;--bg:#fff;--soft:#f6f8fa;--idle:#e15759}
+*{box-sizing:border-box}
+body{margin:0;font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,"Helvetica Neue",Arial,sans-serif;color:var(--fg);background:var(--bg)}
+header{background:#24292f;color:#fff;padding:18px 32px}
+header h1{margin:0;font-size:22px;font-weight:600}
+header h1 .file{font-weight:400;color:#c9d1d9;word-break:break-all}
+header .meta{margin:4px 0 0;color:#c9d1d9;font-size:13px}
+main{max-width:1320px;margin:0 auto;padding:8px 32px 40px}
+section{margin:26px 0}
+h2{font-size:18px;margin:0 0 4px;padding-bottom:4px;border-bottom:1px solid var(--line)}
+p.note{margin:4px 0 10px;color:var(--muted);font-size:13px}
+.cards{display:flex;flex-wrap:wrap;gap:12px;margin-top:18px}
+.card{flex:1 1 180px;border:1px solid var(--line);border-radius:8px;padding:10px 14px;background:var(--soft)}
+.card .k{color:var(--muted);font-size:12px;text-transform:uppercase;letter-spacing:.04em}
+.card .v{font-size:24px;font-weight:600;margin-top:2px}
+.card .s{color:var(--muted);font-size:12px}
+.legend{display:flex;flex-wrap:wrap;gap:4px 14px;margin:6px 0 8px;font-size:12px;color:var(--muted)}
+.legend span{display:inline-flex;align-items:center;gap:5px}
+.legend i{display:inline-block;width:12px;height:12px;border-radius:2px}
+.legend i.line{width:3px;height:14px;border-radius:0}
+svg.chart{display:block;width:100%;height:auto;font-size:12px}
+svg text{fill:var(--fg)}
+svg text.m{fill:var(--muted)}
+svg .grid{stroke:#e6e9ed;stroke-width:1}
+svg .axis{stroke:#8c959f;stroke-width:1}
+svg rect[data-tip]:hover,svg rect[data-n]:hover{stroke:#000;stroke-width:1}
+svg .band{fill:var(--idle);opacity:.13}
+svg .gap{fill:var(--idle)}
+svg .hsync{stroke:#24292f;stroke-width:1.2;stroke-dasharray:3 2}
+svg .hit{fill:transparent}
+svg .dsync{fill:#24292f}
+svg .lane{fill:#f6f8fa}
+table{border-collapse:collapse;width:100%;font-size:13px}
+th,td{padding:4px 8px;border-bottom:1px solid #eaeef2;text-align:right;white-space:nowrap}
+th{background:var(--soft);font-weight:600;position:sticky;top:0}
+table.sortable th{cursor:pointer;user-select:none}
+table.sortable th:hover{background:#eaeef2}
+th[aria-sort=descending]::after{content:" ▾"}
+th[aria-sort=ascending]::after{content:" ▴"}
+td.name,th.name,td.t,th.t{text-align:left}
+td.name{white-space:normal;overflow-wrap:anywhere;font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:12px;min-width:320px}
+td .bar{display:inline-block;height:8px;background:#4e79a7;border-radius:2px;margin-right:6px;vertical-align:middle}
+td i.sw{display:inline-block;width:10px;height:10px;border-radius:2px;margin-right:5px;vertical-align:-1px}
+.tablewrap{max-height:640px;overflow:auto;border:1px solid var(--line);border-radius:6px}
+ul.plain{margin:6px 0;padding-left:20px}
+.warn{color:#9a6700}
+#tip{position:fixed;z-index:10;max-width:640px;background:#24292f;color:#fff;padding:6px 9px;border-radius:6px;font-size:12px;pointer-events:none;box-shadow:0 2px 8px rgba(0,0,0,.25);overflow-wrap:anywhere}
+#tip .t0{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;margin-bottom:2px}
+footer{color:var(--muted);font-size:12px;border-top:1px solid var(--line);padding-top:10px;margin-top:30px}
+"#;
+
+const SCRIPT: &str = r#"(function () {
+  "use strict";
+  var errors = 0;
+  window.addEventListener("error", function () { errors++; });
+  window.addEventListener("unhandledrejection", function () { errors++; });
+  var CATS = ["gemm", "conv", "attention", "elementwise", "reduction", "norm", "memcpy", "memset", "communication", "triton", "other"];
+  var names = [];
+  var list = document.getElementById("names");
+  if (list) {
+    for (var i = 0; i < list.children.length; i++) names.push(list.children[i].textContent);
+  }
+  function fmt(us) {
+    var a = Math.abs(us);
+    if (a === 0) return "0";
+    if (a < 1) return (us * 1000).toFixed(0) + " ns";
+    if (a < 1000) return us.toFixed(1) + " \u00b5s";
+    if (a < 1e6) return (us / 1000).toFixed(2) + " ms";
+    return (us / 1e6).toFixed(2) + " s";
+  }
+  function lines(el) {
+    var d = el.dataset, out = [];
+    var m = /(?:^| )k(\d+)(?: |$)/.exec(el.getAttribute("class") || "");
+    var cat = m ? CATS[+m[1]] : "";
+    if (d.n !== undefined) out.push((d.c ? "longest: " : "") + (names[+d.n] || ""));
+    if (d.c) {
+      out.unshift(d.c + " events merged, mostly " + cat);
+      out.push("busy " + fmt(+d.b) + " of " + fmt(+d.d) + ", from +" + fmt(+d.s) + " in the step");
+    } else if (d.d !== undefined) {
+      out.push((cat ? cat + " \u00b7 " : "") + fmt(+d.d) + " \u00b7 at +" + fmt(+d.s) + " in the step");
+    }
+    if (d.tip) out.push(d.tip);
+    return out;
+  }
+  var tip = document.getElementById("tip");
+  document.addEventListener("mousemove", function (e) {
+    var el = e.target && e.target.closest ? e.target.closest("[data-tip],[data-n]") : null;
+    if (!el) { tip.hidden = true; return; }
+    tip.textContent = "";
+    lines(el).forEach(function (t, i) {
+      var div = document.createElement("div");
+      if (i === 0) div.className = "t0";
+      div.textContent = t;
+      tip.appendChild(div);
+    });
+    tip.hidden = false;
+    var x = e.clientX + 14, y = e.clientY + 14;
+    if (x + tip.offsetWidth > window.innerWidth - 8) x = Math.max(8, e.clientX - tip.offsetWidth - 14);
+    if (y + tip.offsetHeight > window.innerHeight - 8) y = Math.max(8, e.clientY - tip.offsetHeight - 14);
+    tip.style.left = x + "px";
+    tip.style.top = y + "px";
+  });
+  document.addEventListener("mouseleave", function () { tip.hidden = true; });
+  Array.prototype.forEach.call(document.querySelectorAll("table.sortable"), function (table) {
+    var ths = table.tHead.rows[0].cells;
+    Array.prototype.forEach.call(ths, function (th, col) {
+      th.tabIndex = 0;
+      function sort() {
+        var numeric = th.getAttribute("data-type") === "num";
+        var cur = th.getAttribute("aria-sort");
+        var asc = cur ? cur === "descending" : !numeric;
+        var body = table.tBodies[0];
+        var rows = Array.prototype.slice.call(body.rows);
+        rows.sort(function (a, b) {
+          var x = a.cells[col], y = b.cells[col], r;
+          if (numeric) {
+            var vx = parseFloat(x.getAttribute("data-v")), vy = parseFloat(y.getAttribute("data-v"));
+            if (isNaN(vx)) vx = -Infinity;
+            if (isNaN(vy)) vy = -Infinity;
+            r = vx === vy ? 0 : (vx < vy ? -1 : 1);
+          } else {
+            r = x.textContent.localeCompare(y.textContent);
+          }
+          return asc ? r : -r;
+        });
+        rows.forEach(function (r) { body.appendChild(r); });
+        Array.prototype.forEach.call(ths, function (h) { h.removeAttribute("aria-sort"); });
+        th.setAttribute("aria-sort", asc ? "ascending" : "descending");
+      }
+      th.addEventListener("click", sort);
+      th.addEventListener("keydown", function (e) {
+        if (e.key === "Enter" || e.key === " ") { e.preventDefault(); sort(); }
+      });
+    });
+  });
+  window.addEventListener("load", function () {
+    var parts = [], total = 0;
+    Array.prototype.forEach.call(document.querySelectorAll("svg[data-chart]"), function (svg) {
+      var n = 0;
+      Array.prototype.forEach.call(svg.querySelectorAll("rect"), function (r) {
+        var b = r.getBoundingClientRect();
+        if (b.width > 0 && b.height > 0) n++;
+      });
+      total += n;
+      parts.push(svg.getAttribute("data-chart") + ":" + n);
+    });
+    var res = performance.getEntriesByType ? performance.getEntriesByType("resource").length : -1;
+    document.body.setAttribute("data-selfcheck",
+      "errors=" + errors + " resources=" + res + " shapes=" + total + " charts=" + parts.join(","));
+  });
+})();
+"#;
+
+/// One decimal, without a trailing `.0`.
+fn n1(v: f64) -> String {
+    let s = format!("{v:.1}");
+    match s.strip_suffix(".0") {
+        Some(t) if t != "-0" => t.to_string(),
+        Some(_) => "0".into(),
+        None => s,
+    }
+}
+
+/// A value for `data-v`/`data-d`: up to three decimals.
+fn n3(v: f64) -> String {
+    if !v.is_finite() {
+        return String::new();
+    }
+    let s = format!("{v:.3}");
+    let s = s.trim_end_matches('0').trim_end_matches('.');
+    if s == "-0" || s.is_empty() {
+        "0".into()
+    } else {
+        s.to_string()
+    }
+}
+
+fn pct(part: f64, total: f64) -> String {
+    if total > 0.0 {
+        format!("{:.1}%", part / total * 100.0)
+    } else {
+        "-".into()
+    }
+}
+
+/// A "nice" tick step (1, 2 or 5 × 10^k) for about `n` ticks over `range`.
+fn nice_step(range: f64, n: f64) -> f64 {
+    if range <= 0.0 || !range.is_finite() {
+        return 1.0;
+    }
+    let raw = range / n;
+    let mag = 10f64.powf(raw.log10().floor());
+    let f = raw / mag;
+    let m = if f <= 1.0 {
+        1.0
+    } else if f <= 2.0 {
+        2.0
+    } else if f <= 5.0 {
+        5.0
+    } else {
+        10.0
+    };
+    m * mag
+}
+
+/// Tick label for `v` µs with ticks every `step` µs.
+fn tick_label(v: f64, step: f64) -> String {
+    let (div, unit) = if step >= 1e5 {
+        (1e6, "s")
+    } else if step >= 100.0 {
+        (1e3, "ms")
+    } else {
+        (1.0, "µs")
+    };
+    let x = v / div;
+    let s = step / div;
+    let decimals = if s >= 1.0 {
+        0
+    } else {
+        ((-s.log10()) - 1e-9).ceil() as usize
+    };
+    if v == 0.0 {
+        "0".into()
+    } else {
+        format!("{x:.decimals$} {unit}")
+    }
+}
+
+/// Axis ticks and gridlines over `[0, range]` µs mapped to `[x0, x0 + width]`.
+fn axis(s: &mut String, range: f64, x0: f64, width: f64, y_text: f64, y0: f64, y1: f64) {
+    let step = nice_step(range, 8.0);
+    let mut v = 0.0;
+    while v <= range * 1.0001 {
+        let x = x0 + v / range.max(1e-9) * width;
+        w!(
+            s,
+            r#"<line class="grid" x1="{x}" x2="{x}" y1="{y0}" y2="{y1}"/><text class="m" x="{x}" y="{y_text}" text-anchor="middle">{}</text>"#,
+            escape(&tick_label(v, step)),
+            x = n1(x),
+        );
+        v += step;
+    }
+}
+
+fn legend(s: &mut String, items: &[(&str, &str)]) {
+    s.push_str(r#"<div class="legend">"#);
+    for (label, color) in items {
+        w!(
+            s,
+            r#"<span><i style="background:{color}"></i>{}</span>"#,
+            escape(label)
+        );
+    }
+    s.push_str("</div>");
+}
+
+fn file_name(r: &Report) -> String {
+    std::path::Path::new(&r.source.path)
+        .file_name()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_else(|| r.source.path.clone())
+}
+
+fn header(s: &mut String, r: &Report) {
+    let file = file_name(r);
+    w!(
+        s,
+        r#"<header><h1>stallscope report <span class="file">{}</span></h1><p class="meta">{} · {} · {} events"#,
+        escape(&file),
+        escape(&r.generator),
+        fmt_bytes(r.source.bytes),
+        fmt_count(r.source.events)
+    );
+    for d in &r.devices {
+        w!(
+            s,
+            " · GPU {} {}",
+            d.id,
+            escape(if d.name.is_empty() {
+                "(unnamed)"
+            } else {
+                &d.name
+            })
+        );
+    }
+    s.push_str("</p></header>");
+}
+
+fn cards(s: &mut String, r: &Report) {
+    s.push_str(r#"<div class="cards">"#);
+    let card = |s: &mut String, k: &str, v: &str, sub: &str| {
+        w!(
+            s,
+            r#"<div class="card"><div class="k">{}</div><div class="v">{}</div><div class="s">{}</div></div>"#,
+            escape(k),
+            escape(v),
+            escape(sub)
+        );
+    };
+    let n = r.steps.len();
+    card(
+        s,
+        "Average step",
+        &fmt_us(r.step_time_us),
+        &format!("over {n} step{}", if n == 1 { "" } else { "s" }),
+    );
+    if r.step_time_us > 0.0 {
+        let mut parts = r.breakdown_us.parts();
+        parts.sort_by(|a, b| b.1.partial_cmp(&a.1).unwrap_or(std::cmp::Ordering::Equal));
+        let (label, v) = parts[0];
+        card(
+            s,
+            "Largest part of a step",
+            &format!("{label} {}", pct(v, r.step_time_us)),
+            &format!("{} of {}", fmt_us(v), fmt_us(r.step_time_us)),
+        );
+    }
+    for d in r.devices.iter().take(4) {
+        if d.utilization.is_some() {
+            card(
+                s,
+                &format!("GPU {} utilization", d.id),
+                &fmt_pct(d.utilization),
+                &format!(
+                    "SM efficiency {} · occupancy {}",
+                    fmt_pct(d.sm_efficiency),
+                    fmt_pct(d.achieved_occupancy)
+                ),
+            );
+        }
+    }
+    for g in r.gpu_timeline.iter().take(4) {
+        card(
+            s,
+            &format!("GPU {} idle", g.device),
+            &pct(g.idle_us, g.total_us),
+            &format!(
+                "{} of {} (all streams)",
+                fmt_us(g.idle_us),
+                fmt_us(g.total_us)
+            ),
+        );
+    }
+    s.push_str("</div>");
+}
+
+/// Per-step stacked bars of the breakdown, plus the average.
+fn steps_chart(s: &mut String, r: &Report) {
+    if r.steps.is_empty() {
+        return;
+    }
+    s.push_str(r#"<section id="steps"><h2>Where each step's time goes</h2>"#);
+    s.push_str(r#"<p class="note">Each step split by what the host and the device were doing, each moment counted once (priority kernel &gt; memcpy &gt; memset &gt; communication &gt; runtime &gt; dataloader &gt; cpu_exec). Hover a bar for the numbers.</p>"#);
+    let items: Vec<(&str, &str)> = r
+        .breakdown_us
+        .parts()
+        .iter()
+        .zip(ROLE_COLORS)
+        .map(|((l, _), c)| (*l, c))
+        .collect();
+    legend(s, &items);
+
+    let n = r.steps.len();
+    let mut rows: Vec<Option<(String, f64, &BreakdownUs)>> = Vec::new();
+    const SHOW: usize = 60;
+    for (i, st) in r.steps.iter().enumerate() {
+        if n > SHOW && i == SHOW / 2 {
+            rows.push(None);
+        }
+        if n > SHOW && (SHOW / 2..n - SHOW / 2).contains(&i) {
+            continue;
+        }
+        rows.push(Some((st.name.clone(), st.duration_us, &st.breakdown_us)));
+    }
+    rows.push(Some(("average".into(), r.step_time_us, &r.breakdown_us)));
+    let max = rows
+        .iter()
+        .flatten()
+        .map(|r| r.1)
+        .fold(0.0f64, f64::max)
+        .max(1e-9);
+    let (width, label_w, value_w) = (1200.0, 170.0, 90.0);
+    let plot_w = width - label_w - value_w;
+    let row_h = 22.0;
+    let top = 24.0;
+    let height = top + row_h * rows.len() as f64 + 6.0;
+    w!(
+        s,
+        r#"<svg class="chart" data-chart="steps" viewBox="0 0 {width} {height}" role="img" aria-label="Per-step time breakdown">"#,
+        height = n1(height)
+    );
+    axis(s, max, label_w, plot_w, 14.0, 18.0, height - 4.0);
+    for (i, row) in rows.iter().enumerate() {
+        let y = top + row_h * i as f64;
+        let Some((name, total, b)) = row else {
+            w!(
+                s,
+                r#"<text class="m" x="{}" y="{}" text-anchor="end">… {} more steps</text>"#,
+                label_w - 8.0,
+                n1(y + 15.0),
+                n - SHOW
+            );
+            continue;
+        };
+        let is_avg = i == rows.len() - 1;
+        w!(
+            s,
+            r#"<text x="{}" y="{}" text-anchor="end"{}>{}</text>"#,
+            label_w - 8.0,
+            n1(y + 15.0),
+            if is_avg { r#" font-weight="600""# } else { "" },
+            escape(&shorten_middle(name, 24))
+        );
+        let mut x = label_w;
+        for ((label, v), color) in b.parts().iter().zip(ROLE_COLORS) {
+            if *v <= 0.0 {
+                continue;
+            }
+            let wdt = v / max * plot_w;
+            w!(
+                s,
+                r#"<rect x="{}" y="{}" width="{}" height="16" fill="{color}" data-tip="{}"/>"#,
+                n3(x),
+                n1(y + 3.0),
+                n3(wdt.max(0.3)),
+                escape(&format!(
+                    "{name}: {label} {} ({} of {})",
+                    fmt_us(*v),
+                    pct(*v, *total),
+                    fmt_us(*total)
+                ))
+            );
+            x += wdt;
+        }
+        w!(
+            s,
+            r#"<text class="m" x="{}" y="{}">{}</text>"#,
+            n1(x + 6.0),
+            n1(y + 15.0),
+            escape(&fmt_us(*total))
+        );
+    }
+    s.push_str("</svg></section>");
+}
+
+/// Per-device split of the GPU timeline as 100 % bars.
+fn split_chart(s: &mut String, r: &Report) {
+    if r.gpu_timeline.is_empty() {
+        return;
+    }
+    s.push_str(r#"<section id="gpu-split"><h2>GPU time split</h2>"#);
+    s.push_str(r#"<p class="note">Over the analyzed window, on the union of all streams of each device: computation, communication not hidden by computation, copies not hidden by either, and idle time.</p>"#);
+    let labels = [
+        "computation",
+        "exposed communication",
+        "exposed memcpy",
+        "idle",
+    ];
+    let items: Vec<(&str, &str)> = labels.iter().copied().zip(SPLIT_COLORS).collect();
+    legend(s, &items);
+    let (width, label_w) = (1200.0, 170.0);
+    let plot_w = width - label_w - 10.0;
+    let row_h = 30.0;
+    let height = row_h * r.gpu_timeline.len() as f64 + 4.0;
+    w!(
+        s,
+        r#"<svg class="chart" data-chart="gpu-split" viewBox="0 0 {width} {}" role="img" aria-label="GPU time split">"#,
+        n1(height)
+    );
+    for (i, g) in r.gpu_timeline.iter().enumerate() {
+        let y = row_h * i as f64 + 2.0;
+        w!(
+            s,
+            r#"<text x="{}" y="{}" text-anchor="end">GPU {} · {}</text>"#,
+            label_w - 8.0,
+            n1(y + 17.0),
+            g.device,
+            escape(&fmt_us(g.total_us))
+        );
+        let vals = [
+            g.computation_us,
+            g.exposed_comm_us,
+            g.exposed_memcpy_us,
+            g.idle_us,
+        ];
+        let mut x = label_w;
+        for ((v, label), color) in vals.iter().zip(labels).zip(SPLIT_COLORS) {
+            if *v <= 0.0 || g.total_us <= 0.0 {
+                continue;
+            }
+            let wdt = v / g.total_us * plot_w;
+            w!(
+                s,
+                r#"<rect x="{}" y="{}" width="{}" height="24" fill="{color}" data-tip="{}"/>"#,
+                n3(x),
+                n1(y),
+                n3(wdt.max(0.3)),
+                escape(&format!(
+                    "GPU {}: {label} {} ({})",
+                    g.device,
+                    fmt_us(*v),
+                    pct(*v, g.total_us)
+                ))
+            );
+            if wdt > 70.0 {
+                w!(
+                    s,
+                    r#"<text x="{}" y="{}" style="fill:#fff" pointer-events="none">{}</text>"#,
+                    n1(x + 6.0),
+                    n1(y + 16.0),
+                    escape(&format!("{label} {}", pct(*v, g.total_us)))
+                );
+            }
+            x += wdt;
+        }
+    }
+    s.push_str("</svg></section>");
+}
+
+/// The representative step, one chart per device.
+fn timeline_chart(s: &mut String, t: &StepTimelineInfo) {
+    s.push_str(r#"<section id="step-timeline">"#);
+    w!(
+        s,
+        r#"<h2>Inside one step: {} <span style="font-weight:400;color:var(--muted)">(median duration, {})</span></h2>"#,
+        escape(&t.step),
+        escape(&fmt_us(t.duration_us))
+    );
+    let merged = if t.blocks < t.events {
+        format!(
+            " {} device events, drawn as {} blocks: events close together on a stream are merged (hover shows how many).",
+            fmt_count(t.events),
+            fmt_count(t.blocks)
+        )
+    } else {
+        format!(" {} device events.", fmt_count(t.events))
+    };
+    w!(
+        s,
+        r#"<p class="note">One lane per stream, kernels coloured by category. Red: the device is idle on all its streams; dashed lines: host synchronization calls; dark marks: device-side syncs. Hover for names and durations.{}</p>"#,
+        escape(&merged)
+    );
+    let mut present = [false; 11];
+    for d in &t.devices {
+        for l in &d.lanes {
+            for e in &l.events {
+                present[cat_index(e.category)] = true;
+            }
+        }
+    }
+    let items: Vec<(&str, &str)> = CATEGORIES
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| present[*i])
+        .map(|(i, c)| (c.as_str(), CAT_COLORS[i]))
+        .collect();
+    legend(s, &items);
+    for d in &t.devices {
+        device_timeline(s, t, d);
+    }
+    s.push_str("</section>");
+}
+
+fn device_timeline(s: &mut String, t: &StepTimelineInfo, d: &StepDeviceInfo) {
+    w!(
+        s,
+        r#"<p class="note"><b style="color:var(--fg)">GPU {}</b>: busy {} of the step ({}), idle {} in {} gaps</p>"#,
+        d.device,
+        escape(&fmt_us(d.busy_us)),
+        pct(d.busy_us, t.duration_us),
+        escape(&fmt_us(d.idle_us)),
+        fmt_count(d.gap_count)
+    );
+    let (width, label_w) = (1200.0, 110.0);
+    let plot_w = width - label_w - 12.0;
+    let range = t.duration_us.max(1e-9);
+    let xs = |us: f64| label_w + (us - t.start_us) / range * plot_w;
+    let ws = |us: f64| (us / range * plot_w).max(0.4);
+    let idle_y = 24.0;
+    let has_syncs = !d.syncs.is_empty() || !t.host_syncs.is_empty();
+    let sync_y = idle_y + 14.0;
+    let lanes_y = if has_syncs {
+        sync_y + 16.0
+    } else {
+        idle_y + 16.0
+    };
+    let lane_h = 20.0;
+    let height = lanes_y + lane_h * d.lanes.len() as f64 + 4.0;
+    w!(
+        s,
+        r#"<svg class="chart" data-chart="timeline-{}" viewBox="0 0 {width} {}" role="img" aria-label="Device timeline of one step">"#,
+        d.device,
+        n1(height)
+    );
+    axis(s, range, label_w, plot_w, 14.0, 18.0, height - 2.0);
+    // lane backgrounds and labels
+    w!(
+        s,
+        r#"<text class="m" x="{}" y="{}" text-anchor="end">idle</text>"#,
+        label_w - 8.0,
+        n1(idle_y + 9.0)
+    );
+    if has_syncs {
+        w!(
+            s,
+            r#"<text class="m" x="{}" y="{}" text-anchor="end">syncs</text>"#,
+            label_w - 8.0,
+            n1(sync_y + 9.0)
+        );
+    }
+    for (i, l) in d.lanes.iter().enumerate() {
+        let y = lanes_y + lane_h * i as f64;
+        w!(
+            s,
+            r#"<rect class="lane" x="{label_w}" y="{}" width="{}" height="16"/><text x="{}" y="{}" text-anchor="end">stream {}</text>"#,
+            n1(y),
+            n1(plot_w),
+            label_w - 8.0,
+            n1(y + 12.5),
+            l.stream
+        );
+    }
+    // idle bands over all lanes (one path), and one hoverable mark per gap
+    let lanes_h = lane_h * d.lanes.len() as f64 - 4.0;
+    if !d.gaps.is_empty() {
+        s.push_str(r#"<path class="band" d=""#);
+        for g in &d.gaps {
+            w!(
+                s,
+                "M{} {}h{}v{}h-{}z",
+                n3(xs(g.start_us)),
+                n1(lanes_y),
+                n3(ws(g.dur_us)),
+                n1(lanes_h),
+                n3(ws(g.dur_us))
+            );
+        }
+        s.push_str(r#""/>"#);
+        for g in &d.gaps {
+            w!(
+                s,
+                r#"<rect class="gap" x="{}" y="{idle_y}" width="{}" height="10" data-tip="idle {} at +{}"/>"#,
+                n3(xs(g.start_us)),
+                n3(ws(g.dur_us)),
+                escape(&fmt_us(g.dur_us)),
+                escape(&fmt_us(g.start_us - t.start_us))
+            );
+        }
+    }
+    // events
+    for (i, l) in d.lanes.iter().enumerate() {
+        let y = lanes_y + lane_h * i as f64;
+        for e in &l.events {
+            w!(
+                s,
+                r#"<rect x="{}" y="{}" width="{}" height="16" class="k{}" data-n="{}" data-s="{}" data-d="{}""#,
+                n3(xs(e.start_us)),
+                n1(y),
+                n3(ws(e.dur_us)),
+                cat_index(e.category),
+                e.name,
+                n3(e.start_us - t.start_us),
+                n3(e.dur_us)
+            );
+            if e.count > 1 {
+                w!(
+                    s,
+                    r#" data-c="{}" data-b="{}""#,
+                    e.count,
+                    n3(e.busy_us.unwrap_or(e.dur_us))
+                );
+            }
+            s.push_str("/>");
+        }
+    }
+    // syncs: device-side records in the sync row, host calls as dashed lines
+    for sy in &d.syncs {
+        w!(
+            s,
+            r#"<rect class="dsync" x="{}" y="{sync_y}" width="{}" height="10" data-n="{}" data-tip="device sync {} at +{}"/>"#,
+            n3(xs(sy.start_us)),
+            n3(ws(sy.dur_us).max(1.5)),
+            sy.name,
+            escape(&fmt_us(sy.dur_us)),
+            escape(&fmt_us(sy.start_us - t.start_us))
+        );
+    }
+    for sy in &t.host_syncs {
+        let x = xs(sy.start_us);
+        w!(
+            s,
+            r#"<line class="hsync" x1="{x}" x2="{x}" y1="{sync_y}" y2="{}"/><rect class="hit" x="{}" y="{sync_y}" width="{}" height="10" data-n="{}" data-tip="host sync call {} at +{}"/>"#,
+            n1(height - 2.0),
+            n3(x - 2.0),
+            n3(ws(sy.dur_us).max(4.0)),
+            sy.name,
+            escape(&fmt_us(sy.dur_us)),
+            escape(&fmt_us(sy.start_us - t.start_us)),
+            x = n3(x),
+        );
+    }
+    s.push_str("</svg>");
+}
+
+fn num_td(s: &mut String, v: f64, text: &str) {
+    w!(s, r#"<td data-v="{}">{}</td>"#, n3(v), escape(text));
+}
+
+fn kernels_table(s: &mut String, r: &Report, top: usize) {
+    if r.kernels.is_empty() {
+        return;
+    }
+    let shown = r.kernels.len().min(top);
+    w!(
+        s,
+        r#"<section id="kernels"><h2>Top kernels</h2><p class="note">{} of {} distinct kernels, by total time; click a column to sort.</p>"#,
+        shown,
+        r.kernels.len()
+    );
+    s.push_str(r#"<div class="tablewrap"><table class="sortable"><thead><tr><th data-type="num">#</th><th class="name">kernel</th><th class="t">category</th><th data-type="num">calls</th><th data-type="num" aria-sort="descending">total</th><th data-type="num">mean</th><th data-type="num">min</th><th data-type="num">max</th><th data-type="num">share</th><th data-type="num">occupancy</th><th class="t">tensor cores</th></tr></thead><tbody>"#);
+    let max_share = r.kernels.iter().map(|k| k.share).fold(0.0, f64::max);
+    for (i, k) in r.kernels.iter().take(top).enumerate() {
+        w!(s, r#"<tr><td data-v="{}">{}</td>"#, i + 1, i + 1);
+        w!(
+            s,
+            r#"<td class="name" title="{}">{}</td>"#,
+            escape(&k.name),
+            escape(&shorten_middle(&k.name, 110))
+        );
+        w!(
+            s,
+            r#"<td class="t"><i class="sw" style="background:{}"></i>{}</td>"#,
+            CAT_COLORS[cat_index(k.category)],
+            k.category.as_str()
+        );
+        num_td(s, k.calls as f64, &fmt_count(k.calls));
+        num_td(s, k.total_us, &fmt_us(k.total_us));
+        num_td(s, k.mean_us, &fmt_us(k.mean_us));
+        num_td(s, k.min_us, &fmt_us(k.min_us));
+        num_td(s, k.max_us, &fmt_us(k.max_us));
+        let bar = if max_share > 0.0 {
+            k.share / max_share * 60.0
+        } else {
+            0.0
+        };
+        w!(
+            s,
+            r#"<td data-v="{}"><span class="bar" style="width:{}px"></span>{:.1}%</td>"#,
+            n3(k.share),
+            n1(bar),
+            k.share * 100.0
+        );
+        match k.occupancy_pct {
+            Some(o) if o.is_finite() => num_td(s, o, &format!("{o:.0}%")),
+            _ => s.push_str(r#"<td data-v="">-</td>"#),
+        }
+        w!(
+            s,
+            r#"<td class="t">{}</td></tr>"#,
+            if k.tensor_core { "yes" } else { "no" }
+        );
+    }
+    s.push_str("</tbody></table></div></section>");
+}
+
+fn ops_table(s: &mut String, r: &Report, top: usize) {
+    if r.ops.is_empty() {
+        return;
+    }
+    let shown = r.ops.len().min(top);
+    w!(
+        s,
+        r#"<section id="ops"><h2>Top operators</h2><p class="note">{} of {} distinct operators; host times on the CPU, device times of the kernels they launched (self: their own, total: with their children's). Click a column to sort.</p>"#,
+        shown,
+        r.ops.len()
+    );
+    s.push_str(r#"<div class="tablewrap"><table class="sortable"><thead><tr><th data-type="num">#</th><th class="name">operator</th><th data-type="num">calls</th><th data-type="num">host self</th><th data-type="num">host total</th><th data-type="num">device self</th><th data-type="num">device total</th></tr></thead><tbody>"#);
+    for (i, o) in r.ops.iter().take(top).enumerate() {
+        w!(s, r#"<tr><td data-v="{}">{}</td>"#, i + 1, i + 1);
+        w!(
+            s,
+            r#"<td class="name" title="{}">{}</td>"#,
+            escape(&o.name),
+            escape(&shorten_middle(&o.name, 110))
+        );
+        num_td(s, o.calls as f64, &fmt_count(o.calls));
+        num_td(s, o.host_self_us, &fmt_us(o.host_self_us));
+        num_td(s, o.host_total_us, &fmt_us(o.host_total_us));
+        num_td(s, o.device_self_us, &fmt_us(o.device_self_us));
+        num_td(s, o.device_total_us, &fmt_us(o.device_total_us));
+        s.push_str("</tr>");
+    }
+    s.push_str("</tbody></table></div></section>");
+}
+
+fn devices_table(s: &mut String, r: &Report) {
+    if r.devices.is_empty() {
+        return;
+    }
+    s.push_str(r#"<section id="devices"><h2>GPUs</h2><div class="tablewrap"><table><thead><tr><th class="t">device</th><th>SMs</th><th>memory</th><th>compute capability</th><th>utilization</th><th>est. SM efficiency</th><th>est. achieved occupancy</th><th>tensor-core share</th></tr></thead><tbody>"#);
+    for d in &r.devices {
+        w!(
+            s,
+            r#"<tr><td class="t">{} {}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>"#,
+            d.id,
+            escape(if d.name.is_empty() {
+                "(unnamed)"
+            } else {
+                &d.name
+            }),
+            d.sm_count.map(|v| v.to_string()).unwrap_or("-".into()),
+            d.memory_bytes.map(fmt_bytes).unwrap_or("-".into()),
+            escape(d.compute_capability.as_deref().unwrap_or("-")),
+            fmt_pct(d.utilization),
+            fmt_pct(d.sm_efficiency),
+            fmt_pct(d.achieved_occupancy),
+            fmt_pct(d.tensor_core_ratio)
+        );
+    }
+    s.push_str("</tbody></table></div></section>");
+}
+
+fn notes(s: &mut String, r: &Report) {
+    if r.warnings.is_empty() && r.window.excluded.is_empty() {
+        return;
+    }
+    s.push_str(r#"<section id="notes"><h2>Notes</h2><ul class="plain">"#);
+    for w in &r.warnings {
+        w!(
+            s,
+            r#"<li class="warn">reading: {} (×{})</li>"#,
+            escape(&w.message),
+            w.count
+        );
+    }
+    for e in &r.window.excluded {
+        w!(
+            s,
+            "<li>step {} left out: {}</li>",
+            escape(&e.step),
+            escape(&e.reason)
+        );
+    }
+    s.push_str("</ul></section>");
+}
+
+/// SHA-256 (FIPS 180-4), for the page's Content-Security-Policy script hash.
+pub fn sha256(data: &[u8]) -> [u8; 32] {
+    const K: [u32; 64] = [
+        0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4,
+        0xab1c5ed5, 0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe,
+        0x9bdc06a7, 0xc19bf174, 0xe49b69c1, 0xefbe4786, 0x0fc19dc6, 0x240ca1cc, 0x2de92c6f,
+        0x4a7484aa, 0x5cb0a9dc, 0x76f988da, 0x983e5152, 0xa831c66d, 0xb00327c8, 0xbf597fc7,
+        0xc6e00bf3, 0xd5a79147, 0x06ca6351, 0x14292967, 0x27b70a85, 0x2e1b2138, 0x4d2c6dfc,
+        0x53380d13, 0x650a7354, 0x766a0abb, 0x81c2c92e, 0x92722c85, 0xa2bfe8a1, 0xa81a664b,
+        0xc24b8b70, 0xc76c51a3, 0xd192e819, 0xd6990624, 0xf40e3585, 0x106aa070, 0x19a4c116,
+        0x1e376c08, 0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a, 0x5b9cca4f, 0x682e6ff3,
+        0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7,
+        0xc67178f2,
+    ];
+    let mut h: [u32; 8] = [
+        0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab,
+        0x5be0cd19,
+    ];
+    let mut msg = data.to_vec();
+    let bits = (data.len() as u64).wrapping_mul(8);
+    msg.push(0x80);
+    while msg.len() % 64 != 56 {
+        msg.push(0);
+    }
+    msg.extend_from_slice(&bits.to_be_bytes());
+    for chunk in msg.chunks_exact(64) {
+        let mut w = [0u32; 64];
+        for (i, word) in chunk.chunks_exact(4).enumerate() {
+            w[i] = u32::from_be_bytes([word[0], word[1], word[2], word[3]]);
+        }
+        for i in 16..64 {
+            let s0 = w[i - 15].rotate_right(7) ^ w[i - 15].rotate_right(18) ^ (w[i - 15] >> 3);
+            let s1 = w[i - 2].rotate_right(17) ^ w[i - 2].rotate_right(19) ^ (w[i - 2] >> 10);
+            w[i] = w[i - 16]
+                .wrapping_add(s0)
+                .wrapping_add(w[i - 7])
+                .wrapping_add(s1);
+        }
+        let mut v = h;
+        for i in 0..64 {
+            let [a, b, c, d, e, f, g, hh] = v;
+            let s1 = e.rotate_right(6) ^ e.rotate_right(11) ^ e.rotate_right(25);
+            let ch = (e & f) ^ (!e & g);
+            let t1 = hh
+                .wrapping_add(s1)
+                .wrapping_add(ch)
+                .wrapping_add(K[i])
+                .wrapping_add(w[i]);
+            let s0 = a.rotate_right(2) ^ a.rotate_right(13) ^ a.rotate_right(22);
+            let maj = (a & b) ^ (a & c) ^ (b & c);
+            let t2 = s0.wrapping_add(maj);
+            v = [t1.wrapping_add(t2), a, b, c, d.wrapping_add(t1), e, f, g];
+        }
+        for (x, y) in h.iter_mut().zip(v) {
+            *x = x.wrapping_add(y);
+        }
+    }
+    let mut out = [0u8; 32];
+    for (i, x) in h.iter().enumerate() {
+        out[4 * i..4 * i + 4].copy_from_slice(&x.to_be_bytes());
+    }
+    out
+}
+
+/// Standard base64 with padding.
+pub fn base64(data: &[u8]) -> String {
+    const A: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = String::with_capacity(data.len().div_ceil(3) * 4);
+    for c in data.chunks(3) {
+        let n = (c[0] as u32) << 16
+            | (*c.get(1).unwrap_or(&0) as u32) << 8
+            | *c.get(2).unwrap_or(&0) as u32;
+        for i in 0..4 {
+            if i <= c.len() {
+                out.push(A[(n >> (18 - 6 * i) & 63) as usize] as char);
+            } else {
+                out.push('=');
+            }
+        }
+    }
+    out
+}
+
+impl Renderer for Html {
+    fn render(&self, r: &Report, opts: &RenderOptions, out: &mut dyn Write) -> io::Result<()> {
+        let top = if opts.top == 0 { usize::MAX } else { opts.top };
+        let mut s = String::with_capacity(256 << 10);
+        let csp = format!(
+            "default-src 'none'; style-src 'unsafe-inline'; img-src data:; script-src 'sha256-{}'; base-uri 'none'; form-action 'none'",
+            base64(&sha256(SCRIPT.as_bytes()))
+        );
+        w!(
+            s,
+            r#"<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><meta http-equiv="Content-Security-Policy" content="{}"><meta name="viewport" content="width=device-width, initial-scale=1"><meta name="generator" content="{}"><title>stallscope: {}</title><style>{CSS}"#,
+            escape(&csp),
+            escape(&r.generator),
+            escape(&file_name(r))
+        );
+        for (i, c) in CAT_COLORS.iter().enumerate() {
+            w!(s, ".k{i}{{fill:{c}}}");
+        }
+        s.push_str("</style></head><body>");
+        header(&mut s, r);
+        s.push_str("<main>");
+        cards(&mut s, r);
+        steps_chart(&mut s, r);
+        split_chart(&mut s, r);
+        if let Some(t) = &r.step_timeline {
+            timeline_chart(&mut s, t);
+        }
+        kernels_table(&mut s, r, top);
+        ops_table(&mut s, r, top);
+        devices_table(&mut s, r);
+        notes(&mut s, r);
+        w!(
+            s,
+            r#"<footer>Generated by {} from {}. This page is self-contained: it loads nothing from the network.</footer></main>"#,
+            escape(&r.generator),
+            escape(&r.source.path)
+        );
+        s.push_str(r#"<div id="tip" hidden></div><ol id="names" hidden>"#);
+        if let Some(t) = &r.step_timeline {
+            for n in &t.names {
+                w!(s, "<li>{}</li>", escape(n));
+            }
+        }
+        w!(s, "</ol><script>{SCRIPT}</script></body></html>\n");
+        out.write_all(s.as_bytes())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn hex(b: &[u8]) -> String {
+        b.iter().map(|x| format!("{x:02x}")).collect()
+    }
+
+    #[test]
+    fn sha256_known_vectors() {
+        assert_eq!(
+            hex(&sha256(b"")),
+            "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
+        );
+        assert_eq!(
+            hex(&sha256(b"abc")),
+            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+        );
+        // two blocks
+        assert_eq!(
+            hex(&sha256(
+                b"abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq"
+            )),
+            "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1"
+        );
+    }
+
+    #[test]
+    fn base64_padding() {
+        assert_eq!(base64(b""), "");
+        assert_eq!(base64(b"f"), "Zg==");
+        assert_eq!(base64(b"fo"), "Zm8=");
+        assert_eq!(base64(b"foo"), "Zm9v");
+        assert_eq!(base64(b"foobar"), "Zm9vYmFy");
+    }
+
+    #[test]
+    fn escaping() {
+        assert_eq!(
+            escape(r#"<script>alert(1)</script>"#),
+            "&lt;script&gt;alert(1)&lt;/script&gt;"
+        );
+        assert_eq!(
+            escape(r#""><img src=x onerror='a'>"#),
+            "&quot;&gt;&lt;img src=x onerror=&#39;a&#39;&gt;"
+        );
+        assert_eq!(escape("a&b\u{1b}"), "a&amp;b\u{FFFD}");
+    }
+
+    #[test]
+    fn ticks() {
+        assert_eq!(nice_step(177_000.0, 8.0), 50_000.0);
+        assert_eq!(tick_label(100_000.0, 50_000.0), "100 ms");
+        assert_eq!(tick_label(1500.0, 500.0), "1.5 ms");
+        assert_eq!(tick_label(0.0, 500.0), "0");
+        assert_eq!(n1(3.0), "3");
+        assert_eq!(n3(0.12345), "0.123");
+        assert_eq!(n3(2.5), "2.5");
+    }
+}

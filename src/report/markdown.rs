@@ -1,0 +1,338 @@
+//! GitHub-flavoured Markdown, to paste into a pull request or an issue: the headline numbers,
+//! where the average step goes, the GPU split and the top kernel and operator tables.
+//!
+//! Every string that comes from the trace (file, step, kernel and operator names) goes through
+//! [`escape`], so a name can neither break a table nor inject HTML, links or formatting.
+
+use std::io::{self, Write};
+
+use super::terminal::{fmt_bytes, fmt_count, fmt_pct, fmt_us};
+use super::{BreakdownUs, RenderOptions, Renderer, Report};
+
+/// Markdown for a pull request or an issue.
+pub struct Markdown;
+
+/// Escapes text for GitHub-flavoured Markdown, in a paragraph, a list item or a table cell:
+/// Markdown punctuation is backslash-escaped (`|` included, so a table keeps its columns),
+/// `<`, `>` and `&` become entities (no raw HTML), line breaks and other control characters
+/// become spaces, and a leading block marker (`#`, `-`, `+`, `=`, `1.`, spaces) is neutralised.
+pub fn escape(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 16);
+    let mut at_start = true;
+    let mut digits = 0usize;
+    for c in s.chars() {
+        match c {
+            '\\' | '`' | '*' | '_' | '[' | ']' | '|' | '~' | '$' => {
+                out.push('\\');
+                out.push(c);
+            }
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '&' => out.push_str("&amp;"),
+            ' ' if at_start => out.push_str("&#32;"),
+            '#' | '-' | '+' | '=' | '!' if at_start => {
+                out.push('\\');
+                out.push(c);
+            }
+            '.' | ')' if at_start && digits > 0 => {
+                out.push('\\');
+                out.push(c);
+            }
+            c if c.is_control() || c == '\u{2028}' || c == '\u{2029}' => out.push(' '),
+            c => out.push(c),
+        }
+        if c.is_ascii_digit() && at_start {
+            digits += 1;
+        } else if c != ' ' || !at_start {
+            at_start = false;
+        }
+    }
+    out
+}
+
+fn table(
+    out: &mut dyn Write,
+    headers: &[&str],
+    right: &[bool],
+    rows: &[Vec<String>],
+) -> io::Result<()> {
+    writeln!(out, "| {} |", headers.join(" | "))?;
+    let seps: Vec<&str> = right
+        .iter()
+        .map(|r| if *r { "---:" } else { "---" })
+        .collect();
+    writeln!(out, "|{}|", seps.join("|"))?;
+    for r in rows {
+        writeln!(out, "| {} |", r.join(" | "))?;
+    }
+    Ok(())
+}
+
+fn share(part: f64, total: f64) -> String {
+    if total > 0.0 {
+        format!("{:.1}%", part / total * 100.0)
+    } else {
+        "-".into()
+    }
+}
+
+fn breakdown_cells(b: &BreakdownUs) -> Vec<String> {
+    b.parts().iter().map(|(_, v)| fmt_us(*v)).collect()
+}
+
+impl Renderer for Markdown {
+    fn render(&self, r: &Report, opts: &RenderOptions, out: &mut dyn Write) -> io::Result<()> {
+        let file = std::path::Path::new(&r.source.path)
+            .file_name()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_else(|| r.source.path.clone());
+        writeln!(out, "## stallscope: {}", escape(&file))?;
+        writeln!(out)?;
+        writeln!(
+            out,
+            "{} read {} ({} events).",
+            escape(&r.generator),
+            fmt_bytes(r.source.bytes),
+            fmt_count(r.source.events)
+        )?;
+        writeln!(out)?;
+
+        // Headline
+        let n = r.steps.len();
+        let mut head = vec![format!(
+            "**Average step: {}** over {} step{}",
+            fmt_us(r.step_time_us),
+            n,
+            if n == 1 { "" } else { "s" }
+        )];
+        for d in &r.devices {
+            if let Some(u) = d.utilization {
+                head.push(format!("GPU {} utilization {}", d.id, fmt_pct(Some(u))));
+            }
+        }
+        for g in &r.gpu_timeline {
+            if g.total_us > 0.0 {
+                head.push(format!(
+                    "GPU {} idle {}",
+                    g.device,
+                    share(g.idle_us, g.total_us)
+                ));
+            }
+        }
+        writeln!(out, "{}", head.join(" · "))?;
+        writeln!(out)?;
+        for w in &r.warnings {
+            writeln!(out, "> warning: {} ×{}", escape(&w.message), w.count)?;
+        }
+        if !r.warnings.is_empty() {
+            writeln!(out)?;
+        }
+
+        // Average step
+        if n > 0 {
+            writeln!(out, "### Where the average step goes")?;
+            writeln!(out)?;
+            let mut parts: Vec<(&str, f64)> = r.breakdown_us.parts().to_vec();
+            parts.sort_by(|a, b| b.1.partial_cmp(&a.1).unwrap_or(std::cmp::Ordering::Equal));
+            let rows: Vec<Vec<String>> = parts
+                .iter()
+                .filter(|(_, v)| *v > 0.0)
+                .map(|(k, v)| vec![k.to_string(), fmt_us(*v), share(*v, r.step_time_us)])
+                .collect();
+            table(out, &["part", "time", "share"], &[false, true, true], &rows)?;
+            writeln!(out)?;
+
+            writeln!(out, "<details><summary>Steps ({n})</summary>")?;
+            writeln!(out)?;
+            let mut headers = vec!["step", "total"];
+            headers.extend(r.breakdown_us.parts().iter().map(|(k, _)| *k));
+            let right: Vec<bool> = headers.iter().enumerate().map(|(i, _)| i > 0).collect();
+            let mut rows = Vec::new();
+            for (i, s) in r.steps.iter().enumerate() {
+                if n > 12 && i == 6 {
+                    let mut gap = vec![format!("… {} more", n - 11)];
+                    gap.extend(vec![String::new(); headers.len() - 1]);
+                    rows.push(gap);
+                }
+                if n > 12 && (6..n - 5).contains(&i) {
+                    continue;
+                }
+                let mut row = vec![escape(&s.name), fmt_us(s.duration_us)];
+                row.extend(breakdown_cells(&s.breakdown_us));
+                rows.push(row);
+            }
+            let mut avg = vec!["**average**".to_string(), fmt_us(r.step_time_us)];
+            avg.extend(breakdown_cells(&r.breakdown_us));
+            rows.push(avg);
+            table(out, &headers, &right, &rows)?;
+            writeln!(out)?;
+            writeln!(out, "</details>")?;
+            writeln!(out)?;
+        }
+
+        // GPU
+        if !r.devices.is_empty() || !r.gpu_timeline.is_empty() {
+            writeln!(out, "### GPU")?;
+            writeln!(out)?;
+            let rows: Vec<Vec<String>> = r
+                .devices
+                .iter()
+                .map(|d| {
+                    let t = r.gpu_timeline.iter().find(|t| t.device == d.id);
+                    let part = |f: fn(&super::TimelineInfo) -> f64| {
+                        t.map(|t| share(f(t), t.total_us)).unwrap_or("-".into())
+                    };
+                    vec![
+                        format!(
+                            "{} {}",
+                            d.id,
+                            if d.name.is_empty() {
+                                "(unnamed)".to_string()
+                            } else {
+                                escape(&d.name)
+                            }
+                        ),
+                        fmt_pct(d.utilization),
+                        fmt_pct(d.sm_efficiency),
+                        fmt_pct(d.achieved_occupancy),
+                        fmt_pct(d.tensor_core_ratio),
+                        part(|t| t.computation_us),
+                        part(|t| t.exposed_comm_us),
+                        part(|t| t.exposed_memcpy_us),
+                        part(|t| t.idle_us),
+                    ]
+                })
+                .collect();
+            table(
+                out,
+                &[
+                    "device",
+                    "utilization",
+                    "SM eff.",
+                    "occupancy",
+                    "tensor cores",
+                    "computation",
+                    "exposed comm",
+                    "exposed memcpy",
+                    "idle",
+                ],
+                &[false, true, true, true, true, true, true, true, true],
+                &rows,
+            )?;
+            writeln!(out)?;
+        }
+
+        let top = if opts.top == 0 { usize::MAX } else { opts.top };
+        if !r.kernels.is_empty() {
+            writeln!(
+                out,
+                "### Top kernels ({} of {})",
+                r.kernels.len().min(top),
+                r.kernels.len()
+            )?;
+            writeln!(out)?;
+            let rows: Vec<Vec<String>> = r
+                .kernels
+                .iter()
+                .take(top)
+                .enumerate()
+                .map(|(i, k)| {
+                    vec![
+                        (i + 1).to_string(),
+                        escape(&k.name),
+                        k.category.as_str().to_string(),
+                        fmt_count(k.calls),
+                        fmt_us(k.total_us),
+                        fmt_us(k.mean_us),
+                        format!("{:.1}%", k.share * 100.0),
+                        if k.tensor_core { "yes" } else { "no" }.into(),
+                    ]
+                })
+                .collect();
+            table(
+                out,
+                &[
+                    "#", "kernel", "category", "calls", "total", "mean", "share", "TC",
+                ],
+                &[true, false, false, true, true, true, true, false],
+                &rows,
+            )?;
+            writeln!(out)?;
+        }
+        if !r.ops.is_empty() {
+            writeln!(
+                out,
+                "### Top operators ({} of {})",
+                r.ops.len().min(top),
+                r.ops.len()
+            )?;
+            writeln!(out)?;
+            let rows: Vec<Vec<String>> = r
+                .ops
+                .iter()
+                .take(top)
+                .enumerate()
+                .map(|(i, o)| {
+                    vec![
+                        (i + 1).to_string(),
+                        escape(&o.name),
+                        fmt_count(o.calls),
+                        fmt_us(o.host_self_us),
+                        fmt_us(o.host_total_us),
+                        fmt_us(o.device_self_us),
+                        fmt_us(o.device_total_us),
+                    ]
+                })
+                .collect();
+            table(
+                out,
+                &[
+                    "#",
+                    "operator",
+                    "calls",
+                    "host self",
+                    "host total",
+                    "device self",
+                    "device total",
+                ],
+                &[true, false, true, true, true, true, true],
+                &rows,
+            )?;
+            writeln!(out)?;
+        }
+        if !r.window.excluded.is_empty() {
+            for e in &r.window.excluded {
+                writeln!(out, "- excluded {}: {}", escape(&e.step), escape(&e.reason))?;
+            }
+            writeln!(out)?;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn escapes_tables_html_and_block_markers() {
+        assert_eq!(escape("a|b"), "a\\|b");
+        assert_eq!(
+            escape("<script>alert(1)</script>"),
+            "&lt;script&gt;alert(1)&lt;/script&gt;"
+        );
+        assert_eq!(escape("# title"), "\\# title");
+        assert_eq!(escape("- item"), "\\- item");
+        assert_eq!(escape("12. x"), "12\\. x");
+        assert_eq!(escape("a.b"), "a.b");
+        assert_eq!(escape("x-y"), "x-y");
+        assert_eq!(escape("two\nlines\r"), "two lines ");
+        assert_eq!(
+            escape("`code` *em* _u_ [l](u)"),
+            "\\`code\\` \\*em\\* \\_u\\_ \\[l\\](u)"
+        );
+        assert_eq!(escape("$x$"), "\\$x\\$");
+        assert_eq!(escape("  # x"), "&#32;&#32;\\# x");
+        assert_eq!(escape("a&lt;"), "a&amp;lt;");
+    }
+}
