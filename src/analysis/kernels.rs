@@ -1,9 +1,28 @@
-//! Kernel table: one row per kernel name.
+//! Kernel table: one row per kernel name, like the TensorBoard plugin's kernel view.
 //!
-//! SKELETON: to be implemented (see the brief).
+//! # Definition
+//!
+//! * Rows: device events of kind [`GpuKind::Kernel`] (copies and fills are not kernels) that
+//!   **start inside the window** (`window.start <= start < window.end`), grouped by full name.
+//!   All devices are pooled, as in the plugin.
+//! * `calls`, `total`, `mean` (= total / calls), `min`, `max`: durations in ns.
+//! * `blocks_per_sm`, `occupancy_pct`: means weighted by call duration over the calls that
+//!   carry the value (`blocks per SM`, `est. achieved occupancy %`); `None` when no call has it.
+//!   When every call carrying it lasted 0 ns, the plain mean of those calls. The plugin instead
+//!   counts a missing value as 0; [`KernelRow::blocks_per_sm_tb`] and
+//!   [`KernelRow::occupancy_pct_tb`] give its figures.
+//! * `tensor_core`: [`classify::uses_tensor_cores`]; `category`: [`classify::categorize`].
+//! * `share`: total ÷ the sum of all rows' totals (0 when that is 0).
+//! * Order: total descending, then name (deterministic where the plugin's sort is not).
+//!
+//! Which window reproduces the plugin: the plugin's kernel view covers every kernel of the
+//! trace. On its ResNet-50 samples every kernel starts inside the all-steps span, so the span
+//! and the whole trace give the same table (checked in `tests/tables.rs`).
 
-use super::classify::KernelCategory;
-use crate::model::{Interval, Ns, Trace};
+use std::collections::HashMap;
+
+use super::classify::{self, KernelCategory};
+use crate::model::{GpuKind, Interval, NameId, Ns, Trace};
 
 /// One kernel name's statistics.
 #[derive(Clone, Debug, PartialEq)]
@@ -22,17 +41,245 @@ pub struct KernelRow {
     pub min: Ns,
     /// Max, ns.
     pub max: Ns,
-    /// Duration-weighted mean blocks per SM.
+    /// Duration-weighted mean blocks per SM (calls without the value skipped).
     pub blocks_per_sm: Option<f64>,
-    /// Duration-weighted mean estimated achieved occupancy, percent.
+    /// Duration-weighted mean estimated achieved occupancy, percent (calls without the value
+    /// skipped).
     pub occupancy_pct: Option<f64>,
+    /// The plugin's "Mean Blocks Per SM": duration-weighted, a missing value counted as 0
+    /// (0 when all calls lasted 0 ns).
+    pub blocks_per_sm_tb: f64,
+    /// The plugin's "Mean Est. Achieved Occupancy (%)", same rules.
+    pub occupancy_pct_tb: f64,
     /// Runs on tensor cores.
     pub tensor_core: bool,
     /// Share of all kernel time in the window (0..1).
     pub share: f64,
 }
 
-/// Rows by total time descending.
-pub fn kernel_table(_trace: &Trace, _window: Interval) -> Vec<KernelRow> {
-    todo!("kernels")
+/// Duration-weighted mean accumulator that remembers whether any value was present.
+#[derive(Clone, Copy, Default)]
+struct WeightedMean {
+    /// Σ value × duration over calls with the value.
+    sum: f64,
+    /// Σ duration over calls with the value.
+    weight: f64,
+    /// Σ value and count, for the all-zero-duration fallback.
+    plain_sum: f64,
+    present: u64,
+}
+
+impl WeightedMean {
+    fn add(&mut self, value: f32, dur: Ns) {
+        if value.is_finite() {
+            let v = value as f64;
+            self.sum += v * dur as f64;
+            self.weight += dur as f64;
+            self.plain_sum += v;
+            self.present += 1;
+        }
+    }
+
+    /// Mean over the calls that had the value.
+    fn mean(&self) -> Option<f64> {
+        if self.present == 0 {
+            None
+        } else if self.weight > 0.0 {
+            Some(self.sum / self.weight)
+        } else {
+            Some(self.plain_sum / self.present as f64)
+        }
+    }
+
+    /// The plugin's mean: missing counted as 0, weights = all calls' durations.
+    fn mean_missing_as_zero(&self, total: Ns) -> f64 {
+        if total > 0 {
+            self.sum / total as f64
+        } else {
+            0.0
+        }
+    }
+}
+
+struct Acc {
+    name: NameId,
+    calls: u64,
+    total: Ns,
+    min: Ns,
+    max: Ns,
+    blocks: WeightedMean,
+    occupancy: WeightedMean,
+}
+
+/// Rows by total time descending (then name).
+pub fn kernel_table(trace: &Trace, window: Interval) -> Vec<KernelRow> {
+    let mut by_name: HashMap<NameId, Acc> = HashMap::new();
+    for g in &trace.gpu {
+        if g.kind != GpuKind::Kernel || g.start < window.start || g.start >= window.end {
+            continue;
+        }
+        let acc = by_name.entry(g.name).or_insert_with(|| Acc {
+            name: g.name,
+            calls: 0,
+            total: 0,
+            min: Ns::MAX,
+            max: Ns::MIN,
+            blocks: WeightedMean::default(),
+            occupancy: WeightedMean::default(),
+        });
+        acc.calls += 1;
+        acc.total += g.dur;
+        acc.min = acc.min.min(g.dur);
+        acc.max = acc.max.max(g.dur);
+        acc.blocks.add(g.blocks_per_sm, g.dur);
+        acc.occupancy.add(g.occupancy_pct, g.dur);
+    }
+    let grand_total: Ns = by_name.values().map(|a| a.total).sum();
+    let mut rows: Vec<KernelRow> = by_name
+        .into_values()
+        .map(|a| {
+            let name = trace.name(a.name);
+            KernelRow {
+                name: name.to_string(),
+                category: classify::categorize(name),
+                calls: a.calls,
+                total: a.total,
+                mean: a.total as f64 / a.calls as f64,
+                min: a.min,
+                max: a.max,
+                blocks_per_sm: a.blocks.mean(),
+                occupancy_pct: a.occupancy.mean(),
+                blocks_per_sm_tb: a.blocks.mean_missing_as_zero(a.total),
+                occupancy_pct_tb: a.occupancy.mean_missing_as_zero(a.total),
+                tensor_core: classify::uses_tensor_cores(name),
+                share: if grand_total > 0 {
+                    a.total as f64 / grand_total as f64
+                } else {
+                    0.0
+                },
+            }
+        })
+        .collect();
+    rows.sort_by(|a, b| b.total.cmp(&a.total).then_with(|| a.name.cmp(&b.name)));
+    rows
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::build::TraceBuilder;
+
+    const ALL: Interval = Interval {
+        start: Ns::MIN,
+        end: Ns::MAX,
+    };
+
+    fn kernel(b: &mut TraceBuilder, name: &str, start: f64, dur: f64, bps: f32, occ: f32) {
+        let corr = b.runtime("cudaLaunchKernel", 0, start - 5.0, 1.0);
+        let g = b.gpu(GpuKind::Kernel, name, 0, 7, start, dur, corr);
+        g.blocks_per_sm = bps;
+        g.occupancy_pct = occ;
+    }
+
+    #[test]
+    fn empty_trace_and_empty_window() {
+        let t = TraceBuilder::new().build();
+        assert!(kernel_table(&t, ALL).is_empty());
+        let mut b = TraceBuilder::new();
+        kernel(&mut b, "k", 10.0, 5.0, 1.0, 50.0);
+        let t = b.build();
+        assert!(kernel_table(&t, Interval::new(0, 10_000)).is_empty());
+        assert_eq!(kernel_table(&t, Interval::new(10_000, 10_001)).len(), 1);
+    }
+
+    #[test]
+    fn groups_by_name_with_stats_and_order() {
+        let mut b = TraceBuilder::new();
+        kernel(
+            &mut b,
+            "volta_h884gemm_64x128_ldg8_nn",
+            10.0,
+            30.0,
+            2.0,
+            25.0,
+        );
+        kernel(
+            &mut b,
+            "volta_h884gemm_64x128_ldg8_nn",
+            50.0,
+            10.0,
+            4.0,
+            50.0,
+        );
+        kernel(&mut b, "elementwise_add", 70.0, 38.0, 1.0, 100.0);
+        kernel(&mut b, "b_tie", 120.0, 1.0, f32::NAN, f32::NAN);
+        kernel(&mut b, "a_tie", 130.0, 1.0, f32::NAN, f32::NAN);
+        // copies are not kernels
+        let c = b.runtime("cudaMemcpyAsync", 0, 1.0, 1.0);
+        b.gpu(GpuKind::Memcpy, "Memcpy HtoD", 0, 7, 200.0, 500.0, c);
+        let t = b.build();
+        let rows = kernel_table(&t, ALL);
+        let names: Vec<&str> = rows.iter().map(|r| r.name.as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "volta_h884gemm_64x128_ldg8_nn",
+                "elementwise_add",
+                "a_tie",
+                "b_tie"
+            ]
+        );
+        let g = &rows[0];
+        assert_eq!(
+            (g.calls, g.total, g.min, g.max),
+            (2, 40_000, 10_000, 30_000)
+        );
+        assert_eq!(g.mean, 20_000.0);
+        // weighted by duration: (2×30 + 4×10) / 40 = 2.5; (25×30 + 50×10) / 40 = 31.25
+        assert!((g.blocks_per_sm.unwrap() - 2.5).abs() < 1e-9);
+        assert!((g.occupancy_pct.unwrap() - 31.25).abs() < 1e-9);
+        assert!(g.tensor_core);
+        assert_eq!(g.category, KernelCategory::Gemm);
+        assert!((g.share - 0.5).abs() < 1e-12);
+        assert!((rows.iter().map(|r| r.share).sum::<f64>() - 1.0).abs() < 1e-12);
+        assert_eq!(rows[2].blocks_per_sm, None);
+        assert_eq!(rows[2].blocks_per_sm_tb, 0.0);
+    }
+
+    #[test]
+    fn missing_values_skipped_but_counted_as_zero_by_the_plugin() {
+        let mut b = TraceBuilder::new();
+        kernel(&mut b, "k", 10.0, 30.0, 2.0, 40.0);
+        kernel(&mut b, "k", 50.0, 10.0, f32::NAN, f32::NAN);
+        let t = b.build();
+        let r = &kernel_table(&t, ALL)[0];
+        assert_eq!(r.blocks_per_sm, Some(2.0));
+        assert_eq!(r.occupancy_pct, Some(40.0));
+        assert!((r.blocks_per_sm_tb - 1.5).abs() < 1e-9);
+        assert!((r.occupancy_pct_tb - 30.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn zero_duration_calls() {
+        let mut b = TraceBuilder::new();
+        kernel(&mut b, "k", 10.0, 0.0, 2.0, 40.0);
+        kernel(&mut b, "k", 20.0, 0.0, 4.0, 60.0);
+        let t = b.build();
+        let r = &kernel_table(&t, ALL)[0];
+        assert_eq!((r.calls, r.total, r.min, r.max, r.mean), (2, 0, 0, 0, 0.0));
+        assert_eq!(r.blocks_per_sm, Some(3.0));
+        assert_eq!(r.blocks_per_sm_tb, 0.0);
+        assert_eq!(r.share, 0.0);
+    }
+
+    #[test]
+    fn window_keeps_kernels_starting_inside() {
+        let mut b = TraceBuilder::new();
+        kernel(&mut b, "k", 5.0, 10.0, 1.0, 1.0); // starts before
+        kernel(&mut b, "k", 10.0, 100.0, 1.0, 1.0); // starts inside, ends after
+        kernel(&mut b, "k", 20.0, 1.0, 1.0, 1.0); // starts at the end: out
+        let t = b.build();
+        let r = &kernel_table(&t, Interval::new(10_000, 20_000))[0];
+        assert_eq!((r.calls, r.total), (1, 100_000));
+    }
 }

@@ -1,8 +1,36 @@
-//! Operator table, like `torch.profiler`'s `key_averages()`.
+//! Operator table, like `torch.profiler`'s `key_averages()` and the TensorBoard plugin's
+//! operator view.
 //!
-//! SKELETON: to be implemented (see the brief).
+//! # Definition (the plugin's)
+//!
+//! * **Tree**: per host thread, the spans of operators (`cpu_op`/`Operator`), user annotations
+//!   (including `ProfilerStep#N`), legacy `python` frames and `nn.Module` Python frames are
+//!   nested by time containment (sorted by start, longer first). A span that starts inside
+//!   the innermost open span but ends after it ("ranges on the same thread should not
+//!   intersect") is left out of the tree, as the plugin does. Other Python frames are not
+//!   part of the tree.
+//! * **Own launch calls** of a span: the runtime/driver calls whose External id points at it
+//!   ([`CpuEvent::owner_op`](crate::model::CpuEvent)), on any thread.
+//! * `host_total` = duration; `host_self` = duration − direct children's durations − own
+//!   launch calls' durations (may be negative on malformed traces, as in the plugin).
+//! * `device_self` = Σ durations of the kernels, copies and fills launched by the own calls
+//!   (plain sums: parallel streams count twice, as in the plugin and `key_averages()`);
+//!   `device_total` = `device_self` + the children's `device_total`.
+//! * An operator whose only child is an operator of the same name is merged with it (the
+//!   child's children and launch calls replace the parent's), like the plugin and the legacy
+//!   autograd profiler (`_remove_dup_nodes`); [`op_table_with`] can turn this off.
+//! * **Rows**: operators only, grouped by name; left out: `ProfilerStep#*`, DataLoader
+//!   `enumerate(DataLoader)#*.__next__`, `Optimizer.*`, `DataParallel.forward`,
+//!   `DistributedDataParallel.forward`, annotations and Python frames. An operator counts when
+//!   it **starts inside the window**; its device time counts wherever its kernels ran.
+//! * Order: device self descending, then host total descending, then name.
+//!
+//! Deliberate difference: driver calls (`cuLaunchKernel`, Triton) are launch calls here; the
+//! plugin ignores the `cuda_driver` category, so Triton kernels get no operator there.
 
-use crate::model::{Interval, Ns, Trace};
+use std::collections::HashMap;
+
+use crate::model::{CpuKind, Interval, NameId, Ns, Trace, NONE};
 
 /// One operator name's statistics.
 #[derive(Clone, Debug, PartialEq)]
@@ -21,7 +49,312 @@ pub struct OpRow {
     pub device_total: Ns,
 }
 
+/// Settings for [`op_table_with`].
+#[derive(Clone, Copy, Debug)]
+pub struct OpOptions {
+    /// Merge an operator with its only child of the same name (the plugin's behaviour).
+    pub merge_same_name_child: bool,
+}
+
+impl Default for OpOptions {
+    fn default() -> Self {
+        OpOptions {
+            merge_same_name_child: true,
+        }
+    }
+}
+
 /// Rows by device self time descending (then host total).
-pub fn op_table(_trace: &Trace, _window: Interval) -> Vec<OpRow> {
-    todo!("ops")
+pub fn op_table(trace: &Trace, window: Interval) -> Vec<OpRow> {
+    op_table_with(trace, window, OpOptions::default())
+}
+
+/// Host spans that form the call tree.
+fn in_tree(kind: CpuKind, is_module: bool) -> bool {
+    match kind {
+        CpuKind::Op | CpuKind::UserAnnotation | CpuKind::Python => true,
+        CpuKind::PythonFunction => is_module,
+        _ => false,
+    }
+}
+
+/// Host calls that launch device work.
+fn is_launch_call(kind: CpuKind) -> bool {
+    matches!(
+        kind,
+        CpuKind::Runtime | CpuKind::Driver | CpuKind::OtherRuntime
+    )
+}
+
+/// True for operators that get a row (the plugin's `is_operator_node`).
+pub fn is_table_op(kind: CpuKind, name: &str) -> bool {
+    let dataloader = name.starts_with("enumerate(DataLoader)#") && name.ends_with(".__next__");
+    kind == CpuKind::Op
+        && !dataloader
+        && !name.starts_with("ProfilerStep#")
+        && !name.starts_with("Optimizer.")
+        && name != "DataParallel.forward"
+        && name != "DistributedDataParallel.forward"
+}
+
+/// Per tree node (index into [`Trace::cpu`]) figures.
+#[derive(Clone, Default)]
+struct Node {
+    children: Vec<u32>,
+    /// Σ durations of own launch calls.
+    launch_host: Ns,
+    /// Σ device time launched by own launch calls.
+    launch_device: Ns,
+    device_total: Ns,
+    in_tree: bool,
+}
+
+/// Like [`op_table`], with options.
+pub fn op_table_with(trace: &Trace, window: Interval, opts: OpOptions) -> Vec<OpRow> {
+    let cpu = &trace.cpu;
+    let mut nodes: HashMap<u32, Node> = HashMap::new();
+
+    // 1. Per-thread containment tree (cpu is sorted by start, longer first).
+    let mut stacks: HashMap<u32, Vec<u32>> = HashMap::new();
+    let mut roots: Vec<u32> = Vec::new();
+    for (i, e) in cpu.iter().enumerate() {
+        if !in_tree(e.kind, e.is_module) {
+            continue;
+        }
+        let i = i as u32;
+        let stack = stacks.entry(e.thread).or_default();
+        while let Some(&top) = stack.last() {
+            if e.start < cpu[top as usize].end() {
+                break;
+            }
+            stack.pop();
+        }
+        match stack.last() {
+            Some(&top) if e.end() > cpu[top as usize].end() => continue, // partial overlap
+            Some(&top) => nodes.entry(top).or_default().children.push(i),
+            None => roots.push(i),
+        }
+        stack.push(i);
+        nodes.entry(i).or_default().in_tree = true;
+    }
+
+    // 2. Own launch calls and their device time, by External id.
+    let mut device_of_launch: HashMap<u32, Ns> = HashMap::new();
+    for g in &trace.gpu {
+        if g.is_activity() && g.launch != NONE {
+            *device_of_launch.entry(g.launch).or_default() += g.dur;
+        }
+    }
+    for (i, e) in cpu.iter().enumerate() {
+        if !is_launch_call(e.kind) || e.owner_op == NONE {
+            continue;
+        }
+        if let Some(n) = nodes.get_mut(&e.owner_op) {
+            n.launch_host += e.dur;
+            n.launch_device += device_of_launch.get(&(i as u32)).copied().unwrap_or(0);
+        }
+    }
+
+    // 3. Merge an operator with its only same-name operator child (top-down).
+    let mut order: Vec<u32> = nodes.keys().copied().collect();
+    order.sort_unstable();
+    if opts.merge_same_name_child {
+        for &i in &order {
+            if !nodes[&i].in_tree {
+                continue;
+            }
+            loop {
+                let n = &nodes[&i];
+                let [only] = n.children[..] else { break };
+                let (p, c) = (&cpu[i as usize], &cpu[only as usize]);
+                if p.name != c.name || p.kind != CpuKind::Op || c.kind != CpuKind::Op {
+                    break;
+                }
+                let child = std::mem::take(nodes.get_mut(&only).unwrap());
+                let n = nodes.get_mut(&i).unwrap();
+                n.children = child.children;
+                n.launch_host = child.launch_host;
+                n.launch_device = child.launch_device;
+            }
+        }
+    }
+
+    // 4. Device totals bottom-up (children always come after their parent in `cpu`).
+    for &i in order.iter().rev() {
+        let n = &nodes[&i];
+        if !n.in_tree {
+            continue;
+        }
+        let below: Ns = n.children.iter().map(|c| nodes[c].device_total).sum();
+        let n = nodes.get_mut(&i).unwrap();
+        n.device_total = n.launch_device + below;
+    }
+
+    // 5. Rows.
+    let mut by_name: HashMap<NameId, OpRow> = HashMap::new();
+    for &i in &order {
+        let n = &nodes[&i];
+        let e = &cpu[i as usize];
+        if !n.in_tree || e.start < window.start || e.start >= window.end {
+            continue;
+        }
+        let name = trace.name(e.name);
+        if !is_table_op(e.kind, name) {
+            continue;
+        }
+        let children_host: Ns = n.children.iter().map(|&c| cpu[c as usize].dur).sum();
+        let row = by_name.entry(e.name).or_insert_with(|| OpRow {
+            name: name.to_string(),
+            calls: 0,
+            host_self: 0,
+            host_total: 0,
+            device_self: 0,
+            device_total: 0,
+        });
+        row.calls += 1;
+        row.host_total += e.dur;
+        row.host_self += e.dur - children_host - n.launch_host;
+        row.device_self += n.launch_device;
+        row.device_total += n.device_total;
+    }
+    let mut rows: Vec<OpRow> = by_name.into_values().collect();
+    rows.sort_by(|a, b| {
+        b.device_self
+            .cmp(&a.device_self)
+            .then(b.host_total.cmp(&a.host_total))
+            .then_with(|| a.name.cmp(&b.name))
+    });
+    rows
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::build::TraceBuilder;
+    use crate::model::GpuKind;
+
+    const ALL: Interval = Interval {
+        start: Ns::MIN,
+        end: Ns::MAX,
+    };
+
+    fn row<'a>(rows: &'a [OpRow], name: &str) -> &'a OpRow {
+        rows.iter().find(|r| r.name == name).unwrap()
+    }
+
+    #[test]
+    fn empty_trace() {
+        let t = TraceBuilder::new().build();
+        assert!(op_table(&t, ALL).is_empty());
+    }
+
+    #[test]
+    fn self_and_total_times_through_nesting() {
+        let mut b = TraceBuilder::new();
+        // aten::linear [0, 100) > aten::addmm [10, 60) launching a gemm (40 µs) and a copy (5 µs)
+        let lin = b.op("aten::linear", 0.0, 100.0);
+        let addmm = b.op("aten::addmm", 10.0, 50.0);
+        let c = b.runtime("cudaLaunchKernel", addmm, 20.0, 10.0);
+        b.gpu(GpuKind::Kernel, "gemm", 0, 7, 40.0, 40.0, c);
+        let c = b.runtime("cudaMemcpyAsync", addmm, 35.0, 5.0);
+        b.gpu(GpuKind::Memcpy, "Memcpy DtoD", 0, 7, 80.0, 5.0, c);
+        // linear's own launch: a fill, on another stream overlapping the gemm (counted again)
+        let c = b.runtime("cudaMemsetAsync", lin, 70.0, 4.0);
+        b.gpu(GpuKind::Memset, "Memset", 0, 13, 50.0, 2.0, c);
+        let t = b.build();
+        let rows = op_table(&t, ALL);
+        assert_eq!(rows.len(), 2);
+        let a = row(&rows, "aten::addmm");
+        assert_eq!((a.calls, a.host_total, a.host_self), (1, 50_000, 35_000));
+        assert_eq!((a.device_self, a.device_total), (45_000, 45_000));
+        let l = row(&rows, "aten::linear");
+        assert_eq!((l.host_total, l.host_self), (100_000, 46_000));
+        assert_eq!((l.device_self, l.device_total), (2_000, 47_000));
+        assert_eq!(rows[0].name, "aten::addmm"); // by device self
+    }
+
+    #[test]
+    fn grouping_and_exclusions() {
+        let mut b = TraceBuilder::new();
+        b.annotation("ProfilerStep#3", 0.0, 1000.0);
+        b.op(
+            "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__",
+            1.0,
+            50.0,
+        );
+        b.op("Optimizer.step#SGD.step", 100.0, 50.0);
+        b.op("DistributedDataParallel.forward", 200.0, 300.0);
+        b.op_with_kernel("aten::add", "add_kernel", 210.0, 10.0, 215.0, 3.0);
+        b.op_with_kernel("aten::add", "add_kernel", 230.0, 20.0, 235.0, 4.0);
+        b.annotation("my_region", 600.0, 100.0);
+        b.op("ProfilerStep#4", 800.0, 10.0); // old traces write steps as operators
+        let t = b.build();
+        let rows = op_table(&t, ALL);
+        assert_eq!(rows.len(), 1, "{rows:?}");
+        let r = &rows[0];
+        assert_eq!((r.name.as_str(), r.calls), ("aten::add", 2));
+        assert_eq!(
+            (r.host_total, r.device_self, r.device_total),
+            (30_000, 7_000, 7_000)
+        );
+        // launch calls take (dur − 2) µs each: 8 + 18
+        assert_eq!(r.host_self, 30_000 - 26_000);
+    }
+
+    #[test]
+    fn threads_are_separate_trees_and_partial_overlaps_are_dropped() {
+        let mut b = TraceBuilder::new();
+        b.op("aten::outer", 0.0, 100.0);
+        b.cpu(CpuKind::Op, "aten::other_thread", 2, 10.0, 20.0); // not a child: thread 2
+        b.op("aten::straddles", 90.0, 20.0); // intersects outer's end: left out
+        let t = b.build();
+        let rows = op_table(&t, ALL);
+        assert_eq!(row(&rows, "aten::outer").host_self, 100_000);
+        assert_eq!(row(&rows, "aten::other_thread").host_self, 20_000);
+        assert!(rows.iter().all(|r| r.name != "aten::straddles"));
+    }
+
+    #[test]
+    fn same_name_child_is_merged() {
+        let mut b = TraceBuilder::new();
+        let outer = b.op("aten::to", 0.0, 100.0);
+        b.runtime("cudaStreamSynchronize", outer, 90.0, 5.0);
+        let inner = b.op("aten::to", 10.0, 50.0);
+        let c = b.runtime("cudaMemcpyAsync", inner, 20.0, 10.0);
+        b.gpu(GpuKind::Memcpy, "Memcpy HtoD", 0, 7, 30.0, 8.0, c);
+        b.op("aten::copy_", 40.0, 10.0);
+        let t = b.build();
+        let merged = op_table(&t, ALL);
+        let r = row(&merged, "aten::to");
+        // one call; inner's children (copy_) and launches replace outer's
+        assert_eq!((r.calls, r.host_total), (1, 100_000));
+        assert_eq!(r.host_self, 100_000 - 10_000 - 10_000);
+        assert_eq!((r.device_self, r.device_total), (8_000, 8_000));
+        let plain = op_table_with(
+            &t,
+            ALL,
+            OpOptions {
+                merge_same_name_child: false,
+            },
+        );
+        let r = row(&plain, "aten::to");
+        assert_eq!((r.calls, r.host_total), (2, 150_000));
+        assert_eq!(
+            r.host_self,
+            (100_000 - 50_000 - 5_000) + (50_000 - 10_000 - 10_000)
+        );
+        assert_eq!((r.device_self, r.device_total), (8_000, 16_000));
+    }
+
+    #[test]
+    fn window_selects_ops_by_start() {
+        let mut b = TraceBuilder::new();
+        b.op_with_kernel("aten::mm", "gemm", 0.0, 10.0, 500.0, 100.0);
+        b.op_with_kernel("aten::mm", "gemm", 100.0, 10.0, 700.0, 100.0);
+        let t = b.build();
+        let rows = op_table(&t, Interval::new(50_000, 200_000));
+        assert_eq!(rows[0].calls, 1);
+        // device time counts although the kernel ran after the window
+        assert_eq!(rows[0].device_self, 100_000);
+    }
 }
