@@ -403,3 +403,99 @@ fn resnet_act_checkpoint_union_values() {
     );
     assert_eq!(before, 968);
 }
+
+/// Splits one CSV record with RFC 4180 quoting (kernel names contain commas).
+fn csv_fields(line: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut cur = String::new();
+    let mut quoted = false;
+    let mut chars = line.chars().peekable();
+    while let Some(c) = chars.next() {
+        match (c, quoted) {
+            ('"', true) if chars.peek() == Some(&'"') => {
+                cur.push('"');
+                chars.next();
+            }
+            ('"', _) => quoted = !quoted,
+            (',', false) => out.push(std::mem::take(&mut cur)),
+            _ => cur.push(c),
+        }
+    }
+    out.push(cur);
+    out
+}
+
+/// TraceLens's `kernel_summary.csv` (rows per parent op category, cpu_op, kernel name and
+/// stream; all kernels, linked or not) summed per kernel name equals our kernel table over
+/// the whole trace: calls, total, min, max and share of kernel time.
+#[test]
+fn kernel_summary_matches_kernel_table() {
+    use stallscope::analysis::kernels::kernel_table;
+    use stallscope::model::Interval;
+    for dev in ["h100", "mi300"] {
+        let stem = format!("tracelens/tests__traces__{dev}__Qwen_Qwen1.5-0.5B-Chat__1016005");
+        let (Some(trace_path), Some(csv_path)) = (
+            common::corpus_file(&format!("{stem}.json.gz")),
+            common::corpus_file(&format!("{stem}_perf_report_csvs__kernel_summary.csv")),
+        ) else {
+            return;
+        };
+        let text = std::fs::read_to_string(&csv_path).unwrap();
+        let mut lines = text.lines();
+        let header = csv_fields(lines.next().unwrap());
+        let col = |name: &str| header.iter().position(|h| h == name).unwrap();
+        let (c_name, c_sum, c_count) = (
+            col("Kernel name"),
+            col("Kernel duration (µs)_sum"),
+            col("Kernel duration (µs)_count"),
+        );
+        let (c_min, c_max) = (
+            col("Kernel duration (µs)_min"),
+            col("Kernel duration (µs)_max"),
+        );
+        let c_pct = col("Percent of kernels time (%)");
+        // name -> (sum µs, count, min µs, max µs, percent)
+        let mut want: BTreeMap<String, (f64, u64, f64, f64, f64)> = BTreeMap::new();
+        for line in lines.filter(|l| !l.is_empty()) {
+            let f = csv_fields(line);
+            let num = |i: usize| f[i].parse::<f64>().unwrap();
+            let e = want
+                .entry(f[c_name].clone())
+                .or_insert((0.0, 0, f64::MAX, f64::MIN, 0.0));
+            e.0 += num(c_sum);
+            e.1 += num(c_count) as u64;
+            e.2 = e.2.min(num(c_min));
+            e.3 = e.3.max(num(c_max));
+            e.4 += num(c_pct);
+        }
+        let trace = common::load(&trace_path);
+        let rows = kernel_table(&trace, Interval::new(Ns::MIN, Ns::MAX));
+        assert_eq!(rows.len(), want.len(), "{dev}: kernel names");
+        let mut worst = 0.0f64;
+        for r in &rows {
+            let (sum, count, min, max, pct) = want
+                .get(&r.name)
+                .unwrap_or_else(|| panic!("{dev}: {} not in the summary", r.name));
+            let us = |ns: Ns| ns as f64 / 1e3;
+            assert_eq!(r.calls, *count, "{dev}: {}", r.name);
+            let d = (us(r.total) - sum).abs();
+            worst = worst.max(d);
+            assert!(
+                d < 1e-6,
+                "{dev}: {} total {} µs vs {sum}",
+                r.name,
+                us(r.total)
+            );
+            assert!((us(r.min) - min).abs() < 1e-9 && (us(r.max) - max).abs() < 1e-9);
+            assert!(
+                (r.share * 100.0 - pct).abs() < 1e-9,
+                "{dev}: {} share",
+                r.name
+            );
+        }
+        eprintln!(
+            "{dev}: {} kernel names match the TraceLens kernel summary (worst total {worst:.1e} µs)",
+            rows.len()
+        );
+    }
+}
