@@ -1,0 +1,497 @@
+//! The HTML, Markdown and CSV reports, end to end through the binary: hostile names from the
+//! trace are escaped everywhere, Markdown tables keep their columns, CSV round-trips, and the
+//! command line rejects `--format csv` without `--view`.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use serde_json::{json, Value};
+
+fn stallscope(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_stallscope"))
+        .args(args)
+        .env("NO_COLOR", "1")
+        .output()
+        .expect("run stallscope")
+}
+
+fn ok_stdout(args: &[&str]) -> String {
+    let out = stallscope(args);
+    assert!(
+        out.status.success(),
+        "{args:?}: exit {:?}: {}",
+        out.status.code(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).expect("UTF-8 output")
+}
+
+fn temp_dir(tag: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("stallscope-{tag}-{}", std::process::id()));
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+const SCRIPT: &str = "<script>alert(1)</script>";
+const IMG: &str = "\"><img src=x onerror=alert(1)>";
+const PIPE: &str = "a|b";
+/// More names that break naive renderers: CSV quoting, Markdown blocks and code spans.
+const OTHERS: [&str; 3] = [
+    "say \"hi\", then\nnew line",
+    "# `tick` *bold*",
+    "- [x](y) $m$",
+];
+
+fn hostile() -> Vec<String> {
+    let mut v = vec![SCRIPT.to_string(), IMG.to_string(), PIPE.to_string()];
+    v.extend(OTHERS.iter().map(|s| s.to_string()));
+    v
+}
+
+/// A small Kineto trace: two steps; in each, one operator per hostile name launches one
+/// kernel with the same hostile name.
+fn hostile_trace(dir: &Path) -> PathBuf {
+    let mut ev: Vec<Value> = Vec::new();
+    let mut ext = 100u64;
+    let mut corr = 1000u64;
+    for step in 0..2u64 {
+        let t0 = 1_000.0 + step as f64 * 1_000.0;
+        ext += 1;
+        ev.push(
+            json!({"ph": "X", "cat": "user_annotation", "name": format!("ProfilerStep#{step}"),
+            "pid": 1, "tid": 1, "ts": t0, "dur": 900.0, "args": {"External id": ext}}),
+        );
+        for (i, name) in hostile().iter().enumerate() {
+            ext += 1;
+            corr += 1;
+            let ts = t0 + 10.0 + i as f64 * 100.0;
+            ev.push(
+                json!({"ph": "X", "cat": "cpu_op", "name": name, "pid": 1, "tid": 1,
+                "ts": ts, "dur": 50.0, "args": {"External id": ext}}),
+            );
+            ev.push(
+                json!({"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel",
+                "pid": 1, "tid": 1, "ts": ts + 5.0, "dur": 10.0,
+                "args": {"External id": ext, "correlation": corr}}),
+            );
+            ev.push(
+                json!({"ph": "X", "cat": "kernel", "name": name, "pid": 0, "tid": 7,
+                "ts": ts + 30.0, "dur": 40.0 + i as f64,
+                "args": {"External id": ext, "correlation": corr, "device": 0, "stream": 7,
+                    "grid": [80, 1, 1], "block": [256, 1, 1]}}),
+            );
+            ev.push(
+                json!({"ph": "s", "id": corr, "pid": 1, "tid": 1, "ts": ts + 5.0,
+                "cat": "ac2g", "name": "ac2g"}),
+            );
+            ev.push(
+                json!({"ph": "f", "id": corr, "pid": 0, "tid": 7, "ts": ts + 30.0,
+                "cat": "ac2g", "name": "ac2g", "bp": "e"}),
+            );
+        }
+    }
+    let trace = json!({
+        "schemaVersion": 1,
+        "deviceProperties": [{"id": 0, "name": "NVIDIA A100-SXM4-40GB",
+            "totalGlobalMem": 42949672960u64, "computeMajor": 8, "computeMinor": 0,
+            "numSms": 108, "warpSize": 32, "maxThreadsPerMultiprocessor": 2048}],
+        "traceEvents": ev,
+    });
+    let p = dir.join("hostile.json");
+    std::fs::write(&p, serde_json::to_vec(&trace).unwrap()).unwrap();
+    p
+}
+
+#[test]
+fn hostile_names_are_escaped_in_html() {
+    let dir = temp_dir("hostile-html");
+    let trace = hostile_trace(&dir);
+    let out = dir.join("report.html");
+    ok_stdout(&[
+        "analyze",
+        trace.to_str().unwrap(),
+        "--format",
+        "html",
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    let html = std::fs::read_to_string(&out).unwrap();
+    // the payloads never appear raw, only escaped
+    assert!(!html.contains(SCRIPT), "raw <script> payload in HTML");
+    assert!(!html.contains("<img"), "raw <img> payload in HTML");
+    assert_eq!(
+        html.matches("<script").count(),
+        1,
+        "only the page's own script"
+    );
+    assert!(html.contains("&lt;script&gt;alert(1)&lt;/script&gt;"));
+    assert!(html.contains("&quot;&gt;&lt;img src=x onerror=alert(1)&gt;"));
+    // the names are there, as text: in the kernel and op tables and in the timeline name list
+    let escaped = "&lt;script&gt;alert(1)&lt;/script&gt;";
+    assert!(
+        html.matches(escaped).count() >= 5,
+        "expected the name in the kernel and op tables (text and title) and the name list"
+    );
+    // every element of the timeline refers to a listed name
+    let names = html.split(r#"<ol id="names" hidden>"#).nth(1).unwrap();
+    let listed = names.split("</ol>").next().unwrap().matches("<li>").count();
+    assert!(listed >= hostile().len(), "{listed} names listed");
+    for part in html.split("data-n=\"").skip(1) {
+        let idx: usize = part[..part.find('"').unwrap()].parse().unwrap();
+        assert!(
+            idx < listed,
+            "data-n={idx} out of the {listed} listed names"
+        );
+    }
+    // the page can fetch nothing and run nothing else
+    assert!(html.contains("default-src &#39;none&#39;"));
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// Splits a Markdown table row into cells on the pipes that are not backslash-escaped.
+fn md_cells(line: &str) -> usize {
+    let b = line.as_bytes();
+    let mut pipes = 0;
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'\\' {
+            i += 2;
+            continue;
+        }
+        if b[i] == b'|' {
+            pipes += 1;
+        }
+        i += 1;
+    }
+    pipes - 1
+}
+
+#[test]
+fn hostile_names_are_escaped_in_markdown_and_tables_keep_their_columns() {
+    let dir = temp_dir("hostile-md");
+    let trace = hostile_trace(&dir);
+    let md = ok_stdout(&[
+        "analyze",
+        trace.to_str().unwrap(),
+        "--format",
+        "md",
+        "--top",
+        "20",
+    ]);
+    assert!(!md.contains("<script"), "{md}");
+    assert!(!md.contains("<img"), "{md}");
+    assert!(md.contains("&lt;script&gt;alert(1)&lt;/script&gt;"), "{md}");
+    assert!(md.contains("a\\|b"), "{md}");
+    // tables: every row has as many cells as its header
+    let mut tables = 0;
+    let mut header: Option<usize> = None;
+    for line in md.lines() {
+        if line.starts_with('|') {
+            let n = md_cells(line);
+            match header {
+                None => {
+                    header = Some(n);
+                    tables += 1;
+                }
+                Some(h) => assert_eq!(n, h, "row with {n} cells under a {h}-column header: {line}"),
+            }
+        } else {
+            header = None;
+        }
+    }
+    assert!(
+        tables >= 4,
+        "expected breakdown, steps, GPU, kernel and op tables:\n{md}"
+    );
+    // a name's line break or block marker never starts a new block
+    for line in md.lines() {
+        assert!(
+            !line.starts_with("new line"),
+            "a line break in a name leaked: {line}"
+        );
+        assert!(!line.starts_with("# `tick`"), "a heading leaked: {line}");
+    }
+    // each hostile kernel is in the kernel table, one row each
+    let kernels = md.split("### Top kernels").nth(1).expect("kernel table");
+    let rows = kernels
+        .lines()
+        .skip_while(|l| !l.starts_with('|'))
+        .take_while(|l| l.starts_with('|'))
+        .count();
+    assert_eq!(
+        rows,
+        2 + hostile().len(),
+        "header, separator and one row per kernel:\n{md}"
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// A strict RFC 4180 parser (CRLF records, quoted fields with doubled quotes).
+fn parse_csv(text: &str) -> Vec<Vec<String>> {
+    let mut rows = Vec::new();
+    let mut row = Vec::new();
+    let mut field = String::new();
+    let mut chars = text.chars().peekable();
+    let mut quoted = false;
+    let mut at_field_start = true;
+    while let Some(c) = chars.next() {
+        if quoted {
+            if c == '"' {
+                if chars.peek() == Some(&'"') {
+                    chars.next();
+                    field.push('"');
+                } else {
+                    quoted = false;
+                }
+            } else {
+                field.push(c);
+            }
+            continue;
+        }
+        match c {
+            '"' if at_field_start => {
+                quoted = true;
+                at_field_start = false;
+            }
+            '"' => panic!("quote inside an unquoted field: {field:?}"),
+            ',' => {
+                row.push(std::mem::take(&mut field));
+                at_field_start = true;
+            }
+            '\r' => {
+                assert_eq!(chars.next(), Some('\n'), "CR without LF");
+                row.push(std::mem::take(&mut field));
+                rows.push(std::mem::take(&mut row));
+                at_field_start = true;
+            }
+            '\n' => panic!("bare LF outside quotes"),
+            c => {
+                field.push(c);
+                at_field_start = false;
+            }
+        }
+    }
+    assert!(!quoted, "unterminated quoted field");
+    assert!(
+        field.is_empty() && row.is_empty(),
+        "last record without CRLF"
+    );
+    rows
+}
+
+fn json_report(path: &Path) -> Value {
+    serde_json::from_str(&ok_stdout(&[
+        "analyze",
+        path.to_str().unwrap(),
+        "--format",
+        "json",
+    ]))
+    .unwrap()
+}
+
+fn csv_of(path: &Path, view: &str) -> (Vec<String>, Vec<Vec<String>>) {
+    let text = ok_stdout(&[
+        "analyze",
+        path.to_str().unwrap(),
+        "--format",
+        "csv",
+        "--view",
+        view,
+    ]);
+    let mut rows = parse_csv(&text);
+    let header = rows.remove(0);
+    for r in &rows {
+        assert_eq!(r.len(), header.len(), "{view}: ragged row {r:?}");
+    }
+    (header, rows)
+}
+
+fn col(header: &[String], name: &str) -> usize {
+    header
+        .iter()
+        .position(|h| h == name)
+        .unwrap_or_else(|| panic!("no column {name} in {header:?}"))
+}
+
+#[test]
+fn hostile_names_round_trip_through_csv() {
+    let dir = temp_dir("hostile-csv");
+    let trace = hostile_trace(&dir);
+    let r = json_report(&trace);
+    for (view, key) in [("kernels", "kernels"), ("ops", "ops")] {
+        let (h, rows) = csv_of(&trace, view);
+        let names: Vec<&str> = rows.iter().map(|r| r[col(&h, "name")].as_str()).collect();
+        let expected: Vec<&str> = r[key]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|k| k["name"].as_str().unwrap())
+            .collect();
+        assert_eq!(
+            names, expected,
+            "{view}: names in the JSON order, byte for byte"
+        );
+        for n in hostile() {
+            assert!(names.contains(&n.as_str()), "{view}: {n:?} missing");
+        }
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn csv_round_trips_the_resnet_sample() {
+    let p = common::sample("resnet50_v100_num_workers_0.pt.trace.json.gz");
+    let r = json_report(&p);
+    let num = |s: &str| {
+        s.parse::<f64>()
+            .unwrap_or_else(|_| panic!("not a number: {s:?}"))
+    };
+    // CSV numbers are Rust's shortest round-trip form; serde_json (without its
+    // float_roundtrip feature) may parse the JSON side one ulp off
+    let same = |a: f64, b: f64| assert!((a - b).abs() <= 1e-12 * b.abs().max(1.0), "{a} != {b}");
+
+    let (h, rows) = csv_of(&p, "kernels");
+    let kernels = r["kernels"].as_array().unwrap();
+    assert_eq!(rows.len(), kernels.len(), "all kernels, one row each");
+    assert!(rows.len() > 10);
+    for (row, k) in rows.iter().zip(kernels) {
+        assert_eq!(row[col(&h, "name")], k["name"].as_str().unwrap());
+        assert_eq!(row[col(&h, "category")], k["category"].as_str().unwrap());
+        assert_eq!(num(&row[col(&h, "calls")]), k["calls"].as_f64().unwrap());
+        same(
+            num(&row[col(&h, "total_us")]),
+            k["total_us"].as_f64().unwrap(),
+        );
+        same(num(&row[col(&h, "share")]), k["share"].as_f64().unwrap());
+        match k["occupancy_pct"].as_f64() {
+            Some(o) => same(num(&row[col(&h, "occupancy_pct")]), o),
+            None => assert_eq!(row[col(&h, "occupancy_pct")], ""),
+        }
+    }
+    // the top kernel, as the TensorBoard plugin shows it
+    assert!(rows[0][0].contains("dgrad_engine<float, 512, 6, 5, 3, 3, 3, false>"));
+    assert_eq!(rows[0][col(&h, "calls")], "162");
+
+    let (h, rows) = csv_of(&p, "steps");
+    let steps = r["steps"].as_array().unwrap();
+    assert_eq!(rows.len(), 6);
+    for (row, s) in rows.iter().zip(steps) {
+        assert_eq!(row[col(&h, "name")], s["name"].as_str().unwrap());
+        let d = num(&row[col(&h, "duration_us")]);
+        same(d, s["duration_us"].as_f64().unwrap());
+        let parts: f64 = [
+            "kernel_us",
+            "memcpy_us",
+            "memset_us",
+            "communication_us",
+            "runtime_us",
+            "dataloader_us",
+            "cpu_exec_us",
+            "other_us",
+        ]
+        .iter()
+        .map(|c| num(&row[col(&h, c)]))
+        .sum();
+        assert!((parts - d).abs() < 1e-6, "parts {parts} != duration {d}");
+    }
+
+    let (h, rows) = csv_of(&p, "ops");
+    assert_eq!(rows.len(), r["ops"].as_array().unwrap().len());
+    assert_eq!(
+        rows[0][col(&h, "name")],
+        "aten::cudnn_convolution_backward_weight"
+    );
+    assert_eq!(rows[0][col(&h, "calls")], "318");
+}
+
+#[test]
+fn csv_needs_a_view_and_view_needs_csv() {
+    let p = common::sample("a100_triton_example.json.gz");
+    let out = stallscope(&["analyze", p.to_str().unwrap(), "--format", "csv"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--view"));
+    assert!(out.stdout.is_empty());
+    let out = stallscope(&[
+        "analyze",
+        p.to_str().unwrap(),
+        "--format",
+        "md",
+        "--view",
+        "ops",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--view"));
+    let out = stallscope(&[
+        "analyze",
+        p.to_str().unwrap(),
+        "--format",
+        "csv",
+        "--view",
+        "nope",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn every_shipped_sample_renders_in_every_format() {
+    for entry in std::fs::read_dir(common::sample("")).unwrap() {
+        let p = entry.unwrap().path();
+        let name = p.file_name().unwrap().to_string_lossy().into_owned();
+        if !(name.ends_with(".json") || name.ends_with(".json.gz")) {
+            continue;
+        }
+        let html = ok_stdout(&["analyze", p.to_str().unwrap(), "--format", "html"]);
+        assert!(html.starts_with("<!DOCTYPE html>") && html.trim_end().ends_with("</html>"));
+        assert!(
+            html.len() < 600 << 10,
+            "{name}: HTML of {} bytes",
+            html.len()
+        );
+        for attr in ["src=", "href="] {
+            for part in html.split(attr).skip(1) {
+                let v = part.trim_start_matches(['"', '\'']);
+                assert!(
+                    !v.starts_with("http:") && !v.starts_with("https:") && !v.starts_with("//"),
+                    "{name}: external URL in {attr}{}",
+                    &part[..part.len().min(60)]
+                );
+            }
+        }
+        let md = ok_stdout(&["analyze", p.to_str().unwrap(), "--format", "md"]);
+        assert!(md.starts_with("## stallscope: "), "{name}");
+        for view in ["kernels", "ops", "steps"] {
+            csv_of(&p, view);
+        }
+    }
+}
+
+#[test]
+fn html_report_of_the_resnet_sample() {
+    let p = common::sample("resnet50_v100_num_workers_0.pt.trace.json.gz");
+    let html = ok_stdout(&["analyze", p.to_str().unwrap(), "--format", "html"]);
+    // sections and charts
+    for needle in [
+        r#"data-chart="steps""#,
+        r#"data-chart="gpu-split""#,
+        r#"data-chart="timeline-0""#,
+        r#"<table class="sortable">"#,
+        "ProfilerStep#6",
+        "Tesla V100-DGXS-32GB",
+        "177.59 ms",
+    ] {
+        assert!(html.contains(needle), "missing {needle}");
+    }
+    // per-step bars: 6 steps + the average, each with its non-zero parts
+    let steps_svg = html.split(r#"data-chart="steps""#).nth(1).unwrap();
+    let steps_svg = &steps_svg[..steps_svg.find("</svg>").unwrap()];
+    assert!(steps_svg.matches("<rect").count() >= 7 * 6);
+    // the timeline: the median step's 1,516 device events
+    let tl = html.split(r#"data-chart="timeline-0""#).nth(1).unwrap();
+    let tl = &tl[..tl.find("</svg>").unwrap()];
+    assert!(tl.matches("data-s=").count() > 1000, "events drawn");
+    assert!(tl.contains(r#"class="gap""#), "idle gaps highlighted");
+    assert!(tl.contains(r#"class="hsync""#), "the host sync in the step");
+    assert!(html.len() < 400 << 10, "HTML of {} bytes", html.len());
+}
