@@ -5,6 +5,7 @@
 
 pub mod classify;
 pub mod gpu;
+pub mod gpu_metrics;
 pub mod kernels;
 pub mod ops;
 pub mod step_timeline;
@@ -37,6 +38,9 @@ pub struct Analysis {
     pub ops: Vec<ops::OpRow>,
     /// Device timeline of the representative (median) step, capped.
     pub step_timeline: Option<step_timeline::StepTimeline>,
+    /// Sampled GPU metrics per device, NVTX range and gap (Nsight Systems inputs with GPU
+    /// metrics only).
+    pub gpu_metrics: Option<gpu_metrics::GpuMetricsAnalysis>,
 }
 
 /// Runs every analysis over the trace.
@@ -57,5 +61,7 @@ pub fn analyze(trace: &Trace, _opts: &AnalyzeOptions) -> Analysis {
         kernels,
         ops,
         step_timeline,
+        // gaps of 20 µs and more: the profiling guide's "warning" band
+        gpu_metrics: gpu_metrics::analyze_gpu_metrics(trace, window, 20_000),
     }
 }

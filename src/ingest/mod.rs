@@ -5,6 +5,8 @@
 //! stream to the matching reader, which fills a [`crate::model::Trace`].
 
 pub mod kineto;
+pub mod ncu;
+pub mod nsys;
 pub mod sniff;
 
 use std::fmt;
@@ -164,6 +166,13 @@ fn dispatch<R: Read + Send>(
 ) -> Result<Trace, LoadError> {
     match sniff::sniff(head) {
         Format::Json => kineto::read(input, path, compressed, &opts.kineto),
+        // SQLite reads files: open the path itself unless the bytes came through stdin or gzip
+        Format::NsysSqlite if path != "-" && compressed.is_none() => {
+            drop(input);
+            nsys::read_file(Path::new(path), path, None)
+        }
+        Format::NsysSqlite => nsys::read_stream(input, path, compressed),
+        Format::NsysRep => nsys::read_rep(path, head),
         Format::Empty => Err(LoadError::at(path, 0, "empty file".into())),
         other => Err(LoadError::at(path, 0, other.unsupported_message())),
     }

@@ -34,7 +34,10 @@ impl Format {
             Format::NcuRep => "an Nsight Compute report (.ncu-rep): not supported yet; export it \
                               with `ncu --import REPORT.ncu-rep --csv --page raw`"
                 .into(),
-            Format::NcuCsv => "an Nsight Compute CSV: not supported yet by this version".into(),
+            Format::NcuCsv => "an Nsight Compute CSV: per-kernel metrics, not a timeline; run \
+                              `stallscope analyze KERNELS.csv` for its kernel table, or \
+                              `stallscope analyze TRACE --ncu KERNELS.csv` to join it to a trace"
+                .into(),
             Format::NsysStatsCsv => "an `nsys stats` CSV report, not a trace".into(),
             Format::Empty => "empty file".into(),
             Format::Unknown | Format::Json => {
@@ -53,6 +56,9 @@ pub fn is_gzip(head: &[u8]) -> bool {
 pub fn sniff(head: &[u8]) -> Format {
     if head.starts_with(b"SQLite format 3\0") {
         return Format::NsysSqlite;
+    }
+    if head.starts_with(b"NVIDIA Tegra Profiler Report") {
+        return Format::NsysRep;
     }
     // .nsys-rep / .qdrep are binary reports; ncu-rep too. Look for telltale strings.
     let start = head.iter().position(|c| !c.is_ascii_whitespace());

@@ -1,0 +1,1465 @@
+//! Nsight Systems SQLite exports (`nsys export --type sqlite`) and `.nsys-rep` reports.
+//!
+//! The export is read into the same [`Trace`] as a Kineto trace:
+//!
+//! | export table | model |
+//! |---|---|
+//! | `CUPTI_ACTIVITY_KIND_RUNTIME` | [`CpuKind::Runtime`] (`eventClass` 0) / [`CpuKind::Driver`] (1) with `correlation`; names as recorded (`cudaLaunchKernel_v7000`) |
+//! | `CUPTI_ACTIVITY_KIND_KERNEL` | [`GpuKind::Kernel`] named by `demangledName` (else `shortName`), grid, block, registers, shared memory |
+//! | `CUPTI_ACTIVITY_KIND_MEMCPY` | [`GpuKind::Memcpy`] named like Kineto: `Memcpy HtoD (Pageable -> Device)` |
+//! | `CUPTI_ACTIVITY_KIND_MEMSET` | [`GpuKind::Memset`] named `Memset (Device)` |
+//! | `CUPTI_ACTIVITY_KIND_SYNCHRONIZATION` | [`GpuKind::Sync`] named like Kineto (`Event Sync`, `Stream Wait Event`, `Stream Sync`, `Context Sync`) |
+//! | `CUPTI_ACTIVITY_KIND_GRAPH_TRACE` | one [`GpuKind::Kernel`] per whole-graph replay, `[CUDA graph N replay]` (graph-trace mode: the graph's kernels are not in the export) |
+//! | `NVTX_EVENTS` push/pop ranges (59, 70) | [`CpuKind::UserAnnotation`] on their thread, so they nest into per-thread trees by containment; PyTorch `emit_nvtx` operator ranges (`aten::mm, seq = 3, op_id = 12`) become [`CpuKind::Op`] named `aten::mm` |
+//! | `NVTX_EVENTS` start/end ranges (60, 71) | [`CpuKind::UserAnnotation`] on a companion pseudo-thread of their start thread (tid negated, name suffixed `[NVTX start/end]`): they may overlap freely and are no part of the push/pop tree |
+//! | `CUPTI_ACTIVITY_KIND_OVERHEAD` | [`CpuKind::Other`] (`Command Buffer Full`, ...) |
+//! | `GPU_METRICS` + `TARGET_INFO_GPU_METRICS`, or `GENERIC_EVENTS` (≤ 2022) | [`Trace::gpu_metrics`] |
+//! | `TARGET_INFO_GPU`, `TARGET_INFO_CUDA_DEVICE` | [`Trace::devices`] |
+//! | `ThreadNames`, `PROCESSES` | [`Trace::threads`] (`pid = globalTid >> 24 & 0xFFFFFF`, `tid = globalTid & 0xFFFFFF`) |
+//!
+//! Every table and column is looked up by name (`sqlite_master`, `PRAGMA table_info`): exports
+//! create tables lazily, schemas 2.x to 3.x differ, and trimmed files exist. Missing tables and
+//! columns become [`Warning`]s, never errors. Timestamps stay integer ns on the capture
+//! timebase. Correlation ids are per process: with several processes they are made unique as
+//! `process rank << 40 | correlationId` (the first process keeps its ids). Runtime calls get
+//! the External id of the innermost `emit_nvtx` operator range around them on their thread,
+//! so the operator table works as for Kineto.
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
+
+use rusqlite::types::ValueRef;
+use rusqlite::{Connection, OpenFlags};
+
+use super::LoadError;
+use crate::model::{
+    CpuEvent, CpuKind, Device, GpuEvent, GpuKind, GpuMetricSeries, Interner, NameId, Ns, Source,
+    SourceFormat, Thread, Trace, Vendor, Warning, NONE,
+};
+
+const RUNTIME: &str = "CUPTI_ACTIVITY_KIND_RUNTIME";
+const KERNEL: &str = "CUPTI_ACTIVITY_KIND_KERNEL";
+const MEMCPY: &str = "CUPTI_ACTIVITY_KIND_MEMCPY";
+const MEMSET: &str = "CUPTI_ACTIVITY_KIND_MEMSET";
+const SYNC: &str = "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION";
+const GRAPH_TRACE: &str = "CUPTI_ACTIVITY_KIND_GRAPH_TRACE";
+const OVERHEAD: &str = "CUPTI_ACTIVITY_KIND_OVERHEAD";
+const NVTX: &str = "NVTX_EVENTS";
+
+/// `ENUM_CUDA_MEMCPY_OPER` (`copyKind`), fixed since schema 2.x.
+const COPY_KINDS: [&str; 14] = [
+    "Unknown", "HtoD", "DtoH", "HtoA", "AtoH", "AtoA", "AtoD", "DtoA", "DtoD", "HtoH", "PtoP",
+    "UVM HtoD", "UVM DtoH", "UVM DtoD",
+];
+
+/// `ENUM_CUDA_MEM_KIND` (`srcKind`, `dstKind`, `memKind`).
+const MEM_KINDS: [&str; 8] = [
+    "Pageable",
+    "Pinned",
+    "Device",
+    "Array",
+    "Managed",
+    "Device Static",
+    "Managed Static",
+    "Unknown",
+];
+
+/// `ENUM_CUPTI_SYNC_TYPE` (`syncType`) in Kineto's names.
+fn sync_name(t: Option<i64>) -> &'static str {
+    match t {
+        Some(1) => "Event Sync",
+        Some(2) => "Stream Wait Event",
+        Some(3) => "Stream Sync",
+        Some(4) => "Context Sync",
+        _ => "Unknown Sync",
+    }
+}
+
+fn copy_kind(k: Option<i64>) -> &'static str {
+    k.and_then(|k| COPY_KINDS.get(k as usize).copied())
+        .unwrap_or("Unknown")
+}
+
+fn mem_kind(k: Option<i64>) -> Option<&'static str> {
+    k.and_then(|k| MEM_KINDS.get(k as usize).copied())
+}
+
+/// Kineto's memcpy name: `Memcpy HtoD (Pageable -> Device)`; without kinds, `Memcpy HtoD`.
+pub fn memcpy_name(copy: Option<i64>, src: Option<i64>, dst: Option<i64>) -> String {
+    match (mem_kind(src), mem_kind(dst)) {
+        (Some(s), Some(d)) => format!("Memcpy {} ({s} -> {d})", copy_kind(copy)),
+        _ => format!("Memcpy {}", copy_kind(copy)),
+    }
+}
+
+/// Kineto's memset name: `Memset (Device)`.
+pub fn memset_name(kind: Option<i64>) -> String {
+    match mem_kind(kind) {
+        Some(k) => format!("Memset ({k})"),
+        None => "Memset".into(),
+    }
+}
+
+/// Process id of a `globalTid`/`globalPid`.
+pub fn pid_of(global: i64) -> i64 {
+    (global >> 24) & 0xFF_FFFF
+}
+
+/// Thread id of a `globalTid`.
+pub fn tid_of(global: i64) -> i64 {
+    global & 0xFF_FFFF
+}
+
+/// PyTorch `emit_nvtx` ranges carry the operator's sequence number and id after its name
+/// (`aten::mm, seq = 3, op_id = 12, sizes = [[2, 3]]`). Returns the bare name and whether the
+/// suffix was there.
+pub fn strip_emit_nvtx(text: &str) -> (&str, bool) {
+    let cut = [", seq = ", ", op_id = ", ", sizes = ", ", input_op_ids = "]
+        .iter()
+        .filter_map(|k| text.find(k))
+        .min();
+    match cut {
+        Some(i) => (&text[..i], true),
+        None => (text, false),
+    }
+}
+
+/// True for operator names in a lower-case C++ namespace (`aten::mm`, `c10d::allreduce_`,
+/// `flash_attn::_flash_attn_forward`); `FSDP::pre_forward (…)` and plain names are annotations.
+fn is_operator_name(name: &str) -> bool {
+    let Some((ns, op)) = name.split_once("::") else {
+        return false;
+    };
+    !ns.is_empty()
+        && ns
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_')
+        && !op.is_empty()
+        && op
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'.' || b == b':')
+}
+
+/// One table: its name as stored and its columns.
+struct Table {
+    name: String,
+    cols: Vec<String>,
+}
+
+/// An open export with its table list.
+struct Db<'p> {
+    conn: Connection,
+    path: &'p str,
+    tables: HashMap<String, Table>,
+}
+
+/// Column access on a row selected by [`Db::rows`].
+struct Row<'a, 'b>(&'a rusqlite::Row<'b>);
+
+impl Row<'_, '_> {
+    fn i(&self, k: usize) -> Option<i64> {
+        match self.0.get_ref(k).ok()? {
+            ValueRef::Integer(v) => Some(v),
+            ValueRef::Real(v) if v.is_finite() => Some(v as i64),
+            ValueRef::Text(t) => std::str::from_utf8(t).ok()?.trim().parse().ok(),
+            _ => None,
+        }
+    }
+    fn s(&self, k: usize) -> Option<String> {
+        match self.0.get_ref(k).ok()? {
+            ValueRef::Text(t) => Some(String::from_utf8_lossy(t).into_owned()),
+            ValueRef::Integer(v) => Some(v.to_string()),
+            ValueRef::Real(v) => Some(v.to_string()),
+            _ => None,
+        }
+    }
+}
+
+impl<'p> Db<'p> {
+    fn open(file: &Path, path: &'p str) -> Result<Db<'p>, LoadError> {
+        let conn = Connection::open_with_flags(
+            file,
+            OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+        )
+        .map_err(|e| LoadError::new(path, format!("cannot open the SQLite file: {e}")))?;
+        let mut db = Db {
+            conn,
+            path,
+            tables: HashMap::new(),
+        };
+        let names: Vec<String> = {
+            let mut st = db
+                .conn
+                .prepare("SELECT name FROM sqlite_master WHERE type IN ('table', 'view')")
+                .map_err(|e| db.err("sqlite_master", e))?;
+            let rows = st
+                .query_map([], |r| r.get::<_, String>(0))
+                .map_err(|e| db.err("sqlite_master", e))?;
+            rows.collect::<Result<_, _>>()
+                .map_err(|e| db.err("sqlite_master", e))?
+        };
+        for name in names {
+            let sql = format!("PRAGMA table_info(\"{}\")", name.replace('"', "\"\""));
+            let cols: Vec<String> = {
+                let mut st = db.conn.prepare(&sql).map_err(|e| db.err(&name, e))?;
+                let rows = st
+                    .query_map([], |r| r.get::<_, String>(1))
+                    .map_err(|e| db.err(&name, e))?;
+                rows.collect::<Result<_, _>>()
+                    .map_err(|e| db.err(&name, e))?
+            };
+            db.tables
+                .insert(name.to_ascii_lowercase(), Table { name, cols });
+        }
+        Ok(db)
+    }
+
+    fn err(&self, table: &str, e: rusqlite::Error) -> LoadError {
+        LoadError::new(self.path, format!("table {table}: {e}"))
+    }
+
+    fn table(&self, name: &str) -> Option<&Table> {
+        self.tables.get(&name.to_ascii_lowercase())
+    }
+
+    fn has(&self, name: &str) -> bool {
+        self.table(name).is_some()
+    }
+
+    fn col<'t>(&'t self, table: &str, col: &str) -> Option<&'t str> {
+        self.table(table)?
+            .cols
+            .iter()
+            .find(|c| c.eq_ignore_ascii_case(col))
+            .map(|c| c.as_str())
+    }
+
+    /// Columns of `cols` that `table` lacks.
+    fn missing(&self, table: &str, cols: &[&str]) -> Vec<String> {
+        cols.iter()
+            .filter(|c| self.col(table, c).is_none())
+            .map(|c| c.to_string())
+            .collect()
+    }
+
+    /// Selects `cols` (NULL for absent columns) from `table`, in rowid order, calling `f` on
+    /// each row. Returns the number of rows (0 when the table is absent).
+    fn rows(
+        &self,
+        table: &str,
+        cols: &[&str],
+        filter: &str,
+        mut f: impl FnMut(&Row),
+    ) -> Result<u64, LoadError> {
+        let Some(t) = self.table(table) else {
+            return Ok(0);
+        };
+        let select: Vec<String> = cols
+            .iter()
+            .map(|c| match self.col(table, c) {
+                Some(real) => format!("\"{real}\""),
+                None => "NULL".into(),
+            })
+            .collect();
+        let sql = format!("SELECT {} FROM \"{}\"{}", select.join(", "), t.name, filter);
+        let mut st = self.conn.prepare(&sql).map_err(|e| self.err(&t.name, e))?;
+        let mut rows = st.query([]).map_err(|e| self.err(&t.name, e))?;
+        let mut n = 0u64;
+        loop {
+            match rows.next() {
+                Ok(Some(r)) => {
+                    n += 1;
+                    f(&Row(r));
+                }
+                Ok(None) => break,
+                Err(e) => {
+                    return Err(LoadError::new(
+                        self.path,
+                        format!("table {}: row {}: {e}", t.name, n + 1),
+                    ))
+                }
+            }
+        }
+        Ok(n)
+    }
+
+    /// `name → value` of a two-column metadata table.
+    fn pairs(&self, table: &str) -> Result<Vec<(String, String)>, LoadError> {
+        let mut out = Vec::new();
+        self.rows(table, &["name", "value"], "", |r| {
+            if let (Some(n), Some(v)) = (r.s(0), r.s(1)) {
+                out.push((n, v));
+            }
+        })?;
+        Ok(out)
+    }
+}
+
+/// Collects warnings by code.
+#[derive(Default)]
+struct Warnings(BTreeMap<&'static str, Warning>);
+
+impl Warnings {
+    fn add(&mut self, code: &'static str, count: u64, message: String) {
+        self.0
+            .entry(code)
+            .and_modify(|w| w.count += count)
+            .or_insert(Warning {
+                code,
+                count,
+                first_offset: None,
+                message,
+            });
+    }
+}
+
+/// The reader's state while filling a trace.
+struct Reader<'p> {
+    db: Db<'p>,
+    strings: HashMap<i64, String>,
+    names: Interner,
+    name_cache: HashMap<i64, NameId>,
+    threads: Vec<Thread>,
+    thread_index: HashMap<(i64, i64), u32>,
+    thread_names: HashMap<i64, String>,
+    process_names: HashMap<i64, String>,
+    process_rank: HashMap<i64, u64>,
+    cpu: Vec<CpuEvent>,
+    gpu: Vec<GpuEvent>,
+    warnings: Warnings,
+    sm_count: HashMap<i64, u32>,
+    rows: u64,
+}
+
+impl<'p> Reader<'p> {
+    fn string_id(&mut self, id: Option<i64>) -> Option<NameId> {
+        let id = id?;
+        if let Some(&n) = self.name_cache.get(&id) {
+            return Some(n);
+        }
+        let s = self.strings.get(&id)?;
+        let n = self.names.intern(s);
+        self.name_cache.insert(id, n);
+        Some(n)
+    }
+
+    /// Unique correlation for a (process, correlationId) pair.
+    fn correlation(&mut self, pid: Option<i64>, corr: Option<i64>) -> u64 {
+        let Some(c) = corr.filter(|&c| c > 0) else {
+            return 0;
+        };
+        // a table without process ids (trimmed exports) joins the first process
+        let rank = match pid {
+            Some(p) => {
+                let next = self.process_rank.len() as u64;
+                *self.process_rank.entry(p).or_insert(next)
+            }
+            None => 0,
+        };
+        (rank << 40) | (c as u64 & ((1 << 40) - 1))
+    }
+
+    /// Thread index for a `globalTid`; `pseudo` gives the start/end-range companion thread.
+    fn thread(&mut self, global_tid: Option<i64>, pseudo: bool) -> u32 {
+        let g = global_tid.unwrap_or(0);
+        let (pid, tid) = (pid_of(g), tid_of(g));
+        let key = (pid, if pseudo { -tid - 1 } else { tid });
+        if let Some(&i) = self.thread_index.get(&key) {
+            return i;
+        }
+        let base = self.thread_names.get(&g).cloned().or_else(|| {
+            (tid == pid)
+                .then(|| self.process_names.get(&pid).cloned())
+                .flatten()
+        });
+        let name = if pseudo {
+            Some(format!(
+                "{} [NVTX start/end]",
+                base.unwrap_or_else(|| format!("thread {tid}"))
+            ))
+        } else {
+            base
+        };
+        self.threads.push(Thread {
+            pid,
+            tid: key.1,
+            name,
+        });
+        let i = (self.threads.len() - 1) as u32;
+        self.thread_index.insert(key, i);
+        i
+    }
+
+    fn gpu_event(&self, name: NameId, kind: GpuKind, start: i64, end: i64) -> GpuEvent {
+        GpuEvent {
+            start,
+            dur: (end - start).max(0),
+            name,
+            kind,
+            device: 0,
+            stream: -1,
+            correlation: 0,
+            external_id: 0,
+            blocks_per_sm: f32::NAN,
+            warps_per_sm: f32::NAN,
+            occupancy_pct: f32::NAN,
+            registers: 0,
+            grid: [0; 3],
+            block: [0; 3],
+            shared_mem: 0,
+            bytes: 0,
+            in_graph: false,
+            flow_linked: false,
+            launch: NONE,
+        }
+    }
+
+    fn warn_missing(&mut self, table: &str, cols: &[&str]) {
+        let m = self.db.missing(table, cols);
+        if !m.is_empty() && self.db.has(table) {
+            self.warnings.add(
+                "nsys-missing-columns",
+                1,
+                format!(
+                    "table {table} lacks column(s) {} (trimmed or old export); the values they \
+                     hold are unknown",
+                    m.join(", ")
+                ),
+            );
+        }
+    }
+
+    fn read_strings(&mut self) -> Result<(), LoadError> {
+        let mut strings = HashMap::new();
+        self.db.rows("StringIds", &["id", "value"], "", |r| {
+            if let (Some(id), Some(v)) = (r.i(0), r.s(1)) {
+                strings.insert(id, v);
+            }
+        })?;
+        self.strings = strings;
+        Ok(())
+    }
+
+    fn read_threads(&mut self) -> Result<(), LoadError> {
+        let mut names: Vec<(i64, i64)> = Vec::new();
+        self.db
+            .rows("ThreadNames", &["nameId", "globalTid"], "", |r| {
+                if let (Some(n), Some(g)) = (r.i(0), r.i(1)) {
+                    names.push((g, n));
+                }
+            })?;
+        for (g, n) in names {
+            if let Some(s) = self.strings.get(&n) {
+                self.thread_names.insert(g, s.clone());
+            }
+        }
+        let mut procs = HashMap::new();
+        self.db
+            .rows("PROCESSES", &["globalPid", "pid", "name"], "", |r| {
+                let pid = r.i(1).or_else(|| r.i(0).map(pid_of));
+                if let (Some(p), Some(n)) = (pid, r.s(2)) {
+                    procs.insert(p, n);
+                }
+            })?;
+        self.process_names = procs;
+        Ok(())
+    }
+
+    fn read_devices(&mut self) -> Result<Vec<Device>, LoadError> {
+        let mut cuda_id: HashMap<i64, i64> = HashMap::new();
+        let mut cuda_sms: HashMap<i64, u32> = HashMap::new();
+        self.db.rows(
+            "TARGET_INFO_CUDA_DEVICE",
+            &["gpuId", "cudaId", "numMultiprocessors"],
+            "",
+            |r| {
+                if let (Some(g), Some(c)) = (r.i(0), r.i(1)) {
+                    cuda_id.entry(g).or_insert(c);
+                    if let Some(n) = r.i(2) {
+                        cuda_sms.insert(c, n as u32);
+                    }
+                }
+            },
+        )?;
+        let mut devices: Vec<Device> = Vec::new();
+        self.db.rows(
+            "TARGET_INFO_GPU",
+            &[
+                "id",
+                "name",
+                "smCount",
+                "totalMemory",
+                "computeMajor",
+                "computeMinor",
+                "maxWarpsPerSm",
+                "threadsPerWarp",
+            ],
+            "",
+            |r| {
+                let Some(gid) = r.i(0) else { return };
+                let id = cuda_id.get(&gid).copied().unwrap_or(gid);
+                if devices.iter().any(|d| d.id == id) {
+                    return;
+                }
+                let warp = r.i(7).filter(|&w| w > 0).map(|w| w as u32);
+                devices.push(Device {
+                    id,
+                    name: r.s(1).unwrap_or_default(),
+                    sm_count: r.i(2).filter(|&v| v > 0).map(|v| v as u32),
+                    memory_bytes: r.i(3).filter(|&v| v > 0).map(|v| v as u64),
+                    compute_major: r.i(4).map(|v| v as u32),
+                    compute_minor: r.i(5).map(|v| v as u32),
+                    max_threads_per_sm: match (r.i(6), warp) {
+                        (Some(w), Some(t)) if w > 0 => Some(w as u32 * t),
+                        _ => None,
+                    },
+                    warp_size: warp,
+                    vendor: Vendor::Nvidia,
+                    active: false,
+                    peak_allocated: None,
+                });
+            },
+        )?;
+        for (c, n) in cuda_sms {
+            match devices.iter_mut().find(|d| d.id == c) {
+                Some(d) => {
+                    d.sm_count.get_or_insert(n);
+                }
+                None => devices.push(Device {
+                    id: c,
+                    sm_count: Some(n),
+                    vendor: Vendor::Nvidia,
+                    ..Device::default()
+                }),
+            }
+        }
+        for d in &devices {
+            if let Some(n) = d.sm_count {
+                self.sm_count.insert(d.id, n);
+            }
+        }
+        Ok(devices)
+    }
+
+    fn read_runtime(&mut self) -> Result<(), LoadError> {
+        const COLS: [&str; 7] = [
+            "start",
+            "end",
+            "eventClass",
+            "globalTid",
+            "correlationId",
+            "nameId",
+            "name",
+        ];
+        self.warn_missing(
+            RUNTIME,
+            &["start", "end", "globalTid", "correlationId", "nameId"],
+        );
+        let mut rows: Vec<(
+            i64,
+            i64,
+            Option<i64>,
+            Option<i64>,
+            Option<i64>,
+            Option<i64>,
+            Option<String>,
+        )> = Vec::new();
+        self.db.rows(RUNTIME, &COLS, "", |r| {
+            if let (Some(s), Some(e)) = (r.i(0), r.i(1)) {
+                // the `name` column is not in real exports (pipit added it); it is only a
+                // fallback when nameId is absent
+                let text = if r.i(5).is_none() { r.s(6) } else { None };
+                rows.push((s, e, r.i(2), r.i(3), r.i(4), r.i(5), text));
+            }
+        })?;
+        self.rows += rows.len() as u64;
+        for (s, e, class, gtid, corr, name_id, text) in rows {
+            let name = match (self.string_id(name_id), text) {
+                (Some(n), _) => n,
+                (None, Some(t)) => self.names.intern(&t),
+                (None, None) => self.names.intern("(unnamed runtime call)"),
+            };
+            let kind = match class {
+                Some(1) => CpuKind::Driver,
+                Some(_) => CpuKind::Runtime,
+                None => {
+                    let n = self.names.resolve(name);
+                    if n.starts_with("cu") && !n.starts_with("cuda") {
+                        CpuKind::Driver
+                    } else {
+                        CpuKind::Runtime
+                    }
+                }
+            };
+            let thread = self.thread(gtid, false);
+            let correlation = self.correlation(gtid.map(pid_of), corr);
+            self.cpu.push(CpuEvent {
+                start: s,
+                dur: (e - s).max(0),
+                name,
+                thread,
+                kind,
+                is_module: false,
+                external_id: 0,
+                correlation,
+                owner_op: NONE,
+            });
+        }
+        Ok(())
+    }
+
+    /// Common columns of the GPU activity tables.
+    const GPU_COLS: [&'static str; 6] = [
+        "start",
+        "end",
+        "deviceId",
+        "streamId",
+        "correlationId",
+        "globalPid",
+    ];
+
+    fn read_kernels(&mut self) -> Result<u64, LoadError> {
+        let mut cols: Vec<&str> = Self::GPU_COLS.to_vec();
+        cols.extend([
+            "demangledName",
+            "shortName",
+            "mangledName",
+            "gridX",
+            "gridY",
+            "gridZ",
+            "blockX",
+            "blockY",
+            "blockZ",
+            "registersPerThread",
+            "staticSharedMemory",
+            "dynamicSharedMemory",
+            "graphNodeId",
+            "graphId",
+        ]);
+        self.warn_missing(
+            KERNEL,
+            &["start", "end", "deviceId", "streamId", "correlationId"],
+        );
+        #[allow(clippy::type_complexity)]
+        let mut rows: Vec<[Option<i64>; 20]> = Vec::new();
+        self.db.rows(KERNEL, &cols, "", |r| {
+            let mut v = [None; 20];
+            for (k, slot) in v.iter_mut().enumerate() {
+                *slot = r.i(k);
+            }
+            rows.push(v);
+        })?;
+        let n = rows.len() as u64;
+        self.rows += n;
+        let unnamed = self.names.intern("(unnamed kernel)");
+        for v in rows {
+            let (Some(s), Some(e)) = (v[0], v[1]) else {
+                continue;
+            };
+            let name = self
+                .string_id(v[6])
+                .or_else(|| self.string_id(v[7]))
+                .or_else(|| self.string_id(v[8]))
+                .unwrap_or(unnamed);
+            let mut g = self.gpu_event(name, GpuKind::Kernel, s, e);
+            self.fill_common(&mut g, &v);
+            let dim = |x: Option<i64>| x.unwrap_or(0).clamp(0, u32::MAX as i64) as u32;
+            g.grid = [dim(v[9]), dim(v[10]), dim(v[11])];
+            g.block = [dim(v[12]), dim(v[13]), dim(v[14])];
+            g.registers = v[15].unwrap_or(0).clamp(0, u16::MAX as i64) as u16;
+            g.shared_mem =
+                (v[16].unwrap_or(0) + v[17].unwrap_or(0)).clamp(0, u32::MAX as i64) as u32;
+            g.in_graph = v[18].is_some_and(|x| x != 0) || v[19].is_some_and(|x| x != 0);
+            if let Some(&sms) = self.sm_count.get(&(g.device as i64)) {
+                let blocks = g.grid.iter().map(|&x| x as f64).product::<f64>();
+                let threads = g.block.iter().map(|&x| x as f64).product::<f64>();
+                if blocks > 0.0 && sms > 0 {
+                    g.blocks_per_sm = (blocks / sms as f64) as f32;
+                    g.warps_per_sm = (blocks * (threads / 32.0).ceil() / sms as f64) as f32;
+                }
+            }
+            self.gpu.push(g);
+        }
+        Ok(n)
+    }
+
+    /// Device, stream and correlation from the [`Self::GPU_COLS`] prefix.
+    fn fill_common(&mut self, g: &mut GpuEvent, v: &[Option<i64>]) {
+        g.device = v[2].unwrap_or(0) as i32;
+        g.stream = v[3].unwrap_or(-1);
+        g.correlation = self.correlation(v[5].map(pid_of), v[4]);
+    }
+
+    fn read_copies(&mut self) -> Result<(), LoadError> {
+        let mut cols: Vec<&str> = Self::GPU_COLS.to_vec();
+        cols.extend(["bytes", "copyKind", "srcKind", "dstKind", "graphNodeId"]);
+        self.warn_missing(MEMCPY, &["copyKind", "srcKind", "dstKind", "bytes"]);
+        let mut rows: Vec<[Option<i64>; 11]> = Vec::new();
+        self.db.rows(MEMCPY, &cols, "", |r| {
+            let mut v = [None; 11];
+            for (k, slot) in v.iter_mut().enumerate() {
+                *slot = r.i(k);
+            }
+            rows.push(v);
+        })?;
+        self.rows += rows.len() as u64;
+        let mut names: HashMap<(Option<i64>, Option<i64>, Option<i64>), NameId> = HashMap::new();
+        for v in rows {
+            let (Some(s), Some(e)) = (v[0], v[1]) else {
+                continue;
+            };
+            let key = (v[7], v[8], v[9]);
+            let name = match names.get(&key) {
+                Some(&n) => n,
+                None => {
+                    let n = self.names.intern(&memcpy_name(v[7], v[8], v[9]));
+                    names.insert(key, n);
+                    n
+                }
+            };
+            let mut g = self.gpu_event(name, GpuKind::Memcpy, s, e);
+            self.fill_common(&mut g, &v);
+            g.bytes = v[6].unwrap_or(0).max(0) as u64;
+            g.in_graph = v[10].is_some_and(|x| x != 0);
+            self.gpu.push(g);
+        }
+
+        let mut cols: Vec<&str> = Self::GPU_COLS.to_vec();
+        cols.extend(["bytes", "memKind", "graphNodeId"]);
+        let mut rows: Vec<[Option<i64>; 9]> = Vec::new();
+        self.db.rows(MEMSET, &cols, "", |r| {
+            let mut v = [None; 9];
+            for (k, slot) in v.iter_mut().enumerate() {
+                *slot = r.i(k);
+            }
+            rows.push(v);
+        })?;
+        self.rows += rows.len() as u64;
+        for v in rows {
+            let (Some(s), Some(e)) = (v[0], v[1]) else {
+                continue;
+            };
+            let name = self.names.intern(&memset_name(v[7]));
+            let mut g = self.gpu_event(name, GpuKind::Memset, s, e);
+            self.fill_common(&mut g, &v);
+            g.bytes = v[6].unwrap_or(0).max(0) as u64;
+            g.in_graph = v[8].is_some_and(|x| x != 0);
+            self.gpu.push(g);
+        }
+        Ok(())
+    }
+
+    fn read_syncs(&mut self) -> Result<(), LoadError> {
+        let mut cols: Vec<&str> = Self::GPU_COLS.to_vec();
+        cols.push("syncType");
+        let mut rows: Vec<[Option<i64>; 7]> = Vec::new();
+        self.db.rows(SYNC, &cols, "", |r| {
+            let mut v = [None; 7];
+            for (k, slot) in v.iter_mut().enumerate() {
+                *slot = r.i(k);
+            }
+            rows.push(v);
+        })?;
+        self.rows += rows.len() as u64;
+        for v in rows {
+            let (Some(s), Some(e)) = (v[0], v[1]) else {
+                continue;
+            };
+            let name = self.names.intern(sync_name(v[6]));
+            let mut g = self.gpu_event(name, GpuKind::Sync, s, e);
+            self.fill_common(&mut g, &v);
+            self.gpu.push(g);
+        }
+        Ok(())
+    }
+
+    /// Whole-graph replays (graph-trace mode). Returns the number of rows.
+    fn read_graph_trace(&mut self) -> Result<u64, LoadError> {
+        let mut cols: Vec<&str> = Self::GPU_COLS.to_vec();
+        cols.push("graphId");
+        let mut rows: Vec<[Option<i64>; 7]> = Vec::new();
+        self.db.rows(GRAPH_TRACE, &cols, "", |r| {
+            let mut v = [None; 7];
+            for (k, slot) in v.iter_mut().enumerate() {
+                *slot = r.i(k);
+            }
+            rows.push(v);
+        })?;
+        let n = rows.len() as u64;
+        self.rows += n;
+        for v in rows {
+            let (Some(s), Some(e)) = (v[0], v[1]) else {
+                continue;
+            };
+            let label = match v[6] {
+                Some(id) => format!("[CUDA graph {id} replay]"),
+                None => "[CUDA graph replay]".into(),
+            };
+            let name = self.names.intern(&label);
+            let mut g = self.gpu_event(name, GpuKind::Kernel, s, e);
+            self.fill_common(&mut g, &v);
+            g.in_graph = true;
+            self.gpu.push(g);
+        }
+        Ok(n)
+    }
+
+    fn read_overhead(&mut self) -> Result<(), LoadError> {
+        let mut rows: Vec<[Option<i64>; 4]> = Vec::new();
+        self.db.rows(
+            OVERHEAD,
+            &["start", "end", "globalTid", "nameId"],
+            "",
+            |r| rows.push([r.i(0), r.i(1), r.i(2), r.i(3)]),
+        )?;
+        self.rows += rows.len() as u64;
+        for v in rows {
+            let (Some(s), Some(e)) = (v[0], v[1]) else {
+                continue;
+            };
+            let Some(name) = self.string_id(v[3]) else {
+                continue;
+            };
+            let thread = self.thread(v[2], false);
+            self.cpu.push(CpuEvent {
+                start: s,
+                dur: (e - s).max(0),
+                name,
+                thread,
+                kind: CpuKind::Other,
+                is_module: false,
+                external_id: 0,
+                correlation: 0,
+                owner_op: NONE,
+            });
+        }
+        Ok(())
+    }
+
+    fn read_nvtx(&mut self) -> Result<(), LoadError> {
+        if !self.db.has(NVTX) {
+            return Ok(());
+        }
+        self.warn_missing(NVTX, &["start", "end", "eventType", "globalTid"]);
+        let has_type = self.db.col(NVTX, "eventType").is_some();
+        #[allow(clippy::type_complexity)]
+        let mut rows: Vec<(
+            Option<i64>,
+            Option<i64>,
+            Option<i64>,
+            Option<String>,
+            Option<i64>,
+            Option<i64>,
+            Option<i64>,
+        )> = Vec::new();
+        self.db.rows(
+            NVTX,
+            &[
+                "start",
+                "end",
+                "eventType",
+                "text",
+                "textId",
+                "domainId",
+                "globalTid",
+            ],
+            "",
+            |r| rows.push((r.i(0), r.i(1), r.i(2), r.s(3), r.i(4), r.i(5), r.i(6))),
+        )?;
+        self.rows += rows.len() as u64;
+        // domains: type-75 rows define `domainId → name` per process
+        let mut domains: HashMap<(i64, i64), String> = HashMap::new();
+        for (_, _, ty, text, text_id, dom, gtid) in &rows {
+            if *ty == Some(75) {
+                let name = text
+                    .clone()
+                    .or_else(|| text_id.and_then(|i| self.strings.get(&i).cloned()));
+                if let (Some(d), Some(n)) = (dom, name) {
+                    domains.insert((pid_of(gtid.unwrap_or(0)), *d), n);
+                }
+            }
+        }
+        let mut unclosed = 0u64;
+        for (start, end, ty, text, text_id, dom, gtid) in rows {
+            let start_end = match ty {
+                Some(59) | Some(70) => false,
+                Some(60) | Some(71) => true,
+                None if !has_type => false,
+                _ => continue,
+            };
+            let Some(s) = start else { continue };
+            let Some(e) = end.filter(|&e| e >= s) else {
+                unclosed += 1;
+                continue;
+            };
+            let text = text
+                .or_else(|| text_id.and_then(|i| self.strings.get(&i).cloned()))
+                .unwrap_or_else(|| "(unnamed range)".into());
+            let (bare, emitted) = strip_emit_nvtx(&text);
+            let kind = if emitted && is_operator_name(bare) {
+                CpuKind::Op
+            } else {
+                CpuKind::UserAnnotation
+            };
+            let name = match dom.filter(|&d| d != 0) {
+                Some(d) => match domains.get(&(pid_of(gtid.unwrap_or(0)), d)) {
+                    Some(dn) => self.names.intern(&format!("{dn}:{bare}")),
+                    None => self.names.intern(bare),
+                },
+                None => self.names.intern(bare),
+            };
+            let thread = self.thread(gtid, start_end);
+            self.cpu.push(CpuEvent {
+                start: s,
+                dur: e - s,
+                name,
+                thread,
+                kind,
+                is_module: false,
+                external_id: 0,
+                correlation: 0,
+                owner_op: NONE,
+            });
+        }
+        if unclosed > 0 {
+            self.warnings.add(
+                "nsys-unclosed-range",
+                unclosed,
+                "NVTX range without an end (pushed but never popped before the capture \
+                 stopped); left out"
+                    .into(),
+            );
+        }
+        Ok(())
+    }
+
+    /// Gives every emit_nvtx operator range an External id and every runtime/driver call the
+    /// id of the innermost operator range around it on its thread.
+    fn link_ops(&mut self) {
+        let mut by_thread: HashMap<u32, Vec<u32>> = HashMap::new();
+        let mut next = 0u64;
+        for (i, e) in self.cpu.iter_mut().enumerate() {
+            match e.kind {
+                CpuKind::Op => {
+                    next += 1;
+                    e.external_id = next;
+                }
+                CpuKind::Runtime | CpuKind::Driver => {}
+                _ => continue,
+            }
+            by_thread.entry(e.thread).or_default().push(i as u32);
+        }
+        if next == 0 {
+            return;
+        }
+        for (_, mut idx) in by_thread {
+            idx.sort_by(|&a, &b| {
+                let (x, y) = (&self.cpu[a as usize], &self.cpu[b as usize]);
+                x.start
+                    .cmp(&y.start)
+                    .then(y.dur.cmp(&x.dur))
+                    .then((x.kind != CpuKind::Op).cmp(&(y.kind != CpuKind::Op)))
+            });
+            let mut stack: Vec<(Ns, u64)> = Vec::new();
+            for i in idx {
+                let e = self.cpu[i as usize];
+                while stack.last().is_some_and(|&(end, _)| end < e.end()) {
+                    stack.pop();
+                }
+                if e.kind == CpuKind::Op {
+                    stack.push((e.end(), e.external_id));
+                } else if let Some(&(_, ext)) = stack.last() {
+                    self.cpu[i as usize].external_id = ext;
+                }
+            }
+        }
+    }
+
+    fn read_gpu_metrics(&mut self) -> Result<Vec<GpuMetricSeries>, LoadError> {
+        let mut series: BTreeMap<(i64, String), GpuMetricSeries> = BTreeMap::new();
+        if self.db.has("GPU_METRICS") {
+            let mut names: HashMap<(i64, i64), String> = HashMap::new();
+            self.db.rows(
+                "TARGET_INFO_GPU_METRICS",
+                &["typeId", "metricId", "metricName"],
+                "",
+                |r| {
+                    if let (Some(t), Some(m), Some(n)) = (r.i(0), r.i(1), r.s(2)) {
+                        names.insert((t, m), n);
+                    }
+                },
+            )?;
+            let mut unnamed = 0u64;
+            self.db.rows(
+                "GPU_METRICS",
+                &["timestamp", "typeId", "metricId", "value"],
+                "",
+                |r| {
+                    let (Some(t), Some(ty), Some(m)) = (r.i(0), r.i(1), r.i(2)) else {
+                        return;
+                    };
+                    let value = match r.0.get_ref(3) {
+                        Ok(ValueRef::Integer(v)) => v as f64,
+                        Ok(ValueRef::Real(v)) => v,
+                        _ => return,
+                    };
+                    let Some(name) = names.get(&(ty, m)) else {
+                        unnamed += 1;
+                        return;
+                    };
+                    let device = ty & 0xFF;
+                    let s =
+                        series
+                            .entry((device, name.clone()))
+                            .or_insert_with(|| GpuMetricSeries {
+                                device,
+                                name: name.clone(),
+                                ..Default::default()
+                            });
+                    s.times.push(t);
+                    s.values.push(value);
+                },
+            )?;
+            if unnamed > 0 {
+                self.warnings.add(
+                    "nsys-gpu-metric-unnamed",
+                    unnamed,
+                    "GPU_METRICS sample whose (typeId, metricId) is not in \
+                     TARGET_INFO_GPU_METRICS; left out"
+                        .into(),
+                );
+            }
+        } else if self.db.has("GENERIC_EVENTS") {
+            self.db.rows(
+                "GENERIC_EVENTS",
+                &["timestamp", "typeId", "data"],
+                "",
+                |r| {
+                    let (Some(t), Some(ty), Some(data)) = (r.i(0), r.i(1), r.s(2)) else {
+                        return;
+                    };
+                    let Ok(serde_json::Value::Object(map)) =
+                        serde_json::from_str::<serde_json::Value>(&data)
+                    else {
+                        return;
+                    };
+                    if !map.keys().any(|k| is_known_gpu_metric(k)) {
+                        return;
+                    }
+                    let device = ty & 0xFF;
+                    for (k, v) in map {
+                        let value = match &v {
+                            serde_json::Value::Number(n) => n.as_f64(),
+                            serde_json::Value::String(s) => s.trim().parse().ok(),
+                            _ => None,
+                        };
+                        let Some(value) = value else { continue };
+                        let s =
+                            series
+                                .entry((device, k.clone()))
+                                .or_insert_with(|| GpuMetricSeries {
+                                    device,
+                                    name: k.clone(),
+                                    ..Default::default()
+                                });
+                        s.times.push(t);
+                        s.values.push(value);
+                    }
+                },
+            )?;
+        }
+        let mut out: Vec<GpuMetricSeries> = series.into_values().collect();
+        for s in &mut out {
+            if s.times.windows(2).any(|w| w[0] > w[1]) {
+                let mut pairs: Vec<(Ns, f64)> = s
+                    .times
+                    .iter()
+                    .copied()
+                    .zip(s.values.iter().copied())
+                    .collect();
+                pairs.sort_by_key(|p| p.0);
+                s.times = pairs.iter().map(|p| p.0).collect();
+                s.values = pairs.iter().map(|p| p.1).collect();
+            }
+        }
+        Ok(out)
+    }
+}
+
+/// True for the GPU-metric names nsys writes (old display names and 2023+ names).
+fn is_known_gpu_metric(name: &str) -> bool {
+    let base = name.split(" [").next().unwrap_or(name);
+    matches!(
+        base,
+        "SM Active"
+            | "SMs Active"
+            | "SM Issue"
+            | "Tensor Active"
+            | "Tensor Active / FP16 Active"
+            | "DRAM Read Throughput"
+            | "DRAM Write Throughput"
+            | "DRAM Read Bandwidth"
+            | "DRAM Write Bandwidth"
+            | "GR Active"
+            | "GR Active (GE/CE)"
+            | "Compute Warps In Flight"
+            | "Compute Warps in Flight"
+    )
+}
+
+/// Reads an Nsight Systems SQLite export at `file`; `path` is the name given by the user,
+/// `compressed` the on-disk size when the input was gzip.
+pub fn read_file(file: &Path, path: &str, compressed: Option<u64>) -> Result<Trace, LoadError> {
+    let db = Db::open(file, path)?;
+    if db.has("CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL") && db.has("StringTable") {
+        return Err(LoadError::new(
+            path,
+            "an nvprof SQLite database, not an Nsight Systems export: profile with `nsys \
+             profile` and export with `nsys export --type sqlite`"
+                .into(),
+        ));
+    }
+    let known = [RUNTIME, KERNEL, MEMCPY, MEMSET, SYNC, NVTX, "StringIds"];
+    if !known.iter().any(|t| db.has(t)) {
+        return Err(LoadError::new(
+            path,
+            format!(
+                "an SQLite database that is not an Nsight Systems export (none of the tables {} \
+                 exists)",
+                known.join(", ")
+            ),
+        ));
+    }
+    let bytes = std::fs::metadata(file).map(|m| m.len()).unwrap_or(0);
+    let mut r = Reader {
+        db,
+        strings: HashMap::new(),
+        names: Interner::new(),
+        name_cache: HashMap::new(),
+        threads: Vec::new(),
+        thread_index: HashMap::new(),
+        thread_names: HashMap::new(),
+        process_names: HashMap::new(),
+        process_rank: HashMap::new(),
+        cpu: Vec::new(),
+        gpu: Vec::new(),
+        warnings: Warnings::default(),
+        sm_count: HashMap::new(),
+        rows: 0,
+    };
+    if !r.db.has("StringIds") {
+        r.warnings.add(
+            "nsys-missing-table",
+            1,
+            "no StringIds table: kernel, runtime-call and NVTX names stored as ids are unknown"
+                .into(),
+        );
+    }
+    r.read_strings()?;
+    r.read_threads()?;
+    let devices = r.read_devices()?;
+    r.read_runtime()?;
+    r.read_kernels()?;
+    let node_kernels = r
+        .gpu
+        .iter()
+        .filter(|g| g.kind == GpuKind::Kernel && g.in_graph)
+        .count();
+    r.read_copies()?;
+    r.read_syncs()?;
+    let graph_rows = r.read_graph_trace()?;
+    r.read_overhead()?;
+    r.read_nvtx()?;
+    let gpu_metrics = r.read_gpu_metrics()?;
+    r.link_ops();
+
+    // What is missing, and why it matters.
+    let capture =
+        r.db.pairs("META_DATA_CAPTURE")
+            .unwrap_or_default()
+            .into_iter()
+            .filter(|(k, _)| k.ends_with("CUDA_GRAPH_TRACE_OPTIONS:MODE"))
+            .map(|(_, v)| v)
+            .next();
+    let cuda_calls = r
+        .cpu
+        .iter()
+        .any(|e| matches!(e.kind, CpuKind::Runtime | CpuKind::Driver));
+    if !cuda_calls && r.gpu.is_empty() {
+        r.warnings.add(
+            "nsys-no-cuda-trace",
+            1,
+            "no CUDA runtime call or device activity (CUPTI_ACTIVITY_KIND_* tables absent or \
+             empty): a capture without `--trace=cuda`, or no CUDA work ran; only host-side \
+             data (NVTX ranges) is analyzed"
+                .into(),
+        );
+    } else if !r.db.has(KERNEL) {
+        r.warnings.add(
+            "nsys-no-kernel-table",
+            1,
+            "no CUPTI_ACTIVITY_KIND_KERNEL table: the export holds no kernel records (no kernel \
+             ran while CUDA was traced, or the export was filtered); device time is copies, \
+             fills and graph replays only"
+                .into(),
+        );
+    }
+    let graph_launches = {
+        let names = &r.names;
+        r.cpu
+            .iter()
+            .filter(|e| {
+                matches!(e.kind, CpuKind::Runtime | CpuKind::Driver)
+                    && names.resolve(e.name).contains("GraphLaunch")
+            })
+            .count() as u64
+    };
+    if graph_rows > 0 {
+        r.warnings.add(
+            "nsys-graph-trace",
+            graph_rows,
+            "CUDA graph replay traced as a whole graph (`--cuda-graph-trace=graph`): the graph's \
+             kernels are not in the export; each replay is one `[CUDA graph N replay]` span, \
+             counted as busy time, not idle. Profile with `--cuda-graph-trace=node` for \
+             per-kernel detail"
+                .into(),
+        );
+    } else if graph_launches > 0 && node_kernels == 0 {
+        let mode = capture
+            .as_deref()
+            .map(|m| format!(" (capture mode `{m}`)"))
+            .unwrap_or_default();
+        r.warnings.add(
+            "nsys-graph-untraced",
+            graph_launches,
+            format!(
+                "CUDA graph launch without device records{mode}: the export has neither \
+                 CUPTI_ACTIVITY_KIND_GRAPH_TRACE rows nor graph kernels, so the GPU time of \
+                 these graphs is missing; it is not idle time. Profile with \
+                 `--cuda-graph-trace=node`"
+            ),
+        );
+    }
+
+    let events = r.rows;
+    let mut trace = Trace {
+        source: Source {
+            path: path.to_string(),
+            format: SourceFormat::NsysSqlite,
+            bytes,
+            compressed_bytes: compressed,
+            events,
+        },
+        names: r.names,
+        devices,
+        threads: r.threads,
+        cpu: r.cpu,
+        gpu: r.gpu,
+        distributed: None,
+        base_time_ns: None,
+        warnings: r.warnings.0.into_values().collect(),
+        gpu_metrics,
+    };
+    trace.finalize();
+    for g in trace.gpu.iter_mut() {
+        g.flow_linked = g.correlation != 0 && g.launch != NONE;
+    }
+    Ok(trace)
+}
+
+/// A temporary file removed on drop.
+struct TempFile(PathBuf);
+
+impl Drop for TempFile {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
+}
+
+fn temp_path(ext: &str) -> PathBuf {
+    use std::time::{SystemTime, UNIX_EPOCH};
+    let nanos = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.subsec_nanos())
+        .unwrap_or(0);
+    std::env::temp_dir().join(format!("stallscope-{}-{nanos}.{ext}", std::process::id()))
+}
+
+/// Reads an export from a byte stream (standard input or a gzip-compressed file): SQLite
+/// needs a file, so the bytes are spooled to a temporary one first.
+pub fn read_stream<R: std::io::Read>(
+    mut input: R,
+    path: &str,
+    compressed: Option<u64>,
+) -> Result<Trace, LoadError> {
+    let tmp = TempFile(temp_path("sqlite"));
+    let mut f = std::fs::File::create(&tmp.0).map_err(|e| {
+        LoadError::new(
+            path,
+            format!("cannot create a temporary file {}: {e}", tmp.0.display()),
+        )
+    })?;
+    std::io::copy(&mut input, &mut f).map_err(|e| LoadError::io(path, e))?;
+    drop(f);
+    read_file(&tmp.0, path, compressed)
+}
+
+/// The nsys version that wrote a report, from its header
+/// (`NVIDIA Tegra Profiler Report 2026@1@2@63-…` → `2026.1.2`).
+pub fn rep_version(head: &[u8]) -> Option<String> {
+    let rest = head.strip_prefix(b"NVIDIA Tegra Profiler Report ")?;
+    let end = rest.iter().position(|&c| c == b'-' || c == b'\n')?;
+    let v = std::str::from_utf8(&rest[..end]).ok()?;
+    let parts: Vec<&str> = v.split('@').collect();
+    (parts.len() >= 3
+        && parts[..3]
+            .iter()
+            .all(|p| p.chars().all(|c| c.is_ascii_digit())))
+    .then(|| parts[..3].join("."))
+}
+
+/// `nsys` on PATH, if any.
+fn find_nsys() -> Option<PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .map(|d| d.join("nsys"))
+        .find(|p| p.is_file())
+}
+
+/// The command that converts a report: `nsys export --type sqlite --output OUT REPORT`.
+pub fn export_command(report: &str) -> String {
+    let out = Path::new(report).with_extension("sqlite");
+    format!(
+        "nsys export --type sqlite --output {} {}",
+        shell_quote(&out.to_string_lossy()),
+        shell_quote(report)
+    )
+}
+
+fn shell_quote(s: &str) -> String {
+    if s.bytes()
+        .all(|b| b.is_ascii_alphanumeric() || b"-_./=:@+,".contains(&b))
+    {
+        s.to_string()
+    } else {
+        format!("'{}'", s.replace('\'', "'\\''"))
+    }
+}
+
+/// Reads a `.nsys-rep` by running `nsys export --type sqlite` when nsys is on PATH; otherwise
+/// a one-line error with the exact command to run.
+pub fn read_rep(path: &str, head: &[u8]) -> Result<Trace, LoadError> {
+    let version = rep_version(head)
+        .map(|v| format!(" written by nsys {v}"))
+        .unwrap_or_default();
+    if path == "-" {
+        return Err(LoadError::new(
+            path,
+            format!(
+                "an Nsight Systems report{version} on standard input: save it to a file and \
+                 run `nsys export --type sqlite --output report.sqlite report.nsys-rep`"
+            ),
+        ));
+    }
+    let Some(nsys) = find_nsys() else {
+        return Err(LoadError::new(
+            path,
+            format!(
+                "an Nsight Systems report{version}; nsys is not on PATH, so convert it first: \
+                 `{}`, then analyze the .sqlite",
+                export_command(path)
+            ),
+        ));
+    };
+    let tmp = TempFile(temp_path("sqlite"));
+    let out = std::process::Command::new(&nsys)
+        .args([
+            "export",
+            "--type",
+            "sqlite",
+            "--force-overwrite",
+            "true",
+            "--output",
+        ])
+        .arg(&tmp.0)
+        .arg(path)
+        .output()
+        .map_err(|e| LoadError::new(path, format!("running {}: {e}", nsys.display())))?;
+    if !out.status.success() || !tmp.0.exists() {
+        let msg = String::from_utf8_lossy(&out.stderr);
+        let msg = msg
+            .lines()
+            .chain(String::from_utf8_lossy(&out.stdout).lines())
+            .map(str::trim)
+            .find(|l| !l.is_empty())
+            .unwrap_or("no output")
+            .to_string();
+        return Err(LoadError::new(
+            path,
+            format!(
+                "an Nsight Systems report{version}: `nsys export` failed ({}): {msg}",
+                out.status
+            ),
+        ));
+    }
+    let mut t = read_file(&tmp.0, path, None)?;
+    t.source.bytes = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
+    Ok(t)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_follow_kineto() {
+        assert_eq!(
+            memcpy_name(Some(1), Some(0), Some(2)),
+            "Memcpy HtoD (Pageable -> Device)"
+        );
+        assert_eq!(
+            memcpy_name(Some(2), Some(2), Some(1)),
+            "Memcpy DtoH (Device -> Pinned)"
+        );
+        assert_eq!(memcpy_name(Some(8), None, None), "Memcpy DtoD");
+        assert_eq!(memset_name(Some(2)), "Memset (Device)");
+        assert_eq!(sync_name(Some(3)), "Stream Sync");
+    }
+
+    #[test]
+    fn global_ids() {
+        // cloverleaf: 0x119F80819F808 → pid 1701896, tid 1701896
+        assert_eq!(pid_of(0x119F80819F808), 1701896);
+        assert_eq!(tid_of(0x119F80819F808), 1701896);
+    }
+
+    #[test]
+    fn emit_nvtx_suffix() {
+        assert_eq!(
+            strip_emit_nvtx("aten::view, op_id = 314290"),
+            ("aten::view", true)
+        );
+        assert_eq!(
+            strip_emit_nvtx("aten::mm, seq = 3, op_id = 12, sizes = [[2, 3]]"),
+            ("aten::mm", true)
+        );
+        assert_eq!(strip_emit_nvtx("Denoise_Step_0"), ("Denoise_Step_0", false));
+        assert!(is_operator_name("aten::mm"));
+        assert!(is_operator_name("c10d::alltoall_base_"));
+        assert!(!is_operator_name("FSDP::pre_forward (encoder.block.0)"));
+        assert!(!is_operator_name("nccl:all_to_all"));
+    }
+
+    #[test]
+    fn report_header() {
+        assert_eq!(
+            rep_version(b"NVIDIA Tegra Profiler Report 2026@1@2@63-261237296639v0.\n"),
+            Some("2026.1.2".into())
+        );
+        assert_eq!(rep_version(b"NVIDIA Tegra Profiler Report 1.\n"), None);
+        assert_eq!(
+            export_command("my report.nsys-rep"),
+            "nsys export --type sqlite --output 'my report.sqlite' 'my report.nsys-rep'"
+        );
+    }
+}
