@@ -646,7 +646,7 @@ fn timeline_chart(s: &mut String, t: &StepTimelineInfo) {
 fn device_timeline(s: &mut String, t: &StepTimelineInfo, d: &StepDeviceInfo) {
     w!(
         s,
-        r#"<p class="note"><b style="color:var(--fg)">GPU {}</b>: busy {} of the step ({}), idle {} in {} gaps</p>"#,
+        r#"<p class="note"><strong style="color:var(--fg)">GPU {}</strong>: busy {} of the step ({}), idle {} in {} gaps</p>"#,
         d.device,
         escape(&fmt_us(d.busy_us)),
         pct(d.busy_us, t.duration_us),
