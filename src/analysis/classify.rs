@@ -63,6 +63,27 @@ pub fn is_communication(name: &str) -> bool {
     has(&l, &["nccl", "rccl", "cross_device_reduce"])
 }
 
+/// Collective kernels whose names do not say NCCL/RCCL (PyTorch symmetric-memory and custom
+/// all-reduce kernels, e.g. `multimem_all_reduce_kernel`, `one_shot_all_reduce`).
+const COLLECTIVE_PATTERNS: &[&str] = &[
+    "all_reduce",
+    "allreduce",
+    "all_gather",
+    "allgather",
+    "reduce_scatter",
+    "reducescatter",
+    "all_to_all",
+    "alltoall",
+];
+
+/// True for collective kernels in the wider sense used by [`categorize`]:
+/// [`is_communication`] plus collective names without `nccl`/`rccl`
+/// (`multimem_all_reduce_kernel`, custom all-reduce). The GPU timeline keeps TraceLens's
+/// narrower [`is_communication`] so that its figures stay comparable.
+pub fn is_collective_kernel(name: &str) -> bool {
+    is_communication(name) || has(&name.to_ascii_lowercase(), COLLECTIVE_PATTERNS)
+}
+
 /// True for ROCm 7.1 copy kernels (`MEMORY_COPY_*`, `__amd_rocclr_copyBuffer*`), which that
 /// release records as `kernel` events where later ones write `gpu_memcpy` (TraceLens counts
 /// them as memcpy).
@@ -73,7 +94,7 @@ pub fn is_copy_kernel(name: &str) -> bool {
 /// Category of a kernel from its name.
 pub fn categorize(name: &str) -> KernelCategory {
     let l = name.to_ascii_lowercase();
-    if has(&l, &["nccl", "rccl", "cross_device_reduce"]) {
+    if is_collective_kernel(name) {
         return KernelCategory::Communication;
     }
     if l.starts_with("memcpy") || l.contains("copybuffer") || l.starts_with("memory_copy") {
@@ -93,14 +114,24 @@ pub fn categorize(name: &str) -> KernelCategory {
             "paged_attention",
             "xformers",
             "mha_",
+            "sage_fwd",
+            "sageattn",
+            "sage_attn",
         ],
     ) {
         return KernelCategory::Attention;
     }
+    // `_typeConvert` and friends are not convolutions
+    let no_convert = l.replace("convert", "");
     if has(
-        &l,
+        &no_convert,
         &[
             "conv",
+            "scudnn",
+            "hcudnn",
+            "884cudnn",
+            "1688cudnn",
+            "16816cudnn",
             "dgrad",
             "wgrad",
             "fprop",
@@ -123,7 +154,6 @@ pub fn categorize(name: &str) -> KernelCategory {
             "gemv",
             "matmul",
             "nvjet",
-            "cutlass",
             "cublas",
             "cijk_",
             "xmma",
@@ -142,10 +172,21 @@ pub fn categorize(name: &str) -> KernelCategory {
     if has(
         &l,
         &[
-            "norm",
-            "batch_norm",
+            "layer_norm",
             "layernorm",
+            "rms_norm",
             "rmsnorm",
+            "batch_norm",
+            "batchnorm",
+            "group_norm",
+            "groupnorm",
+            "instance_norm",
+            "instancenorm",
+            "l2_norm",
+            "l2norm",
+            "_norm_",
+            "norm_fwd",
+            "norm_bwd",
             "bn_fw",
             "bn_bw",
         ],
@@ -183,6 +224,8 @@ pub fn categorize(name: &str) -> KernelCategory {
             "unrolled",
             "pointwise",
             "copy_kernel",
+            "catarray",
+            "transpose",
             "fill_kernel",
             "fill",
             "add",
@@ -327,6 +370,83 @@ mod tests {
             categorize("void at::native::(anonymous namespace)::vol2col_kernel<float>"),
             KernelCategory::Conv
         );
+    }
+
+    /// Names met in the corpus that earlier patterns got wrong.
+    #[test]
+    fn categories_of_corpus_kernels() {
+        use KernelCategory::*;
+        let cases = [
+            // B200 symmetric-memory all-reduce: a collective without "nccl" in its name
+            (
+                "void (anonymous namespace)::multimem_all_reduce_kernel<c10::BFloat16, 16>(c10::BFloat16*, unsigned long)",
+                Communication,
+            ),
+            // "_typeConvert" is not a convolution
+            (
+                "std::enable_if<(((8)>(0)))&&vllm::_typeConvert<c10::BFloat16>::exists, void>::type vllm::fused_add_rms_norm_kernel<c10::BFloat16, 8>(c10::BFloat16*, long)",
+                Norm,
+            ),
+            // a cutlass type argument does not make a GEMM
+            (
+                "void moe::dev::finalize::finalizeKernelVecLoad<moe::dev::finalize::KernelParams<cutlass::bfloat16_t, cutlass::bfloat16_t>>(moe::dev::finalize::KernelParams<cutlass::bfloat16_t, cutlass::bfloat16_t>)",
+                Other,
+            ),
+            // "Renormalize" is not a normalisation layer
+            (
+                "void moe::dev::routing::routingIndicesHistogramKernel<moe::dev::routing::routingRenormalize::KernelParams<__nv_bfloat16>>(moe::dev::routing::routingRenormalize::KernelParams<__nv_bfloat16>)",
+                Other,
+            ),
+            // cuDNN implicit-GEMM convolutions (the "relu" is a fused epilogue)
+            ("cudnn_infer_volta_scudnn_128x64_relu_medium_nn_v1", Conv),
+            ("cudnn_infer_volta_scudnn_128x64_stridedB_interior_nn_v1", Conv),
+            ("sage_fwd", Attention),
+            ("attn_fwd", Attention),
+            (
+                "void cutlass::Kernel2<cutlass_75_tensorop_bf16_s1688gemm_bf16_256x128_tn_align1>(cutlass_75_tensorop_bf16_s1688gemm_bf16_256x128_tn_align1::Params)",
+                Gemm,
+            ),
+            (
+                "void cutlass__5x_cudnn::Kernel<cutlass_tensorop_bf16_s16816fprop_optimized_bf16_256x64_32x4_nhwc_align8>(cutlass_tensorop_bf16_s16816fprop_optimized_bf16_256x64_32x4_nhwc_align8::Params)",
+                Conv,
+            ),
+            (
+                "void cudnn::bn_bw_1C11_kernel_new<float, float, float2, 512, true, 1>(float, float)",
+                Norm,
+            ),
+            (
+                "void at::native::(anonymous namespace)::vectorized_layer_norm_kernel<c10::BFloat16, float>(int, float)",
+                Norm,
+            ),
+            (
+                "_ZN5aiter24add_rmsnorm_quant_kernelIDF16bDF16bLi64ELi8ELb0ELb0ELb1ELi1EEEvPT0_PT_PfS4_S4_S4_diiiiiiib",
+                Norm,
+            ),
+            ("ncclDevKernel_Generic(ncclDevKernelArgsStorage<4096ul>)", Communication),
+            ("__amd_rocclr_fillBufferAligned", Memset),
+            ("batched_transpose_16x32_half", Elementwise),
+            (
+                "void at::native::(anonymous namespace)::CatArrayBatchedCopy<float, unsigned int, 2, 128, 1>(float*)",
+                Elementwise,
+            ),
+            (
+                "void at::native::reduce_kernel<512, 1, at::native::ReduceOp<float, at::native::NormOps<float, float>, unsigned int, float, 4>>(at::native::ReduceOp<float>)",
+                Reduction,
+            ),
+        ];
+        for (name, want) in cases {
+            assert_eq!(categorize(name), want, "{name}");
+        }
+        // the timeline keeps TraceLens's narrower rule
+        assert!(!is_communication("multimem_all_reduce_kernel"));
+        assert!(is_collective_kernel("multimem_all_reduce_kernel"));
+        assert!(is_collective_kernel("ncclDevKernel_Generic"));
+        assert!(!uses_tensor_cores(
+            "cudnn_infer_volta_scudnn_128x64_relu_medium_nn_v1"
+        ));
+        assert!(!uses_tensor_cores(
+            "void moe::dev::finalize::finalizeKernelVecLoad<moe::dev::finalize::KernelParams<cutlass::bfloat16_t>>"
+        ));
     }
 
     #[test]
