@@ -104,7 +104,14 @@ pub enum OpSort {
 #[derive(clap::Args, Debug)]
 struct AnalyzeArgs {
     /// Trace file (.json or .json.gz, detected by content), or - for standard input.
+    /// Also an Nsight Systems export (.sqlite, or .nsys-rep with nsys on PATH) or an Nsight
+    /// Compute CSV (its kernel table alone).
     trace: PathBuf,
+
+    /// Nsight Compute CSV (`ncu --csv --page details|raw`) whose kernels are joined to the
+    /// trace's by name and order and added to the report.
+    #[arg(long, value_name = "FILE")]
+    ncu: Option<PathBuf>,
 
     /// Output format.
     #[arg(long, short = 'f', value_enum, default_value_t = Format::Table)]
@@ -175,6 +182,9 @@ fn analyze(args: AnalyzeArgs) -> Result<(), (i32, String)> {
         lopts.kineto.threads = t.max(1);
     }
     lopts.kineto.allow_truncated = args.allow_truncated;
+    if path != "-" && ingest::ncu::looks_like(&path) {
+        return analyze_ncu(&args, &path);
+    }
     let trace = ingest::load(&path, &lopts).map_err(|e| (2, format!("error: {e}")))?;
     if !args.quiet {
         for w in &trace.warnings {
@@ -192,6 +202,11 @@ fn analyze(args: AnalyzeArgs) -> Result<(), (i32, String)> {
         },
     );
     let mut rep = Report::new(&trace, &a);
+    if let Some(p) = &args.ncu {
+        let p = p.to_string_lossy().into_owned();
+        let n = ingest::ncu::read(&p).map_err(|e| (2, format!("error: {e}")))?;
+        rep.ncu = Some(report::nvidia::NcuSection::new(&n, Some(&trace)));
+    }
     sort_ops(&mut rep, args.sort);
 
     let to_file = args.output.is_some();
@@ -245,6 +260,62 @@ fn analyze(args: AnalyzeArgs) -> Result<(), (i32, String)> {
         }
     }
     Ok(())
+}
+
+/// `stallscope analyze KERNELS.csv`: the Nsight Compute kernel table alone (table or JSON).
+fn analyze_ncu(args: &AnalyzeArgs, path: &str) -> Result<(), (i32, String)> {
+    if args.ncu.is_some() {
+        return Err((
+            2,
+            "error: --ncu joins an Nsight Compute CSV to a trace; the input is already one".into(),
+        ));
+    }
+    let n = ingest::ncu::read(path).map_err(|e| (2, format!("error: {e}")))?;
+    let section = report::nvidia::NcuSection::new(&n, None);
+    let mut buf: Vec<u8> = Vec::new();
+    let written = match args.format {
+        Format::Table => {
+            report::nvidia::write_ncu(&section, args.top.unwrap_or(10), 100, &mut buf)
+        }
+        Format::Json => {
+            // the versioned report of an empty timeline, with its `ncu` section
+            let mut trace = crate::model::build::TraceBuilder::new().build();
+            trace.threads.clear();
+            trace.source.path = path.to_string();
+            trace.source.format = crate::model::SourceFormat::NcuCsv;
+            trace.source.bytes = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
+            trace.source.events = section.launches.len() as u64;
+            let a = analysis::analyze(&trace, &AnalyzeOptions::default());
+            let mut rep = Report::new(&trace, &a);
+            rep.ncu = Some(section);
+            report::json::Json.render(&rep, &report::RenderOptions {
+                top: 0,
+                color: false,
+                width: 100,
+            }, &mut buf)
+        }
+        _ => {
+            return Err((
+                2,
+                "error: an Nsight Compute CSV alone renders as --format table or json; use \
+                 --ncu FILE beside a trace for the other formats"
+                    .into(),
+            ))
+        }
+    };
+    written.map_err(|e| (1, format!("error: rendering the report: {e}")))?;
+    match &args.output {
+        Some(p) => std::fs::write(p, &buf).map_err(|e| (1, format!("error: {}: {e}", p.display()))),
+        None => {
+            let mut out = io::stdout().lock();
+            match out.write_all(&buf).and_then(|_| out.flush()) {
+                Err(e) if e.kind() != io::ErrorKind::BrokenPipe => {
+                    Err((1, format!("error: writing to standard output: {e}")))
+                }
+                _ => Ok(()),
+            }
+        }
+    }
 }
 
 /// Runs the CLI with the process arguments; returns the exit code.

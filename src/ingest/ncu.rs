@@ -758,6 +758,42 @@ pub fn looks_like(path: &str) -> bool {
     super::sniff::sniff(&head[..n]) == super::sniff::Format::NcuCsv
 }
 
+/// Joins ncu launches to the kernels of a trace by name and order: the i-th launch of a name
+/// in the CSV (in `ID` order) is the i-th kernel of that name in the trace (by start time).
+/// Names are compared exactly, else by [`base_name`] (ncu and the trace may differ in
+/// template arguments or parameter lists). Returns, per launch, the index in
+/// [`Trace::gpu`] of its kernel, or `None`.
+pub fn join(trace: &crate::model::Trace, report: &NcuReport) -> Vec<Option<u32>> {
+    use std::collections::HashMap;
+    let mut exact: HashMap<&str, Vec<u32>> = HashMap::new();
+    let mut base: HashMap<&str, Vec<u32>> = HashMap::new();
+    for (i, g) in trace.gpu.iter().enumerate() {
+        if g.kind == crate::model::GpuKind::Kernel {
+            let n = trace.name(g.name);
+            exact.entry(n).or_default().push(i as u32);
+            base.entry(base_name(n)).or_default().push(i as u32);
+        }
+    }
+    let mut order: Vec<usize> = (0..report.kernels.len()).collect();
+    order.sort_by_key(|&i| report.kernels[i].id);
+    let mut used_exact: HashMap<&str, usize> = HashMap::new();
+    let mut used_base: HashMap<&str, usize> = HashMap::new();
+    let mut out = vec![None; report.kernels.len()];
+    for i in order {
+        let name = report.kernels[i].name.as_str();
+        if let Some(v) = exact.get(name) {
+            let u = used_exact.entry(name).or_insert(0);
+            out[i] = v.get(*u).copied();
+            *u += 1;
+        } else if let Some(v) = base.get(base_name(name)) {
+            let u = used_base.entry(base_name(name)).or_insert(0);
+            out[i] = v.get(*u).copied();
+            *u += 1;
+        }
+    }
+    out
+}
+
 /// Base name of a kernel for joining: `void ns::kern<…>(…)` → `ns::kern`.
 pub fn base_name(name: &str) -> &str {
     let n = name.trim();

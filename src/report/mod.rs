@@ -8,6 +8,7 @@ pub mod csv;
 pub mod html;
 pub mod json;
 pub mod markdown;
+pub mod nvidia;
 pub mod terminal;
 
 use serde::Serialize;
@@ -241,6 +242,12 @@ pub struct Report {
     /// Device timeline of the representative step (absent without steps or device work).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub step_timeline: Option<StepTimelineInfo>,
+    /// Sampled GPU metrics per device, NVTX range and gap (Nsight Systems with GPU metrics).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub gpu_metrics: Option<nvidia::GpuMetricsInfo>,
+    /// Nsight Compute kernels (an ncu CSV alone, or `--ncu` beside a trace).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ncu: Option<nvidia::NcuSection>,
 }
 
 impl Report {
@@ -367,6 +374,11 @@ impl Report {
                 .step_timeline
                 .as_ref()
                 .map(|t| StepTimelineInfo::new(trace, t, origin)),
+            gpu_metrics: a
+                .gpu_metrics
+                .as_ref()
+                .map(|m| nvidia::GpuMetricsInfo::new(m, origin)),
+            ncu: None,
         }
     }
 }

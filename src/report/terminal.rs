@@ -357,6 +357,12 @@ impl Renderer for Terminal {
             }
             t.write(out, width, &st)?;
         }
+        if let Some(m) = &r.gpu_metrics {
+            super::nvidia::write_gpu_metrics(m, top, width, out)?;
+        }
+        if let Some(n) = &r.ncu {
+            super::nvidia::write_ncu(n, top, width, out)?;
+        }
         Ok(())
     }
 }
