@@ -209,3 +209,99 @@ fn missing_columns_are_a_one_line_error() {
     let e = ncu::read(p.to_str().unwrap()).unwrap_err().to_string();
     assert!(e.contains("line 3"), "{e}");
 }
+
+#[test]
+fn join_by_name_and_order() {
+    use stallscope::model::{build::TraceBuilder, GpuKind};
+    let mut b = TraceBuilder::new().device(0, "NVIDIA A10G", 80, 24 << 30);
+    for (i, name) in [
+        "void gemm<64>(float *)",
+        "copy(int)",
+        "void gemm<64>(float *)",
+    ]
+    .iter()
+    .enumerate()
+    {
+        let corr = b.runtime("cudaLaunchKernel", 0, i as f64 * 100.0, 5.0);
+        b.gpu(
+            GpuKind::Kernel,
+            name,
+            0,
+            7,
+            i as f64 * 100.0 + 10.0,
+            50.0,
+            corr,
+        );
+    }
+    let t = b.build();
+    let csv = "\"ID\",\"Kernel Name\",\"gpu__time_duration.sum\"\n\"\",\"\",\"usecond\"\n\
+\"0\",\"void gemm<64>(float *)\",\"50\"\n\"1\",\"void gemm<64>(float *)\",\"50\"\n\
+\"2\",\"copy\",\"50\"\n\"3\",\"other\",\"1\"\n";
+    let r = ncu::parse(csv, "k.csv").unwrap();
+    let m = ncu::join(&t, &r);
+    let name = |g: Option<u32>| g.map(|g| t.name(t.gpu[g as usize].name).to_string());
+    let start = |g: Option<u32>| g.map(|g| t.gpu[g as usize].start);
+    // launches 0 and 1 are the first and second gemm in time; `copy` matches by base name
+    assert_eq!(start(m[0]), Some(10_000));
+    assert_eq!(start(m[1]), Some(210_000));
+    assert_eq!(name(m[2]).as_deref(), Some("copy(int)"));
+    assert_eq!(m[3], None);
+    let s = stallscope::report::nvidia::NcuSection::new(&r, Some(&t));
+    assert!(s.joined);
+    assert_eq!(s.matched, 3);
+}
+
+fn stallscope(args: &[&str]) -> std::process::Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_stallscope"))
+        .args(args)
+        .env("NO_COLOR", "1")
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn cli_ncu_alone_and_beside_a_trace() {
+    let Some(p) = common::corpus_file("ncu/csv/esmm_gemm_a10g_page-details.csv") else {
+        return;
+    };
+    let p = p.to_str().unwrap();
+    let out = stallscope(&["analyze", p]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("Nsight Compute kernels  4 launches"),
+        "{text}"
+    );
+    assert_eq!(text.matches(" compute ").count(), 3, "{text}");
+    assert!(text.contains("no data"), "{text}");
+
+    let out = stallscope(&["analyze", p, "--format", "json"]);
+    assert!(out.status.success());
+    let j: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(j["schema_version"], 1);
+    assert_eq!(j["source"]["format"], "ncu_csv");
+    let l = &j["ncu"]["launches"];
+    assert_eq!(l[0]["bound"], "compute");
+    assert_eq!(l[0]["occupancy_limiter"], "shared_mem");
+    assert!(l[3]["bound"].is_null());
+
+    let out = stallscope(&["analyze", p, "--format", "html"]);
+    assert_eq!(out.status.code(), Some(2));
+
+    // beside a trace: joined, nothing matches in the ResNet sample
+    let trace = common::sample("resnet50_v100_num_workers_0.pt.trace.json.gz");
+    let out = stallscope(&["analyze", trace.to_str().unwrap(), "--ncu", p, "-f", "json"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let j: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(j["ncu"]["joined"], true);
+    assert_eq!(j["ncu"]["matched"], 0);
+    assert_eq!(j["ncu"]["launches"].as_array().unwrap().len(), 4);
+}

@@ -698,3 +698,40 @@ fn stdin_and_gzip_exports() {
     assert_eq!(d.name, "NVIDIA GeForce RTX 3080");
     assert_eq!(d.sm_count, Some(68));
 }
+
+#[test]
+fn cli_reports_nsys_exports() {
+    let run = |p: &Path| {
+        let out = Command::new(env!("CARGO_BIN_EXE_stallscope"))
+            .args(["analyze", p.to_str().unwrap(), "--format", "json"])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        serde_json::from_slice::<serde_json::Value>(&out.stdout).unwrap()
+    };
+    let p = tmp("cli-metrics.sqlite");
+    synthetic_export(&p, false, false);
+    let j = run(&p);
+    assert_eq!(j["source"]["format"], "nsys_sqlite");
+    let ranges = j["gpu_metrics"]["ranges"].as_array().unwrap();
+    let mlp = ranges.iter().find(|r| r["path"] == "mlp").unwrap();
+    assert_eq!(mlp["class"], "memory-bound");
+    assert_eq!(mlp["basis"], "gpu_projection");
+    assert_eq!(j["gpu_metrics"]["gaps"][0]["class"], "launch-bound");
+    assert_eq!(j["gpu_metrics"]["gaps"][0]["dur_us"], 1000.0);
+
+    if let Some(p) = file("pipit_cloverleaf-cuda_4xa100_nsys2024.5.sqlite") {
+        let j = run(&p);
+        assert_eq!(j["source"]["format"], "nsys_sqlite");
+        assert!(j.get("gpu_metrics").is_none());
+        let tl = &j["gpu_timeline"][0];
+        // computation + exposed memcpy = the device-0 busy union, 303,795,463 ns
+        let busy =
+            tl["computation_us"].as_f64().unwrap() + tl["exposed_memcpy_us"].as_f64().unwrap();
+        assert!((busy - 303_795.463).abs() < 1e-6, "{tl}");
+    }
+}
