@@ -97,45 +97,63 @@ pub fn is_table_op(kind: CpuKind, name: &str) -> bool {
         && name != "DistributedDataParallel.forward"
 }
 
-/// Per tree node (index into [`Trace::cpu`]) figures.
+/// A span of the call tree.
 #[derive(Clone, Default)]
 struct Node {
+    /// Index in [`Trace::cpu`].
+    cpu: u32,
+    /// Child nodes (indices into the node list).
     children: Vec<u32>,
     /// Σ durations of own launch calls.
     launch_host: Ns,
     /// Σ device time launched by own launch calls.
     launch_device: Ns,
     device_total: Ns,
-    in_tree: bool,
+    /// False once merged into its same-name parent.
+    alive: bool,
 }
 
 /// Like [`op_table`], with options.
 pub fn op_table_with(trace: &Trace, window: Interval, opts: OpOptions) -> Vec<OpRow> {
     let cpu = &trace.cpu;
-    let mut nodes: HashMap<u32, Node> = HashMap::new();
+    // Nodes are created in `cpu` order (start ascending, longer first), so a parent always
+    // comes before its descendants.
+    let mut nodes: Vec<Node> = Vec::new();
+    let mut node_of_cpu: Vec<u32> = vec![NONE; cpu.len()];
 
-    // 1. Per-thread containment tree (cpu is sorted by start, longer first).
-    let mut stacks: HashMap<u32, Vec<u32>> = HashMap::new();
-    let mut roots: Vec<u32> = Vec::new();
+    // 1. Per-thread containment tree.
+    let mut stacks: Vec<Vec<u32>> = Vec::new();
     for (i, e) in cpu.iter().enumerate() {
         if !in_tree(e.kind, e.is_module) {
             continue;
         }
-        let i = i as u32;
-        let stack = stacks.entry(e.thread).or_default();
+        let t = e.thread as usize;
+        if stacks.len() <= t {
+            stacks.resize_with(t + 1, Vec::new);
+        }
+        let stack = &mut stacks[t];
         while let Some(&top) = stack.last() {
-            if e.start < cpu[top as usize].end() {
+            if e.start < cpu[nodes[top as usize].cpu as usize].end() {
                 break;
             }
             stack.pop();
         }
-        match stack.last() {
-            Some(&top) if e.end() > cpu[top as usize].end() => continue, // partial overlap
-            Some(&top) => nodes.entry(top).or_default().children.push(i),
-            None => roots.push(i),
+        let parent = match stack.last() {
+            // starts inside the open span but ends after it: left out, like the plugin
+            Some(&top) if e.end() > cpu[nodes[top as usize].cpu as usize].end() => continue,
+            parent => parent.copied(),
+        };
+        let n = nodes.len() as u32;
+        if let Some(p) = parent {
+            nodes[p as usize].children.push(n);
         }
-        stack.push(i);
-        nodes.entry(i).or_default().in_tree = true;
+        nodes.push(Node {
+            cpu: i as u32,
+            alive: true,
+            ..Node::default()
+        });
+        node_of_cpu[i] = n;
+        stack.push(n);
     }
 
     // 2. Own launch calls and their device time, by External id.
@@ -149,60 +167,68 @@ pub fn op_table_with(trace: &Trace, window: Interval, opts: OpOptions) -> Vec<Op
         if !is_launch_call(e.kind) || e.owner_op == NONE {
             continue;
         }
-        if let Some(n) = nodes.get_mut(&e.owner_op) {
-            n.launch_host += e.dur;
-            n.launch_device += device_of_launch.get(&(i as u32)).copied().unwrap_or(0);
+        let Some(&n) = node_of_cpu.get(e.owner_op as usize) else {
+            continue;
+        };
+        if n != NONE {
+            let node = &mut nodes[n as usize];
+            node.launch_host += e.dur;
+            node.launch_device += device_of_launch.get(&(i as u32)).copied().unwrap_or(0);
         }
     }
 
     // 3. Merge an operator with its only same-name operator child (top-down).
-    let mut order: Vec<u32> = nodes.keys().copied().collect();
-    order.sort_unstable();
     if opts.merge_same_name_child {
-        for &i in &order {
-            if !nodes[&i].in_tree {
+        for n in 0..nodes.len() {
+            if !nodes[n].alive {
                 continue;
             }
-            loop {
-                let n = &nodes[&i];
-                let [only] = n.children[..] else { break };
-                let (p, c) = (&cpu[i as usize], &cpu[only as usize]);
+            while let [only] = nodes[n].children[..] {
+                let (p, c) = (
+                    &cpu[nodes[n].cpu as usize],
+                    &cpu[nodes[only as usize].cpu as usize],
+                );
                 if p.name != c.name || p.kind != CpuKind::Op || c.kind != CpuKind::Op {
                     break;
                 }
-                let child = std::mem::take(nodes.get_mut(&only).unwrap());
-                let n = nodes.get_mut(&i).unwrap();
-                n.children = child.children;
-                n.launch_host = child.launch_host;
-                n.launch_device = child.launch_device;
+                let child = std::mem::take(&mut nodes[only as usize]);
+                let node = &mut nodes[n];
+                node.children = child.children;
+                node.launch_host = child.launch_host;
+                node.launch_device = child.launch_device;
             }
         }
     }
 
-    // 4. Device totals bottom-up (children always come after their parent in `cpu`).
-    for &i in order.iter().rev() {
-        let n = &nodes[&i];
-        if !n.in_tree {
+    // 4. Device totals bottom-up.
+    for n in (0..nodes.len()).rev() {
+        if !nodes[n].alive {
             continue;
         }
-        let below: Ns = n.children.iter().map(|c| nodes[c].device_total).sum();
-        let n = nodes.get_mut(&i).unwrap();
-        n.device_total = n.launch_device + below;
+        let below: Ns = nodes[n]
+            .children
+            .iter()
+            .map(|&c| nodes[c as usize].device_total)
+            .sum();
+        nodes[n].device_total = nodes[n].launch_device + below;
     }
 
     // 5. Rows.
     let mut by_name: HashMap<NameId, OpRow> = HashMap::new();
-    for &i in &order {
-        let n = &nodes[&i];
-        let e = &cpu[i as usize];
-        if !n.in_tree || e.start < window.start || e.start >= window.end {
+    for n in nodes.iter().filter(|n| n.alive) {
+        let e = &cpu[n.cpu as usize];
+        if e.start < window.start || e.start >= window.end {
             continue;
         }
         let name = trace.name(e.name);
         if !is_table_op(e.kind, name) {
             continue;
         }
-        let children_host: Ns = n.children.iter().map(|&c| cpu[c as usize].dur).sum();
+        let children_host: Ns = n
+            .children
+            .iter()
+            .map(|&c| cpu[nodes[c as usize].cpu as usize].dur)
+            .sum();
         let row = by_name.entry(e.name).or_insert_with(|| OpRow {
             name: name.to_string(),
             calls: 0,
