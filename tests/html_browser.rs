@@ -6,8 +6,9 @@
 //!   what it drew into `<body data-selfcheck>`); a screenshot goes to
 //!   `<target>/test-output/report.png`.
 //! * A copy of the page without its Content-Security-Policy and with a probe script: hovering
-//!   a timeline bar shows its kernel's name and duration, and clicking a column header sorts
-//!   the kernel table.
+//!   a timeline bar shows its kernel's name and duration, clicking a column header sorts the
+//!   kernel table, dragging across the timeline zooms into that range and a double click
+//!   zooms out.
 //! * The report of a trace whose kernel and operator names are HTML/JS payloads, also without
 //!   the Content-Security-Policy (so escaping is the only defence): no payload runs, no
 //!   element is injected, and the names show as text.
@@ -305,8 +306,8 @@ fn resnet_report_loads_offline_draws_its_charts_and_screenshots() {
 }
 
 #[test]
-fn tooltips_and_table_sorting_work() {
-    let Some(bin) = browser("tooltips_and_table_sorting_work") else {
+fn tooltips_sorting_and_zoom_work() {
+    let Some(bin) = browser("tooltips_sorting_and_zoom_work") else {
         return;
     };
     let dir = scratch("probe");
@@ -331,6 +332,24 @@ fn tooltips_and_table_sorting_work() {
         out.calls1 = col(3);
         callsTh.click();
         out.calls2 = col(3);
+        // zoom: drag across the middle tenth of the timeline
+        var svg = document.querySelector('svg.timeline');
+        var x0 = +svg.getAttribute('data-x0'), pw = +svg.getAttribute('data-pw');
+        var range = +svg.getAttribute('data-range');
+        function client(x) { var p = svg.createSVGPoint(); p.x = x; p.y = 60; return p.matrixTransform(svg.getScreenCTM()); }
+        function widest() { var w = 0; svg.querySelectorAll('rect[data-n]').forEach(function (r) { w = Math.max(w, +r.getAttribute('width')); }); return w; }
+        function inside() { var n = 0; svg.querySelectorAll('rect[data-n]').forEach(function (r) { var x = +r.getAttribute('x'); if (x >= x0 && x <= x0 + pw) n++; }); return n; }
+        out.before = { widest: widest(), inside: inside(), firstTick: svg.querySelector('g.ticks text').textContent };
+        var a = client(x0 + pw * 0.45), b = client(x0 + pw * 0.55);
+        svg.dispatchEvent(new MouseEvent('mousedown', {bubbles: true, button: 0, clientX: a.x, clientY: a.y}));
+        document.dispatchEvent(new MouseEvent('mousemove', {bubbles: true, clientX: b.x, clientY: b.y}));
+        document.dispatchEvent(new MouseEvent('mouseup', {bubbles: true, clientX: b.x, clientY: b.y}));
+        out.zoomed = { z0: +svg.getAttribute('data-z0'), z1: +svg.getAttribute('data-z1'), range: range,
+          widest: widest(), inside: inside(), firstTick: svg.querySelector('g.ticks text').textContent,
+          info: document.getElementById('zoominfo').hidden ? null : document.getElementById('zoominfo').textContent };
+        svg.dispatchEvent(new MouseEvent('dblclick', {bubbles: true}));
+        out.reset = { z0: +svg.getAttribute('data-z0'), z1: +svg.getAttribute('data-z1'), widest: widest(),
+          hidden: document.getElementById('zoominfo').hidden };
         out.alerts = window.__alerts;
         document.body.setAttribute('data-probe', JSON.stringify(out));
     "#;
@@ -375,6 +394,37 @@ fn tooltips_and_table_sorting_work() {
     assert!(c2.windows(2).all(|w| w[0] <= w[1]), "{c2:?}");
     assert!(c1.first() > c1.last(), "calls differ between kernels");
     assert_eq!(p["alerts"], 0);
+
+    // zoom: the dragged tenth of the step fills the plot, ten times wider, with new ticks
+    let (before, zoomed, reset) = (&p["before"], &p["zoomed"], &p["reset"]);
+    let f = |v: &Value| v.as_f64().unwrap();
+    let range = f(&zoomed["range"]);
+    assert!(
+        (f(&zoomed["z0"]) - 0.45 * range).abs() < range * 0.01,
+        "{p}"
+    );
+    assert!(
+        (f(&zoomed["z1"]) - 0.55 * range).abs() < range * 0.01,
+        "{p}"
+    );
+    let ratio = f(&zoomed["widest"]) / f(&before["widest"]);
+    assert!(
+        (9.0..11.0).contains(&ratio),
+        "widest bar grew {ratio}×: {p}"
+    );
+    assert!(f(&zoomed["inside"]) < f(&before["inside"]), "{p}");
+    assert_ne!(zoomed["firstTick"], before["firstTick"], "{p}");
+    assert!(
+        zoomed["info"].as_str().unwrap().contains("Showing +"),
+        "{p}"
+    );
+    assert_eq!(f(&reset["z0"]), 0.0);
+    assert_eq!(f(&reset["z1"]), range);
+    assert!(
+        (f(&reset["widest"]) - f(&before["widest"])).abs() < 0.01,
+        "{p}"
+    );
+    assert_eq!(reset["hidden"], true);
     std::fs::remove_dir_all(&dir).ok();
 }
 

@@ -112,6 +112,10 @@ svg .hsync{stroke:#24292f;stroke-width:1.2;stroke-dasharray:3 2}
 svg .hit{fill:transparent}
 svg .dsync{fill:#24292f}
 svg .lane{fill:#f6f8fa}
+svg.timeline{cursor:crosshair;user-select:none}
+svg .sel{fill:rgba(9,105,218,.12);stroke:#0969da;stroke-width:1}
+.zoombar{font-size:12px;color:var(--muted);margin:2px 0 6px;min-height:22px}
+.zoombar button{font:inherit;margin-left:8px;padding:1px 8px;border:1px solid var(--line);border-radius:5px;background:var(--soft);cursor:pointer}
 table{border-collapse:collapse;width:100%;font-size:13px}
 th,td{padding:4px 8px;border-bottom:1px solid #eaeef2;text-align:right;white-space:nowrap}
 th{background:var(--soft);font-weight:600;position:sticky;top:0}
@@ -153,13 +157,12 @@ const SCRIPT: &str = r#"(function () {
   function lines(el) {
     var d = el.dataset, out = [];
     var m = /(?:^| )k(\d+)(?: |$)/.exec(el.getAttribute("class") || "");
-    var cat = m ? CATS[+m[1]] : "";
     if (d.n !== undefined) out.push((d.c ? "longest: " : "") + (names[+d.n] || ""));
-    if (d.c) {
-      out.unshift(d.c + " events merged, mostly " + cat);
+    if (m && d.c) {
+      out.unshift(d.c + " events merged, mostly " + CATS[+m[1]]);
       out.push("busy " + fmt(+d.b) + " of " + fmt(+d.d) + ", from +" + fmt(+d.s) + " in the step");
-    } else if (d.d !== undefined) {
-      out.push((cat ? cat + " \u00b7 " : "") + fmt(+d.d) + " \u00b7 at +" + fmt(+d.s) + " in the step");
+    } else if (m) {
+      out.push(CATS[+m[1]] + " \u00b7 " + fmt(+d.d) + " \u00b7 at +" + fmt(+d.s) + " in the step");
     }
     if (d.tip) out.push(d.tip);
     return out;
@@ -215,6 +218,118 @@ const SCRIPT: &str = r#"(function () {
       });
     });
   });
+  var SVGNS = "http://www.w3.org/2000/svg";
+  var timelines = Array.prototype.slice.call(document.querySelectorAll("svg.timeline"));
+  function niceStep(range) {
+    var raw = range / 8, mag = Math.pow(10, Math.floor(Math.log10(raw))), f = raw / mag;
+    return (f <= 1 ? 1 : f <= 2 ? 2 : f <= 5 ? 5 : 10) * mag;
+  }
+  function tickLabel(v, step) {
+    var div = step >= 1e5 ? 1e6 : step >= 100 ? 1e3 : step >= 0.1 ? 1 : 1e-3;
+    var unit = step >= 1e5 ? "s" : step >= 100 ? "ms" : step >= 0.1 ? "\u00b5s" : "ns";
+    var s = step / div, dec = s >= 1 ? 0 : Math.ceil(-Math.log10(s) - 1e-9);
+    return Math.abs(v) < step / 1e6 ? "0" : (v / div).toFixed(dec) + " " + unit;
+  }
+  function layout(svg, z0, z1) {
+    var x0 = +svg.getAttribute("data-x0"), pw = +svg.getAttribute("data-pw");
+    var k = pw / (z1 - z0);
+    Array.prototype.forEach.call(svg.querySelectorAll("[data-s]"), function (el) {
+      var x = x0 + (+el.getAttribute("data-s") - z0) * k;
+      var d = +(el.getAttribute("data-d") || 0);
+      var cls = el.getAttribute("class") || "";
+      if (el.tagName === "line") {
+        el.setAttribute("x1", x.toFixed(2));
+        el.setAttribute("x2", x.toFixed(2));
+        return;
+      }
+      var min = cls === "hit" ? 4 : cls === "dsync" ? 1.5 : 0.4;
+      el.setAttribute("x", (cls === "hit" ? x - 2 : x).toFixed(2));
+      el.setAttribute("width", Math.max(d * k, min).toFixed(2));
+    });
+    var band = svg.querySelector("path.band");
+    if (band) {
+      var y = band.getAttribute("data-y"), h = band.getAttribute("data-h"), path = "";
+      Array.prototype.forEach.call(svg.querySelectorAll("rect.gap"), function (g) {
+        var gx = +g.getAttribute("x"), gw = +g.getAttribute("width");
+        if (gx + gw < x0 || gx > x0 + pw) return;
+        path += "M" + gx.toFixed(2) + " " + y + "h" + gw.toFixed(2) + "v" + h + "h-" + gw.toFixed(2) + "z";
+      });
+      band.setAttribute("d", path);
+    }
+    var ticks = svg.querySelector("g.ticks");
+    var y0 = ticks.getAttribute("data-y0"), y1 = ticks.getAttribute("data-y1");
+    while (ticks.firstChild) ticks.removeChild(ticks.firstChild);
+    var step = niceStep(z1 - z0);
+    for (var v = Math.ceil(z0 / step) * step; v <= z1 + step * 1e-6; v += step) {
+      var x = (x0 + (v - z0) * k).toFixed(2);
+      var line = document.createElementNS(SVGNS, "line");
+      line.setAttribute("class", "grid");
+      line.setAttribute("x1", x); line.setAttribute("x2", x);
+      line.setAttribute("y1", y0); line.setAttribute("y2", y1);
+      var text = document.createElementNS(SVGNS, "text");
+      text.setAttribute("class", "m");
+      text.setAttribute("x", x); text.setAttribute("y", "14");
+      text.setAttribute("text-anchor", "middle");
+      text.textContent = tickLabel(v, step);
+      ticks.appendChild(line);
+      ticks.appendChild(text);
+    }
+  }
+  var zoomInfo = document.getElementById("zoominfo");
+  function zoom(z0, z1) {
+    var range = +timelines[0].getAttribute("data-range");
+    var whole = z0 <= 0 && z1 >= range;
+    timelines.forEach(function (svg) { layout(svg, z0, z1); svg.setAttribute("data-z0", z0); svg.setAttribute("data-z1", z1); });
+    if (zoomInfo) {
+      zoomInfo.hidden = whole;
+      zoomInfo.firstChild.textContent = "Showing +" + fmt(z0) + " to +" + fmt(z1) + " of the step.";
+    }
+  }
+  function svgX(svg, e) {
+    var pt = svg.createSVGPoint();
+    pt.x = e.clientX; pt.y = e.clientY;
+    return pt.matrixTransform(svg.getScreenCTM().inverse()).x;
+  }
+  var drag = null;
+  timelines.forEach(function (svg) {
+    svg.addEventListener("mousedown", function (e) {
+      var x0 = +svg.getAttribute("data-x0"), pw = +svg.getAttribute("data-pw");
+      var x = svgX(svg, e);
+      if (x < x0 || x > x0 + pw || e.button !== 0) return;
+      e.preventDefault();
+      var sel = document.createElementNS(SVGNS, "rect");
+      sel.setAttribute("class", "sel");
+      sel.setAttribute("x", x); sel.setAttribute("y", "18");
+      sel.setAttribute("width", "0");
+      sel.setAttribute("height", Math.max(0, svg.viewBox.baseVal.height - 20));
+      svg.appendChild(sel);
+      drag = { svg: svg, x: x, sel: sel };
+    });
+    svg.addEventListener("dblclick", function () { zoom(0, +svg.getAttribute("data-range")); });
+  });
+  document.addEventListener("mousemove", function (e) {
+    if (!drag) return;
+    var x0 = +drag.svg.getAttribute("data-x0"), pw = +drag.svg.getAttribute("data-pw");
+    var x = Math.min(Math.max(svgX(drag.svg, e), x0), x0 + pw);
+    drag.sel.setAttribute("x", Math.min(x, drag.x));
+    drag.sel.setAttribute("width", Math.abs(x - drag.x));
+  });
+  document.addEventListener("mouseup", function (e) {
+    if (!drag) return;
+    var svg = drag.svg, x0 = +svg.getAttribute("data-x0"), pw = +svg.getAttribute("data-pw");
+    var x = Math.min(Math.max(svgX(svg, e), x0), x0 + pw);
+    svg.removeChild(drag.sel);
+    var a = Math.min(x, drag.x), b = Math.max(x, drag.x);
+    drag = null;
+    if (b - a < 3) return;
+    var range = +svg.getAttribute("data-range");
+    var z0 = svg.hasAttribute("data-z0") ? +svg.getAttribute("data-z0") : 0;
+    var z1 = svg.hasAttribute("data-z1") ? +svg.getAttribute("data-z1") : range;
+    var k = (z1 - z0) / pw;
+    zoom(z0 + (a - x0) * k, z0 + (b - x0) * k);
+  });
+  var reset = document.getElementById("zoomreset");
+  if (reset) reset.addEventListener("click", function () { zoom(0, +timelines[0].getAttribute("data-range")); });
   window.addEventListener("load", function () {
     var parts = [], total = 0;
     Array.prototype.forEach.call(document.querySelectorAll("svg[data-chart]"), function (svg) {
@@ -291,8 +406,10 @@ fn tick_label(v: f64, step: f64) -> String {
         (1e6, "s")
     } else if step >= 100.0 {
         (1e3, "ms")
-    } else {
+    } else if step >= 0.1 {
         (1.0, "µs")
+    } else {
+        (1e-3, "ns")
     };
     let x = v / div;
     let s = step / div;
@@ -619,7 +736,7 @@ fn timeline_chart(s: &mut String, t: &StepTimelineInfo) {
     };
     w!(
         s,
-        r#"<p class="note">One lane per stream, kernels coloured by category. Red: the device is idle on all its streams; dashed lines: host synchronization calls; dark marks: device-side syncs. Hover for names and durations.{}</p>"#,
+        r#"<p class="note">One lane per stream, kernels coloured by category. Red: the device is idle on all its streams; dashed lines: host synchronization calls; dark marks: device-side syncs. Hover for names and durations; drag across a timeline to zoom in, double-click to zoom out.{}</p>"#,
         escape(&merged)
     );
     let mut present = [false; 11];
@@ -637,6 +754,7 @@ fn timeline_chart(s: &mut String, t: &StepTimelineInfo) {
         .map(|(i, c)| (c.as_str(), CAT_COLORS[i]))
         .collect();
     legend(s, &items);
+    s.push_str(r#"<div class="zoombar"><span id="zoominfo" hidden><span></span><button type="button" id="zoomreset">Show the whole step</button></span></div>"#);
     for d in &t.devices {
         device_timeline(s, t, d);
     }
@@ -656,8 +774,11 @@ fn device_timeline(s: &mut String, t: &StepTimelineInfo, d: &StepDeviceInfo) {
     let (width, label_w) = (1200.0, 110.0);
     let plot_w = width - label_w - 12.0;
     let range = t.duration_us.max(1e-9);
+    // Positions are also written as µs since the step start (`data-s`, `data-d`), from which
+    // the script lays elements out again when the user zooms.
     let xs = |us: f64| label_w + (us - t.start_us) / range * plot_w;
     let ws = |us: f64| (us / range * plot_w).max(0.4);
+    let rel = |us: f64| n3(us - t.start_us);
     let idle_y = 24.0;
     let has_syncs = !d.syncs.is_empty() || !t.host_syncs.is_empty();
     let sync_y = idle_y + 14.0;
@@ -670,11 +791,17 @@ fn device_timeline(s: &mut String, t: &StepTimelineInfo, d: &StepDeviceInfo) {
     let height = lanes_y + lane_h * d.lanes.len() as f64 + 4.0;
     w!(
         s,
-        r#"<svg class="chart" data-chart="timeline-{}" viewBox="0 0 {width} {}" role="img" aria-label="Device timeline of one step">"#,
-        d.device,
-        n1(height)
+        r#"<svg class="chart timeline" data-chart="timeline-{dev}" data-range="{}" data-x0="{label_w}" data-pw="{}" viewBox="0 0 {width} {}" role="img" aria-label="Device timeline of one step"><defs><clipPath id="clip-{dev}"><rect x="{label_w}" y="0" width="{}" height="{}"/></clipPath></defs><g class="ticks" data-y0="18" data-y1="{}">"#,
+        n3(range),
+        n1(plot_w),
+        n1(height),
+        n1(plot_w),
+        n1(height),
+        n1(height - 2.0),
+        dev = d.device,
     );
     axis(s, range, label_w, plot_w, 14.0, 18.0, height - 2.0);
+    s.push_str("</g>");
     // lane backgrounds and labels
     w!(
         s,
@@ -702,10 +829,16 @@ fn device_timeline(s: &mut String, t: &StepTimelineInfo, d: &StepDeviceInfo) {
             l.stream
         );
     }
+    w!(s, r#"<g clip-path="url(#clip-{})">"#, d.device);
     // idle bands over all lanes (one path), and one hoverable mark per gap
     let lanes_h = lane_h * d.lanes.len() as f64 - 4.0;
     if !d.gaps.is_empty() {
-        s.push_str(r#"<path class="band" d=""#);
+        w!(
+            s,
+            r#"<path class="band" data-y="{}" data-h="{}" d=""#,
+            n1(lanes_y),
+            n1(lanes_h)
+        );
         for g in &d.gaps {
             w!(
                 s,
@@ -721,9 +854,11 @@ fn device_timeline(s: &mut String, t: &StepTimelineInfo, d: &StepDeviceInfo) {
         for g in &d.gaps {
             w!(
                 s,
-                r#"<rect class="gap" x="{}" y="{idle_y}" width="{}" height="10" data-tip="idle {} at +{}"/>"#,
+                r#"<rect class="gap" x="{}" y="{idle_y}" width="{}" height="10" data-s="{}" data-d="{}" data-tip="idle {} at +{}"/>"#,
                 n3(xs(g.start_us)),
                 n3(ws(g.dur_us)),
+                rel(g.start_us),
+                n3(g.dur_us),
                 escape(&fmt_us(g.dur_us)),
                 escape(&fmt_us(g.start_us - t.start_us))
             );
@@ -741,7 +876,7 @@ fn device_timeline(s: &mut String, t: &StepTimelineInfo, d: &StepDeviceInfo) {
                 n3(ws(e.dur_us)),
                 cat_index(e.category),
                 e.name,
-                n3(e.start_us - t.start_us),
+                rel(e.start_us),
                 n3(e.dur_us)
             );
             if e.count > 1 {
@@ -759,10 +894,12 @@ fn device_timeline(s: &mut String, t: &StepTimelineInfo, d: &StepDeviceInfo) {
     for sy in &d.syncs {
         w!(
             s,
-            r#"<rect class="dsync" x="{}" y="{sync_y}" width="{}" height="10" data-n="{}" data-tip="device sync {} at +{}"/>"#,
+            r#"<rect class="dsync" x="{}" y="{sync_y}" width="{}" height="10" data-n="{}" data-s="{}" data-d="{}" data-tip="device sync {} at +{}"/>"#,
             n3(xs(sy.start_us)),
             n3(ws(sy.dur_us).max(1.5)),
             sy.name,
+            rel(sy.start_us),
+            n3(sy.dur_us),
             escape(&fmt_us(sy.dur_us)),
             escape(&fmt_us(sy.start_us - t.start_us))
         );
@@ -771,17 +908,19 @@ fn device_timeline(s: &mut String, t: &StepTimelineInfo, d: &StepDeviceInfo) {
         let x = xs(sy.start_us);
         w!(
             s,
-            r#"<line class="hsync" x1="{x}" x2="{x}" y1="{sync_y}" y2="{}"/><rect class="hit" x="{}" y="{sync_y}" width="{}" height="10" data-n="{}" data-tip="host sync call {} at +{}"/>"#,
+            r#"<line class="hsync" x1="{x}" x2="{x}" y1="{sync_y}" y2="{}" data-s="{st}"/><rect class="hit" x="{}" y="{sync_y}" width="{}" height="10" data-n="{}" data-s="{st}" data-d="{}" data-tip="host sync call {} at +{}"/>"#,
             n1(height - 2.0),
             n3(x - 2.0),
             n3(ws(sy.dur_us).max(4.0)),
             sy.name,
+            n3(sy.dur_us),
             escape(&fmt_us(sy.dur_us)),
             escape(&fmt_us(sy.start_us - t.start_us)),
             x = n3(x),
+            st = rel(sy.start_us),
         );
     }
-    s.push_str("</svg>");
+    s.push_str("</g></svg>");
 }
 
 fn num_td(s: &mut String, v: f64, text: &str) {
@@ -1112,6 +1251,8 @@ mod tests {
         assert_eq!(tick_label(100_000.0, 50_000.0), "100 ms");
         assert_eq!(tick_label(1500.0, 500.0), "1.5 ms");
         assert_eq!(tick_label(0.0, 500.0), "0");
+        assert_eq!(tick_label(0.04, 0.02), "40 ns");
+        assert_eq!(tick_label(2.0, 0.5), "2.0 µs");
         assert_eq!(n1(3.0), "3");
         assert_eq!(n3(0.12345), "0.123");
         assert_eq!(n3(2.5), "2.5");
