@@ -452,7 +452,7 @@ pub fn parse(text: &str, path: &str) -> Result<NcuReport, LoadError> {
     let mut rdr = csv::ReaderBuilder::new()
         .has_headers(true)
         .flexible(true)
-        .from_reader(text[offset..].as_bytes());
+        .from_reader(&text.as_bytes()[offset..]);
     let headers = rdr
         .headers()
         .map_err(|e| LoadError::new(path, format!("line {header_line}: {e}")))?

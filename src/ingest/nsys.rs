@@ -140,6 +140,20 @@ fn is_operator_name(name: &str) -> bool {
             .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'.' || b == b':')
 }
 
+/// A RUNTIME row: start, end, eventClass, globalTid, correlationId, nameId, name.
+type RuntimeRow = (
+    i64,
+    i64,
+    Option<i64>,
+    Option<i64>,
+    Option<i64>,
+    Option<i64>,
+    Option<String>,
+);
+
+/// A (copyKind, srcKind, dstKind) key.
+type CopyKey = (Option<i64>, Option<i64>, Option<i64>);
+
 /// One table: its name as stored and its columns.
 struct Table {
     name: String,
@@ -555,15 +569,7 @@ impl<'p> Reader<'p> {
             RUNTIME,
             &["start", "end", "globalTid", "correlationId", "nameId"],
         );
-        let mut rows: Vec<(
-            i64,
-            i64,
-            Option<i64>,
-            Option<i64>,
-            Option<i64>,
-            Option<i64>,
-            Option<String>,
-        )> = Vec::new();
+        let mut rows: Vec<RuntimeRow> = Vec::new();
         self.db.rows(RUNTIME, &COLS, "", |r| {
             if let (Some(s), Some(e)) = (r.i(0), r.i(1)) {
                 // the `name` column is not in real exports (pipit added it); it is only a
@@ -703,7 +709,7 @@ impl<'p> Reader<'p> {
             rows.push(v);
         })?;
         self.rows += rows.len() as u64;
-        let mut names: HashMap<(Option<i64>, Option<i64>, Option<i64>), NameId> = HashMap::new();
+        let mut names: HashMap<CopyKey, NameId> = HashMap::new();
         for v in rows {
             let (Some(s), Some(e)) = (v[0], v[1]) else {
                 continue;
