@@ -461,6 +461,10 @@ fn corrupt_export_is_a_one_line_error() {
         .to_string();
     assert!(e.starts_with(p.to_str().unwrap()), "{e}");
     assert!(!e.contains('\n'), "{e}");
+    assert!(
+        e.contains("Nsight Systems") && e.contains("table list"),
+        "{e}"
+    );
 
     // a valid SQLite file that is no nsys export
     let p = tmp("other.sqlite");

@@ -201,16 +201,23 @@ impl<'p> Db<'p> {
             path,
             tables: HashMap::new(),
         };
+        let unreadable = |e: rusqlite::Error| {
+            LoadError::new(
+                path,
+                format!(
+                    "an SQLite file (Nsight Systems export?) whose table list cannot be read: {e}"
+                ),
+            )
+        };
         let names: Vec<String> = {
             let mut st = db
                 .conn
                 .prepare("SELECT name FROM sqlite_master WHERE type IN ('table', 'view')")
-                .map_err(|e| db.err("sqlite_master", e))?;
+                .map_err(unreadable)?;
             let rows = st
                 .query_map([], |r| r.get::<_, String>(0))
-                .map_err(|e| db.err("sqlite_master", e))?;
-            rows.collect::<Result<_, _>>()
-                .map_err(|e| db.err("sqlite_master", e))?
+                .map_err(unreadable)?;
+            rows.collect::<Result<_, _>>().map_err(unreadable)?
         };
         for name in names {
             let sql = format!("PRAGMA table_info(\"{}\")", name.replace('"', "\"\""));
