@@ -76,7 +76,7 @@ enum View {
 /// Colour choice.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
 enum ColorChoice {
-    /// Colour when standard output is a terminal and NO_COLOR is unset.
+    /// Colour when standard output is a terminal and NO_COLOR is unset or empty.
     Auto,
     /// Always colour.
     Always,
@@ -214,7 +214,9 @@ fn analyze(args: AnalyzeArgs) -> Result<(), (i32, String)> {
         ColorChoice::Always => true,
         ColorChoice::Never => false,
         ColorChoice::Auto => {
-            !to_file && io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none()
+            // no-color.org: set and non-empty disables colour
+            let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
+            !to_file && io::stdout().is_terminal() && !no_color
         }
     };
     let ropts = report::RenderOptions {

@@ -37,12 +37,17 @@ fn temp_dir(tag: &str) -> PathBuf {
 const SCRIPT: &str = "<script>alert(1)</script>";
 const IMG: &str = "\"><img src=x onerror=alert(1)>";
 const PIPE: &str = "a|b";
-/// More names that break naive renderers: CSV quoting, Markdown blocks and code spans.
-const OTHERS: [&str; 3] = [
+/// More names that break naive renderers: CSV quoting, Markdown blocks and code spans, terminal
+/// escapes, and a name far wider than a terminal.
+const OTHERS: [&str; 5] = [
     "say \"hi\", then\nnew line",
     "# `tick` *bold*",
     "- [x](y) $m$",
+    "\u{1b}[31mred\u{1b}[0m",
+    LONG,
 ];
+const LONG: &str = "void very_long_kernel<float, float, float, float, float, float, float, float, \
+    float, float, float, float, float, float, float, float, float, float, float>(int, int, int)";
 
 fn hostile() -> Vec<String> {
     let mut v = vec![SCRIPT.to_string(), IMG.to_string(), PIPE.to_string()];
@@ -494,4 +499,106 @@ fn html_report_of_the_resnet_sample() {
     assert!(tl.contains(r#"class="gap""#), "idle gaps highlighted");
     assert!(tl.contains(r#"class="hsync""#), "the host sync in the step");
     assert!(html.len() < 400 << 10, "HTML of {} bytes", html.len());
+}
+
+/// Runs `stallscope` under a pseudo-terminal (`script`), or `None` when `script` is missing.
+fn on_a_tty(args: &[&str], no_color: Option<&str>) -> Option<String> {
+    if Command::new("script").arg("--version").output().is_err() {
+        eprintln!("SKIPPED the TTY half: no `script` (util-linux) on PATH");
+        return None;
+    }
+    let bin = env!("CARGO_BIN_EXE_stallscope");
+    let cmd = std::iter::once(bin)
+        .chain(args.iter().copied())
+        .map(|a| format!("'{}'", a.replace('\'', "'\\''")))
+        .collect::<Vec<_>>()
+        .join(" ");
+    let mut c = Command::new("script");
+    c.args(["-qec", &cmd, "/dev/null"]).env_remove("NO_COLOR");
+    if let Some(v) = no_color {
+        c.env("NO_COLOR", v);
+    }
+    let out = c.output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    Some(String::from_utf8(out.stdout).unwrap().replace("\r\n", "\n"))
+}
+
+#[test]
+fn terminal_fits_100_columns_shortens_names_and_colours_only_on_a_tty() {
+    let dir = temp_dir("terminal");
+    let trace = hostile_trace(&dir);
+    let t = trace.to_str().unwrap();
+    let text = ok_stdout(&["analyze", t, "--top", "20"]);
+    for line in text.lines() {
+        assert!(line.chars().count() <= 100, "over 100 columns: {line:?}");
+        assert!(
+            !line.contains('\x1b'),
+            "escape code in piped output: {line:?}"
+        );
+        assert!(
+            !line.starts_with("new line"),
+            "a name's line break leaked: {line:?}"
+        );
+    }
+    // the long kernel name: cut in the middle, both ends kept; whole in JSON
+    let long = text
+        .lines()
+        .find(|l| l.starts_with("void very_long_kernel<"))
+        .expect("the long kernel's row");
+    assert!(
+        long.contains('…') && long.contains(">(int, int, int)"),
+        "{long}"
+    );
+    let json: Value =
+        serde_json::from_str(&ok_stdout(&["analyze", t, "--format", "json"])).unwrap();
+    assert!(json["kernels"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|k| k["name"] == LONG));
+    // asked for colour: colour codes, but a name's own escape sequence is defused
+    let coloured = ok_stdout(&["analyze", t, "--color", "always"]);
+    assert!(coloured.contains("\x1b[1m"));
+    assert!(!coloured.contains("\x1b[31mred"));
+    // on a terminal: colour unless NO_COLOR is set and not empty
+    if let Some(tty) = on_a_tty(&["analyze", t], None) {
+        assert!(tty.contains("\x1b["), "no colour on a TTY:\n{tty}");
+        assert!(!tty.contains("\x1b[31mred"));
+        for line in tty.lines() {
+            let visible = strip_ansi(line);
+            assert!(
+                visible.chars().count() <= 100,
+                "over 100 columns: {visible:?}"
+            );
+        }
+        let plain = on_a_tty(&["analyze", t], Some("1")).unwrap();
+        assert!(!plain.contains('\x1b'), "colour despite NO_COLOR=1");
+        let empty = on_a_tty(&["analyze", t], Some("")).unwrap();
+        assert!(
+            empty.contains("\x1b["),
+            "an empty NO_COLOR does not disable colour"
+        );
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+fn strip_ansi(s: &str) -> String {
+    let mut out = String::new();
+    let mut chars = s.chars();
+    while let Some(c) = chars.next() {
+        if c == '\x1b' {
+            for c in chars.by_ref() {
+                if c.is_ascii_alphabetic() {
+                    break;
+                }
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    out
 }
