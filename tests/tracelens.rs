@@ -308,6 +308,11 @@ fn pitfall_unlinked_events_change_qwen_h100() {
     assert!(near(linked.computation, 31.903115), "{linked:?}");
     assert!(near(all.computation, 45.644943), "{all:?}");
     assert!(near(all.total, 49.652832), "{all:?}");
+    // 509 of the 1707 device events have no launch link
+    assert_eq!(
+        (linked.events, linked.unlinked, all.events),
+        (1198, 509, 1707)
+    );
 }
 
 /// The 5 AMD `gpu_memset` events have flow ends but no flow start: TraceLens leaves them out;

@@ -23,7 +23,8 @@
 //!   `total_memcpy` = |∪ memcpy|.
 //!
 //! So `computation + exposed_comm + exposed_memcpy + idle == total` exactly (integer ns).
-//! Devices without any counted event are omitted. Results are sorted by device id.
+//! Devices without any counted event are omitted (even when they ran unlinked work: see
+//! [`GpuTimeline::unlinked`] and [`gpu_timeline_with`]). Results are sorted by device id.
 
 use std::collections::BTreeMap;
 
@@ -53,6 +54,10 @@ pub struct GpuTimeline {
     pub total_memcpy: Ns,
     /// Number of device events counted.
     pub events: u64,
+    /// Kernels, copies and fills of this device (overlapping the window) left out because no
+    /// launch links them (0 with `include_unlinked`). Large values mean the split covers only
+    /// part of the device's work (e.g. work queued before profiling started).
+    pub unlinked: u64,
     /// First start and last end of the counted work (empty at 0 when nothing was counted).
     pub span: Interval,
 }
@@ -122,10 +127,8 @@ pub fn gpu_timeline_with(
     include_unlinked: bool,
 ) -> Vec<GpuTimeline> {
     let mut devices: BTreeMap<i64, DeviceAcc> = BTreeMap::new();
+    let mut unlinked: BTreeMap<i64, u64> = BTreeMap::new();
     for g in &trace.gpu {
-        if !g.is_activity() || !(include_unlinked || g.flow_linked) {
-            continue;
-        }
         let Some(class) = timeline_class(trace, g) else {
             continue;
         };
@@ -140,6 +143,10 @@ pub fn gpu_timeline_with(
                 continue;
             }
             iv = Interval::new(iv.start.max(w.start), iv.end.min(w.end));
+        }
+        if !(include_unlinked || g.flow_linked) {
+            *unlinked.entry(g.device as i64).or_default() += 1;
+            continue;
         }
         let acc = devices.entry(g.device as i64).or_insert_with(|| DeviceAcc {
             first: Ns::MAX,
@@ -178,6 +185,7 @@ pub fn gpu_timeline_with(
                 total_comm: comm.total(),
                 total_memcpy: memcpy.total(),
                 events: acc.events,
+                unlinked: unlinked.get(&device).copied().unwrap_or(0),
                 span,
             }
         })
@@ -285,9 +293,18 @@ mod tests {
         b.gpu(GpuKind::Sync, "Stream Sync", 0, 7, 110.0, 500.0, c);
         let t = b.build();
         let d = &gpu_timeline(&t, None)[0];
-        assert_eq!((d.computation, d.total, d.events), (10_000, 10_000, 1));
+        assert_eq!(
+            (d.computation, d.total, d.events, d.unlinked),
+            (10_000, 10_000, 1, 1)
+        );
         let d = &gpu_timeline_with(&t, None, true)[0];
-        assert_eq!((d.computation, d.total, d.events), (60_000, 110_000, 2));
+        assert_eq!(
+            (d.computation, d.total, d.events, d.unlinked),
+            (60_000, 110_000, 2, 0)
+        );
+        // outside the window it is not counted as left out either
+        let d = &gpu_timeline(&t, Some(Interval::new(90_000, 200_000)))[0];
+        assert_eq!((d.events, d.unlinked), (1, 0));
     }
 
     #[test]
