@@ -508,32 +508,11 @@ fn breakdown(roles: &[IntervalSet; 7], span: Interval) -> Breakdown {
     }
 }
 
-/// Finds the steps and splits each one's time by role.
-pub fn analyze_steps(trace: &Trace) -> StepAnalysis {
-    let (hosts, from_profiler_steps) = host_steps(trace);
-    if hosts.is_empty() {
-        return StepAnalysis {
-            from_profiler_steps,
-            ..StepAnalysis::default()
-        };
-    }
-    let (kept, dropped) = extend_and_trim(trace, &hosts);
-    let roles = role_sets(trace);
-    let steps: Vec<Step> = hosts
-        .into_iter()
-        .zip(kept)
-        .map(|(h, (span, device_activities))| Step {
-            name: h.name,
-            number: h.number,
-            span,
-            breakdown: breakdown(&roles, span),
-            host_span: h.host,
-            device_activities,
-        })
-        .collect();
-
+/// Arithmetic mean of each part (and of the duration) over `steps` (all zero when empty), as
+/// in [`StepAnalysis::average`]; the window uses it for a subset of the steps.
+pub fn average_of(steps: &[Step]) -> AverageBreakdown {
     let mut average = AverageBreakdown::default();
-    for s in &steps {
+    for s in steps {
         let b = &s.breakdown;
         average.total += s.span.len() as f64;
         average.kernel += b.kernel as f64;
@@ -559,6 +538,34 @@ pub fn analyze_steps(trace: &Trace) -> StepAnalysis {
     ] {
         *v /= n;
     }
+    average
+}
+
+/// Finds the steps and splits each one's time by role.
+pub fn analyze_steps(trace: &Trace) -> StepAnalysis {
+    let (hosts, from_profiler_steps) = host_steps(trace);
+    if hosts.is_empty() {
+        return StepAnalysis {
+            from_profiler_steps,
+            ..StepAnalysis::default()
+        };
+    }
+    let (kept, dropped) = extend_and_trim(trace, &hosts);
+    let roles = role_sets(trace);
+    let steps: Vec<Step> = hosts
+        .into_iter()
+        .zip(kept)
+        .map(|(h, (span, device_activities))| Step {
+            name: h.name,
+            number: h.number,
+            span,
+            breakdown: breakdown(&roles, span),
+            host_span: h.host,
+            device_activities,
+        })
+        .collect();
+
+    let average = average_of(&steps);
     let span = match (steps.first(), steps.last()) {
         (Some(f), Some(l)) => Interval::new(f.span.start, l.span.end),
         _ => Interval::default(),
