@@ -28,6 +28,8 @@ Examples:
   stallscope analyze trace.json --format html -o report.html
   stallscope analyze trace.json --format csv --view kernels -o kernels.csv
   stallscope analyze trace.json --top 25 --sort host-self
+  stallscope analyze trace.json --steps 3..6        # only ProfilerStep#3 … #6
+  stallscope analyze trace.json --focus denoise     # only the time inside `denoise`
   zcat big.json.gz | stallscope analyze -
 
 Exit codes: 0 ok, 2 unreadable input or bad arguments, 1 other errors.
@@ -45,6 +47,14 @@ enum Command {
     /// Analyze a trace: steps, time breakdown, GPU summary, GPU timeline, kernels, operators.
     #[command(after_help = AFTER_HELP)]
     Analyze(AnalyzeArgs),
+    /// Print the tree of user annotations (record_function ranges, nn.Modules) with the GPU
+    /// time each launched.
+    #[command(after_help = PHASES_HELP)]
+    Phases(PhasesArgs),
+    /// Write a smaller, valid trace of one window (steps, time range, focus) that Perfetto and
+    /// chrome://tracing open.
+    #[command(after_help = SLICE_HELP)]
+    Slice(SliceArgs),
 }
 
 /// Output formats.
@@ -125,9 +135,8 @@ struct AnalyzeArgs {
     #[arg(long, value_enum, required_if_eq("format", "csv"))]
     view: Option<View>,
 
-    /// Analyze every step (today's default; a steady-state window will become the default).
-    #[arg(long)]
-    all: bool,
+    #[command(flatten)]
+    window: WindowArgs,
 
     /// Rows of the kernel and operator tables (0 = all). Default: 10 in tables, all in JSON.
     #[arg(long, value_name = "N")]
@@ -195,12 +204,8 @@ fn analyze(args: AnalyzeArgs) -> Result<(), (i32, String)> {
             eprintln!("warning: {}: {} ×{}{}", path, w.message, w.count, at);
         }
     }
-    let a = analysis::analyze(
-        &trace,
-        &AnalyzeOptions {
-            all_steps: args.all,
-        },
-    );
+    let a = analysis::try_analyze(&trace, &args.window.options())
+        .map_err(|e| (2, format!("error: {e}")))?;
     let mut rep = Report::new(&trace, &a);
     if let Some(p) = &args.ncu {
         let p = p.to_string_lossy().into_owned();
@@ -332,6 +337,8 @@ pub fn run() -> i32 {
     };
     let result = match cli.command {
         Command::Analyze(a) => analyze(a),
+        Command::Phases(a) => phases(a),
+        Command::Slice(a) => slice(a),
     };
     match result {
         Ok(()) => 0,
@@ -340,4 +347,270 @@ pub fn run() -> i32 {
             code
         }
     }
+}
+
+const WINDOW_HELP: &str = "\
+Window (all commands): by default the steady state — every ProfilerStep except warm-up steps
+that contain torch.compile/autotune work and outliers over 1.5× the median step; the report
+says which steps were left out and why, and how much compile work there was.
+  --all               every step
+  --steps 3..6        ProfilerStep#3 to #6 (inclusive); also 5, 3.. or ..6
+  --time 1000..2500   µs from the start of the trace (as in the report's start_us)
+  --focus denoise     only the time inside annotations named `denoise` (exact name, else
+                      names containing it), each up to the end of the GPU work it launched;
+                      combines with --all/--steps/--time";
+
+const PHASES_HELP: &str = "\
+Examples:
+  stallscope phases trace.json.gz                    # steady state, three levels deep
+  stallscope phases trace.json.gz --depth 0 --all    # the whole tree over every step
+  stallscope phases trace.json.gz --focus denoise    # inside `denoise` only
+  stallscope phases trace.json.gz --format json | jq '.phases[] | select(.depth == 0)'
+
+Columns: calls in the window; CPU wall time (total, mean per call); device activities
+(kernels, copies, fills) launched inside the phase or below it, and their summed GPU time;
+GPU span = union over calls of first-to-last device activity; share = GPU span ÷ window time.
+Kernels launched outside every annotation are `(unannotated)`.
+
+Window (all commands): by default the steady state — every ProfilerStep except warm-up steps
+with torch.compile/autotune work and outliers over 1.5× the median; see `analyze --help`.";
+
+const SLICE_HELP: &str = "\
+Examples:
+  stallscope slice big.pt.trace.json.gz --steps 4..5 -o small.json.gz
+  stallscope slice big.pt.trace.json.gz -o steady.json          # the automatic steady state
+  stallscope slice big.pt.trace.json.gz --time 0..200000 -o first200ms.json
+  stallscope slice big.pt.trace.json.gz --focus vae_decode -o decode.json.gz
+
+The slice keeps metadata events, top-level members (deviceProperties, distributedInfo, ...),
+every event overlapping the window and the flows whose both ends are inside; `stallscope
+analyze` of the slice gives the same per-step numbers as the original for those steps. The
+input is streamed (memory stays far below the file size); output is gzip when its name ends in
+.gz. The input is read twice (steps first, then the copy), so it must be a file, not stdin.
+
+Window (all commands): by default the steady state; see `analyze --help`.";
+
+/// Window selection flags shared by `analyze`, `phases` and `slice`.
+#[derive(clap::Args, Debug, Clone, Default)]
+#[command(next_help_heading = "Window", after_long_help = WINDOW_HELP)]
+struct WindowArgs {
+    /// Analyze every step (default: the steady state, without compile warm-up and outliers).
+    #[arg(long, conflicts_with_all = ["steps", "time"])]
+    all: bool,
+
+    /// Only these ProfilerStep numbers, inclusive: 3..6, 5, 3.. or ..6.
+    #[arg(long, value_name = "A..B", value_parser = crate::window::parse_steps, conflicts_with = "time")]
+    steps: Option<crate::window::WindowSpec>,
+
+    /// Only this time range, in µs from the start of the trace: 1000..2500 (ends may be open).
+    #[arg(long, value_name = "START..END", value_parser = crate::window::parse_time)]
+    time: Option<crate::window::WindowSpec>,
+
+    /// Only the time inside annotations named NAME (exact, else containing NAME), e.g. denoise.
+    #[arg(long, value_name = "NAME")]
+    focus: Option<String>,
+}
+
+impl WindowArgs {
+    fn spec(&self) -> crate::window::WindowSpec {
+        use crate::window::WindowSpec;
+        let base = if self.all {
+            WindowSpec::All
+        } else if let Some(s) = &self.steps {
+            s.clone()
+        } else if let Some(t) = &self.time {
+            t.clone()
+        } else {
+            WindowSpec::Auto
+        };
+        match &self.focus {
+            Some(name) => WindowSpec::Focus {
+                name: name.clone(),
+                within: Box::new(base),
+            },
+            None => base,
+        }
+    }
+
+    fn options(&self) -> AnalyzeOptions {
+        AnalyzeOptions {
+            window: self.spec(),
+            ..AnalyzeOptions::default()
+        }
+    }
+}
+
+/// Phases output formats.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
+enum PhasesFormat {
+    /// An indented tree for the terminal.
+    Table,
+    /// `{"window": …, "phases": […]}` with the fields of the JSON report.
+    Json,
+}
+
+#[derive(clap::Args, Debug)]
+struct PhasesArgs {
+    /// Trace file (.json or .json.gz, detected by content), or - for standard input.
+    trace: PathBuf,
+
+    #[command(flatten)]
+    window: WindowArgs,
+
+    /// Levels of the tree to print (0 = all).
+    #[arg(long, value_name = "N", default_value_t = 3)]
+    depth: u32,
+
+    /// Output format.
+    #[arg(long, short = 'f', value_enum, default_value_t = PhasesFormat::Table)]
+    format: PhasesFormat,
+
+    /// Parser threads (default: all cores).
+    #[arg(long, value_name = "N")]
+    threads: Option<usize>,
+
+    /// Analyze what was read from a truncated file instead of failing.
+    #[arg(long)]
+    allow_truncated: bool,
+
+    /// Do not print reading warnings on stderr.
+    #[arg(long, short = 'q')]
+    quiet: bool,
+}
+
+#[derive(clap::Args, Debug)]
+struct SliceArgs {
+    /// Trace file (.json or .json.gz, detected by content).
+    trace: PathBuf,
+
+    #[command(flatten)]
+    window: WindowArgs,
+
+    /// Output file; gzip when it ends in .gz.
+    #[arg(long, short = 'o', value_name = "FILE")]
+    output: PathBuf,
+
+    /// Parser threads for the first reading (default: all cores).
+    #[arg(long, value_name = "N")]
+    threads: Option<usize>,
+
+    /// Do not print reading warnings on stderr.
+    #[arg(long, short = 'q')]
+    quiet: bool,
+}
+
+fn load_for(
+    path: &str,
+    threads: Option<usize>,
+    allow_truncated: bool,
+    quiet: bool,
+) -> Result<crate::model::Trace, (i32, String)> {
+    let mut lopts = LoadOptions {
+        progress_over: Some(50 << 20),
+        ..LoadOptions::default()
+    };
+    if let Some(t) = threads {
+        lopts.kineto.threads = t.max(1);
+    }
+    lopts.kineto.allow_truncated = allow_truncated;
+    let trace = ingest::load(path, &lopts).map_err(|e| (2, format!("error: {e}")))?;
+    if !quiet {
+        for w in &trace.warnings {
+            let at = w
+                .first_offset
+                .map(|o| format!(" (first at byte {o})"))
+                .unwrap_or_default();
+            eprintln!("warning: {}: {} ×{}{}", path, w.message, w.count, at);
+        }
+    }
+    Ok(trace)
+}
+
+fn write_stdout(buf: &[u8]) -> Result<(), (i32, String)> {
+    let mut out = io::stdout().lock();
+    if let Err(e) = out.write_all(buf).and_then(|_| out.flush()) {
+        if e.kind() != io::ErrorKind::BrokenPipe {
+            return Err((1, format!("error: writing to standard output: {e}")));
+        }
+    }
+    Ok(())
+}
+
+fn phases(args: PhasesArgs) -> Result<(), (i32, String)> {
+    let path = args.trace.to_string_lossy().into_owned();
+    let trace = load_for(&path, args.threads, args.allow_truncated, args.quiet)?;
+    let a = analysis::try_analyze(&trace, &args.window.options())
+        .map_err(|e| (2, format!("error: {e}")))?;
+    let rep = Report::new(&trace, &a);
+    let mut buf: Vec<u8> = Vec::new();
+    match args.format {
+        PhasesFormat::Json => {
+            let v = serde_json::json!({
+                "schema_version": rep.schema_version,
+                "generator": rep.generator,
+                "source": rep.source,
+                "window": rep.window,
+                "phases": rep.phases,
+            });
+            serde_json::to_writer_pretty(&mut buf, &v)
+                .map_err(|e| (1, format!("error: rendering: {e}")))?;
+            buf.push(b'\n');
+        }
+        PhasesFormat::Table => {
+            report::terminal::write_phases_tree(&rep, args.depth, 100, &mut buf)
+                .map_err(|e| (1, format!("error: rendering: {e}")))?;
+        }
+    }
+    write_stdout(&buf)
+}
+
+fn slice(args: SliceArgs) -> Result<(), (i32, String)> {
+    let path = args.trace.to_string_lossy().into_owned();
+    if path == "-" {
+        return Err((
+            2,
+            "error: slice reads its input twice and needs a file, not standard input".into(),
+        ));
+    }
+    let (plan, steps_desc) = {
+        let trace = load_for(&path, args.threads, false, args.quiet)?;
+        let all = analysis::steps::analyze_steps(&trace);
+        let ann = analysis::phases::Annotations::build(&trace);
+        let w = crate::window::select(&trace, &all, &ann, &args.window.spec())
+            .map_err(|e| (2, format!("error: {e}")))?;
+        let names: Vec<String> = w
+            .steps
+            .iter()
+            .filter_map(|&i| all.steps.get(i).map(|s| s.name.clone()))
+            .collect();
+        let desc = match (names.first(), names.last()) {
+            (Some(f), Some(l)) if names.len() > 1 => format!("{} steps, {f} … {l}", names.len()),
+            (Some(f), _) => f.clone(),
+            _ => "no step".into(),
+        };
+        for e in &w.excluded {
+            if !args.quiet && !e.reason.starts_with("not selected") {
+                eprintln!("excluded {}: {}", e.step, e.reason);
+            }
+        }
+        (crate::slice::plan(&trace, &all, &w), desc)
+    };
+    let stats = crate::slice::slice_file(&args.trace, &args.output, &plan)
+        .map_err(|e| (2, format!("error: {e}")))?;
+    eprintln!(
+        "{}: {} of {} events ({}; {} flow events without their other end dropped) → {}",
+        args.output.display(),
+        stats.events_out,
+        stats.events_in,
+        steps_desc,
+        stats.flows_dropped,
+        crate::report::terminal::fmt_bytes(stats.bytes_out),
+    );
+    if stats.skipped > 0 {
+        eprintln!(
+            "warning: {} events that are not valid JSON were dropped",
+            stats.skipped
+        );
+    }
+    Ok(())
 }

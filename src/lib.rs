@@ -2,11 +2,14 @@
 //!
 //! Data flows one way, and the modules follow it:
 //! [`ingest`] (one module per input format) → [`model`] (one timeline) →
+//! [`window`] (which part of the trace is analyzed: steady state, steps, time range, focus) →
 //! [`analysis`] (pure functions from model to serializable facts) → [`report`] (renderers
-//! that format, never compute) → `cli`.
+//! that format, never compute) → `cli`. [`slice`] writes a window back out as a smaller trace.
 
 pub mod analysis;
 pub mod cli;
 pub mod ingest;
 pub mod model;
 pub mod report;
+pub mod slice;
+pub mod window;

@@ -201,6 +201,19 @@ pub struct WindowInfo {
     pub steps: Vec<String>,
     /// Steps left out, with the reason.
     pub excluded: Vec<ExcludedStep>,
+    /// How the window was chosen: `auto`, `--all`, `--steps 3..6`, `--time …`, `--focus …`.
+    pub spec: String,
+    /// Counted time (the union of the included steps, the range, or the focused calls), µs.
+    pub duration_us: f64,
+    /// Compile/autotune work in the whole trace (union of its spans), µs.
+    pub compile_us: f64,
+    /// Where that compile work was.
+    pub compile: CompileInfo,
+    /// For `--focus`: what matched.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub focus: Option<FocusInfo>,
+    /// Remarks (e.g. why no warm-up step could be excluded).
+    pub notes: Vec<String>,
 }
 
 /// A step left out of the window.
@@ -248,6 +261,8 @@ pub struct Report {
     /// Nsight Compute kernels (an ncu CSV alone, or `--ncu` beside a trace).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ncu: Option<nvidia::NcuSection>,
+    /// Annotation phases over the window, depth-first (see `analysis::phases`).
+    pub phases: Vec<PhaseInfo>,
 }
 
 impl Report {
@@ -291,6 +306,16 @@ impl Report {
                         reason: d.reason.clone(),
                     })
                     .collect(),
+                spec: a.selection.spec.to_string(),
+                duration_us: us(a.selection.duration()),
+                compile_us: us(a.selection.compile.total),
+                compile: CompileInfo::new(a),
+                focus: a.selection.focus.as_ref().map(|f| FocusInfo {
+                    name: f.name.clone(),
+                    matched: f.matched.clone(),
+                    calls: f.calls,
+                }),
+                notes: a.selection.notes.clone(),
             },
             devices: a
                 .devices
@@ -379,6 +404,7 @@ impl Report {
                 .as_ref()
                 .map(|m| nvidia::GpuMetricsInfo::new(m, origin)),
             ncu: None,
+            phases: a.phases.phases.iter().map(PhaseInfo::new).collect(),
         }
     }
 }
@@ -588,4 +614,159 @@ pub trait Renderer {
         opts: &RenderOptions,
         out: &mut dyn std::io::Write,
     ) -> std::io::Result<()>;
+}
+
+/// Compile/autotune work of the trace (`window::CompileWork`).
+#[derive(Debug, Clone, Serialize, Default)]
+pub struct CompileInfo {
+    /// Compile spans not nested in another one on the same thread.
+    pub count: u64,
+    /// Steps whose span overlaps compile work.
+    pub steps: Vec<String>,
+    /// Compile time outside every step, µs.
+    pub outside_steps_us: f64,
+    /// Per kind (`dynamo`, `inductor`, `autotune`, `cudnn_benchmark`, `first_run`).
+    pub by_kind: Vec<CompileKindInfo>,
+}
+
+/// Compile work of one kind.
+#[derive(Debug, Clone, Serialize)]
+pub struct CompileKindInfo {
+    /// Kind.
+    pub kind: crate::window::CompileKind,
+    /// Union of its spans, µs.
+    pub us: f64,
+    /// Its spans not nested in another of the same kind.
+    pub count: u64,
+}
+
+impl CompileInfo {
+    fn new(a: &Analysis) -> CompileInfo {
+        let c = &a.selection.compile;
+        CompileInfo {
+            count: c.count,
+            steps: c.steps.iter().map(|s| s.name.clone()).collect(),
+            outside_steps_us: us(c.outside_steps),
+            by_kind: c
+                .by_kind
+                .iter()
+                .map(|k| CompileKindInfo {
+                    kind: k.kind,
+                    us: us(k.total),
+                    count: k.count,
+                })
+                .collect(),
+        }
+    }
+}
+
+/// What a `--focus` matched.
+#[derive(Debug, Clone, Serialize)]
+pub struct FocusInfo {
+    /// The name asked for.
+    pub name: String,
+    /// Annotation names that matched.
+    pub matched: Vec<String>,
+    /// Calls counted.
+    pub calls: u64,
+}
+
+/// Device time of a phase by kind, µs.
+#[derive(Debug, Clone, Copy, Serialize)]
+pub struct PhaseBreakdownUs {
+    /// Compute kernels.
+    pub kernel: f64,
+    /// Communication kernels.
+    pub communication: f64,
+    /// Copies.
+    pub memcpy: f64,
+    /// Fills.
+    pub memset: f64,
+}
+
+/// A kernel of a phase.
+#[derive(Debug, Clone, Serialize)]
+pub struct PhaseKernelInfo {
+    /// Name.
+    pub name: String,
+    /// Activities.
+    pub calls: u64,
+    /// Σ duration, µs.
+    pub total_us: f64,
+}
+
+/// One phase (definitions in `analysis::phases` and docs/json-report.md).
+#[derive(Debug, Clone, Serialize)]
+pub struct PhaseInfo {
+    /// Names from the root joined by `/`.
+    pub path: String,
+    /// Last name.
+    pub name: String,
+    /// 0 for roots.
+    pub depth: u32,
+    /// Calls in the window.
+    pub calls: u64,
+    /// Wall time of the calls inside the window, µs.
+    pub cpu_total_us: f64,
+    /// Per call, µs.
+    pub cpu_mean_us: f64,
+    /// Device activities (kernels, copies, fills) launched inside, children included.
+    pub kernel_count: u64,
+    /// Σ of their durations, µs.
+    pub gpu_us: f64,
+    /// Device activities launched directly inside (not in a child).
+    pub self_kernel_count: u64,
+    /// Σ of their durations, µs.
+    pub self_gpu_us: f64,
+    /// Union of first-to-last device activity per call, within the window, µs.
+    pub gpu_span_us: f64,
+    /// `gpu_span_us` ÷ the window's counted time.
+    pub share: f64,
+    /// `gpu_us` ÷ the device time of the window.
+    pub gpu_share: f64,
+    /// `gpu_us` by kind.
+    pub breakdown_us: PhaseBreakdownUs,
+    /// Backward device activities (autograd), children included.
+    pub backward_kernel_count: u64,
+    /// Their time, µs.
+    pub backward_gpu_us: f64,
+    /// Top 5 kernels by time.
+    pub top_kernels: Vec<PhaseKernelInfo>,
+}
+
+impl PhaseInfo {
+    fn new(p: &analysis::phases::Phase) -> PhaseInfo {
+        PhaseInfo {
+            path: p.path.clone(),
+            name: p.name.clone(),
+            depth: p.depth,
+            calls: p.calls,
+            cpu_total_us: us(p.cpu_total),
+            cpu_mean_us: usf(p.cpu_mean),
+            kernel_count: p.kernel_count,
+            gpu_us: us(p.gpu_time),
+            self_kernel_count: p.self_kernel_count,
+            self_gpu_us: us(p.self_gpu_time),
+            gpu_span_us: us(p.gpu_span),
+            share: p.share,
+            gpu_share: p.gpu_share,
+            breakdown_us: PhaseBreakdownUs {
+                kernel: us(p.breakdown.kernel),
+                communication: us(p.breakdown.communication),
+                memcpy: us(p.breakdown.memcpy),
+                memset: us(p.breakdown.memset),
+            },
+            backward_kernel_count: p.backward_kernel_count,
+            backward_gpu_us: us(p.backward_gpu_time),
+            top_kernels: p
+                .top_kernels
+                .iter()
+                .map(|k| PhaseKernelInfo {
+                    name: k.name.clone(),
+                    calls: k.calls,
+                    total_us: us(k.total),
+                })
+                .collect(),
+        }
+    }
 }

@@ -229,6 +229,10 @@ impl Renderer for Terminal {
             t.write(out, width, &st)?;
         }
 
+        // Window
+        writeln!(out)?;
+        write_window(r, width, &st, out)?;
+
         // Steps
         writeln!(out)?;
         let n = r.steps.len();
@@ -271,11 +275,9 @@ impl Renderer for Terminal {
             t.row(pct);
         }
         t.write(out, width, &st)?;
-        if !r.window.excluded.is_empty() {
-            for e in &r.window.excluded {
-                writeln!(out, "  {} {}: {}", st.dim("excluded"), sanitize(&e.step), e.reason)?;
-            }
-        }
+
+        // Phases
+        write_phases_section(r, opts.top, width, &st, out)?;
 
         // Timeline
         if !r.gpu_timeline.is_empty() {
@@ -365,6 +367,295 @@ impl Renderer for Terminal {
         }
         Ok(())
     }
+}
+
+/// Splits `text` into lines of at most `width` characters at spaces (long words are cut).
+fn wrap(text: &str, width: usize) -> Vec<String> {
+    let width = width.max(10);
+    let mut lines = Vec::new();
+    let mut cur = String::new();
+    for word in text.split(' ') {
+        let w = word.chars().count();
+        let c = cur.chars().count();
+        if c > 0 && c + 1 + w > width {
+            lines.push(std::mem::take(&mut cur));
+        }
+        if !cur.is_empty() {
+            cur.push(' ');
+        }
+        cur.push_str(word);
+        while cur.chars().count() > width {
+            let head: String = cur.chars().take(width).collect();
+            let tail: String = cur.chars().skip(width).collect();
+            lines.push(head);
+            cur = tail;
+        }
+    }
+    if !cur.is_empty() || lines.is_empty() {
+        lines.push(cur);
+    }
+    lines
+}
+
+/// Writes `prefix` + `text` wrapped to `width`, continuation lines indented by `indent`.
+fn write_wrapped(
+    out: &mut dyn Write,
+    prefix: &str,
+    text: &str,
+    indent: usize,
+    width: usize,
+) -> io::Result<()> {
+    let first = width.saturating_sub(prefix.chars().count());
+    let lines = wrap(text, first.min(width.saturating_sub(indent)));
+    for (i, l) in lines.iter().enumerate() {
+        if i == 0 {
+            writeln!(out, "{prefix}{l}")?;
+        } else {
+            writeln!(out, "{}{l}", " ".repeat(indent))?;
+        }
+    }
+    Ok(())
+}
+
+/// The "Window" section: how the window was chosen, what was left out and why, compile work.
+fn write_window(r: &Report, width: usize, st: &Style, out: &mut dyn Write) -> io::Result<()> {
+    let w = &r.window;
+    let mode = match w.spec.as_str() {
+        "auto" => "steady state (auto)".to_string(),
+        "--all" => "every step (--all)".to_string(),
+        s => s.to_string(),
+    };
+    let total = w.steps.len() + w.excluded.len();
+    let steps = match (w.steps.first(), w.steps.last()) {
+        (Some(a), Some(b)) if w.steps.len() > 1 => format!(
+            "{} of {total} steps, {} … {}",
+            w.steps.len(),
+            sanitize(a),
+            sanitize(b)
+        ),
+        (Some(a), _) => format!("1 of {total} steps, {}", sanitize(a)),
+        _ => "no step".to_string(),
+    };
+    let line = format!("{mode} — {steps}, {} counted", fmt_us(w.duration_us));
+    writeln!(
+        out,
+        "{}  {}",
+        st.heading("Window"),
+        shorten_middle(&line, width.saturating_sub(8))
+    )?;
+    if let Some(f) = &w.focus {
+        write_wrapped(
+            out,
+            "  focus: ",
+            &format!("{} call(s) of {}", f.calls, sanitize(&f.matched.join(", "))),
+            4,
+            width,
+        )?;
+    }
+    // group identical reasons when they are many (e.g. --steps on a long trace)
+    let mut groups: Vec<(&str, Vec<&str>)> = Vec::new();
+    for e in &w.excluded {
+        match groups.iter_mut().find(|g| g.0 == e.reason) {
+            Some(g) => g.1.push(&e.step),
+            None => groups.push((&e.reason, vec![&e.step])),
+        }
+    }
+    for (reason, steps) in groups {
+        let who = if steps.len() > 3 {
+            format!(
+                "{} steps ({} … {})",
+                steps.len(),
+                sanitize(steps[0]),
+                sanitize(steps[steps.len() - 1])
+            )
+        } else {
+            steps
+                .iter()
+                .map(|s| sanitize(s))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        write_wrapped(
+            out,
+            &format!("  {} ", st.dim("excluded")),
+            &format!("{who}: {}", sanitize(reason)),
+            4,
+            width,
+        )?;
+    }
+    if w.compile_us > 0.0 {
+        let kinds: Vec<String> = w
+            .compile
+            .by_kind
+            .iter()
+            .map(|k| format!("{} {}", k.kind.as_str(), fmt_us(k.us)))
+            .collect();
+        let wher = if w.compile.steps.is_empty() {
+            "outside every step".to_string()
+        } else {
+            format!("in {}", w.compile.steps.join(", "))
+        };
+        write_wrapped(
+            out,
+            "  compile work: ",
+            &format!(
+                "{} in {} span(s) ({}), {}",
+                fmt_us(w.compile_us),
+                w.compile.count,
+                kinds.join(", "),
+                sanitize(&wher)
+            ),
+            4,
+            width,
+        )?;
+    }
+    for n in &w.notes {
+        write_wrapped(out, "  note: ", &sanitize(n), 4, width)?;
+    }
+    Ok(())
+}
+
+fn phase_label(p: &super::PhaseInfo) -> String {
+    format!("{}{}", "  ".repeat(p.depth as usize), sanitize(&p.name))
+}
+
+/// The phases section of `analyze`: roots and their children, by GPU time.
+fn write_phases_section(
+    r: &Report,
+    top: usize,
+    width: usize,
+    st: &Style,
+    out: &mut dyn Write,
+) -> io::Result<()> {
+    if !r
+        .phases
+        .iter()
+        .any(|p| p.path != crate::analysis::phases::UNANNOTATED)
+    {
+        return Ok(());
+    }
+    writeln!(out)?;
+    writeln!(
+        out,
+        "{}  {}",
+        st.heading("Phases"),
+        st.dim("user annotations and the device work launched inside (`stallscope phases`)")
+    )?;
+    let top = if top == 0 { usize::MAX } else { top };
+    let mut t = Table::new(&[
+        "phase",
+        "calls",
+        "cpu total",
+        "kernels",
+        "gpu time",
+        "gpu span",
+        "share",
+    ]);
+    let mut roots = 0usize;
+    let mut children = 0usize;
+    let mut hidden = 0usize;
+    for p in &r.phases {
+        if p.depth == 0 {
+            roots += 1;
+            children = 0;
+        } else {
+            children += 1;
+        }
+        let show = p.depth == 0 && (roots <= top || p.path == crate::analysis::phases::UNANNOTATED)
+            || p.depth == 1 && roots <= top && children <= 3;
+        if !show {
+            hidden += 1;
+            continue;
+        }
+        t.row(phase_row(p, false));
+    }
+    t.write(out, width, st)?;
+    if hidden > 0 {
+        writeln!(
+            out,
+            "  {}",
+            st.dim(&format!(
+                "{hidden} more phases: `stallscope phases` prints the whole tree"
+            ))
+        )?;
+    }
+    Ok(())
+}
+
+fn phase_row(p: &super::PhaseInfo, mean: bool) -> Vec<String> {
+    let mut v = vec![phase_label(p), fmt_count(p.calls), fmt_us(p.cpu_total_us)];
+    if mean {
+        v.push(fmt_us(p.cpu_mean_us));
+    }
+    v.extend([
+        fmt_count(p.kernel_count),
+        fmt_us(p.gpu_us),
+        fmt_us(p.gpu_span_us),
+        format!("{:.1}%", p.share * 100.0),
+    ]);
+    v
+}
+
+/// `stallscope phases`: the window and the phase tree down to `depth` levels (0 = all).
+pub fn write_phases_tree(
+    r: &Report,
+    depth: u32,
+    width: usize,
+    out: &mut dyn Write,
+) -> io::Result<()> {
+    let st = Style { color: false };
+    let file = std::path::Path::new(&r.source.path)
+        .file_name()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_else(|| r.source.path.clone());
+    writeln!(
+        out,
+        "{}",
+        shorten_middle(&format!("{} — {}", r.generator, sanitize(&file)), width)
+    )?;
+    write_window(r, width, &st, out)?;
+    writeln!(out)?;
+    if r.phases.is_empty() {
+        writeln!(out, "no device work and no user annotation in this window")?;
+        return Ok(());
+    }
+    if !r
+        .phases
+        .iter()
+        .any(|p| p.path != crate::analysis::phases::UNANNOTATED)
+    {
+        writeln!(
+            out,
+            "no user annotations (record_function ranges) in this window: all device work is \
+             (unannotated)"
+        )?;
+    }
+    let mut t = Table::new(&[
+        "phase",
+        "calls",
+        "cpu total",
+        "cpu mean",
+        "kernels",
+        "gpu time",
+        "gpu span",
+        "share",
+    ]);
+    let mut hidden = 0usize;
+    for p in &r.phases {
+        if depth > 0 && p.depth >= depth {
+            hidden += 1;
+            continue;
+        }
+        t.row(phase_row(p, true));
+    }
+    t.write(out, width, &st)?;
+    if hidden > 0 {
+        writeln!(
+            out,
+            "{hidden} deeper phases not shown (--depth 0 shows all)"
+        )?;
+    }
+    Ok(())
 }
 
 #[cfg(test)]

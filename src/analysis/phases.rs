@@ -1,0 +1,1036 @@
+//! Phases: the tree of user annotations and the device work launched inside each — "how much
+//! GPU time did `denoise`, `vae_decode` and `ctx_update` launch?".
+//!
+//! # Annotations ([`Annotations`])
+//!
+//! An **annotation call** (an *instance*) is a host span that is
+//! * a `user_annotation` ([`CpuKind::UserAnnotation`]: `record_function` ranges,
+//!   `Optimizer.step#SGD.step`, `## Call CompiledFxGraph … ##`, `nccl:all_reduce`, …),
+//! * an operator ([`CpuKind::Op`]) whose name contains `#` or starts with `## ` and has no
+//!   `::` (old traces wrote `record_function` ranges as `Operator`/`cpu_op`), or
+//! * an `nn.Module` frame (`python_function` with a `Python module id`, traced with
+//!   `with_stack`/`with_modules`),
+//!
+//! except the `ProfilerStep#N` spans themselves (they are the steps, not phases).
+//!
+//! Calls nest **per thread** by time containment (`parent.start ≤ start` and
+//! `end ≤ parent.end`); an exact duplicate of its parent (same name, start and duration)
+//! counts once. A call's **path** is the names from its root joined by `/`.
+//!
+//! **Autograd threads** (threads running `autograd::engine::evaluate_function: …` ops) have
+//! no annotations of their own around the backward pass: their root calls are attached to the
+//! innermost call of the **main thread** (the thread of the `ProfilerStep#N` spans, else the
+//! non-autograd thread with the most calls) that contains their start, so that
+//! `record_function("backward")` around `loss.backward()` gets the backward kernels.
+//!
+//! # Device work
+//!
+//! A device activity (kernel, copy or fill) is attributed, through the correlation id of its
+//! launching runtime/driver call, to the innermost call on the launch's thread that contains
+//! the launch (`call.start ≤ launch.start`, `launch.end ≤ call.end`); on an autograd thread
+//! without such a call, to the innermost main-thread call containing the launch. Activities
+//! whose launch is not in the trace fall back to the shortest `gpu_user_annotation` that
+//! overlaps them on the same device and stream (HTA's rule), mapped to its host twin through
+//! their common `External id`. Everything else is **`(unannotated)`**.
+//!
+//! An activity is **backward** when its launch is on an autograd thread or inside an
+//! `autograd::engine::evaluate_function: …` op.
+//!
+//! # Per phase ([`phases`])
+//!
+//! Phases are aggregated by path over the window ([`crate::window::Window`]); only the
+//! device activities that belong to the window count (launched in its host time). For each:
+//!
+//! | field | definition |
+//! |---|---|
+//! | `calls` | calls of that path overlapping the window's host time |
+//! | `cpu_total` | Σ over those calls of their duration inside the host time (wall time, not self time) |
+//! | `kernel_count` | device activities (kernels, copies, fills — HTA's "GPU kernels") attributed to the phase **or any phase below it** |
+//! | `gpu_time` | Σ of their durations (concurrent work counts twice, like `Self CUDA` of `key_averages`) |
+//! | `self_*` | the same for activities attributed to the phase itself, not to a child |
+//! | `gpu_span` | \|∪ over calls of [first start, last end] of the call's activities (inclusive) ∩ mask\| |
+//! | `share` | `gpu_span` ÷ the window's counted time: the share of the step during which the phase's device work was in flight |
+//! | `gpu_share` | `gpu_time` ÷ the device time of all activities in the window |
+//! | `breakdown` | `gpu_time` split by kind: compute kernels, communication kernels ([`classify::is_communication`]), copies, fills |
+//! | `backward_*` | the backward part of `kernel_count`/`gpu_time` |
+//! | `top_kernels` | the 5 names with the most `gpu_time` (inclusive) |
+//!
+//! `(unannotated)` (depth 0) holds activities attributed to no call; its `gpu_span` is the
+//! union of those activities. Phases are listed depth-first, siblings by `gpu_time`
+//! descending, `(unannotated)` last.
+
+use std::collections::HashMap;
+
+use super::classify;
+use crate::model::{CpuKind, GpuEvent, GpuKind, Interval, IntervalSet, NameId, Ns, Trace, NONE};
+use crate::window::Window;
+
+/// Path of the activities attributed to no annotation.
+pub const UNANNOTATED: &str = "(unannotated)";
+
+const STEP_PREFIX: &str = "ProfilerStep#";
+const EVALUATE_FUNCTION: &str = "autograd::engine::evaluate_function:";
+
+/// One annotation call.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Instance {
+    /// Index in [`Trace::cpu`].
+    pub cpu: u32,
+    /// Parent call (possibly on the main thread for autograd-thread roots), or [`NONE`].
+    pub parent: u32,
+    /// Index in [`Annotations::paths`].
+    pub path: u32,
+}
+
+/// One node of the path tree.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PathNode {
+    /// Last name of the path.
+    pub name: NameId,
+    /// Parent path, or [`NONE`].
+    pub parent: u32,
+    /// 0 for roots.
+    pub depth: u32,
+}
+
+/// The annotation tree of a trace and the attribution of every device activity to a call.
+#[derive(Clone, Debug, Default)]
+pub struct Annotations {
+    /// Calls, each thread's in start order.
+    pub instances: Vec<Instance>,
+    /// Distinct paths.
+    pub paths: Vec<PathNode>,
+    /// Per [`Trace::gpu`] entry: the innermost call it is attributed to, or [`NONE`]
+    /// (also [`NONE`] for entries that are not device activities).
+    pub activity_instance: Vec<u32>,
+    /// Per [`Trace::gpu`] entry: launched by backward (autograd) code.
+    pub backward: Vec<bool>,
+    /// The main thread (index into [`Trace::threads`]).
+    pub main_thread: Option<u32>,
+    /// Per call: [first start, last end] of the device activities attributed to it or below.
+    hull: Vec<Option<Interval>>,
+    /// Per thread: (start, instance) in start order.
+    by_thread: HashMap<u32, Vec<(Ns, u32)>>,
+}
+
+fn is_phase_event(kind: CpuKind, is_module: bool, name: &str) -> bool {
+    if name.starts_with(STEP_PREFIX) {
+        return false;
+    }
+    match kind {
+        CpuKind::UserAnnotation => true,
+        CpuKind::Op => (name.contains('#') || name.starts_with("## ")) && !name.contains("::"),
+        CpuKind::PythonFunction => is_module,
+        _ => false,
+    }
+}
+
+fn is_launcher(kind: CpuKind) -> bool {
+    matches!(
+        kind,
+        CpuKind::Runtime | CpuKind::OtherRuntime | CpuKind::Driver
+    )
+}
+
+impl Annotations {
+    /// Builds the tree and attributes every device activity.
+    pub fn build(trace: &Trace) -> Annotations {
+        let cpu = &trace.cpu;
+        // candidate calls per thread, autograd threads, backward op intervals
+        let mut cand: HashMap<u32, Vec<u32>> = HashMap::new();
+        let mut phase_name: HashMap<(NameId, u8, bool), bool> = HashMap::new();
+        let mut eval_fn: HashMap<NameId, bool> = HashMap::new();
+        let mut backward_ops: HashMap<u32, Vec<Interval>> = HashMap::new();
+        let mut step_thread: Option<u32> = None;
+        for (i, e) in cpu.iter().enumerate() {
+            if matches!(e.kind, CpuKind::Op | CpuKind::UserAnnotation)
+                && step_thread.is_none()
+                && trace.name(e.name).starts_with(STEP_PREFIX)
+            {
+                step_thread = Some(e.thread);
+            }
+            if e.kind == CpuKind::Op {
+                let bw = *eval_fn
+                    .entry(e.name)
+                    .or_insert_with(|| trace.name(e.name).starts_with(EVALUATE_FUNCTION));
+                if bw {
+                    backward_ops.entry(e.thread).or_default().push(e.interval());
+                }
+            }
+            if !matches!(
+                e.kind,
+                CpuKind::UserAnnotation | CpuKind::Op | CpuKind::PythonFunction
+            ) {
+                continue;
+            }
+            let is = *phase_name
+                .entry((e.name, e.kind as u8, e.is_module))
+                .or_insert_with(|| is_phase_event(e.kind, e.is_module, trace.name(e.name)));
+            if is {
+                cand.entry(e.thread).or_default().push(i as u32);
+            }
+        }
+        let backward_sets: HashMap<u32, IntervalSet> = backward_ops
+            .into_iter()
+            .map(|(t, v)| (t, IntervalSet::from_intervals(v)))
+            .collect();
+        let is_autograd = |t: u32| backward_sets.contains_key(&t);
+        let main_thread = step_thread.or_else(|| {
+            cand.iter()
+                .filter(|(t, _)| !is_autograd(**t))
+                .max_by_key(|(t, v)| (v.len(), std::cmp::Reverse(**t)))
+                .map(|(t, _)| *t)
+        });
+
+        let mut a = Annotations {
+            main_thread,
+            ..Annotations::default()
+        };
+        let mut path_index: HashMap<(u32, NameId), u32> = HashMap::new();
+        // main thread first, then the others in id order (deterministic)
+        let mut threads: Vec<u32> = cand.keys().copied().collect();
+        threads.sort_by_key(|&t| (Some(t) != main_thread, t));
+        for t in threads {
+            let list = &cand[&t];
+            let mut stack: Vec<u32> = Vec::new();
+            let mut mine: Vec<(Ns, u32)> = Vec::with_capacity(list.len());
+            for &ci in list {
+                let e = &cpu[ci as usize];
+                while let Some(&top) = stack.last() {
+                    let p = &cpu[a.instances[top as usize].cpu as usize];
+                    if p.start <= e.start && e.end() <= p.end() {
+                        break;
+                    }
+                    stack.pop();
+                }
+                let mut parent = stack.last().copied().unwrap_or(NONE);
+                if parent != NONE {
+                    let p = &cpu[a.instances[parent as usize].cpu as usize];
+                    if p.name == e.name && p.start == e.start && p.dur == e.dur {
+                        continue; // exact duplicate
+                    }
+                } else if is_autograd(t) && Some(t) != main_thread {
+                    if let Some(m) = main_thread {
+                        parent = a.innermost(m, e.start, e.start, cpu);
+                    }
+                }
+                let parent_path = if parent == NONE {
+                    NONE
+                } else {
+                    a.instances[parent as usize].path
+                };
+                let path = *path_index.entry((parent_path, e.name)).or_insert_with(|| {
+                    let depth = if parent_path == NONE {
+                        0
+                    } else {
+                        a.paths[parent_path as usize].depth + 1
+                    };
+                    a.paths.push(PathNode {
+                        name: e.name,
+                        parent: parent_path,
+                        depth,
+                    });
+                    (a.paths.len() - 1) as u32
+                });
+                let id = a.instances.len() as u32;
+                a.instances.push(Instance {
+                    cpu: ci,
+                    parent,
+                    path,
+                });
+                mine.push((e.start, id));
+                stack.push(id);
+            }
+            a.by_thread.insert(t, mine);
+        }
+
+        // attribution of device activities
+        let n = trace.gpu.len();
+        a.activity_instance = vec![NONE; n];
+        a.backward = vec![false; n];
+        let mut by_launch: HashMap<u32, (u32, bool)> = HashMap::new();
+        let mut unlinked: Vec<u32> = Vec::new();
+        for (gi, g) in trace.gpu.iter().enumerate() {
+            if !g.is_activity() {
+                continue;
+            }
+            if g.launch == NONE || !is_launcher(cpu[g.launch as usize].kind) {
+                unlinked.push(gi as u32);
+                continue;
+            }
+            let (inst, bw) = *by_launch.entry(g.launch).or_insert_with(|| {
+                let l = &cpu[g.launch as usize];
+                let mut inst = a.innermost(l.thread, l.start, l.end(), cpu);
+                if inst == NONE && is_autograd(l.thread) {
+                    if let Some(m) = main_thread {
+                        inst = a.innermost(m, l.start, l.end(), cpu);
+                    }
+                }
+                let bw = is_autograd(l.thread)
+                    || backward_sets
+                        .get(&l.thread)
+                        .is_some_and(|s| s.covered_within(Interval::new(l.start, l.start + 1)) > 0);
+                (inst, bw)
+            });
+            a.activity_instance[gi] = inst;
+            a.backward[gi] = bw;
+        }
+        if !unlinked.is_empty() {
+            let by_ext: HashMap<u64, u32> = a
+                .instances
+                .iter()
+                .enumerate()
+                .filter(|(_, i)| cpu[i.cpu as usize].external_id != 0)
+                .map(|(k, i)| (cpu[i.cpu as usize].external_id, k as u32))
+                .collect();
+            let ann = shortest_gpu_annotation(trace, &unlinked, |_| true);
+            for (&gi, &an) in unlinked.iter().zip(&ann) {
+                if an != NONE {
+                    let ext = trace.gpu[an as usize].external_id;
+                    if let Some(&inst) = by_ext.get(&ext) {
+                        a.activity_instance[gi as usize] = inst;
+                    }
+                }
+            }
+        }
+
+        // inclusive device hull per call
+        a.hull = vec![None; a.instances.len()];
+        for (gi, &inst) in a.activity_instance.iter().enumerate() {
+            if inst == NONE {
+                continue;
+            }
+            let iv = trace.gpu[gi].interval();
+            let mut cur = inst;
+            while cur != NONE {
+                let h = &mut a.hull[cur as usize];
+                *h = Some(match *h {
+                    None => iv,
+                    Some(x) => Interval::new(x.start.min(iv.start), x.end.max(iv.end)),
+                });
+                cur = a.instances[cur as usize].parent;
+            }
+        }
+        a
+    }
+
+    /// Innermost call of thread `t` containing `[start, end]`, walking up from the last call
+    /// that started at or before `start` (calls of a thread are nested), or [`NONE`].
+    fn innermost(&self, t: u32, start: Ns, end: Ns, cpu: &[crate::model::CpuEvent]) -> u32 {
+        let Some(list) = self.by_thread.get(&t) else {
+            return NONE;
+        };
+        let i = list.partition_point(|&(s, _)| s <= start);
+        if i == 0 {
+            return NONE;
+        }
+        let mut cur = list[i - 1].1;
+        while cur != NONE {
+            let e = &cpu[self.instances[cur as usize].cpu as usize];
+            if e.start <= start && end <= e.end() {
+                return cur;
+            }
+            cur = self.instances[cur as usize].parent;
+        }
+        NONE
+    }
+
+    /// End of the last device activity attributed to call `inst` or below it.
+    pub fn device_end(&self, inst: u32) -> Option<Ns> {
+        self.hull
+            .get(inst as usize)
+            .copied()
+            .flatten()
+            .map(|h| h.end)
+    }
+
+    /// Full path of a path index.
+    pub fn path_string(&self, trace: &Trace, mut p: u32) -> String {
+        let mut parts = Vec::new();
+        while p != NONE {
+            let node = self.paths[p as usize];
+            parts.push(trace.name(node.name));
+            p = node.parent;
+        }
+        parts.reverse();
+        parts.join("/")
+    }
+
+    /// Calls whose name equals `name`, or, when none does, contains it.
+    pub fn matching(&self, trace: &Trace, name: &str) -> Vec<u32> {
+        let pick = |exact: bool| -> Vec<u32> {
+            let mut ok: HashMap<NameId, bool> = HashMap::new();
+            self.instances
+                .iter()
+                .enumerate()
+                .filter(|(_, i)| {
+                    let nid = trace.cpu[i.cpu as usize].name;
+                    *ok.entry(nid).or_insert_with(|| {
+                        let n = trace.name(nid);
+                        if exact {
+                            n == name
+                        } else {
+                            n.contains(name)
+                        }
+                    })
+                })
+                .map(|(k, _)| k as u32)
+                .collect()
+        };
+        let exact = pick(true);
+        if exact.is_empty() && !name.is_empty() {
+            pick(false)
+        } else {
+            exact
+        }
+    }
+
+    /// Names of root paths, most calls first.
+    pub fn top_level_names(&self, trace: &Trace) -> Vec<String> {
+        let mut count: HashMap<u32, u64> = HashMap::new();
+        for i in &self.instances {
+            if self.paths[i.path as usize].parent == NONE {
+                *count.entry(i.path).or_default() += 1;
+            }
+        }
+        let mut v: Vec<(u32, u64)> = count.into_iter().collect();
+        v.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+        let mut names: Vec<String> = Vec::new();
+        for (p, _) in v {
+            let n = trace.name(self.paths[p as usize].name).to_string();
+            if !names.contains(&n) {
+                names.push(n);
+            }
+        }
+        names
+    }
+}
+
+/// For each listed device activity, the shortest `gpu_user_annotation` ([`GpuKind::Annotation`])
+/// accepted by `keep` that overlaps it on the same device and stream (index into
+/// [`Trace::gpu`], or [`NONE`]). Overlap is `a.start < g.end && g.start < a.end`; a
+/// zero-length activity overlaps an annotation when `a.start ≤ g.start < a.end`. Ties go to
+/// the earlier annotation. `activities` must be in start order.
+pub fn shortest_gpu_annotation(
+    trace: &Trace,
+    activities: &[u32],
+    keep: impl Fn(&GpuEvent) -> bool,
+) -> Vec<u32> {
+    let mut anns: HashMap<(i32, i64), Vec<u32>> = HashMap::new();
+    for (i, g) in trace.gpu.iter().enumerate() {
+        if g.kind == GpuKind::Annotation && keep(g) {
+            anns.entry((g.device, g.stream)).or_default().push(i as u32);
+        }
+    }
+    let mut out = vec![NONE; activities.len()];
+    if anns.is_empty() {
+        return out;
+    }
+    // per (device, stream) sweep with an active list
+    let mut next: HashMap<(i32, i64), usize> = HashMap::new();
+    let mut active: HashMap<(i32, i64), Vec<u32>> = HashMap::new();
+    for (k, &gi) in activities.iter().enumerate() {
+        let g = &trace.gpu[gi as usize];
+        let key = (g.device, g.stream);
+        let Some(list) = anns.get(&key) else {
+            continue;
+        };
+        let pos = next.entry(key).or_insert(0);
+        let act = active.entry(key).or_default();
+        while *pos < list.len() && trace.gpu[list[*pos] as usize].start <= g.end() {
+            act.push(list[*pos]);
+            *pos += 1;
+        }
+        act.retain(|&a| trace.gpu[a as usize].end() > g.start);
+        let mut best = NONE;
+        for &ai in act.iter() {
+            let a = &trace.gpu[ai as usize];
+            let overlaps = if g.dur > 0 {
+                a.start < g.end() && g.start < a.end()
+            } else {
+                a.start <= g.start && g.start < a.end()
+            };
+            if overlaps && (best == NONE || a.dur < trace.gpu[best as usize].dur) {
+                best = ai;
+            }
+        }
+        out[k] = best;
+    }
+    out
+}
+
+/// A kernel name inside a phase.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PhaseKernel {
+    /// Name.
+    pub name: String,
+    /// Activities.
+    pub calls: u64,
+    /// Σ duration, ns.
+    pub total: Ns,
+}
+
+/// Device time of a phase by kind (ns) and counts.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct PhaseBreakdown {
+    /// Compute kernels, ns.
+    pub kernel: Ns,
+    /// Compute kernels.
+    pub kernel_count: u64,
+    /// Communication kernels, ns.
+    pub communication: Ns,
+    /// Communication kernels.
+    pub communication_count: u64,
+    /// Copies, ns.
+    pub memcpy: Ns,
+    /// Copies.
+    pub memcpy_count: u64,
+    /// Fills, ns.
+    pub memset: Ns,
+    /// Fills.
+    pub memset_count: u64,
+}
+
+/// One phase (see the module docs for every definition).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Phase {
+    /// Names from the root joined by `/` (`(unannotated)` for the rest).
+    pub path: String,
+    /// Last name of the path.
+    pub name: String,
+    /// 0 for roots.
+    pub depth: u32,
+    /// Calls in the window.
+    pub calls: u64,
+    /// Σ wall time of the calls inside the window's host time, ns.
+    pub cpu_total: Ns,
+    /// `cpu_total / calls`, ns.
+    pub cpu_mean: f64,
+    /// Device activities launched inside (inclusive).
+    pub kernel_count: u64,
+    /// Σ of their durations, ns.
+    pub gpu_time: Ns,
+    /// Device activities launched directly inside (not in a child).
+    pub self_kernel_count: u64,
+    /// Σ of their durations, ns.
+    pub self_gpu_time: Ns,
+    /// Union of the calls' device spans within the window, ns.
+    pub gpu_span: Ns,
+    /// `gpu_span` ÷ the window's counted time.
+    pub share: f64,
+    /// `gpu_time` ÷ the window's device time.
+    pub gpu_share: f64,
+    /// `gpu_time` by kind.
+    pub breakdown: PhaseBreakdown,
+    /// Backward device activities (inclusive).
+    pub backward_kernel_count: u64,
+    /// Their time, ns.
+    pub backward_gpu_time: Ns,
+    /// Top 5 names by time (inclusive).
+    pub top_kernels: Vec<PhaseKernel>,
+}
+
+/// Phases of one window.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct PhaseAnalysis {
+    /// Depth-first, siblings by device time descending, `(unannotated)` last.
+    pub phases: Vec<Phase>,
+    /// Device activities in the window.
+    pub activities: u64,
+    /// Their Σ duration, ns.
+    pub device_time: Ns,
+    /// True when some activity in the window is backward work.
+    pub has_backward: bool,
+}
+
+#[derive(Default)]
+struct Acc {
+    calls: u64,
+    cpu: Ns,
+    count: u64,
+    time: Ns,
+    self_count: u64,
+    self_time: Ns,
+    bd: PhaseBreakdown,
+    bw_count: u64,
+    bw_time: Ns,
+    kernels: HashMap<NameId, (u64, Ns)>,
+    spans: Vec<Interval>,
+}
+
+impl Acc {
+    fn add(&mut self, g: &GpuEvent, comm: bool, backward: bool) {
+        self.count += 1;
+        self.time += g.dur;
+        let (t, c) = match g.kind {
+            GpuKind::Memcpy => (&mut self.bd.memcpy, &mut self.bd.memcpy_count),
+            GpuKind::Memset => (&mut self.bd.memset, &mut self.bd.memset_count),
+            _ if comm => (&mut self.bd.communication, &mut self.bd.communication_count),
+            _ => (&mut self.bd.kernel, &mut self.bd.kernel_count),
+        };
+        *t += g.dur;
+        *c += 1;
+        if backward {
+            self.bw_count += 1;
+            self.bw_time += g.dur;
+        }
+        let k = self.kernels.entry(g.name).or_default();
+        k.0 += 1;
+        k.1 += g.dur;
+    }
+}
+
+/// Aggregates the annotation tree over a window.
+pub fn phases(trace: &Trace, ann: &Annotations, window: &Window) -> PhaseAnalysis {
+    let np = ann.paths.len();
+    let unannotated = np; // extra slot
+    let mut acc: Vec<Acc> = (0..=np).map(|_| Acc::default()).collect();
+    let mut inst_hull: HashMap<u32, Interval> = HashMap::new();
+    let mut comm_cache: HashMap<NameId, bool> = HashMap::new();
+    let mut out = PhaseAnalysis::default();
+
+    for (gi, g) in trace.gpu.iter().enumerate() {
+        if !g.is_activity() || !window.counts_activity(trace, g) {
+            continue;
+        }
+        out.activities += 1;
+        out.device_time += g.dur;
+        let comm = g.kind == GpuKind::Kernel
+            && *comm_cache
+                .entry(g.name)
+                .or_insert_with(|| classify::is_communication(trace.name(g.name)));
+        let bw = ann.backward.get(gi).copied().unwrap_or(false);
+        out.has_backward |= bw;
+        let inst = ann.activity_instance.get(gi).copied().unwrap_or(NONE);
+        if inst == NONE {
+            let a = &mut acc[unannotated];
+            a.add(g, comm, bw);
+            a.self_count += 1;
+            a.self_time += g.dur;
+            a.spans.push(g.interval());
+            continue;
+        }
+        let own = ann.instances[inst as usize].path as usize;
+        acc[own].self_count += 1;
+        acc[own].self_time += g.dur;
+        let mut p = own as u32;
+        while p != NONE {
+            acc[p as usize].add(g, comm, bw);
+            p = ann.paths[p as usize].parent;
+        }
+        let iv = g.interval();
+        let mut c = inst;
+        while c != NONE {
+            inst_hull
+                .entry(c)
+                .and_modify(|h| *h = Interval::new(h.start.min(iv.start), h.end.max(iv.end)))
+                .or_insert(iv);
+            c = ann.instances[c as usize].parent;
+        }
+    }
+    for (i, inst) in ann.instances.iter().enumerate() {
+        let e = &trace.cpu[inst.cpu as usize];
+        let iv = e.interval();
+        let inside = window.host.covered_within(iv);
+        let point = iv.is_empty() && window.contains_launch(e);
+        if inside > 0 || point {
+            let a = &mut acc[inst.path as usize];
+            a.calls += 1;
+            a.cpu += inside;
+        }
+        if let Some(h) = inst_hull.get(&(i as u32)) {
+            acc[inst.path as usize].spans.push(*h);
+        }
+    }
+
+    let mask_total = window.mask.total();
+    let make = |a: &mut Acc, path: String, name: String, depth: u32| -> Phase {
+        let span = IntervalSet::from_intervals(std::mem::take(&mut a.spans))
+            .intersect(&window.mask)
+            .total();
+        let mut kernels: Vec<(NameId, (u64, Ns))> = a.kernels.drain().collect();
+        kernels.sort_by(|x, y| y.1 .1.cmp(&x.1 .1).then(x.0.cmp(&y.0)));
+        Phase {
+            path,
+            name,
+            depth,
+            calls: a.calls,
+            cpu_total: a.cpu,
+            cpu_mean: if a.calls > 0 {
+                a.cpu as f64 / a.calls as f64
+            } else {
+                0.0
+            },
+            kernel_count: a.count,
+            gpu_time: a.time,
+            self_kernel_count: a.self_count,
+            self_gpu_time: a.self_time,
+            gpu_span: span,
+            share: if mask_total > 0 {
+                span as f64 / mask_total as f64
+            } else {
+                0.0
+            },
+            gpu_share: if out.device_time > 0 {
+                a.time as f64 / out.device_time as f64
+            } else {
+                0.0
+            },
+            breakdown: a.bd,
+            backward_kernel_count: a.bw_count,
+            backward_gpu_time: a.bw_time,
+            top_kernels: kernels
+                .into_iter()
+                .take(5)
+                .map(|(n, (c, t))| PhaseKernel {
+                    name: trace.name(n).to_string(),
+                    calls: c,
+                    total: t,
+                })
+                .collect(),
+        }
+    };
+
+    // depth-first order
+    let mut children: Vec<Vec<u32>> = vec![Vec::new(); np];
+    let mut roots: Vec<u32> = Vec::new();
+    for (p, node) in ann.paths.iter().enumerate() {
+        let a = &acc[p];
+        if a.calls == 0 && a.count == 0 {
+            continue;
+        }
+        if node.parent == NONE {
+            roots.push(p as u32);
+        } else {
+            children[node.parent as usize].push(p as u32);
+        }
+    }
+    let order = |v: &mut Vec<u32>, acc: &[Acc]| {
+        v.sort_by(|&x, &y| {
+            acc[y as usize]
+                .time
+                .cmp(&acc[x as usize].time)
+                .then(acc[y as usize].cpu.cmp(&acc[x as usize].cpu))
+                .then(
+                    trace
+                        .name(ann.paths[x as usize].name)
+                        .cmp(trace.name(ann.paths[y as usize].name)),
+                )
+        })
+    };
+    order(&mut roots, &acc);
+    for c in children.iter_mut() {
+        order(c, &acc);
+    }
+    let mut stack: Vec<u32> = roots.into_iter().rev().collect();
+    let mut phases = Vec::new();
+    while let Some(p) = stack.pop() {
+        let node = ann.paths[p as usize];
+        let path = ann.path_string(trace, p);
+        let name = trace.name(node.name).to_string();
+        phases.push(make(&mut acc[p as usize], path, name, node.depth));
+        for &c in children[p as usize].iter().rev() {
+            stack.push(c);
+        }
+    }
+    if acc[unannotated].count > 0 {
+        phases.push(make(
+            &mut acc[unannotated],
+            UNANNOTATED.into(),
+            UNANNOTATED.into(),
+            0,
+        ));
+    }
+    out.phases = phases;
+    out
+}
+
+/// HTA's "GPU kernels with user annotations" over a window: every device activity of the
+/// window with the shortest `gpu_user_annotation` overlapping it on the same device and stream
+/// (see [`shortest_gpu_annotation`]), among the GPU annotations that start before the end of
+/// the window's host time — HTA reads only the events before its cut (the start of the last
+/// `ProfilerStep`), GPU annotations included by their own timestamp, while it keeps every
+/// kernel launched before the cut. Returns (activity index, annotation index or [`NONE`]) in
+/// start order.
+pub fn hta_kernel_annotations(trace: &Trace, window: &Window) -> Vec<(u32, u32)> {
+    let acts: Vec<u32> = trace
+        .gpu
+        .iter()
+        .enumerate()
+        .filter(|(_, g)| g.is_activity() && window.counts_activity(trace, g))
+        .map(|(i, _)| i as u32)
+        .collect();
+    let cut = window.host.hull().map(|h| h.end).unwrap_or(Ns::MIN);
+    let ann = shortest_gpu_annotation(trace, &acts, |a| a.start < cut);
+    acts.into_iter().zip(ann).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analysis::steps::analyze_steps;
+    use crate::model::build::TraceBuilder;
+    use crate::window::{self, WindowSpec};
+
+    fn run(t: &Trace, spec: &WindowSpec) -> (Annotations, PhaseAnalysis) {
+        let s = analyze_steps(t);
+        let a = Annotations::build(t);
+        let w = window::select(t, &s, &a, spec).unwrap();
+        let p = phases(t, &a, &w);
+        (a, p)
+    }
+
+    fn get<'a>(p: &'a PhaseAnalysis, path: &str) -> &'a Phase {
+        p.phases
+            .iter()
+            .find(|x| x.path == path)
+            .unwrap_or_else(|| panic!("no phase {path}: {:?}", paths(p)))
+    }
+
+    fn paths(p: &PhaseAnalysis) -> Vec<&str> {
+        p.phases.iter().map(|x| x.path.as_str()).collect()
+    }
+
+    /// Checks the invariants every phase analysis must satisfy.
+    fn check_invariants(p: &PhaseAnalysis) {
+        let roots: u64 = p
+            .phases
+            .iter()
+            .filter(|x| x.depth == 0)
+            .map(|x| x.kernel_count)
+            .sum();
+        assert_eq!(roots, p.activities);
+        let roots_t: Ns = p
+            .phases
+            .iter()
+            .filter(|x| x.depth == 0)
+            .map(|x| x.gpu_time)
+            .sum();
+        assert_eq!(roots_t, p.device_time);
+        for x in &p.phases {
+            let kids: Vec<&Phase> = p
+                .phases
+                .iter()
+                .filter(|c| c.depth == x.depth + 1 && c.path.starts_with(&format!("{}/", x.path)))
+                .collect();
+            let sum: u64 = kids.iter().map(|c| c.kernel_count).sum();
+            assert_eq!(x.kernel_count, x.self_kernel_count + sum, "{}", x.path);
+            let b = x.breakdown;
+            assert_eq!(b.kernel + b.communication + b.memcpy + b.memset, x.gpu_time);
+        }
+    }
+
+    #[test]
+    fn nested_annotations_and_unannotated_kernels() {
+        let mut b = TraceBuilder::new();
+        b.annotation("ProfilerStep#1", 0.0, 1000.0);
+        b.annotation("denoise", 10.0, 500.0);
+        b.annotation("attn", 20.0, 100.0);
+        b.op_with_kernel("aten::bmm", "flash_fwd", 30.0, 20.0, 60.0, 100.0);
+        b.op_with_kernel("aten::mm", "gemm", 200.0, 20.0, 210.0, 50.0);
+        b.annotation("attn", 300.0, 100.0);
+        b.op_with_kernel("aten::bmm", "flash_fwd", 310.0, 20.0, 320.0, 100.0);
+        b.annotation("vae_decode", 600.0, 200.0);
+        b.op_with_kernel("aten::conv", "vol2col", 610.0, 20.0, 620.0, 300.0);
+        // outside every annotation
+        b.op_with_kernel("aten::add", "elementwise", 900.0, 20.0, 950.0, 5.0);
+        let t = b.build();
+        let (_, p) = run(&t, &WindowSpec::All);
+        check_invariants(&p);
+        assert_eq!(
+            paths(&p),
+            ["vae_decode", "denoise", "denoise/attn", "(unannotated)"]
+        );
+        let d = get(&p, "denoise");
+        assert_eq!((d.calls, d.cpu_total), (1, 500_000));
+        assert_eq!((d.kernel_count, d.gpu_time), (3, 250_000));
+        assert_eq!((d.self_kernel_count, d.self_gpu_time), (1, 50_000));
+        // device span: first kernel 60 .. last end 420
+        assert_eq!(d.gpu_span, 360_000);
+        assert_eq!(d.top_kernels[0].name, "flash_fwd");
+        assert_eq!(
+            (d.top_kernels[0].calls, d.top_kernels[0].total),
+            (2, 200_000)
+        );
+        let a = get(&p, "denoise/attn");
+        assert_eq!((a.calls, a.cpu_total, a.cpu_mean), (2, 200_000, 100_000.0));
+        assert_eq!((a.kernel_count, a.gpu_time, a.depth), (2, 200_000, 1));
+        // two calls: [60, 160) ∪ [320, 420)
+        assert_eq!(a.gpu_span, 200_000);
+        let v = get(&p, "vae_decode");
+        assert_eq!((v.kernel_count, v.gpu_time), (1, 300_000));
+        let u = get(&p, UNANNOTATED);
+        assert_eq!((u.kernel_count, u.gpu_time, u.calls), (1, 5_000, 0));
+        // shares: the step runs 0 .. 1000 (its device work ends at 955, inside)
+        assert_eq!(p.device_time, 555_000);
+        assert!((d.gpu_share - 250.0 / 555.0).abs() < 1e-12);
+        assert!((v.share - 300.0 / 1000.0).abs() < 1e-12);
+    }
+
+    #[test]
+    fn window_restricts_calls_and_kernels() {
+        let mut b = TraceBuilder::new();
+        for s in 0..3 {
+            let t0 = s as f64 * 100.0;
+            b.annotation(&format!("ProfilerStep#{}", s + 1), t0, 90.0);
+            b.annotation("denoise", t0 + 10.0, 50.0);
+            b.op_with_kernel("aten::mm", "gemm", t0 + 20.0, 10.0, t0 + 25.0, 10.0);
+        }
+        let t = b.build();
+        let (_, p) = run(&t, &crate::window::parse_steps("2..3").unwrap());
+        check_invariants(&p);
+        let d = get(&p, "denoise");
+        assert_eq!((d.calls, d.kernel_count, d.gpu_time), (2, 2, 20_000));
+        assert_eq!(p.activities, 2);
+    }
+
+    /// Sets correlation ids by hand (the builder only launches from thread 1) and relinks.
+    fn link(t: &mut Trace, cpu_idx: usize, gpu_idx: usize, corr: u64) {
+        t.cpu[cpu_idx].correlation = corr;
+        t.gpu[gpu_idx].correlation = corr;
+        t.finalize();
+    }
+
+    #[test]
+    fn backward_on_an_autograd_thread_goes_to_the_main_thread_annotation() {
+        let mut b = TraceBuilder::new();
+        b.annotation("ProfilerStep#1", 0.0, 1000.0);
+        b.annotation("## forward ##", 10.0, 100.0);
+        b.op_with_kernel("aten::mm", "fwd_gemm", 20.0, 20.0, 30.0, 50.0);
+        b.annotation("## backward ##", 200.0, 500.0);
+        // autograd thread 2: evaluate_function op, a nested annotation, a launch
+        b.cpu(
+            CpuKind::Op,
+            "autograd::engine::evaluate_function: MmBackward0",
+            2,
+            250.0,
+            100.0,
+        );
+        b.cpu(CpuKind::Runtime, "cudaLaunchKernel", 2, 260.0, 5.0);
+        b.cpu(CpuKind::UserAnnotation, "nccl:all_reduce", 2, 400.0, 50.0);
+        b.cpu(CpuKind::Runtime, "cudaLaunchKernel", 2, 410.0, 5.0);
+        b.gpu(GpuKind::Kernel, "bwd_gemm", 0, 7, 300.0, 40.0, 0);
+        b.gpu(
+            GpuKind::Kernel,
+            "ncclKernel_AllReduce",
+            0,
+            20,
+            420.0,
+            40.0,
+            0,
+        );
+        let mut t = b.build();
+        let find_cpu = |t: &Trace, n: &str, start: Ns| {
+            t.cpu
+                .iter()
+                .position(|e| t.name(e.name) == n && e.start == start)
+                .unwrap()
+        };
+        let find_gpu = |t: &Trace, n: &str| t.gpu.iter().position(|g| t.name(g.name) == n).unwrap();
+        let (c, g) = (
+            find_cpu(&t, "cudaLaunchKernel", 260_000),
+            find_gpu(&t, "bwd_gemm"),
+        );
+        link(&mut t, c, g, 900);
+        let (c, g) = (
+            find_cpu(&t, "cudaLaunchKernel", 410_000),
+            find_gpu(&t, "ncclKernel_AllReduce"),
+        );
+        link(&mut t, c, g, 901);
+        let (a, p) = run(&t, &WindowSpec::All);
+        check_invariants(&p);
+        assert_eq!(a.main_thread, Some(0));
+        assert!(p.has_backward);
+        let bw = get(&p, "## backward ##");
+        assert_eq!((bw.kernel_count, bw.backward_kernel_count), (2, 2));
+        assert_eq!(bw.self_kernel_count, 1);
+        let nccl = get(&p, "## backward ##/nccl:all_reduce");
+        assert_eq!((nccl.calls, nccl.kernel_count), (1, 1));
+        assert_eq!(nccl.breakdown.communication, 40_000);
+        assert_eq!(nccl.breakdown.communication_count, 1);
+        // the launch at 410 is outside the evaluate_function op but on an autograd thread
+        assert_eq!(nccl.backward_kernel_count, 1);
+        let fw = get(&p, "## forward ##");
+        assert_eq!((fw.kernel_count, fw.backward_kernel_count), (1, 0));
+        assert!(p.phases.iter().all(|x| x.path != UNANNOTATED));
+    }
+
+    #[test]
+    fn unlinked_kernels_use_the_gpu_annotation_twin() {
+        let mut b = TraceBuilder::new();
+        b.annotation("ProfilerStep#1", 0.0, 1000.0);
+        let outer = b.annotation("decode", 10.0, 400.0);
+        let inner = b.annotation("upsample", 20.0, 100.0);
+        b.gpu(GpuKind::Annotation, "decode", 0, 7, 500.0, 300.0, 0)
+            .external_id = outer;
+        b.gpu(GpuKind::Annotation, "upsample", 0, 7, 520.0, 50.0, 0)
+            .external_id = inner;
+        b.gpu(GpuKind::Kernel, "k_inner", 0, 7, 530.0, 10.0, 0);
+        b.gpu(GpuKind::Kernel, "k_outer", 0, 7, 700.0, 10.0, 0);
+        b.gpu(GpuKind::Kernel, "k_other_stream", 0, 8, 530.0, 10.0, 0);
+        // an exact duplicate of an annotation counts once
+        b.annotation("decode", 10.0, 400.0);
+        let t = b.build();
+        let (_, p) = run(&t, &WindowSpec::All);
+        check_invariants(&p);
+        assert_eq!(get(&p, "decode/upsample").kernel_count, 1);
+        assert_eq!(get(&p, "decode").kernel_count, 2);
+        assert_eq!(get(&p, "decode").calls, 1);
+        assert_eq!(get(&p, UNANNOTATED).kernel_count, 1);
+        assert!(!paths(&p).contains(&"decode/decode"));
+    }
+
+    #[test]
+    fn old_operator_record_functions_and_modules() {
+        let mut b = TraceBuilder::new();
+        b.cpu(CpuKind::Op, "ProfilerStep#1", 1, 0.0, 1000.0);
+        b.cpu(CpuKind::Op, "Optimizer.step#SGD.step", 1, 10.0, 100.0);
+        b.op_with_kernel("aten::add_", "add", 20.0, 10.0, 40.0, 5.0);
+        b.cpu(CpuKind::Op, "aten::linear", 1, 200.0, 100.0);
+        b.op_with_kernel("aten::mm", "gemm", 210.0, 10.0, 220.0, 5.0);
+        let t = b.build();
+        let (_, p) = run(&t, &WindowSpec::All);
+        check_invariants(&p);
+        assert_eq!(paths(&p), ["Optimizer.step#SGD.step", UNANNOTATED]);
+    }
+
+    #[test]
+    fn hta_rule_ignores_gpu_annotations_after_the_cut() {
+        let mut b = TraceBuilder::new();
+        b.annotation("ProfilerStep#1", 0.0, 100.0);
+        b.annotation("ProfilerStep#2", 101.0, 100.0);
+        b.annotation("ProfilerStep#3", 202.0, 100.0);
+        let ext = b.annotation("opt", 50.0, 40.0);
+        b.op_with_kernel("aten::add_", "k1", 60.0, 10.0, 150.0, 5.0);
+        let ext2 = b.annotation("opt", 150.0, 40.0);
+        b.op_with_kernel("aten::add_", "k2", 160.0, 10.0, 250.0, 5.0);
+        // GPU twins lag: the second starts after the host end of step 2
+        b.gpu(GpuKind::Annotation, "opt", 0, 7, 145.0, 20.0, 0)
+            .external_id = ext;
+        b.gpu(GpuKind::Annotation, "opt", 0, 7, 245.0, 20.0, 0)
+            .external_id = ext2;
+        b.gpu(GpuKind::Annotation, "long", 0, 7, 100.0, 300.0, 0);
+        let t = b.build();
+        let s = analyze_steps(&t);
+        let a = Annotations::build(&t);
+        let w = window::select(&t, &s, &a, &window::parse_steps("1..2").unwrap()).unwrap();
+        let rows = hta_kernel_annotations(&t, &w);
+        let names: Vec<(&str, &str)> = rows
+            .iter()
+            .map(|&(g, an)| {
+                (
+                    t.name(t.gpu[g as usize].name),
+                    if an == NONE {
+                        "-"
+                    } else {
+                        t.name(t.gpu[an as usize].name)
+                    },
+                )
+            })
+            .collect();
+        assert_eq!(names, [("k1", "opt"), ("k2", "long")]);
+        // our own attribution, by launch, puts both under `opt`
+        let p = phases(&t, &a, &w);
+        assert_eq!(get(&p, "opt").kernel_count, 2);
+    }
+}

@@ -1,0 +1,1519 @@
+//! The analyzed window: which part of a trace the analyses look at, and why.
+//!
+//! Data flows `ingest → model → window → analysis → report`: a [`WindowSpec`] (what the user
+//! asked for) and the steps of [`crate::analysis::steps`] give a [`Window`] (what is counted),
+//! which every analysis then takes.
+//!
+//! # Specs
+//!
+//! | spec | CLI | counted |
+//! |---|---|---|
+//! | [`WindowSpec::Auto`] (default) | — | the steady state: every step except warm-up steps that contain compile or autotune work and outlier steps (see below) |
+//! | [`WindowSpec::All`] | `--all` | every step |
+//! | [`WindowSpec::Steps`] | `--steps 3..6`, `--steps 5`, `--steps 3..` | the steps whose `ProfilerStep#N` number is in the range (inclusive) |
+//! | [`WindowSpec::Time`] | `--time 1000..2500` | the time range (µs from the trace start, [`Trace::start`]) |
+//! | [`WindowSpec::Focus`] | `--focus NAME` | inside another window, only the time of the annotations named `NAME` (see *Focus*) |
+//!
+//! Steps dropped by the tail rule of [`crate::analysis::steps`] are never counted (they are
+//! listed in [`Window::excluded`] with that rule's reason).
+//!
+//! # What a window counts
+//!
+//! * [`Window::mask`]: the counted time, an [`IntervalSet`]. For steps: the union of the
+//!   included steps' spans (device-extended, as in `steps`). For a time range: the range,
+//!   clipped to the trace. For a focus: see below.
+//! * [`Window::host`]: the host-side time in which a launch counts. For steps: the union of
+//!   the included steps' host spans (the `ProfilerStep#N` spans). For a time range: the range.
+//! * [`Window::span`]: the hull of the mask (what analyses that take one interval use).
+//! * A device activity (kernel, copy, fill) **belongs to the window** when its launching
+//!   runtime/driver call lies inside one host span (starts at or after its start, ends at or
+//!   before its end — the rule `steps` uses for a step's device work), or, for activities
+//!   whose launch is not in the trace, when it starts inside the mask
+//!   ([`Window::counts_activity`]).
+//!
+//! # The automatic steady state
+//!
+//! 1. **Compile work** is found on every host thread ([`CompileWork`]): spans whose name says
+//!    they are TorchDynamo tracing, AOTAutograd/Inductor compilation, Triton/Inductor autotune
+//!    benchmarking or cuDNN algorithm search (see [`compile_kind`] for the exact names,
+//!    including `python_function` frames of those modules), plus the **first run of a compiled
+//!    region** (`Torch-Compiled Region: …`, `## Call CompiledFxGraph … ##`) when it took more
+//!    than 1.5× the median of that region's later runs and at least 1 ms more (lazy
+//!    compilation, CUDA-graph recording or autotuning happened inside it). Its time is the
+//!    union of those spans; its count the number of spans not nested in another one on the
+//!    same thread.
+//! 2. A step is a **warm-up step** when its span (host ∪ device-extended) overlaps compile
+//!    work: it is excluded with the compile time it contains.
+//! 3. Of the remaining steps, a step is an **outlier** when its duration is over 1.5× their
+//!    median (`2 × duration > 3 × median`, integer ns; the median of an even count is the
+//!    mean of the two middle values): it is excluded with its ratio to the median.
+//! 4. When every step has compile work, nothing is excluded for it (a note says so): a window
+//!    must keep at least one step.
+//!
+//! Compile work is measured over the whole trace and reported whatever the spec (time, count,
+//! steps that contain it), never silently dropped.
+//!
+//! # Focus
+//!
+//! `Focus { name, within }` first selects `within`, then keeps the annotation calls (the
+//! instances of [`crate::analysis::phases`], any thread) whose name equals `name` — or, when
+//! no annotation has exactly that name, contains it — and that overlap `within`'s host time.
+//! Each call counts from its start to the later of its end and the end of the last device
+//! activity launched inside it (its device tail); the mask is the union of those intervals
+//! within `within`'s mask, the host time the union of the calls within `within`'s host time.
+//! The steps of `within` are kept (the step table still describes whole steps).
+
+use std::collections::HashMap;
+use std::fmt;
+
+use crate::analysis::phases::Annotations;
+use crate::analysis::steps::{Step, StepAnalysis};
+use crate::model::{CpuEvent, CpuKind, GpuEvent, Interval, IntervalSet, NameId, Ns, Trace, NONE};
+
+/// What the user asked to analyze.
+#[derive(Clone, Debug, PartialEq, Eq, Default)]
+pub enum WindowSpec {
+    /// Steady state: every step except warm-up (compile) and outlier steps.
+    #[default]
+    Auto,
+    /// Every step.
+    All,
+    /// `ProfilerStep#N` numbers, inclusive; `None` = open end.
+    Steps {
+        /// First step number.
+        first: Option<i64>,
+        /// Last step number.
+        last: Option<i64>,
+    },
+    /// A time range in ns from [`Trace::start`]; `None` = open end.
+    Time {
+        /// Start offset.
+        start: Option<Ns>,
+        /// End offset.
+        end: Option<Ns>,
+    },
+    /// Only the time inside annotations named `name`, within another window.
+    Focus {
+        /// Annotation name (exact, else substring).
+        name: String,
+        /// The window to focus inside.
+        within: Box<WindowSpec>,
+    },
+}
+
+fn fmt_us_arg(ns: Ns) -> String {
+    if ns % 1000 == 0 {
+        format!("{}", ns / 1000)
+    } else {
+        format!("{}", ns as f64 / 1000.0)
+    }
+}
+
+impl fmt::Display for WindowSpec {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let opt = |v: Option<String>| v.unwrap_or_default();
+        match self {
+            WindowSpec::Auto => write!(f, "auto"),
+            WindowSpec::All => write!(f, "--all"),
+            WindowSpec::Steps { first, last } if first == last && first.is_some() => {
+                write!(f, "--steps {}", first.unwrap_or_default())
+            }
+            WindowSpec::Steps { first, last } => write!(
+                f,
+                "--steps {}..{}",
+                opt(first.map(|v| v.to_string())),
+                opt(last.map(|v| v.to_string()))
+            ),
+            WindowSpec::Time { start, end } => write!(
+                f,
+                "--time {}..{}",
+                opt(start.map(fmt_us_arg)),
+                opt(end.map(fmt_us_arg))
+            ),
+            WindowSpec::Focus { name, within } => match **within {
+                WindowSpec::Auto => write!(f, "--focus {name}"),
+                ref w => write!(f, "{w} --focus {name}"),
+            },
+        }
+    }
+}
+
+/// Parses `3..6`, `5`, `3..`, `..6` (inclusive `ProfilerStep#N` numbers).
+pub fn parse_steps(s: &str) -> Result<WindowSpec, String> {
+    let s = s.trim();
+    let num = |t: &str| -> Result<Option<i64>, String> {
+        let t = t.trim();
+        if t.is_empty() {
+            return Ok(None);
+        }
+        t.parse::<i64>()
+            .map(Some)
+            .map_err(|_| format!("`{t}` is not a step number (expected e.g. 3..6 or 5)"))
+    };
+    let (first, last) = match s.split_once("..") {
+        Some((a, b)) => (num(a)?, num(b.strip_prefix('=').unwrap_or(b))?),
+        None => {
+            let n = num(s)?;
+            if n.is_none() {
+                return Err("empty step range (expected e.g. 3..6 or 5)".into());
+            }
+            (n, n)
+        }
+    };
+    if let (Some(a), Some(b)) = (first, last) {
+        if a > b {
+            return Err(format!("step range {a}..{b} is empty (first > last)"));
+        }
+    }
+    Ok(WindowSpec::Steps { first, last })
+}
+
+/// Parses `START..END` in µs from the trace start (decimals allowed, either end may be open).
+pub fn parse_time(s: &str) -> Result<WindowSpec, String> {
+    let s = s.trim();
+    let Some((a, b)) = s.split_once("..") else {
+        return Err(format!(
+            "`{s}` is not a time range (expected START..END in µs, e.g. 1000..2500)"
+        ));
+    };
+    let num = |t: &str| -> Result<Option<Ns>, String> {
+        let t = t
+            .trim()
+            .trim_end_matches("us")
+            .trim_end_matches("µs")
+            .trim();
+        if t.is_empty() {
+            return Ok(None);
+        }
+        crate::ingest::kineto::event::micros_to_ns(t)
+            .map(Some)
+            .ok_or_else(|| format!("`{t}` is not a number of µs"))
+    };
+    let (start, end) = (num(a)?, num(b)?);
+    if let (Some(x), Some(y)) = (start, end) {
+        if x >= y {
+            return Err(format!("time range {s} is empty (start ≥ end)"));
+        }
+    }
+    Ok(WindowSpec::Time { start, end })
+}
+
+/// Why a window could not be selected (the CLI exits with code 2).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct WindowError(pub String);
+
+impl fmt::Display for WindowError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for WindowError {}
+
+/// A step left out of the window, and why.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Exclusion {
+    /// Step name (`ProfilerStep#N`).
+    pub step: String,
+    /// Why.
+    pub reason: String,
+}
+
+/// Kinds of compile / warm-up work.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CompileKind {
+    /// TorchDynamo frame conversion and bytecode tracing.
+    Dynamo,
+    /// AOTAutograd and Inductor compilation (lowering, code generation, loading).
+    Inductor,
+    /// Triton / Inductor autotune benchmarking, Triton JIT compilation.
+    Autotune,
+    /// cuDNN algorithm search (`torch.backends.cudnn.benchmark`).
+    CudnnBenchmark,
+    /// A slow first run of a compiled region.
+    FirstRun,
+}
+
+impl CompileKind {
+    /// Short label.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            CompileKind::Dynamo => "dynamo",
+            CompileKind::Inductor => "inductor",
+            CompileKind::Autotune => "autotune",
+            CompileKind::CudnnBenchmark => "cudnn benchmark",
+            CompileKind::FirstRun => "first run of a compiled region",
+        }
+    }
+}
+
+/// Names of record_function ranges (user annotations, ops) that are compile work.
+const COMPILE_ANNOTATIONS: &[(&str, CompileKind)] = &[
+    ("compile_inner", CompileKind::Dynamo),
+    ("convert_frame", CompileKind::Dynamo),
+    ("call_user_compiler", CompileKind::Dynamo),
+    ("entire_frame_compile", CompileKind::Dynamo),
+    ("bytecode_tracing", CompileKind::Dynamo),
+    ("dynamo_compile", CompileKind::Dynamo),
+    ("OutputGraph.", CompileKind::Dynamo),
+    ("create_aot_dispatcher_function", CompileKind::Inductor),
+    ("aot_collect_metadata", CompileKind::Inductor),
+    ("aot_trace_joint_graph", CompileKind::Inductor),
+    ("compile_fx_inner", CompileKind::Inductor),
+    ("compile_fx.<locals>", CompileKind::Inductor),
+    ("fx_codegen_and_compile", CompileKind::Inductor),
+    ("codegen_and_compile", CompileKind::Inductor),
+    ("GraphLowering.", CompileKind::Inductor),
+    ("Scheduler.__init__", CompileKind::Inductor),
+    ("Scheduler.codegen", CompileKind::Inductor),
+    ("async_compile.", CompileKind::Inductor),
+    ("AsyncCompile.", CompileKind::Inductor),
+    ("PyCodeCache.", CompileKind::Inductor),
+    ("FxGraphCache.", CompileKind::Inductor),
+    ("AOTAutogradCache.", CompileKind::Inductor),
+    ("backend_compile", CompileKind::Inductor),
+    ("inductor_compile", CompileKind::Inductor),
+    ("compile_file", CompileKind::Inductor),
+    ("benchmark_all_configs", CompileKind::Autotune),
+    ("autotune_to_one_config", CompileKind::Autotune),
+    ("CachingAutotuner.", CompileKind::Autotune),
+    ("select_algorithm", CompileKind::Autotune),
+    ("AlgorithmSelectorCache", CompileKind::Autotune),
+    ("benchmark_example_value", CompileKind::Autotune),
+    ("TritonBenchmarkRequest", CompileKind::Autotune),
+    ("pad_mm_benchmark", CompileKind::Autotune),
+    ("do_bench", CompileKind::Autotune),
+    ("cudnnFind", CompileKind::CudnnBenchmark),
+    ("cudnn_benchmark", CompileKind::CudnnBenchmark),
+];
+
+/// `python_function` frames (`path(line): function`) that are compile work: a path fragment
+/// and the functions in it (empty = every function of that file or folder).
+const COMPILE_FRAMES: &[(&str, &[&str], CompileKind)] = &[
+    ("torch/_dynamo/convert_frame.py", &[], CompileKind::Dynamo),
+    (
+        "torch/_dynamo/symbolic_convert.py",
+        &[],
+        CompileKind::Dynamo,
+    ),
+    ("torch/_dynamo/output_graph.py", &[], CompileKind::Dynamo),
+    (
+        "torch/_dynamo/bytecode_transformation.py",
+        &[],
+        CompileKind::Dynamo,
+    ),
+    (
+        "torch/_dynamo/bytecode_analysis.py",
+        &[],
+        CompileKind::Dynamo,
+    ),
+    (
+        "torch/_inductor/compile_fx.py",
+        &[
+            "compile_fx",
+            "compile_fx_inner",
+            "_compile_fx_inner",
+            "_compile_fx_main",
+            "fx_codegen_and_compile",
+            "codegen_and_compile",
+            "fw_compiler_base",
+            "bw_compiler",
+            "inference_compiler",
+            "compile_fx_aot",
+            "partition_fn",
+        ],
+        CompileKind::Inductor,
+    ),
+    ("torch/_inductor/graph.py", &[], CompileKind::Inductor),
+    ("torch/_inductor/scheduler.py", &[], CompileKind::Inductor),
+    ("torch/_inductor/lowering.py", &[], CompileKind::Inductor),
+    ("torch/_inductor/codegen/", &[], CompileKind::Inductor),
+    ("torch/_inductor/fx_passes/", &[], CompileKind::Inductor),
+    (
+        "torch/_inductor/async_compile.py",
+        &[],
+        CompileKind::Inductor,
+    ),
+    // codecache.py and aot_autograd.py also hold the runtime wrappers (`CompiledFxGraph`
+    // `__call__` in PyTorch ≤ 2.3, the `forward` closure of `aot_module_simplified`)
+    (
+        "torch/_inductor/codecache.py",
+        &[
+            "load",
+            "load_by_key_path",
+            "load_with_key",
+            "compile",
+            "_lookup_graph",
+            "_save_graph",
+            "post_compile",
+            "load_pybinding",
+            "_load_library",
+            "write",
+        ],
+        CompileKind::Inductor,
+    ),
+    (
+        "torch/_functorch/aot_autograd.py",
+        &[
+            "aot_function",
+            "aot_module",
+            "aot_module_simplified",
+            "create_aot_dispatcher_function",
+            "_create_aot_dispatcher_function",
+            "aot_export_module",
+            "aot_export_joint_simple",
+            "prepare_aot_module_simplified",
+            "aot_stage1_graph_capture",
+            "aot_stage2_compile",
+            "dispatch_and_compile",
+            "process_inputs",
+        ],
+        CompileKind::Inductor,
+    ),
+    (
+        "torch/_functorch/partitioners.py",
+        &[],
+        CompileKind::Inductor,
+    ),
+    (
+        "_aot_autograd/jit_compile_runtime_wrappers.py",
+        &[
+            "aot_dispatch_base",
+            "aot_dispatch_autograd",
+            "aot_dispatch_export",
+            "aot_stage2_inference",
+            "aot_stage2_autograd",
+        ],
+        CompileKind::Inductor,
+    ),
+    (
+        "_aot_autograd/collect_metadata_analysis.py",
+        &[],
+        CompileKind::Inductor,
+    ),
+    (
+        "_aot_autograd/dispatch_and_compile_graph.py",
+        &[],
+        CompileKind::Inductor,
+    ),
+    (
+        "_aot_autograd/traced_function_transforms.py",
+        &[],
+        CompileKind::Inductor,
+    ),
+    ("_aot_autograd/graph_capture.py", &[], CompileKind::Inductor),
+    (
+        "_aot_autograd/autograd_cache.py",
+        &[],
+        CompileKind::Inductor,
+    ),
+    (
+        "torch/fx/experimental/proxy_tensor.py",
+        &[],
+        CompileKind::Inductor,
+    ),
+    (
+        "torch/_inductor/select_algorithm.py",
+        &[],
+        CompileKind::Autotune,
+    ),
+    (
+        "torch/_inductor/autotune_process.py",
+        &[],
+        CompileKind::Autotune,
+    ),
+    (
+        "torch/_inductor/runtime/benchmarking.py",
+        &[],
+        CompileKind::Autotune,
+    ),
+    (
+        "torch/_inductor/runtime/triton_heuristics.py",
+        &[
+            "benchmark_all_configs",
+            "autotune_to_one_config",
+            "bench",
+            "precompile",
+            "_precompile_config",
+            "_make_launchers",
+            "coordinate_descent_tuning",
+        ],
+        CompileKind::Autotune,
+    ),
+    (
+        "triton/testing.py",
+        &["do_bench", "do_bench_cudagraph"],
+        CompileKind::Autotune,
+    ),
+    (
+        "triton/runtime/autotuner.py",
+        &["_bench", "prune_configs"],
+        CompileKind::Autotune,
+    ),
+    (
+        "triton/compiler/compiler.py",
+        &["compile"],
+        CompileKind::Autotune,
+    ),
+    (
+        "triton/runtime/jit.py",
+        &["_do_compile", "compile"],
+        CompileKind::Autotune,
+    ),
+];
+
+/// Compiled regions whose slow first run counts as warm-up.
+const COMPILED_REGION_PREFIXES: &[&str] = &["Torch-Compiled Region", "## Call CompiledFxGraph"];
+
+/// Whether a host span is compile work by its name alone, and of which kind.
+///
+/// Runtime and driver calls never are. `python_function` frames (`path(line): function`) are
+/// matched by file and function ([`COMPILE_FRAMES`]: e.g. anything in
+/// `torch/_dynamo/convert_frame.py`, but only `benchmark_all_configs`/`bench`/… in
+/// `triton_heuristics.py`, whose `run` is the steady-state launch path); every other span by
+/// the record_function names of Dynamo's `dynamo_timed` phases, Inductor/AOTAutograd
+/// compilation, autotuning and cuDNN search ([`COMPILE_ANNOTATIONS`]).
+pub fn compile_kind(name: &str, kind: CpuKind) -> Option<CompileKind> {
+    match kind {
+        CpuKind::Runtime | CpuKind::Driver | CpuKind::OtherRuntime => None,
+        CpuKind::PythonFunction => {
+            let (path, func) = split_frame(name)?;
+            COMPILE_FRAMES.iter().find_map(|(frag, funcs, k)| {
+                (path.contains(frag) && (funcs.is_empty() || funcs.contains(&func))).then_some(*k)
+            })
+        }
+        _ => COMPILE_ANNOTATIONS
+            .iter()
+            .find_map(|(pat, k)| name.contains(pat).then_some(*k)),
+    }
+}
+
+/// `torch/_dynamo/convert_frame.py(1234): _compile` → (`torch/_dynamo/convert_frame.py`, `_compile`).
+fn split_frame(name: &str) -> Option<(&str, &str)> {
+    let close = name.find("): ")?;
+    let open = name[..close].rfind('(')?;
+    Some((&name[..open], name[close + 3..].trim()))
+}
+
+/// Compile work of one kind.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CompileKindWork {
+    /// The kind.
+    pub kind: CompileKind,
+    /// Union of its spans, ns.
+    pub total: Ns,
+    /// Its spans not nested in another span of the same kind on the same thread.
+    pub count: u64,
+    /// The union itself.
+    pub spans: IntervalSet,
+}
+
+/// A step that contains compile work.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CompileStep {
+    /// Index in `StepAnalysis::steps`.
+    pub index: usize,
+    /// Step name.
+    pub name: String,
+    /// Compile time inside the step (host ∪ device-extended span), ns.
+    pub time: Ns,
+}
+
+/// Compile and autotune work found in the trace.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct CompileWork {
+    /// Union of all compile spans, ns.
+    pub total: Ns,
+    /// Spans not nested in another compile span on the same thread.
+    pub count: u64,
+    /// Per kind, in [`CompileKind`] order.
+    pub by_kind: Vec<CompileKindWork>,
+    /// Steps whose span overlaps compile work, in step order.
+    pub steps: Vec<CompileStep>,
+    /// Compile time outside every step, ns.
+    pub outside_steps: Ns,
+    /// The union itself.
+    pub spans: IntervalSet,
+}
+
+impl CompileWork {
+    /// Kinds of compile work overlapping `iv`.
+    pub fn kinds_within(&self, iv: Interval) -> Vec<CompileKind> {
+        self.by_kind
+            .iter()
+            .filter(|k| k.spans.covered_within(iv) > 0)
+            .map(|k| k.kind)
+            .collect()
+    }
+}
+
+/// Counts the items not nested in an earlier item of the same thread.
+fn count_maximal(items: &mut [(u32, Interval)]) -> u64 {
+    items.sort_by(|a, b| {
+        (a.0, a.1.start)
+            .cmp(&(b.0, b.1.start))
+            .then(b.1.end.cmp(&a.1.end))
+    });
+    let mut n = 0u64;
+    let mut cur: Option<(u32, Interval)> = None;
+    for &(t, iv) in items.iter() {
+        let nested =
+            matches!(cur, Some((ct, c)) if ct == t && iv.start >= c.start && iv.end <= c.end);
+        if !nested {
+            n += 1;
+            cur = Some((t, iv));
+        }
+    }
+    n
+}
+
+/// Finds compile work over the whole trace and splits it by step.
+pub fn compile_work(trace: &Trace, steps: &[Step]) -> CompileWork {
+    // (name, is python frame) → kind
+    let mut cache: HashMap<(NameId, bool), Option<CompileKind>> = HashMap::new();
+    let mut marks: Vec<(u32, Interval, CompileKind)> = Vec::new();
+    for e in &trace.cpu {
+        let is_py = e.kind == CpuKind::PythonFunction;
+        let k = *cache
+            .entry((e.name, is_py))
+            .or_insert_with(|| compile_kind(trace.name(e.name), e.kind));
+        if let Some(k) = k {
+            marks.push((e.thread, e.interval(), k));
+        }
+    }
+    marks.extend(
+        first_runs(trace)
+            .into_iter()
+            .map(|e| (e.thread, e.interval(), CompileKind::FirstRun)),
+    );
+
+    let mut all: Vec<(u32, Interval)> = marks.iter().map(|m| (m.0, m.1)).collect();
+    let count = count_maximal(&mut all);
+    let spans = IntervalSet::from_intervals(marks.iter().map(|m| m.1));
+    let mut kinds: Vec<CompileKind> = marks.iter().map(|m| m.2).collect();
+    kinds.sort();
+    kinds.dedup();
+    let by_kind = kinds
+        .into_iter()
+        .map(|k| {
+            let mut items: Vec<(u32, Interval)> = marks
+                .iter()
+                .filter(|m| m.2 == k)
+                .map(|m| (m.0, m.1))
+                .collect();
+            let count = count_maximal(&mut items);
+            let spans = IntervalSet::from_intervals(items.iter().map(|i| i.1));
+            CompileKindWork {
+                kind: k,
+                total: spans.total(),
+                count,
+                spans,
+            }
+        })
+        .collect();
+
+    let mut in_steps = Vec::new();
+    let mut covered = Vec::new();
+    for (i, s) in steps.iter().enumerate() {
+        let whole = step_extent(s);
+        covered.push(whole);
+        let t = spans.covered_within(whole);
+        if t > 0 {
+            in_steps.push(CompileStep {
+                index: i,
+                name: s.name.clone(),
+                time: t,
+            });
+        }
+    }
+    let outside_steps = spans
+        .subtract(&IntervalSet::from_intervals(covered))
+        .total();
+    CompileWork {
+        total: spans.total(),
+        count,
+        by_kind,
+        steps: in_steps,
+        outside_steps,
+        spans,
+    }
+}
+
+/// Host span ∪ device-extended span of a step.
+fn step_extent(s: &Step) -> Interval {
+    Interval::new(
+        s.host_span.start.min(s.span.start),
+        s.host_span.end.max(s.span.end),
+    )
+}
+
+/// First runs of compiled regions that took over 1.5× the median of the later runs and at
+/// least 1 ms more.
+fn first_runs(trace: &Trace) -> Vec<&CpuEvent> {
+    let mut by_name: HashMap<NameId, Vec<&CpuEvent>> = HashMap::new();
+    let mut is_region: HashMap<NameId, bool> = HashMap::new();
+    for e in &trace.cpu {
+        if !matches!(e.kind, CpuKind::Op | CpuKind::UserAnnotation) {
+            continue;
+        }
+        let r = *is_region.entry(e.name).or_insert_with(|| {
+            let n = trace.name(e.name);
+            COMPILED_REGION_PREFIXES.iter().any(|p| n.starts_with(p))
+        });
+        if r {
+            by_name.entry(e.name).or_default().push(e);
+        }
+    }
+    let mut out = Vec::new();
+    for (_, runs) in by_name {
+        // trace.cpu is sorted by start: runs[0] is the first run
+        if runs.len() < 2 {
+            continue;
+        }
+        let later: Vec<Ns> = runs[1..].iter().map(|e| e.dur).collect();
+        let med = median(&later);
+        let first = runs[0];
+        if 2 * first.dur > 3 * med && first.dur - med >= 1_000_000 {
+            out.push(first);
+        }
+    }
+    out.sort_by_key(|e| e.start);
+    out
+}
+
+/// Median of integer values (mean of the two middle ones for an even count; 0 when empty).
+pub fn median(v: &[Ns]) -> Ns {
+    if v.is_empty() {
+        return 0;
+    }
+    let mut s = v.to_vec();
+    s.sort_unstable();
+    let n = s.len();
+    if n % 2 == 1 {
+        s[n / 2]
+    } else {
+        // (a + b) / 2 without overflow
+        let (a, b) = (s[n / 2 - 1], s[n / 2]);
+        a / 2 + b / 2 + (a % 2 + b % 2) / 2
+    }
+}
+
+/// Matched annotation calls of a focus window.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FocusInfo {
+    /// The name asked for.
+    pub name: String,
+    /// Distinct annotation names that matched.
+    pub matched: Vec<String>,
+    /// Calls counted.
+    pub calls: u64,
+}
+
+/// The analyzed window.
+#[derive(Clone, Debug)]
+pub struct Window {
+    /// What was asked.
+    pub spec: WindowSpec,
+    /// Hull of [`Window::mask`] (empty at 0 when nothing is counted).
+    pub span: Interval,
+    /// Counted time.
+    pub mask: IntervalSet,
+    /// Host time in which launches count.
+    pub host: IntervalSet,
+    /// Included steps: indices into the `StepAnalysis::steps` given to [`select`].
+    pub steps: Vec<usize>,
+    /// Steps left out, with the reason (tail-dropped steps first, then in step order).
+    pub excluded: Vec<Exclusion>,
+    /// Compile work over the whole trace.
+    pub compile: CompileWork,
+    /// For focus windows: what matched.
+    pub focus: Option<FocusInfo>,
+    /// Remarks for the reader (e.g. why nothing could be excluded).
+    pub notes: Vec<String>,
+}
+
+impl Window {
+    /// True when a launching call lies inside one host span of the window.
+    pub fn contains_launch(&self, call: &CpuEvent) -> bool {
+        let spans = self.host.spans();
+        // last span starting at or before the call
+        let i = spans.partition_point(|h| h.start <= call.start);
+        i > 0 && call.end() <= spans[i - 1].end
+    }
+
+    /// True when a device activity belongs to the window (see the module docs).
+    pub fn counts_activity(&self, trace: &Trace, g: &GpuEvent) -> bool {
+        if g.launch != NONE {
+            self.contains_launch(&trace.cpu[g.launch as usize])
+        } else {
+            let spans = self.mask.spans();
+            let i = spans.partition_point(|h| h.start <= g.start);
+            i > 0 && g.start < spans[i - 1].end
+        }
+    }
+
+    /// Counted time in ns.
+    pub fn duration(&self) -> Ns {
+        self.mask.total()
+    }
+
+    /// A copy of the step analysis restricted to the window's steps, its average and span
+    /// recomputed over them (dropped steps and the window's exclusions are listed in
+    /// `dropped`).
+    pub fn restrict_steps(&self, all: &StepAnalysis) -> StepAnalysis {
+        let steps: Vec<Step> = self
+            .steps
+            .iter()
+            .filter_map(|&i| all.steps.get(i).cloned())
+            .collect();
+        let average = crate::analysis::steps::average_of(&steps);
+        let span = match (steps.first(), steps.last()) {
+            (Some(f), Some(l)) => Interval::new(f.span.start, l.span.end),
+            _ => Interval::default(),
+        };
+        StepAnalysis {
+            steps,
+            average,
+            span,
+            from_profiler_steps: all.from_profiler_steps,
+            dropped: self
+                .excluded
+                .iter()
+                .map(|e| crate::analysis::steps::DroppedStep {
+                    name: e.step.clone(),
+                    reason: e.reason.clone(),
+                })
+                .collect(),
+        }
+    }
+}
+
+fn fmt_ms(ns: Ns) -> String {
+    let ms = ns as f64 / 1e6;
+    if ms >= 1000.0 {
+        format!("{:.2} s", ms / 1000.0)
+    } else if ms >= 1.0 {
+        format!("{ms:.1} ms")
+    } else {
+        format!("{:.1} µs", ns as f64 / 1e3)
+    }
+}
+
+fn step_label(s: &Step) -> String {
+    s.name.clone()
+}
+
+/// Selects the window for `spec`. `steps` is the full step analysis of the trace and
+/// `annotations` its annotation tree (used by focus windows).
+pub fn select(
+    trace: &Trace,
+    steps: &StepAnalysis,
+    annotations: &Annotations,
+    spec: &WindowSpec,
+) -> Result<Window, WindowError> {
+    let compile = compile_work(trace, &steps.steps);
+    let mut w = select_inner(trace, steps, annotations, spec, &compile)?;
+    w.compile = compile;
+    Ok(w)
+}
+
+/// Every step ([`WindowSpec::All`]); never fails.
+pub fn select_all(trace: &Trace, steps: &StepAnalysis) -> Window {
+    let mut w = from_steps(
+        &WindowSpec::All,
+        steps,
+        (0..steps.steps.len()).collect(),
+        vec![],
+        vec![],
+    );
+    w.compile = compile_work(trace, &steps.steps);
+    w
+}
+
+fn tail_exclusions(steps: &StepAnalysis) -> Vec<Exclusion> {
+    steps
+        .dropped
+        .iter()
+        .map(|d| Exclusion {
+            step: d.name.clone(),
+            reason: d.reason.clone(),
+        })
+        .collect()
+}
+
+fn from_steps(
+    spec: &WindowSpec,
+    all: &StepAnalysis,
+    included: Vec<usize>,
+    mut excluded: Vec<Exclusion>,
+    notes: Vec<String>,
+) -> Window {
+    let mut ex = tail_exclusions(all);
+    ex.append(&mut excluded);
+    let mask = IntervalSet::from_intervals(included.iter().map(|&i| all.steps[i].span));
+    let host = IntervalSet::from_intervals(included.iter().map(|&i| all.steps[i].host_span));
+    Window {
+        spec: spec.clone(),
+        span: mask.hull().unwrap_or_default(),
+        mask,
+        host,
+        steps: included,
+        excluded: ex,
+        compile: CompileWork::default(),
+        focus: None,
+        notes,
+    }
+}
+
+fn select_inner(
+    trace: &Trace,
+    all: &StepAnalysis,
+    annotations: &Annotations,
+    spec: &WindowSpec,
+    compile: &CompileWork,
+) -> Result<Window, WindowError> {
+    let n = all.steps.len();
+    match spec {
+        WindowSpec::All => Ok(from_steps(spec, all, (0..n).collect(), vec![], vec![])),
+        WindowSpec::Auto => {
+            let mut notes = Vec::new();
+            let mut excluded: Vec<(usize, String)> = Vec::new();
+            let compile_in: HashMap<usize, Ns> =
+                compile.steps.iter().map(|c| (c.index, c.time)).collect();
+            let mut candidates: Vec<usize> =
+                (0..n).filter(|i| !compile_in.contains_key(i)).collect();
+            if candidates.is_empty() {
+                if !compile_in.is_empty() {
+                    notes.push(format!(
+                        "every step contains compile work ({} in all); none was excluded for it",
+                        fmt_ms(compile.total)
+                    ));
+                }
+                candidates = (0..n).collect();
+            } else {
+                for (&i, &t) in &compile_in {
+                    excluded.push((
+                        i,
+                        format!(
+                            "warm-up: contains {} of torch.compile/autotune work ({})",
+                            fmt_ms(t),
+                            kinds_in(all, i, compile)
+                        ),
+                    ));
+                }
+            }
+            if candidates.len() >= 2 {
+                let durs: Vec<Ns> = candidates
+                    .iter()
+                    .map(|&i| all.steps[i].span.len())
+                    .collect();
+                let med = median(&durs);
+                let mut keep = Vec::new();
+                for (&i, &d) in candidates.iter().zip(&durs) {
+                    if med > 0 && 2 * (d as i128) > 3 * (med as i128) {
+                        excluded.push((
+                            i,
+                            format!(
+                                "outlier: took {}, {:.1}× the median step ({})",
+                                fmt_ms(d),
+                                d as f64 / med as f64,
+                                fmt_ms(med)
+                            ),
+                        ));
+                    } else {
+                        keep.push(i);
+                    }
+                }
+                candidates = keep;
+            }
+            excluded.sort_by_key(|e| e.0);
+            let ex = excluded
+                .into_iter()
+                .map(|(i, reason)| Exclusion {
+                    step: step_label(&all.steps[i]),
+                    reason,
+                })
+                .collect();
+            Ok(from_steps(spec, all, candidates, ex, notes))
+        }
+        WindowSpec::Steps { first, last } => {
+            if !all.from_profiler_steps {
+                return Err(WindowError(
+                    "--steps: this trace has no ProfilerStep#N annotations (use --time or --all)"
+                        .into(),
+                ));
+            }
+            let inside = |num: Option<i64>| match num {
+                Some(v) => first.map_or(true, |f| v >= f) && last.map_or(true, |l| v <= l),
+                None => false,
+            };
+            let (inc, out): (Vec<usize>, Vec<usize>) =
+                (0..n).partition(|&i| inside(all.steps[i].number));
+            if inc.is_empty() {
+                let avail = match (all.steps.first(), all.steps.last()) {
+                    (Some(a), Some(b)) => format!("the trace has {} … {}", a.name, b.name),
+                    _ => "the trace has no usable step".into(),
+                };
+                let dropped = if all.dropped.is_empty() {
+                    String::new()
+                } else {
+                    format!(
+                        " ({} dropped: {})",
+                        all.dropped
+                            .iter()
+                            .map(|d| d.name.as_str())
+                            .collect::<Vec<_>>()
+                            .join(", "),
+                        all.dropped[0].reason
+                    )
+                };
+                return Err(WindowError(format!(
+                    "{spec} selects no step: {avail}{dropped}"
+                )));
+            }
+            let ex = out
+                .into_iter()
+                .map(|i| Exclusion {
+                    step: step_label(&all.steps[i]),
+                    reason: format!("not selected ({spec})"),
+                })
+                .collect();
+            Ok(from_steps(spec, all, inc, ex, vec![]))
+        }
+        WindowSpec::Time { start, end } => {
+            let origin = trace.start();
+            let (lo, hi) = trace_bounds(trace);
+            let s = start.map(|v| origin + v).unwrap_or(lo).max(lo);
+            let e = end.map(|v| origin + v).unwrap_or(hi).min(hi);
+            if s >= e {
+                return Err(WindowError(format!(
+                    "{spec} is outside the trace (it spans 0..{} µs)",
+                    fmt_us_arg(hi - origin)
+                )));
+            }
+            let iv = Interval::new(s, e);
+            let (inc, out): (Vec<usize>, Vec<usize>) = (0..n).partition(|&i| {
+                let sp = all.steps[i].span;
+                sp.start >= s && sp.end <= e
+            });
+            let mut ex = tail_exclusions(all);
+            ex.extend(out.into_iter().map(|i| Exclusion {
+                step: step_label(&all.steps[i]),
+                reason: format!("not entirely inside {spec}"),
+            }));
+            let mask = IntervalSet::from_intervals([iv]);
+            Ok(Window {
+                spec: spec.clone(),
+                span: iv,
+                host: mask.clone(),
+                mask,
+                steps: inc,
+                excluded: ex,
+                compile: CompileWork::default(),
+                focus: None,
+                notes: vec![],
+            })
+        }
+        WindowSpec::Focus { name, within } => {
+            let base = select_inner(trace, all, annotations, within, compile)?;
+            let matched = annotations.matching(trace, name);
+            if matched.is_empty() {
+                let mut names = annotations.top_level_names(trace);
+                names.truncate(8);
+                return Err(WindowError(format!(
+                    "--focus {name}: no annotation has this name{}",
+                    if names.is_empty() {
+                        " (the trace has no user annotations)".to_string()
+                    } else {
+                        format!("; annotations include: {}", names.join(", "))
+                    }
+                )));
+            }
+            let mut calls = 0u64;
+            let mut ext = Vec::new();
+            let mut hosts = Vec::new();
+            let mut matched_names: Vec<String> = Vec::new();
+            for &inst in &matched {
+                let e = &trace.cpu[annotations.instances[inst as usize].cpu as usize];
+                let iv = e.interval();
+                if base.host.covered_within(iv) == 0
+                    && !(iv.is_empty()
+                        && base
+                            .host
+                            .spans()
+                            .iter()
+                            .any(|h| h.start <= iv.start && iv.start < h.end))
+                {
+                    continue;
+                }
+                calls += 1;
+                let tail = annotations.device_end(inst).unwrap_or(iv.end);
+                ext.push(Interval::new(iv.start, iv.end.max(tail)));
+                hosts.push(iv);
+                let nm = trace.name(e.name).to_string();
+                if !matched_names.contains(&nm) {
+                    matched_names.push(nm);
+                }
+            }
+            let mask = IntervalSet::from_intervals(ext).intersect(&base.mask);
+            let host = IntervalSet::from_intervals(hosts).intersect(&base.host);
+            if calls == 0 {
+                return Err(WindowError(format!(
+                    "--focus {name}: the matching annotations lie outside the window ({within})"
+                )));
+            }
+            matched_names.sort();
+            Ok(Window {
+                spec: spec.clone(),
+                span: mask.hull().unwrap_or_default(),
+                mask,
+                host,
+                steps: base.steps,
+                excluded: base.excluded,
+                compile: CompileWork::default(),
+                focus: Some(FocusInfo {
+                    name: name.clone(),
+                    matched: matched_names,
+                    calls,
+                }),
+                notes: base.notes,
+            })
+        }
+    }
+}
+
+/// First start and last end over host events and device activities.
+fn trace_bounds(trace: &Trace) -> (Ns, Ns) {
+    let lo = trace.start();
+    let hi = trace
+        .cpu
+        .iter()
+        .map(|e| e.end())
+        .chain(trace.gpu.iter().map(|g| g.end()))
+        .max()
+        .unwrap_or(lo);
+    (lo, hi.max(lo))
+}
+
+/// "dynamo, autotune" for the compile work overlapping step `i`.
+fn kinds_in(all: &StepAnalysis, i: usize, compile: &CompileWork) -> String {
+    compile
+        .kinds_within(step_extent(&all.steps[i]))
+        .iter()
+        .map(|k| k.as_str())
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analysis::steps::analyze_steps;
+    use crate::model::build::TraceBuilder;
+    use crate::model::GpuKind;
+
+    const MS: Ns = 1_000_000;
+
+    /// Steps of `durs` µs back to back from t = 0 (1 µs gap), each with one op launching a
+    /// 10 µs kernel at its start.
+    fn steps(b: &mut TraceBuilder, durs: &[f64]) -> Vec<f64> {
+        let mut t = 0.0;
+        let mut starts = Vec::new();
+        for (i, &d) in durs.iter().enumerate() {
+            b.annotation(&format!("ProfilerStep#{}", i + 1), t, d);
+            b.op_with_kernel("aten::mm", "gemm", t + 1.0, 5.0, t + 3.0, 10.0);
+            starts.push(t);
+            t += d + 1.0;
+        }
+        starts
+    }
+
+    fn select_spec(t: &Trace, spec: &WindowSpec) -> Result<Window, WindowError> {
+        let s = analyze_steps(t);
+        let a = Annotations::build(t);
+        select(t, &s, &a, spec)
+    }
+
+    fn names(t: &Trace, w: &Window) -> Vec<String> {
+        let s = analyze_steps(t);
+        w.steps.iter().map(|&i| s.steps[i].name.clone()).collect()
+    }
+
+    #[test]
+    fn auto_excludes_compile_warmup_and_outlier() {
+        let mut b = TraceBuilder::new();
+        let st = steps(&mut b, &[100.0, 100.0, 100.0, 400.0, 100.0, 100.0]);
+        // Dynamo compile inside step 1, a python frame of it nested inside (counted once)
+        b.annotation("_compile.compile_inner (dynamo_timed)", st[0] + 20.0, 50.0);
+        b.cpu(
+            CpuKind::PythonFunction,
+            "torch/_dynamo/convert_frame.py(712): _compile",
+            1,
+            st[0] + 21.0,
+            40.0,
+        );
+        // steady-state python frames that must not count
+        b.cpu(
+            CpuKind::PythonFunction,
+            "torch/_dynamo/eval_frame.py(791): compile_wrapper",
+            1,
+            st[1] + 20.0,
+            30.0,
+        );
+        let t = b.build();
+        let w = select_spec(&t, &WindowSpec::Auto).unwrap();
+        assert_eq!(
+            names(&t, &w),
+            [
+                "ProfilerStep#2",
+                "ProfilerStep#3",
+                "ProfilerStep#5",
+                "ProfilerStep#6"
+            ]
+        );
+        assert_eq!(w.excluded.len(), 2);
+        assert_eq!(w.excluded[0].step, "ProfilerStep#1");
+        assert!(
+            w.excluded[0].reason.starts_with("warm-up"),
+            "{}",
+            w.excluded[0].reason
+        );
+        assert!(
+            w.excluded[0].reason.contains("dynamo"),
+            "{}",
+            w.excluded[0].reason
+        );
+        assert_eq!(w.excluded[1].step, "ProfilerStep#4");
+        assert!(
+            w.excluded[1].reason.starts_with("outlier"),
+            "{}",
+            w.excluded[1].reason
+        );
+        assert!(
+            w.excluded[1].reason.contains("4.0×"),
+            "{}",
+            w.excluded[1].reason
+        );
+        // compile measured: 50 µs, one maximal span, in step 1, kind dynamo only
+        assert_eq!(w.compile.total, 50_000);
+        assert_eq!(w.compile.count, 1);
+        assert_eq!(w.compile.steps.len(), 1);
+        assert_eq!(w.compile.steps[0].name, "ProfilerStep#1");
+        assert_eq!(w.compile.steps[0].time, 50_000);
+        assert_eq!(w.compile.by_kind.len(), 1);
+        assert_eq!(w.compile.by_kind[0].kind, CompileKind::Dynamo);
+        // mask = the four steps, host = their host spans
+        let s = analyze_steps(&t);
+        let expect: Ns = [1, 2, 4, 5].iter().map(|&i| s.steps[i].span.len()).sum();
+        assert_eq!(w.duration(), expect);
+        assert_eq!(w.host.spans().len(), 4);
+        assert_eq!(
+            w.span,
+            Interval::new(s.steps[1].span.start, s.steps[5].span.end)
+        );
+        // --all keeps every step but still measures the compile work
+        let all = select_spec(&t, &WindowSpec::All).unwrap();
+        assert_eq!(all.steps, vec![0, 1, 2, 3, 4, 5]);
+        assert!(all.excluded.is_empty());
+        assert_eq!(all.compile.total, 50_000);
+    }
+
+    #[test]
+    fn slow_first_run_of_a_compiled_region_is_warmup() {
+        let mut b = TraceBuilder::new();
+        let st = steps(&mut b, &[3000.0, 3000.0, 3000.0, 3000.0]);
+        b.cpu(
+            CpuKind::Op,
+            "Torch-Compiled Region: 0/0",
+            1,
+            st[0] + 10.0,
+            2500.0,
+        );
+        for s in &st[1..] {
+            b.cpu(
+                CpuKind::Op,
+                "Torch-Compiled Region: 0/0",
+                1,
+                s + 10.0,
+                100.0,
+            );
+        }
+        // a region whose first run is not slow enough (< 1 ms more) is not compile work
+        b.cpu(
+            CpuKind::Op,
+            "Torch-Compiled Region: 1/0",
+            1,
+            st[0] + 2600.0,
+            30.0,
+        );
+        b.cpu(
+            CpuKind::Op,
+            "Torch-Compiled Region: 1/0",
+            1,
+            st[1] + 2600.0,
+            10.0,
+        );
+        let t = b.build();
+        let w = select_spec(&t, &WindowSpec::Auto).unwrap();
+        assert_eq!(
+            names(&t, &w),
+            ["ProfilerStep#2", "ProfilerStep#3", "ProfilerStep#4"]
+        );
+        assert_eq!(w.compile.total, 2_500_000);
+        assert_eq!(w.compile.by_kind[0].kind, CompileKind::FirstRun);
+        assert!(
+            w.excluded[0].reason.contains("first run"),
+            "{}",
+            w.excluded[0].reason
+        );
+    }
+
+    #[test]
+    fn compile_in_every_step_excludes_nothing_for_it() {
+        let mut b = TraceBuilder::new();
+        let st = steps(&mut b, &[100.0, 100.0]);
+        for s in &st {
+            b.annotation("CachingAutotuner.benchmark_all_configs", s + 50.0, 10.0);
+        }
+        let t = b.build();
+        let w = select_spec(&t, &WindowSpec::Auto).unwrap();
+        assert_eq!(w.steps, vec![0, 1]);
+        assert!(w.excluded.is_empty());
+        assert_eq!(w.notes.len(), 1, "{:?}", w.notes);
+        assert_eq!(w.compile.total, 20_000);
+        assert_eq!(w.compile.count, 2);
+        assert_eq!(w.compile.by_kind[0].kind, CompileKind::Autotune);
+    }
+
+    #[test]
+    fn steps_time_and_errors() {
+        let mut b = TraceBuilder::new();
+        let st = steps(&mut b, &[100.0, 100.0, 100.0, 100.0]);
+        let t = b.build();
+        let w = select_spec(&t, &parse_steps("2..3").unwrap()).unwrap();
+        assert_eq!(names(&t, &w), ["ProfilerStep#2", "ProfilerStep#3"]);
+        assert_eq!(w.excluded.len(), 2);
+        assert!(w
+            .excluded
+            .iter()
+            .all(|e| e.reason == "not selected (--steps 2..3)"));
+        let w = select_spec(&t, &parse_steps("4").unwrap()).unwrap();
+        assert_eq!(names(&t, &w), ["ProfilerStep#4"]);
+        let w = select_spec(&t, &parse_steps("3..").unwrap()).unwrap();
+        assert_eq!(names(&t, &w), ["ProfilerStep#3", "ProfilerStep#4"]);
+        let e = select_spec(&t, &parse_steps("7..9").unwrap()).unwrap_err();
+        assert!(e.0.contains("selects no step"), "{e}");
+
+        // time: µs from the trace start (0 here); steps fully inside are listed
+        let w = select_spec(&t, &parse_time(&format!("{}..{}", st[1], st[3])).unwrap()).unwrap();
+        assert_eq!(
+            w.span,
+            Interval::new((st[1] * 1000.0) as Ns, (st[3] * 1000.0) as Ns)
+        );
+        assert_eq!(names(&t, &w), ["ProfilerStep#2", "ProfilerStep#3"]);
+        assert_eq!(w.host, w.mask);
+        let e = select_spec(&t, &parse_time("5000..6000").unwrap()).unwrap_err();
+        assert!(e.0.contains("outside the trace"), "{e}");
+        // an open end runs to the end of the trace
+        let w = select_spec(&t, &parse_time("200..").unwrap()).unwrap();
+        assert_eq!(w.span.start, 200_000);
+        assert_eq!(w.span.end, t.cpu.iter().map(|e| e.end()).max().unwrap());
+    }
+
+    #[test]
+    fn focus_counts_calls_up_to_their_device_tail() {
+        let mut b = TraceBuilder::new();
+        // two steps, each: denoise [10, 40) launching a kernel that ends at 80; decode after
+        for s in [0.0, 200.0] {
+            b.annotation(&format!("ProfilerStep#{}", s as i64 / 200 + 1), s, 150.0);
+            b.annotation("denoise", s + 10.0, 30.0);
+            b.op_with_kernel("aten::mm", "gemm", s + 12.0, 10.0, s + 30.0, 50.0);
+            b.annotation("vae_decode", s + 50.0, 20.0);
+            b.op_with_kernel("aten::conv", "conv", s + 52.0, 10.0, s + 90.0, 10.0);
+        }
+        let t = b.build();
+        let spec = WindowSpec::Focus {
+            name: "denoise".into(),
+            within: Box::new(WindowSpec::All),
+        };
+        let w = select_spec(&t, &spec).unwrap();
+        assert_eq!(
+            w.mask.spans(),
+            &[
+                Interval::new(10_000, 80_000),
+                Interval::new(210_000, 280_000)
+            ]
+        );
+        assert_eq!(
+            w.host.spans(),
+            &[
+                Interval::new(10_000, 40_000),
+                Interval::new(210_000, 240_000)
+            ]
+        );
+        let f = w.focus.as_ref().unwrap();
+        assert_eq!(
+            (f.calls, f.matched.clone()),
+            (2, vec!["denoise".to_string()])
+        );
+        // the gemm kernels belong to the window, the conv kernels do not
+        let counted: Vec<&str> = t
+            .gpu
+            .iter()
+            .filter(|g| w.counts_activity(&t, g))
+            .map(|g| t.name(g.name))
+            .collect();
+        assert_eq!(counted, ["gemm", "gemm"]);
+        // inside one step only
+        let spec = WindowSpec::Focus {
+            name: "denoise".into(),
+            within: Box::new(parse_steps("2").unwrap()),
+        };
+        let w = select_spec(&t, &spec).unwrap();
+        assert_eq!(w.mask.spans(), &[Interval::new(210_000, 280_000)]);
+        // substring fallback, and the error for a missing name
+        let spec = WindowSpec::Focus {
+            name: "decode".into(),
+            within: Box::new(WindowSpec::All),
+        };
+        let w = select_spec(&t, &spec).unwrap();
+        assert_eq!(w.focus.unwrap().matched, vec!["vae_decode".to_string()]);
+        let spec = WindowSpec::Focus {
+            name: "ctx_update".into(),
+            within: Box::new(WindowSpec::All),
+        };
+        let e = select_spec(&t, &spec).unwrap_err();
+        assert!(e.0.contains("denoise") && e.0.contains("vae_decode"), "{e}");
+    }
+
+    #[test]
+    fn activity_membership_follows_the_launch() {
+        let mut b = TraceBuilder::new();
+        b.annotation("ProfilerStep#1", 0.0, 100.0);
+        b.annotation("ProfilerStep#2", 101.0, 100.0);
+        // launched at the end of step 1, runs in step 2's time
+        b.op_with_kernel("aten::mm", "late", 90.0, 8.0, 150.0, 10.0);
+        b.op_with_kernel("aten::mm", "own", 120.0, 8.0, 170.0, 10.0);
+        // a kernel whose launch is not in the trace counts by its start
+        b.gpu(GpuKind::Kernel, "orphan", 0, 7, 250.0, 1.0, 0);
+        let t = b.build();
+        let w = select_spec(&t, &parse_steps("2").unwrap()).unwrap();
+        let counted: Vec<&str> = t
+            .gpu
+            .iter()
+            .filter(|g| w.counts_activity(&t, g))
+            .map(|g| t.name(g.name))
+            .collect();
+        assert_eq!(counted, ["own"]);
+        let w = select_spec(&t, &parse_time("0..300").unwrap()).unwrap();
+        assert_eq!(t.gpu.iter().filter(|g| w.counts_activity(&t, g)).count(), 3);
+    }
+
+    #[test]
+    fn no_steps_and_empty_traces() {
+        let t = TraceBuilder::new().build();
+        let w = select_spec(&t, &WindowSpec::Auto).unwrap();
+        assert!(w.steps.is_empty() && w.mask.is_empty());
+        assert!(select_spec(&t, &parse_steps("1").unwrap()).is_err());
+        let mut b = TraceBuilder::new();
+        b.op_with_kernel("aten::mm", "gemm", 0.0, 10.0, 5.0, 10.0);
+        let t = b.build();
+        let w = select_spec(&t, &WindowSpec::Auto).unwrap();
+        assert_eq!(w.steps, vec![0]);
+        let e = select_spec(&t, &parse_steps("1").unwrap()).unwrap_err();
+        assert!(e.0.contains("no ProfilerStep"), "{e}");
+    }
+
+    #[test]
+    fn parsing_and_display() {
+        assert_eq!(
+            parse_steps("3..6").unwrap(),
+            WindowSpec::Steps {
+                first: Some(3),
+                last: Some(6)
+            }
+        );
+        assert_eq!(parse_steps("3..=6").unwrap().to_string(), "--steps 3..6");
+        assert_eq!(parse_steps("5").unwrap().to_string(), "--steps 5");
+        assert_eq!(parse_steps("..6").unwrap().to_string(), "--steps ..6");
+        assert!(parse_steps("6..3").is_err());
+        assert!(parse_steps("a..b").is_err());
+        assert!(parse_steps("").is_err());
+        assert_eq!(
+            parse_time("1000.5..2500").unwrap(),
+            WindowSpec::Time {
+                start: Some(1_000_500),
+                end: Some(2_500_000)
+            }
+        );
+        assert_eq!(
+            parse_time("1000.5..2500").unwrap().to_string(),
+            "--time 1000.5..2500"
+        );
+        assert!(parse_time("5..5").is_err());
+        assert!(parse_time("12").is_err());
+        let f = WindowSpec::Focus {
+            name: "denoise".into(),
+            within: Box::new(parse_steps("2..3").unwrap()),
+        };
+        assert_eq!(f.to_string(), "--steps 2..3 --focus denoise");
+        assert_eq!(median(&[3, 1, 2]), 2);
+        assert_eq!(median(&[4, 1, 3, 2]), 2);
+        assert_eq!(median(&[5, 6]), 5);
+        assert_eq!(median(&[]), 0);
+        assert_eq!(median(&[MS, 3 * MS]), 2 * MS);
+    }
+
+    #[test]
+    fn compile_names() {
+        use CompileKind::*;
+        let k = |n: &str, kind: CpuKind| compile_kind(n, kind);
+        assert_eq!(
+            k("_compile.compile_inner", CpuKind::UserAnnotation),
+            Some(Dynamo)
+        );
+        assert_eq!(
+            k(
+                "compile_fx.<locals>.fw_compiler_base",
+                CpuKind::UserAnnotation
+            ),
+            Some(Inductor)
+        );
+        assert_eq!(
+            k("CachingAutotuner.benchmark_all_configs", CpuKind::Op),
+            Some(Autotune)
+        );
+        assert_eq!(
+            k("cudnnFindConvolutionForwardAlgorithmEx", CpuKind::Other),
+            Some(CudnnBenchmark)
+        );
+        assert_eq!(k("cudnnFind", CpuKind::Runtime), None);
+        let py = |n: &str| compile_kind(n, CpuKind::PythonFunction);
+        assert_eq!(
+            py("torch/_dynamo/symbolic_convert.py(912): step"),
+            Some(Dynamo)
+        );
+        assert_eq!(
+            py("/usr/lib/python3/site-packages/torch/_inductor/runtime/triton_heuristics.py(880): benchmark_all_configs"),
+            Some(Autotune)
+        );
+        // steady-state frames of the same files
+        assert_eq!(
+            py("torch/_inductor/runtime/triton_heuristics.py(1283): run"),
+            None
+        );
+        assert_eq!(py("torch/_functorch/aot_autograd.py(1126): forward"), None);
+        assert_eq!(py("torch/_inductor/compile_fx.py(1767): run"), None);
+        assert_eq!(
+            py("torch/_dynamo/eval_frame.py(791): compile_wrapper"),
+            None
+        );
+        assert_eq!(
+            py("torch/_inductor/compile_worker/subproc_pool.py(228): _read_thread"),
+            None
+        );
+        assert_eq!(py("flashinfer/autotuner.py(400): choose_one"), None);
+        assert_eq!(py("not a frame"), None);
+    }
+}
