@@ -18,7 +18,8 @@
 //!   in exactly one block.
 //! * **Idle gaps** of a device: the step span minus the union of that device's events over all
 //!   its streams, including the time before its first and after its last event. `idle` is
-//!   their total; the [`MAX_GAPS`] longest are listed (in time order), `gap_count` counts all.
+//!   their total; the longest are listed (in time order; [`MAX_GAPS`] over all devices, an
+//!   equal share per device but at least [`MIN_GAPS`]), `gap_count` counts all.
 //! * **Syncs**: device-side synchronization records ([`GpuKind::Sync`], `cuda_sync`) of the
 //!   device, and host runtime/driver calls whose name contains `Synchronize`
 //!   (`cudaDeviceSynchronize`, `cudaStreamSynchronize`, `hipDeviceSynchronize`, ...), both
@@ -32,8 +33,11 @@ use crate::model::{CpuKind, GpuEvent, GpuKind, Interval, IntervalSet, NameId, Ns
 
 /// Default cap on the events listed over all devices.
 pub const MAX_EVENTS: usize = 2000;
-/// Idle gaps listed per device (the longest ones).
+/// Idle gaps listed over all devices (the longest ones of each device, an equal share each,
+/// at least [`MIN_GAPS`] per device).
 pub const MAX_GAPS: usize = 400;
+/// Idle gaps listed per device at least.
+pub const MIN_GAPS: usize = 50;
 /// Sync records listed per device, and host sync calls listed.
 pub const MAX_SYNCS: usize = 200;
 
@@ -91,7 +95,7 @@ pub struct DeviceSteps {
     pub idle: Ns,
     /// Number of idle gaps.
     pub gap_count: u64,
-    /// The longest idle gaps (at most [`MAX_GAPS`]), in time order.
+    /// The longest idle gaps, in time order (see [`MAX_GAPS`]).
     pub gaps: Vec<Interval>,
     /// Device-side sync records, in time order.
     pub syncs: Vec<SyncMark>,
@@ -285,6 +289,7 @@ pub fn step_timeline(trace: &Trace, steps: &[Step], max_events: usize) -> Option
 
     let mut devices = Vec::new();
     let mut blocks_total = 0u64;
+    let max_gaps = (MAX_GAPS / lanes.len().max(1)).max(MIN_GAPS);
     for (device, streams) in lanes {
         let all = IntervalSet::from_intervals(
             streams
@@ -295,9 +300,9 @@ pub fn step_timeline(trace: &Trace, steps: &[Step], max_events: usize) -> Option
         let idle_set = IntervalSet::from_intervals([span]).subtract(&all);
         let mut gaps: Vec<Interval> = idle_set.spans().to_vec();
         let gap_count = gaps.len() as u64;
-        if gaps.len() > MAX_GAPS {
+        if gaps.len() > max_gaps {
             gaps.sort_by_key(|g| (std::cmp::Reverse(g.len()), g.start));
-            gaps.truncate(MAX_GAPS);
+            gaps.truncate(max_gaps);
             gaps.sort_by_key(|g| g.start);
         }
         let ev_count: usize = streams.values().map(Vec::len).sum();
@@ -485,6 +490,32 @@ mod tests {
         let one = step_timeline(&t, &st.steps, 1).unwrap();
         assert_eq!(one.blocks, 1);
         assert_eq!(one.devices[0].lanes[0].blocks[0].count, 1000);
+    }
+
+    #[test]
+    fn gap_list_is_shared_between_devices() {
+        // 4 devices, each with 300 kernels of 1 µs every 3 µs: 301 gaps per device
+        let mut b = TraceBuilder::new();
+        b.annotation("ProfilerStep#0", 0.0, 1000.0);
+        for dev in 0..4 {
+            for k in 0..300 {
+                let t0 = 10.0 + 3.0 * k as f64;
+                let ext = b.op("aten::add", t0 - 5.0, 3.0);
+                let c = b.runtime("cudaLaunchKernel", ext, t0 - 4.5, 1.0);
+                b.gpu(GpuKind::Kernel, "add_kernel", dev, 7, t0, 1.0, c);
+            }
+        }
+        let t = b.build();
+        let st = analyze_steps(&t);
+        let tl = step_timeline(&t, &st.steps, MAX_EVENTS).unwrap();
+        assert_eq!(tl.devices.len(), 4);
+        for d in &tl.devices {
+            assert_eq!(d.gap_count, 301);
+            assert_eq!(d.gaps.len(), MAX_GAPS / 4);
+            // the longest ones: leading (10 µs) and trailing gaps first
+            assert!(d.gaps.iter().any(|g| g.len() == 10_000));
+            assert!(d.gaps.windows(2).all(|w| w[0].start < w[1].start));
+        }
     }
 
     #[test]
