@@ -396,6 +396,18 @@ fn nested_nvtx_tree() {
                 .count(),
             3 + 6 + 18
         );
+        // the same tree through the phases analysis
+        let ann = stallscope::analysis::phases::Annotations::build(&t);
+        let phase_paths: Vec<String> = (0..ann.paths.len() as u32)
+            .map(|i| ann.path_string(&t, i))
+            .collect();
+        assert!(
+            phase_paths
+                .iter()
+                .any(|p| p == "Denoise_Step_0/Layer_0/MLP"),
+            "{phase_paths:?}"
+        );
+        assert!(phase_paths.iter().any(|p| p == "sample_actions"));
         // the start/end range is not a parent of the push/pop tree
         assert!(paths.iter().any(|p| p == "sample_actions"));
         assert!(!paths.iter().any(|p| p.starts_with("sample_actions/")));
