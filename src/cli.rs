@@ -81,6 +81,8 @@ enum View {
     Ops,
     /// One row per step with its time breakdown.
     Steps,
+    /// One row per phase (annotation path) with the device time it launched.
+    Phases,
 }
 
 /// Colour choice.
@@ -247,6 +249,7 @@ fn analyze(args: AnalyzeArgs) -> Result<(), (i32, String)> {
                 Some(View::Kernels) => report::csv::View::Kernels,
                 Some(View::Ops) => report::csv::View::Ops,
                 Some(View::Steps) | None => report::csv::View::Steps,
+                Some(View::Phases) => report::csv::View::Phases,
             },
         }),
     };

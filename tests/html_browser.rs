@@ -278,6 +278,8 @@ fn resnet_report_loads_offline_draws_its_charts_and_screenshots() {
     // 6 steps + average, with 7 non-zero parts each (communication is zero)
     assert!(count("steps") >= 7 * 7, "{charts:?}");
     assert!(count("gpu-split") >= 3, "{charts:?}");
+    // Optimizer.step, zero_grad and (unannotated): kernels, copies, fills
+    assert!(count("phases") >= 3, "{charts:?}");
     // the median step's 1,516 events, idle gaps and lanes
     assert!(count("timeline-0") >= 1500, "{charts:?}");
     assert!(shapes >= 1600);
@@ -421,7 +423,8 @@ fn tooltips_sorting_and_zoom_work() {
     assert_eq!(f(&reset["z0"]), 0.0);
     assert_eq!(f(&reset["z1"]), range);
     assert!(
-        (f(&reset["widest"]) - f(&before["widest"])).abs() < 0.01,
+        // the page writes one decimal, the script two
+        (f(&reset["widest"]) - f(&before["widest"])).abs() < 0.06,
         "{p}"
     );
     assert_eq!(reset["hidden"], true);

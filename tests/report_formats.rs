@@ -412,6 +412,50 @@ fn csv_round_trips_the_resnet_sample() {
 }
 
 #[test]
+fn phases_in_csv_markdown_and_html() {
+    // BERT traced with_modules: a tree of nn.Module phases
+    let p = common::sample("h100_bert_small.json.gz");
+    let r = json_report(&p);
+    let phases = r["phases"].as_array().unwrap();
+    assert!(phases.len() > 20);
+    let (h, rows) = csv_of(&p, "phases");
+    assert_eq!(rows.len(), phases.len());
+    for (row, ph) in rows.iter().zip(phases) {
+        assert_eq!(row[col(&h, "path")], ph["path"].as_str().unwrap());
+        assert_eq!(row[col(&h, "depth")], ph["depth"].to_string());
+        let gpu: f64 = row[col(&h, "gpu_us")].parse().unwrap();
+        assert!((gpu - ph["gpu_us"].as_f64().unwrap()).abs() <= 1e-9 * gpu.max(1.0));
+        let parts: f64 = ["kernel_us", "communication_us", "memcpy_us", "memset_us"]
+            .iter()
+            .map(|c| row[col(&h, c)].parse::<f64>().unwrap())
+            .sum();
+        assert!(
+            (parts - gpu).abs() < 1e-6,
+            "kinds sum to the phase's device time"
+        );
+    }
+    let md = ok_stdout(&["analyze", p.to_str().unwrap(), "--format", "md"]);
+    let table = md.split("### Phases").nth(1).expect("phases table");
+    assert!(
+        table.contains("| nn.Module: BertLMHeadModel\\_0 | 1 |"),
+        "{table}"
+    );
+    assert!(
+        table.contains("| &emsp;nn.Module: BertModel\\_0 |"),
+        "{table}"
+    );
+    let html = ok_stdout(&["analyze", p.to_str().unwrap(), "--format", "html"]);
+    let chart = html
+        .split(r#"data-chart="phases""#)
+        .nth(1)
+        .expect("phases chart");
+    let chart = &chart[..chart.find("</svg>").unwrap()];
+    assert!(chart.contains(">nn.Module: BertLMHeadModel_0</text>"));
+    // one bar per kind with time: the root launched kernels and a copy
+    assert!(chart.matches("<rect").count() > 10);
+}
+
+#[test]
 fn csv_needs_a_view_and_view_needs_csv() {
     let p = common::sample("a100_triton_example.json.gz");
     let out = stallscope(&["analyze", p.to_str().unwrap(), "--format", "csv"]);

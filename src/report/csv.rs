@@ -1,5 +1,5 @@
 //! CSV tables (RFC 4180): one view of the report per file, a header row, then one row per
-//! kernel, operator or step. Numbers are written in full precision (µs, fractions as in the
+//! kernel, operator, step or phase. Numbers are written in full precision (µs, fractions as in the
 //! JSON report), a missing value is an empty field, and every field that needs it is quoted,
 //! so names from the trace (commas, quotes, line breaks) come back intact.
 
@@ -16,6 +16,8 @@ pub enum View {
     Ops,
     /// One row per step with its breakdown.
     Steps,
+    /// One row per phase (annotation path).
+    Phases,
 }
 
 /// CSV of one view.
@@ -123,6 +125,59 @@ impl Renderer for Csv {
                             num(o.host_total_us),
                             num(o.device_self_us),
                             num(o.device_total_us),
+                        ],
+                    )?;
+                }
+            }
+            View::Phases => {
+                header(
+                    out,
+                    &[
+                        "path",
+                        "name",
+                        "depth",
+                        "calls",
+                        "cpu_total_us",
+                        "cpu_mean_us",
+                        "kernel_count",
+                        "gpu_us",
+                        "self_kernel_count",
+                        "self_gpu_us",
+                        "gpu_span_us",
+                        "share",
+                        "gpu_share",
+                        "kernel_us",
+                        "communication_us",
+                        "memcpy_us",
+                        "memset_us",
+                        "backward_kernel_count",
+                        "backward_gpu_us",
+                    ],
+                )?;
+                for p in &r.phases {
+                    let b = &p.breakdown_us;
+                    row(
+                        out,
+                        &[
+                            p.path.clone(),
+                            p.name.clone(),
+                            p.depth.to_string(),
+                            p.calls.to_string(),
+                            num(p.cpu_total_us),
+                            num(p.cpu_mean_us),
+                            p.kernel_count.to_string(),
+                            num(p.gpu_us),
+                            p.self_kernel_count.to_string(),
+                            num(p.self_gpu_us),
+                            num(p.gpu_span_us),
+                            num(p.share),
+                            num(p.gpu_share),
+                            num(b.kernel),
+                            num(b.communication),
+                            num(b.memcpy),
+                            num(b.memset),
+                            p.backward_kernel_count.to_string(),
+                            num(p.backward_gpu_us),
                         ],
                     )?;
                 }

@@ -470,17 +470,25 @@ fn header(s: &mut String, r: &Report) {
         fmt_bytes(r.source.bytes),
         fmt_count(r.source.events)
     );
+    // devices, identical names grouped ("8× NVIDIA H100")
+    let mut groups: Vec<(&str, Vec<i64>)> = Vec::new();
     for d in &r.devices {
-        w!(
-            s,
-            " · GPU {} {}",
-            d.id,
-            escape(if d.name.is_empty() {
-                "(unnamed)"
-            } else {
-                &d.name
-            })
-        );
+        let name = if d.name.is_empty() {
+            "(unnamed)"
+        } else {
+            &d.name
+        };
+        match groups.iter_mut().find(|(n, _)| *n == name) {
+            Some((_, ids)) => ids.push(d.id),
+            None => groups.push((name, vec![d.id])),
+        }
+    }
+    for (name, ids) in groups {
+        if ids.len() == 1 {
+            w!(s, " · GPU {} {}", ids[0], escape(name));
+        } else {
+            w!(s, " · {}× {}", ids.len(), escape(name));
+        }
     }
     s.push_str("</p></header>");
 }
@@ -637,6 +645,97 @@ fn steps_chart(s: &mut String, r: &Report) {
             n1(x + 6.0),
             n1(y + 15.0),
             escape(&fmt_us(*total))
+        );
+    }
+    s.push_str("</svg></section>");
+}
+
+/// Kinds of device work in a phase's bar, with their colours.
+const PHASE_KINDS: [(&str, &str); 4] = [
+    ("kernels", "#4e79a7"),
+    ("communication", "#b07aa1"),
+    ("memcpy", "#f28e2b"),
+    ("memset", "#ffbe7d"),
+];
+
+/// The phase tree (annotations, nn.Modules) as bars of the device time each launched.
+fn phases_chart(s: &mut String, r: &Report) {
+    if r.phases.is_empty() {
+        return;
+    }
+    const MAX_ROWS: usize = 30;
+    // every root, and the phases below that launched at least 1 % of the device time
+    let shown: Vec<&super::PhaseInfo> = r
+        .phases
+        .iter()
+        .filter(|p| p.depth == 0 || p.gpu_share >= 0.01)
+        .take(MAX_ROWS)
+        .collect();
+    s.push_str(r#"<section id="phases"><h2>Phases</h2>"#);
+    w!(
+        s,
+        r#"<p class="note">Device time launched inside each annotation (record_function range, nn.Module), children included; the share is of all device time in the window. {} of {} phases shown (roots, and phases with at least 1% of the device time).</p>"#,
+        shown.len(),
+        r.phases.len()
+    );
+    legend(s, &PHASE_KINDS);
+    let max = shown
+        .iter()
+        .map(|p| p.gpu_us)
+        .fold(0.0f64, f64::max)
+        .max(1e-9);
+    let (width, label_w, value_w) = (1200.0, 380.0, 250.0);
+    let plot_w = width - label_w - value_w;
+    let row_h = 22.0;
+    let height = row_h * shown.len() as f64 + 4.0;
+    w!(
+        s,
+        r#"<svg class="chart" data-chart="phases" viewBox="0 0 {width} {}" role="img" aria-label="Device time per phase">"#,
+        n1(height)
+    );
+    for (i, p) in shown.iter().enumerate() {
+        let y = row_h * i as f64 + 2.0;
+        let indent = 14.0 * p.depth.min(12) as f64;
+        let chars = ((label_w - 12.0 - indent) / 7.0).max(8.0) as usize;
+        w!(
+            s,
+            r#"<text x="{}" y="{}" data-tip="{}">{}</text>"#,
+            n1(indent + 4.0),
+            n1(y + 14.0),
+            escape(&p.path),
+            escape(&shorten_middle(&p.name, chars))
+        );
+        let b = &p.breakdown_us;
+        let mut x = label_w;
+        for ((label, color), v) in
+            PHASE_KINDS
+                .iter()
+                .zip([b.kernel, b.communication, b.memcpy, b.memset])
+        {
+            if v <= 0.0 {
+                continue;
+            }
+            let wdt = v / max * plot_w;
+            w!(
+                s,
+                r#"<rect x="{}" y="{}" width="{}" height="16" fill="{color}" data-tip="{}"/>"#,
+                n3(x),
+                n1(y + 1.0),
+                n3(wdt.max(0.3)),
+                escape(&format!("{}: {label} {}", p.path, fmt_us(v)))
+            );
+            x += wdt;
+        }
+        w!(
+            s,
+            r#"<text class="m" x="{}" y="{}">{} · {:.1}% · {} call{} · host {}</text>"#,
+            n1(label_w + plot_w + 8.0),
+            n1(y + 14.0),
+            escape(&fmt_us(p.gpu_us)),
+            p.gpu_share * 100.0,
+            fmt_count(p.calls),
+            if p.calls == 1 { "" } else { "s" },
+            escape(&fmt_us(p.cpu_total_us))
         );
     }
     s.push_str("</svg></section>");
@@ -871,9 +970,9 @@ fn device_timeline(s: &mut String, t: &StepTimelineInfo, d: &StepDeviceInfo) {
             w!(
                 s,
                 r#"<rect x="{}" y="{}" width="{}" height="16" class="k{}" data-n="{}" data-s="{}" data-d="{}""#,
-                n3(xs(e.start_us)),
+                n1(xs(e.start_us)),
                 n1(y),
-                n3(ws(e.dur_us)),
+                n1(ws(e.dur_us)),
                 cat_index(e.category),
                 e.name,
                 rel(e.start_us),
@@ -1171,6 +1270,7 @@ impl Renderer for Html {
         s.push_str("<main>");
         cards(&mut s, r);
         steps_chart(&mut s, r);
+        phases_chart(&mut s, r);
         split_chart(&mut s, r);
         if let Some(t) = &r.step_timeline {
             timeline_chart(&mut s, t);

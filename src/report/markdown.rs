@@ -1,16 +1,21 @@
 //! GitHub-flavoured Markdown, to paste into a pull request or an issue: the headline numbers,
-//! where the average step goes, the GPU split and the top kernel and operator tables.
+//! where the average step goes, the GPU split, the phases and the top kernel and operator
+//! tables.
 //!
 //! Every string that comes from the trace (file, step, kernel and operator names) goes through
 //! [`escape`], so a name can neither break a table nor inject HTML, links or formatting.
 
 use std::io::{self, Write};
 
-use super::terminal::{fmt_bytes, fmt_count, fmt_pct, fmt_us};
+use super::terminal::{fmt_bytes, fmt_count, fmt_pct, fmt_us, shorten_middle};
 use super::{BreakdownUs, RenderOptions, Renderer, Report};
 
 /// Markdown for a pull request or an issue.
 pub struct Markdown;
+
+/// Kernel, operator and phase names longer than this are shortened in the middle (the JSON
+/// and CSV reports keep them whole).
+const NAME_WIDTH: usize = 90;
 
 /// Escapes text for GitHub-flavoured Markdown, in a paragraph, a list item or a table cell:
 /// Markdown punctuation is backslash-escaped (`|` included, so a table keeps its columns),
@@ -223,6 +228,45 @@ impl Renderer for Markdown {
         }
 
         let top = if opts.top == 0 { usize::MAX } else { opts.top };
+        if !r.phases.is_empty() {
+            let shown: Vec<&super::PhaseInfo> = r
+                .phases
+                .iter()
+                .filter(|p| p.depth == 0 || p.gpu_share >= 0.01)
+                .take(top.min(15))
+                .collect();
+            writeln!(out, "### Phases ({} of {})", shown.len(), r.phases.len())?;
+            writeln!(out)?;
+            let rows: Vec<Vec<String>> = shown
+                .iter()
+                .map(|p| {
+                    vec![
+                        format!(
+                            "{}{}",
+                            "&emsp;".repeat(p.depth as usize),
+                            escape(&shorten_middle(&p.name, NAME_WIDTH))
+                        ),
+                        fmt_count(p.calls),
+                        fmt_us(p.gpu_us),
+                        format!("{:.1}%", p.gpu_share * 100.0),
+                        fmt_us(p.cpu_total_us),
+                    ]
+                })
+                .collect();
+            table(
+                out,
+                &[
+                    "phase",
+                    "calls",
+                    "device time",
+                    "of all device time",
+                    "host time",
+                ],
+                &[false, true, true, true, true],
+                &rows,
+            )?;
+            writeln!(out)?;
+        }
         if !r.kernels.is_empty() {
             writeln!(
                 out,
@@ -239,7 +283,7 @@ impl Renderer for Markdown {
                 .map(|(i, k)| {
                     vec![
                         (i + 1).to_string(),
-                        escape(&k.name),
+                        escape(&shorten_middle(&k.name, NAME_WIDTH)),
                         k.category.as_str().to_string(),
                         fmt_count(k.calls),
                         fmt_us(k.total_us),
@@ -275,7 +319,7 @@ impl Renderer for Markdown {
                 .map(|(i, o)| {
                     vec![
                         (i + 1).to_string(),
-                        escape(&o.name),
+                        escape(&shorten_middle(&o.name, NAME_WIDTH)),
                         fmt_count(o.calls),
                         fmt_us(o.host_self_us),
                         fmt_us(o.host_total_us),
