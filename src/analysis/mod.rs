@@ -4,13 +4,17 @@
 //! prints or formats: renderers in [`crate::report`] do that.
 
 pub mod classify;
+pub mod devices_db;
+pub mod gaps;
 pub mod gpu;
 pub mod gpu_metrics;
 pub mod kernels;
+pub mod launch;
 pub mod ops;
 pub mod phases;
 pub mod step_timeline;
 pub mod steps;
+pub mod syncs;
 pub mod timeline;
 
 use crate::model::{Interval, Trace};

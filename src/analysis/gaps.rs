@@ -1,0 +1,899 @@
+//! Device idle gaps inside the window, banded by length and attributed to what the host was
+//! doing, plus the time the host spent waiting for the device.
+//!
+//! # Gaps
+//!
+//! Per device, **busy** is the union of all its kernels, copies and fills (launch-linked or
+//! not: unlinked work still occupies the device) clipped to the window; a **gap** is a maximal
+//! interval of the window outside busy, including the stretch from the window start to the
+//! first activity and from the last activity to the window end. Devices without activity in
+//! the window are left out. Every gap falls in one **band** by length ([`Band`]: < 10 µs,
+//! 10–20 µs, 20–50 µs, 50 µs–1 ms, ≥ 1 ms; the nsys gap guide's normal / warning / severe
+//! bands).
+//!
+//! # Attribution
+//!
+//! Each gap's time is split, to the nanosecond, between the [`Cause`]s; the splits of a gap
+//! sum to its length, so per-cause totals sum to the idle time and no time is counted twice.
+//! The *launching thread* is the host thread of the call that launched the activity ending the
+//! gap (else the one that launched the activity before it, else the thread with most launch
+//! calls). Let `a..b` be the gap and `L` the start of the launch call of the activity at `b`.
+//!
+//! 1. **queued** — `L ≤ a`: the next work was already queued when the device went idle, so the
+//!    host was not late; the gap is device-side (inter-kernel latency, a wait on another
+//!    stream or device). The whole gap.
+//! 2. **sync** — some host sync call ([`super::syncs`]) was in progress when the device went
+//!    idle (`start ≤ a < end`): the host drained the queue and waited, and everything until
+//!    the next work starts is the cost of that sync, except the parts the launching thread
+//!    spent in DataLoader or compile spans (those keep their own cause) and a start later
+//!    than the launch latency allows (queued, as in 3). The gap records which sync call
+//!    ([`Gap::sync`]).
+//! 3. Otherwise `L..b` (the host had issued the launch, the work had not started) is
+//!    **launch** up to [`LAUNCH_LATENCY`] (20 µs) after the launch call returned, and
+//!    **queued** beyond (the device had the work and waited for something else: an event,
+//!    another stream or device); `a..L` is split by what the launching thread was doing, in
+//!    priority order: inside a sync call (**sync**) > inside compile / autotune /
+//!    graph-capture work (**compile**: the window's compile work,
+//!    [`crate::window::compile_kind`], plus CUDA/HIP graph capture and instantiation) >
+//!    inside a DataLoader span
+//!    (**dataloader**, [`super::steps::is_dataloader`]) > inside a runtime/driver call that
+//!    issues or orders work (**launch**; resource management such as `cudaMalloc`,
+//!    `cudaFree`, stream creation or context initialisation, [`is_runtime_management`], is
+//!    **cpu**) >
+//!    inside an operator (not `ProfilerStep#`), a Python frame (`python_function`, legacy
+//!    `python`) or another host span such as CUPTI overhead (**cpu**) > nothing recorded
+//!    (**untraced**). User annotations only label time: inside one, with nothing else
+//!    recorded, the time is untraced.
+//!
+//! Per-stream gaps (between consecutive activities of one stream, inside the window) are
+//! counted by band as detail, as HTA does; they overlap other streams' work and are never
+//! summed as device idle.
+//!
+//! # Host wait
+//!
+//! [`StepWait::wait`] is, per analyzed step, the part of the step during which the host was
+//! waiting for the device: the union of sync calls, of the host time blocked on a full launch
+//! queue ([`super::launch::LaunchAnalysis::blocked`]) and of the device tails (the part of a
+//! step after its host span ended, where only device work runs) not covered by another
+//! step's host span (a tail that overlaps the next step's host work is pipelining, not
+//! waiting). A faster device can shorten the step by at most this much: the rest of the step
+//! is host work of its own.
+
+use std::collections::HashMap;
+
+use super::launch::LaunchAnalysis;
+use super::steps::{is_dataloader, Step};
+use crate::model::{CpuKind, Interval, IntervalSet, Ns, Trace, NONE};
+
+/// Gap length band.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
+pub enum Band {
+    /// Under 10 µs: normal inter-kernel latency.
+    #[serde(rename = "lt_10us")]
+    Under10us,
+    /// 10–20 µs.
+    #[serde(rename = "10_20us")]
+    From10To20us,
+    /// 20–50 µs: warning.
+    #[serde(rename = "20_50us")]
+    From20To50us,
+    /// 50 µs–1 ms: severe.
+    #[serde(rename = "50us_1ms")]
+    From50usTo1ms,
+    /// 1 ms and longer.
+    #[serde(rename = "ge_1ms")]
+    Over1ms,
+}
+
+/// All bands, shortest first.
+pub const BANDS: [Band; 5] = [
+    Band::Under10us,
+    Band::From10To20us,
+    Band::From20To50us,
+    Band::From50usTo1ms,
+    Band::Over1ms,
+];
+
+impl Band {
+    /// Band of a gap length.
+    pub fn of(len: Ns) -> Band {
+        match len {
+            l if l < 10_000 => Band::Under10us,
+            l if l < 20_000 => Band::From10To20us,
+            l if l < 50_000 => Band::From20To50us,
+            l if l < 1_000_000 => Band::From50usTo1ms,
+            _ => Band::Over1ms,
+        }
+    }
+    /// Label.
+    pub fn label(&self) -> &'static str {
+        match self {
+            Band::Under10us => "<10 µs",
+            Band::From10To20us => "10-20 µs",
+            Band::From20To50us => "20-50 µs",
+            Band::From50usTo1ms => "50 µs-1 ms",
+            Band::Over1ms => ">1 ms",
+        }
+    }
+}
+
+/// What the host was doing while the device was idle (see the module docs).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Cause {
+    /// Next work already queued: device-side gap.
+    Queued,
+    /// A host sync drained the queue.
+    Sync,
+    /// Compile, autotune or graph capture.
+    Compile,
+    /// DataLoader.
+    Dataloader,
+    /// Runtime calls and launch latency.
+    Launch,
+    /// Other host work (operators, annotations).
+    Cpu,
+    /// Nothing recorded on the launching thread.
+    Untraced,
+}
+
+/// Number of causes.
+pub const N_CAUSES: usize = 7;
+
+/// All causes, in index order.
+pub const CAUSES: [Cause; N_CAUSES] = [
+    Cause::Queued,
+    Cause::Sync,
+    Cause::Compile,
+    Cause::Dataloader,
+    Cause::Launch,
+    Cause::Cpu,
+    Cause::Untraced,
+];
+
+impl Cause {
+    /// Label for reports.
+    pub fn label(&self) -> &'static str {
+        match self {
+            Cause::Queued => "device-side (work already queued)",
+            Cause::Sync => "sync wait",
+            Cause::Compile => "compile/autotune",
+            Cause::Dataloader => "dataloader",
+            Cause::Launch => "launch overhead",
+            Cause::Cpu => "other CPU work",
+            Cause::Untraced => "nothing traced",
+        }
+    }
+}
+
+/// One device gap.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Gap {
+    /// Start, ns.
+    pub start: Ns,
+    /// End, ns.
+    pub end: Ns,
+    /// Largest share of the split.
+    pub cause: Cause,
+    /// ns per cause ([`Cause`] as index); sums to the gap length.
+    pub split: [Ns; N_CAUSES],
+    /// Index of the step it starts in.
+    pub step: Option<usize>,
+    /// Device activity before it (index in `trace.gpu`, [`NONE`] at the window start).
+    pub prev: u32,
+    /// Device activity after it ([`NONE`] at the window end).
+    pub next: u32,
+    /// Launching thread (index in `trace.threads`, [`NONE`] if unknown).
+    pub thread: u32,
+    /// The sync call that drained the queue (index in `trace.cpu`, [`NONE`] if none).
+    pub sync: u32,
+}
+
+impl Gap {
+    /// Length, ns.
+    pub fn len(&self) -> Ns {
+        self.end - self.start
+    }
+    /// True when empty.
+    pub fn is_empty(&self) -> bool {
+        self.end <= self.start
+    }
+    /// Band.
+    pub fn band(&self) -> Band {
+        Band::of(self.len())
+    }
+}
+
+/// Count and total of gaps in a band.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct BandStat {
+    /// Gaps.
+    pub count: u64,
+    /// Their total length, ns.
+    pub total: Ns,
+}
+
+/// Per-stream gap bands (detail only).
+#[derive(Clone, Debug, PartialEq)]
+pub struct StreamGaps {
+    /// Stream id.
+    pub stream: i64,
+    /// Activities of the stream in the window.
+    pub activities: u64,
+    /// Bands, [`BANDS`] order.
+    pub bands: [BandStat; 5],
+}
+
+/// One device's gaps.
+#[derive(Clone, Debug, PartialEq)]
+pub struct DeviceGaps {
+    /// Device id.
+    pub device: i64,
+    /// Busy time in the window (union of activities), ns.
+    pub busy: Ns,
+    /// Idle time in the window, ns (= sum of gap lengths).
+    pub idle: Ns,
+    /// Gaps in time order.
+    pub gaps: Vec<Gap>,
+    /// Bands, [`BANDS`] order.
+    pub bands: [BandStat; 5],
+    /// Idle per cause, ns.
+    pub by_cause: [Ns; N_CAUSES],
+    /// Idle per band and cause, ns.
+    pub by_band_cause: [[Ns; N_CAUSES]; 5],
+    /// Per-stream detail.
+    pub streams: Vec<StreamGaps>,
+}
+
+/// Host wait per step.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct StepWait {
+    /// Time the host waited for the device, ns.
+    pub wait: Ns,
+}
+
+/// Gaps of every device plus the host wait.
+#[derive(Clone, Debug, Default)]
+pub struct GapAnalysis {
+    /// Hull of the window's counted time.
+    pub window: Interval,
+    /// Devices with activity in the window, by id.
+    pub devices: Vec<DeviceGaps>,
+    /// Host wait per analyzed step.
+    pub step_wait: Vec<StepWait>,
+    /// Host compile/autotune/capture time in the window (union, all threads), ns.
+    pub compile_time: Ns,
+}
+
+impl GapAnalysis {
+    /// The device with the most busy time.
+    pub fn primary(&self) -> Option<&DeviceGaps> {
+        self.devices.iter().max_by_key(|d| (d.busy, -d.device))
+    }
+    /// Largest idle attributed to `cause` on any device, ns.
+    pub fn max_cause(&self, cause: Cause) -> Ns {
+        self.devices
+            .iter()
+            .map(|d| d.by_cause[cause as usize])
+            .max()
+            .unwrap_or(0)
+    }
+}
+
+/// How long after its launch call returns a kernel may take to start on an idle device and
+/// still count as launch latency (ns); a later start means the device was waiting for
+/// something else (an event, another stream or device) and counts as `queued`.
+pub const LAUNCH_LATENCY: Ns = 20_000;
+
+/// True for runtime calls that manage resources rather than issue work (allocation, context
+/// and stream creation, module loading, device queries): host work of their own, not launch
+/// overhead.
+pub fn is_runtime_management(name: &str) -> bool {
+    const PARTS: &[&str] = &[
+        "Malloc",
+        "Free",
+        "HostAlloc",
+        "HostRegister",
+        "HostUnregister",
+        "Create",
+        "Destroy",
+        "ModuleLoad",
+        "ModuleUnload",
+        "Init",
+        "StreamPriorityRange",
+        "GetDeviceProperties",
+        "DeviceReset",
+        "SetDevice",
+        "MemGetInfo",
+        "GraphInstantiate",
+        "GraphUpload",
+        "GetDeviceCount",
+        "DeviceEnablePeerAccess",
+        "IpcOpenMemHandle",
+        "IpcGetMemHandle",
+    ];
+    PARTS.iter().any(|p| name.contains(p))
+}
+
+fn is_capture_begin(name: &str) -> bool {
+    name.contains("StreamBeginCapture")
+}
+
+fn is_capture_end(name: &str) -> bool {
+    name.contains("StreamEndCapture")
+}
+
+/// Host activity of one thread, by class.
+#[derive(Default)]
+struct ThreadSets {
+    sync: IntervalSet,
+    dataloader: IntervalSet,
+    runtime: IntervalSet,
+    cpu: IntervalSet,
+}
+
+fn steps_index(steps: &[Step], t: Ns) -> Option<usize> {
+    let i = steps.partition_point(|s| s.span.end <= t);
+    (i < steps.len() && steps[i].span.start <= t).then_some(i)
+}
+
+/// Gaps of every device in the window's counted time `mask`, attributed; host wait per step.
+/// `compile` is the host compile / autotune work ([`crate::window::CompileWork::spans`]);
+/// graph capture (`cudaStreamBeginCapture` … `cudaStreamEndCapture` on one thread) and graph
+/// instantiation are added to it here.
+pub fn analyze_gaps(
+    trace: &Trace,
+    mask: &IntervalSet,
+    steps: &[Step],
+    launch: &LaunchAnalysis,
+    compile: &IntervalSet,
+) -> GapAnalysis {
+    let window = mask.hull().unwrap_or_default();
+    let syncs = super::syncs::sync_calls(trace);
+    let sync_set: std::collections::HashSet<u32> = syncs.iter().map(|s| s.0).collect();
+
+    // Host classes per thread.
+    let mut per_thread: HashMap<u32, [Vec<Interval>; 5]> = HashMap::new();
+    let mut capture: Vec<Interval> = Vec::new();
+    let mut open_capture: HashMap<u32, Ns> = HashMap::new();
+    let mut launch_count: HashMap<u32, u64> = HashMap::new();
+    let mut name_class: HashMap<crate::model::NameId, (bool, bool, bool, bool, bool, bool)> =
+        HashMap::new();
+    for (i, e) in trace.cpu.iter().enumerate() {
+        let (instantiate, dataloader, step, cap_begin, cap_end, management) =
+            *name_class.entry(e.name).or_insert_with(|| {
+                let n = trace.name(e.name);
+                (
+                    n.contains("GraphInstantiate"),
+                    is_dataloader(n),
+                    n.starts_with("ProfilerStep#"),
+                    is_capture_begin(n),
+                    is_capture_end(n),
+                    is_runtime_management(n),
+                )
+            });
+        let sets = per_thread.entry(e.thread).or_default();
+        let iv = e.interval();
+        let mut compile_iv = None;
+        match e.kind {
+            CpuKind::Runtime | CpuKind::Driver | CpuKind::OtherRuntime => {
+                *launch_count.entry(e.thread).or_default() += (e.correlation != 0) as u64;
+                if sync_set.contains(&(i as u32)) {
+                    sets[0].push(iv);
+                } else if instantiate {
+                    compile_iv = Some(iv);
+                } else if management {
+                    sets[4].push(iv);
+                } else {
+                    sets[3].push(iv);
+                }
+                if cap_begin {
+                    open_capture.insert(e.thread, e.start);
+                } else if cap_end {
+                    if let Some(s) = open_capture.remove(&e.thread) {
+                        compile_iv = Some(Interval::new(s, e.end()));
+                    }
+                }
+            }
+            CpuKind::Op | CpuKind::UserAnnotation | CpuKind::Python | CpuKind::PythonFunction => {
+                if dataloader && e.kind != CpuKind::Python {
+                    sets[2].push(iv);
+                } else if e.kind != CpuKind::UserAnnotation && !step {
+                    // annotations only label time; operators and Python frames are work
+                    sets[4].push(iv);
+                }
+            }
+            CpuKind::Other => {
+                if trace.name(e.name) != super::launch::COMMAND_BUFFER_FULL {
+                    sets[4].push(iv);
+                }
+            }
+        }
+        if let Some(c) = compile_iv {
+            capture.push(c);
+        }
+    }
+    // compile work counts on every thread: it holds the process (GIL, compile workers)
+    let compile_set = compile.union(&IntervalSet::from_intervals(capture));
+    let thread_sets: HashMap<u32, ThreadSets> = per_thread
+        .into_iter()
+        .map(|(t, v)| {
+            let [a, _, c, d, e] = v.map(IntervalSet::from_intervals);
+            (
+                t,
+                ThreadSets {
+                    sync: a,
+                    dataloader: c,
+                    runtime: d,
+                    cpu: e,
+                },
+            )
+        })
+        .collect();
+    let main_thread = launch_count
+        .iter()
+        .max_by_key(|(t, c)| (**c, std::cmp::Reverse(**t)))
+        .map(|(t, _)| *t)
+        .unwrap_or(NONE);
+
+    // Sync calls sorted by start with a running max of ends (for "in progress at t").
+    let sync_iv: Vec<(Ns, Ns, u32)> = syncs
+        .iter()
+        .map(|&(i, _)| {
+            let e = &trace.cpu[i as usize];
+            (e.start, e.end(), i)
+        })
+        .collect();
+    let mut prefix_max_end: Vec<Ns> = Vec::with_capacity(sync_iv.len());
+    for (k, s) in sync_iv.iter().enumerate() {
+        let prev = if k > 0 {
+            prefix_max_end[k - 1]
+        } else {
+            Ns::MIN
+        };
+        prefix_max_end.push(prev.max(s.1));
+    }
+    let sync_in_progress = |t: Ns| -> u32 {
+        let mut j = sync_iv.partition_point(|s| s.0 <= t);
+        while j > 0 {
+            j -= 1;
+            if prefix_max_end[j] <= t {
+                break;
+            }
+            if sync_iv[j].1 > t {
+                return sync_iv[j].2;
+            }
+        }
+        NONE
+    };
+
+    // Activities per device overlapping the mask (a zero-length one counts inside it).
+    let in_mask = |t: Ns| {
+        let sp = mask.spans();
+        let i = sp.partition_point(|m| m.start <= t);
+        i > 0 && t < sp[i - 1].end
+    };
+    let mut by_device: HashMap<i64, Vec<u32>> = HashMap::new();
+    for (i, g) in trace.gpu.iter().enumerate() {
+        if !g.is_activity() {
+            continue;
+        }
+        let inside = if g.dur > 0 {
+            mask.covered_within(g.interval()) > 0
+        } else {
+            in_mask(g.start)
+        };
+        if inside {
+            by_device.entry(g.device as i64).or_default().push(i as u32);
+        }
+    }
+    let mut device_ids: Vec<i64> = by_device.keys().copied().collect();
+    device_ids.sort_unstable();
+
+    let empty = ThreadSets::default();
+    let mut devices = Vec::new();
+    for dev in device_ids {
+        let acts = &by_device[&dev];
+        let max_dur = acts
+            .iter()
+            .map(|&i| trace.gpu[i as usize].dur)
+            .max()
+            .unwrap_or(0);
+        let mut busy: Ns = 0;
+        let mut raw: Vec<(Ns, Ns, u32, u32)> = Vec::new(); // gap start, end, prev, next
+        for w in mask.spans() {
+            // activities overlapping this span (sorted by start)
+            let lo = acts.partition_point(|&i| trace.gpu[i as usize].start < w.start - max_dur);
+            let hi = acts.partition_point(|&i| trace.gpu[i as usize].start < w.end);
+            // busy spans with the activity that starts each span and the one that ends it
+            let mut spans: Vec<(Ns, Ns, u32, u32)> = Vec::new();
+            for &i in &acts[lo..hi] {
+                let g = &trace.gpu[i as usize];
+                if g.end() <= w.start && !(g.dur == 0 && g.start >= w.start) {
+                    continue;
+                }
+                let s = g.start.max(w.start);
+                let e = g.end().min(w.end);
+                match spans.last_mut() {
+                    Some(last) if s <= last.1 => {
+                        if e > last.1 {
+                            last.1 = e;
+                            last.3 = i;
+                        }
+                    }
+                    _ => spans.push((s, e, i, i)),
+                }
+            }
+            busy += spans.iter().map(|s| s.1 - s.0).sum::<Ns>();
+            let mut cur = w.start;
+            let mut prev = NONE;
+            for &(s, e, first, last) in &spans {
+                if s > cur {
+                    // a gap opened by the window start has no activity before it
+                    let next = if trace.gpu[first as usize].start == s {
+                        first
+                    } else {
+                        NONE
+                    };
+                    raw.push((cur, s, prev, next));
+                }
+                cur = cur.max(e);
+                prev = last;
+            }
+            if w.end > cur {
+                raw.push((cur, w.end, prev, NONE));
+            }
+        }
+
+        let mut out = DeviceGaps {
+            device: dev,
+            busy,
+            idle: 0,
+            gaps: Vec::with_capacity(raw.len()),
+            bands: [BandStat::default(); 5],
+            by_cause: [0; N_CAUSES],
+            by_band_cause: [[0; N_CAUSES]; 5],
+            streams: Vec::new(),
+        };
+        for (a, b, prev, next) in raw {
+            let launch_of = |gi: u32| -> Option<&crate::model::CpuEvent> {
+                if gi == NONE {
+                    return None;
+                }
+                let g = &trace.gpu[gi as usize];
+                (g.launch != NONE).then(|| &trace.cpu[g.launch as usize])
+            };
+            let next_launch = launch_of(next);
+            let thread = next_launch
+                .or_else(|| launch_of(prev))
+                .map(|l| l.thread)
+                .unwrap_or(main_thread);
+            let sets = thread_sets.get(&thread).unwrap_or(&empty);
+            let mut split = [0 as Ns; N_CAUSES];
+            let mut sync = NONE;
+            let gap = Interval::new(a, b);
+            match next_launch {
+                Some(l) if l.start <= a => split[Cause::Queued as usize] = b - a,
+                _ => {
+                    let l_start = next_launch.map(|l| l.start.clamp(a, b)).unwrap_or(b);
+                    // launch latency ends LAUNCH_LATENCY after the call returned; a later
+                    // start is a device-side wait
+                    let l_latency_end = next_launch
+                        .map(|l| (l.end() + LAUNCH_LATENCY).clamp(l_start, b))
+                        .unwrap_or(b);
+                    split[Cause::Queued as usize] += b - l_latency_end;
+                    let host_part = Interval::new(a, l_start);
+                    let mut free = IntervalSet::from_intervals([host_part]);
+                    let mut take = |set: &IntervalSet, cause: Cause, free: &mut IntervalSet| {
+                        if free.is_empty() {
+                            return;
+                        }
+                        let got = set.clip(host_part).intersect(free);
+                        let n = got.total();
+                        if n > 0 {
+                            split[cause as usize] += n;
+                            *free = free.subtract(&got);
+                        }
+                    };
+                    let s = sync_in_progress(a);
+                    if s != NONE {
+                        sync = s;
+                        take(&compile_set, Cause::Compile, &mut free);
+                        take(&sets.dataloader, Cause::Dataloader, &mut free);
+                        split[Cause::Sync as usize] += free.total() + (l_latency_end - l_start);
+                    } else {
+                        take(&sets.sync, Cause::Sync, &mut free);
+                        take(&compile_set, Cause::Compile, &mut free);
+                        take(&sets.dataloader, Cause::Dataloader, &mut free);
+                        take(&sets.runtime, Cause::Launch, &mut free);
+                        take(&sets.cpu, Cause::Cpu, &mut free);
+                        split[Cause::Untraced as usize] += free.total();
+                        split[Cause::Launch as usize] += l_latency_end - l_start;
+                    }
+                }
+            }
+            debug_assert_eq!(split.iter().sum::<Ns>(), gap.len());
+            let cause = CAUSES
+                .iter()
+                .copied()
+                .max_by_key(|c| (split[*c as usize], std::cmp::Reverse(*c as usize)))
+                .unwrap_or(Cause::Untraced);
+            let band = Band::of(gap.len());
+            let bs = &mut out.bands[band as usize];
+            bs.count += 1;
+            bs.total += gap.len();
+            for (k, v) in split.iter().enumerate() {
+                out.by_cause[k] += v;
+                out.by_band_cause[band as usize][k] += v;
+            }
+            out.idle += gap.len();
+            out.gaps.push(Gap {
+                start: a,
+                end: b,
+                cause,
+                split,
+                step: steps_index(steps, a),
+                prev,
+                next,
+                thread,
+                sync,
+            });
+        }
+
+        // per-stream detail
+        let mut by_stream: HashMap<i64, Vec<Interval>> = HashMap::new();
+        for &i in acts {
+            let g = &trace.gpu[i as usize];
+            by_stream.entry(g.stream).or_default().push(g.interval());
+        }
+        let mut streams: Vec<StreamGaps> = by_stream
+            .into_iter()
+            .map(|(stream, ivs)| {
+                let n = ivs.len() as u64;
+                let set = IntervalSet::from_intervals(ivs).intersect(mask);
+                let mut bands = [BandStat::default(); 5];
+                for g in set.gaps() {
+                    let b = &mut bands[Band::of(g.len()) as usize];
+                    b.count += 1;
+                    b.total += g.len();
+                }
+                StreamGaps {
+                    stream,
+                    activities: n,
+                    bands,
+                }
+            })
+            .collect();
+        streams.sort_by_key(|s| s.stream);
+        out.streams = streams;
+        devices.push(out);
+    }
+
+    // Host wait per step.
+    let mut waits: Vec<Interval> = sync_iv.iter().map(|s| Interval::new(s.0, s.1)).collect();
+    waits.extend(launch.blocked.spans().iter().copied());
+    let waits = IntervalSet::from_intervals(waits);
+    // device tails not covered by the host work of a later step (pipelined work is not a wait)
+    let host_steps = IntervalSet::from_intervals(steps.iter().map(|s| s.host_span));
+    let tails = IntervalSet::from_intervals(
+        steps
+            .iter()
+            .map(|s| Interval::new(s.host_span.end.max(s.span.start), s.span.end)),
+    )
+    .subtract(&host_steps);
+    let all_waits = waits.union(&tails);
+    let step_wait = steps
+        .iter()
+        .map(|s| StepWait {
+            wait: all_waits.covered_within(s.span),
+        })
+        .collect();
+
+    let compile_time = compile_set.intersect(mask).total();
+    GapAnalysis {
+        window,
+        devices,
+        step_wait,
+        compile_time,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::build::TraceBuilder;
+    use crate::model::GpuKind;
+
+    fn run(t: &Trace, window: Interval) -> GapAnalysis {
+        let mask = IntervalSet::from_intervals([window]);
+        let l = super::super::launch::analyze_launches(t, &mask);
+        let steps = super::super::steps::analyze_steps(t);
+        let compile = crate::window::compile_work(t, &steps.steps).spans;
+        analyze_gaps(t, &mask, &[], &l, &compile)
+    }
+
+    fn us(v: i64) -> Ns {
+        v * 1000
+    }
+
+    #[test]
+    fn bands() {
+        assert_eq!(Band::of(9_999), Band::Under10us);
+        assert_eq!(Band::of(10_000), Band::From10To20us);
+        assert_eq!(Band::of(49_999), Band::From20To50us);
+        assert_eq!(Band::of(50_000), Band::From50usTo1ms);
+        assert_eq!(Band::of(1_000_000), Band::Over1ms);
+    }
+
+    #[test]
+    fn union_over_streams_and_edges() {
+        let mut b = TraceBuilder::new();
+        // two streams overlapping: busy [10,30) and [50,60); window [0,100)
+        let c = b.runtime("cudaLaunchKernel", 0, 1.0, 1.0);
+        b.gpu(GpuKind::Kernel, "a", 0, 7, 10.0, 15.0, c);
+        let c = b.runtime("cudaLaunchKernel", 0, 2.0, 1.0);
+        b.gpu(GpuKind::Kernel, "b", 0, 13, 20.0, 10.0, c);
+        let c = b.runtime("cudaLaunchKernel", 0, 3.0, 1.0);
+        b.gpu(GpuKind::Kernel, "c", 0, 7, 50.0, 10.0, c);
+        let t = b.build();
+        let g = run(&t, Interval::new(0, us(100)));
+        let d = &g.devices[0];
+        assert_eq!(d.busy, us(30));
+        assert_eq!(d.idle, us(70));
+        let lens: Vec<Ns> = d.gaps.iter().map(|g| g.len()).collect();
+        assert_eq!(lens, vec![us(10), us(20), us(40)]);
+        // the middle gap: next kernel launched at 3 µs, long before → queued
+        assert_eq!(d.gaps[1].cause, Cause::Queued);
+        assert_eq!(d.bands[Band::From20To50us as usize].count, 2);
+        assert_eq!(d.by_cause.iter().sum::<Ns>(), d.idle);
+        // per stream: stream 7 has a gap [25,50) of 25 µs
+        let s7 = d.streams.iter().find(|s| s.stream == 7).unwrap();
+        assert_eq!(s7.bands[Band::From20To50us as usize].total, us(25));
+    }
+
+    #[test]
+    fn host_late_gap_is_split_by_what_the_thread_did() {
+        let mut b = TraceBuilder::new();
+        // kernel 1 [0,10); host op [12, 40) containing launch [30,35); kernel 2 starts 38
+        let c = b.runtime("cudaLaunchKernel", 0, 0.0, 1.0);
+        b.gpu(GpuKind::Kernel, "k1", 0, 7, 0.0, 10.0, c);
+        let ext = b.op("aten::add", 12.0, 28.0);
+        let c = b.runtime("cudaLaunchKernel", ext, 30.0, 5.0);
+        b.gpu(GpuKind::Kernel, "k2", 0, 7, 38.0, 2.0, c);
+        let t = b.build();
+        let g = run(&t, Interval::new(0, us(40)));
+        let gap = &g.devices[0].gaps[0];
+        assert_eq!((gap.start, gap.end), (us(10), us(38)));
+        // [10,12) nothing, [12,30) cpu, [30,38) launch
+        assert_eq!(gap.split[Cause::Untraced as usize], us(2));
+        assert_eq!(gap.split[Cause::Cpu as usize], us(18));
+        assert_eq!(gap.split[Cause::Launch as usize], us(8));
+        assert_eq!(gap.cause, Cause::Cpu);
+        assert_eq!(gap.sync, NONE);
+    }
+
+    #[test]
+    fn gap_opened_during_a_sync_belongs_to_the_sync() {
+        let mut b = TraceBuilder::new();
+        let c = b.runtime("cudaLaunchKernel", 0, 0.0, 1.0);
+        b.gpu(GpuKind::Kernel, "k1", 0, 7, 5.0, 100.0, c); // [5, 105)
+        b.runtime("cudaStreamSynchronize", 0, 10.0, 96.0); // [10, 106)
+        b.op("aten::add", 110.0, 500.0); // python work after the sync
+        b.annotation(
+            "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__",
+            200.0,
+            100.0,
+        );
+        let c = b.runtime("cudaLaunchKernel", 0, 620.0, 5.0);
+        b.gpu(GpuKind::Kernel, "k2", 0, 7, 630.0, 10.0, c);
+        let t = b.build();
+        let g = run(&t, Interval::new(us(5), us(640)));
+        let d = &g.devices[0];
+        assert_eq!(d.gaps.len(), 1);
+        let gap = &d.gaps[0];
+        assert_eq!((gap.start, gap.end), (us(105), us(630)));
+        assert_ne!(gap.sync, NONE);
+        assert_eq!(gap.split[Cause::Dataloader as usize], us(100));
+        assert_eq!(gap.split[Cause::Sync as usize], us(425));
+        assert_eq!(gap.cause, Cause::Sync);
+    }
+
+    #[test]
+    fn compile_and_dataloader_and_untraced() {
+        let mut b = TraceBuilder::new();
+        let c = b.runtime("cudaLaunchKernel", 0, 0.0, 1.0);
+        b.gpu(GpuKind::Kernel, "k1", 0, 7, 1.0, 9.0, c); // [1, 10)
+        b.cpu(
+            CpuKind::PythonFunction,
+            "torch/_dynamo/convert_frame.py(700): _compile",
+            1,
+            20.0,
+            1000.0,
+        );
+        b.annotation(
+            "enumerate(DataLoader)#_MultiProcessingDataLoaderIter.__next__",
+            1100.0,
+            400.0,
+        );
+        let c = b.runtime("cudaLaunchKernel", 0, 2000.0, 5.0);
+        b.gpu(GpuKind::Kernel, "k2", 0, 7, 2010.0, 10.0, c);
+        let t = b.build();
+        let g = run(&t, Interval::new(0, us(2020)));
+        let d = &g.devices[0];
+        let gap = d.gaps.iter().find(|g| g.start == us(10)).unwrap();
+        assert_eq!(gap.split[Cause::Compile as usize], us(1000));
+        assert_eq!(gap.split[Cause::Dataloader as usize], us(400));
+        assert_eq!(gap.split[Cause::Launch as usize], us(10));
+        assert_eq!(gap.split[Cause::Untraced as usize], us(2000 - 10 - 1400));
+        assert_eq!(gap.band(), Band::Over1ms);
+        assert_eq!(g.compile_time, us(1000));
+    }
+
+    #[test]
+    fn late_start_after_launch_is_device_side() {
+        let mut b = TraceBuilder::new();
+        let c = b.runtime("cudaLaunchKernel", 0, 0.0, 1.0);
+        b.gpu(GpuKind::Kernel, "k1", 0, 7, 1.0, 9.0, c); // [1, 10)
+        b.runtime("cudaStreamWaitEvent", 0, 12.0, 2.0);
+        let c = b.runtime("cudaLaunchKernel", 0, 20.0, 5.0); // returns at 25
+        b.gpu(GpuKind::Kernel, "k2", 0, 7, 500.0, 10.0, c); // starts 475 µs later
+        let t = b.build();
+        let g = run(&t, Interval::new(0, us(510)));
+        let gap = g.devices[0]
+            .gaps
+            .iter()
+            .find(|g| g.start == us(10))
+            .unwrap();
+        assert_eq!((gap.start, gap.end), (us(10), us(500)));
+        // [10,12) untraced, [12,14) launch (stream wait), [14,20) untraced,
+        // [20,45) launch (call + 20 µs latency), [45,500) queued
+        assert_eq!(gap.split[Cause::Untraced as usize], us(8));
+        assert_eq!(gap.split[Cause::Launch as usize], us(2 + 25));
+        assert_eq!(gap.split[Cause::Queued as usize], us(455));
+        assert_eq!(gap.cause, Cause::Queued);
+    }
+
+    #[test]
+    fn annotations_label_time_and_allocations_are_host_work() {
+        let mut b = TraceBuilder::new();
+        let c = b.runtime("cudaLaunchKernel", 0, 0.0, 1.0);
+        b.gpu(GpuKind::Kernel, "k1", 0, 7, 1.0, 9.0, c); // [1, 10)
+        b.annotation("my_region", 0.0, 1000.0);
+        b.runtime("cudaMalloc", 0, 100.0, 300.0);
+        let c = b.runtime("cudaLaunchKernel", 0, 900.0, 5.0);
+        b.gpu(GpuKind::Kernel, "k2", 0, 7, 910.0, 10.0, c);
+        let t = b.build();
+        let g = run(&t, Interval::new(0, us(920)));
+        let gap = g.devices[0]
+            .gaps
+            .iter()
+            .find(|g| g.start == us(10))
+            .unwrap();
+        assert_eq!(gap.split[Cause::Cpu as usize], us(300));
+        assert_eq!(gap.split[Cause::Launch as usize], us(10));
+        assert_eq!(gap.split[Cause::Untraced as usize], us(900 - 10 - 300));
+        assert!(is_runtime_management("cudaFree"));
+        assert!(is_runtime_management("cudaDeviceGetStreamPriorityRange"));
+        assert!(!is_runtime_management("cudaLaunchKernel"));
+        assert!(!is_runtime_management("cudaMemcpyAsync"));
+    }
+
+    #[test]
+    fn host_wait_per_step() {
+        let mut b = TraceBuilder::new();
+        b.annotation("ProfilerStep#1", 0.0, 100.0);
+        b.runtime("cudaDeviceSynchronize", 0, 50.0, 40.0);
+        let c = b.runtime("cudaLaunchKernel", 0, 10.0, 1.0);
+        b.gpu(GpuKind::Kernel, "k", 0, 7, 20.0, 130.0, c); // runs to 150: step extends
+        let t = b.build();
+        let steps = super::super::steps::analyze_steps(&t);
+        let s = &steps.steps;
+        assert_eq!(s[0].span, Interval::new(0, us(150)));
+        let mask = IntervalSet::from_intervals([steps.span]);
+        let l = super::super::launch::analyze_launches(&t, &mask);
+        let g = analyze_gaps(&t, &mask, s, &l, &IntervalSet::new());
+        // sync [50,90) + device tail [100,150)
+        assert_eq!(g.step_wait[0].wait, us(90));
+        assert_eq!(g.devices[0].gaps[0].step, Some(0));
+    }
+}

@@ -1,0 +1,453 @@
+//! Host synchronizations: calls where the host waits for the device, where they are, how long
+//! the host waited, and how much device idle time followed.
+//!
+//! # Definitions
+//!
+//! A **sync call** is a host runtime/driver call ([`CpuKind::Runtime`], [`CpuKind::Driver`],
+//! [`CpuKind::OtherRuntime`]) that blocks until device work finishes ([`sync_kind`]):
+//!
+//! | kind | calls |
+//! |---|---|
+//! | stream | `cudaStreamSynchronize`, `hipStreamSynchronize`, `cuStreamSynchronize` |
+//! | device | `cudaDeviceSynchronize`, `hipDeviceSynchronize`, `cuCtxSynchronize`, `cudaThreadSynchronize` |
+//! | event | `cudaEventSynchronize`, `hipEventSynchronize`, `cuEventSynchronize` |
+//! | blocking copy | synchronous copies (`cudaMemcpy`, `cudaMemcpy2D/3D`, `hipMemcpy`, `hipMemcpyWithStream`, `cuMemcpyDtoH`, …) and asynchronous copies whose device copy goes to pageable host memory (`Memcpy DtoH (Device -> Pageable)`: CUDA returns only when it is done) |
+//!
+//! For each sync call inside the window: the host wait is its duration; *where* is read from
+//! the spans enclosing it on its thread — the outermost and innermost operator
+//! ([`CpuKind::Op`]: `aten::item` → `aten::_local_scalar_dense`) and the innermost user
+//! annotation that is not a `ProfilerStep#`; the **idle after** is the device idle time that
+//! [`super::gaps`] attributes to this call (the gap that opened while the host was blocked in
+//! it, until the next device work started, minus DataLoader and compile time inside that gap).
+//! Calls are grouped into **sites** by (outer op, inner op, annotation, call name).
+
+use std::collections::HashMap;
+
+use super::gaps::GapAnalysis;
+use super::steps::Step;
+use crate::model::{CpuKind, GpuKind, IntervalSet, Ns, Trace, NONE};
+
+/// What a sync call waits for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SyncKind {
+    /// One stream.
+    Stream,
+    /// The whole device.
+    Device,
+    /// One event.
+    Event,
+    /// A copy that returns only when the device has finished it.
+    BlockingCopy,
+}
+
+impl SyncKind {
+    /// Short label.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            SyncKind::Stream => "stream sync",
+            SyncKind::Device => "device sync",
+            SyncKind::Event => "event sync",
+            SyncKind::BlockingCopy => "blocking copy",
+        }
+    }
+}
+
+/// Kind of a sync call from its name alone (`None` for other calls). Asynchronous copies to
+/// pageable memory are recognised by [`sync_calls`], which sees their device copy.
+pub fn sync_kind(name: &str) -> Option<SyncKind> {
+    // strip an nsys-style version suffix (`_v3020`)
+    let base = match name.rfind("_v") {
+        Some(i) if name[i + 2..].chars().all(|c| c.is_ascii_digit()) && i + 2 < name.len() => {
+            &name[..i]
+        }
+        _ => name,
+    };
+    match base {
+        "cudaStreamSynchronize" | "hipStreamSynchronize" | "cuStreamSynchronize" => {
+            Some(SyncKind::Stream)
+        }
+        "cudaDeviceSynchronize"
+        | "hipDeviceSynchronize"
+        | "cuCtxSynchronize"
+        | "cudaThreadSynchronize" => Some(SyncKind::Device),
+        "cudaEventSynchronize" | "hipEventSynchronize" | "cuEventSynchronize" => {
+            Some(SyncKind::Event)
+        }
+        "cudaMemcpy"
+        | "cudaMemcpy2D"
+        | "cudaMemcpy3D"
+        | "cudaMemcpyFromSymbol"
+        | "cudaMemcpyToSymbol"
+        | "cudaMemcpyPeer"
+        | "hipMemcpy"
+        | "hipMemcpyWithStream"
+        | "hipMemcpy2D"
+        | "hipMemcpyDtoH"
+        | "hipMemcpyHtoD"
+        | "hipMemcpyDtoD"
+        | "cuMemcpyDtoH"
+        | "cuMemcpyHtoD"
+        | "cuMemcpy"
+        | "cuMemcpyDtoH_v2"
+        | "cuMemcpyHtoD_v2" => Some(SyncKind::BlockingCopy),
+        _ => None,
+    }
+}
+
+/// True for a device copy into pageable host memory.
+pub fn is_pageable_dtoh(name: &str) -> bool {
+    name.contains("DtoH") && name.contains("Pageable")
+}
+
+fn is_host_call(kind: CpuKind) -> bool {
+    matches!(
+        kind,
+        CpuKind::Runtime | CpuKind::Driver | CpuKind::OtherRuntime
+    )
+}
+
+/// Every sync call of the trace: (index in `trace.cpu`, kind), in start order.
+pub fn sync_calls(trace: &Trace) -> Vec<(u32, SyncKind)> {
+    let mut pageable: Vec<u32> = trace
+        .gpu
+        .iter()
+        .filter(|g| {
+            g.kind == GpuKind::Memcpy && g.launch != NONE && is_pageable_dtoh(trace.name(g.name))
+        })
+        .map(|g| g.launch)
+        .collect();
+    pageable.sort_unstable();
+    pageable.dedup();
+    let mut kind_by_name: HashMap<crate::model::NameId, Option<SyncKind>> = HashMap::new();
+    let mut out = Vec::new();
+    for (i, e) in trace.cpu.iter().enumerate() {
+        if !is_host_call(e.kind) {
+            continue;
+        }
+        let k = *kind_by_name
+            .entry(e.name)
+            .or_insert_with(|| sync_kind(trace.name(e.name)));
+        let k = k.or_else(|| {
+            pageable
+                .binary_search(&(i as u32))
+                .is_ok()
+                .then_some(SyncKind::BlockingCopy)
+        });
+        if let Some(k) = k {
+            out.push((i as u32, k));
+        }
+    }
+    out
+}
+
+/// Where a host call sits: enclosing spans on its thread.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Site {
+    /// Outermost enclosing operator (index in `trace.cpu`, [`NONE`] if none).
+    pub outer_op: u32,
+    /// Innermost enclosing operator.
+    pub inner_op: u32,
+    /// Innermost enclosing user annotation that is not a `ProfilerStep#`.
+    pub annotation: u32,
+}
+
+/// Enclosing operators and annotations of each queried host event (indices in `trace.cpu`),
+/// by time containment on the same thread. Returns one [`Site`] per query, in query order.
+pub fn sites_of(trace: &Trace, queries: &[u32]) -> Vec<Site> {
+    let mut out = vec![
+        Site {
+            outer_op: NONE,
+            inner_op: NONE,
+            annotation: NONE,
+        };
+        queries.len()
+    ];
+    if queries.is_empty() {
+        return out;
+    }
+    let mut by_index: HashMap<u32, Vec<usize>> = HashMap::new();
+    for (qi, &ci) in queries.iter().enumerate() {
+        by_index.entry(ci).or_default().push(qi);
+    }
+    let threads: std::collections::HashSet<u32> = queries
+        .iter()
+        .map(|&q| trace.cpu[q as usize].thread)
+        .collect();
+    let mut stacks: HashMap<u32, Vec<u32>> = HashMap::new();
+    for (i, e) in trace.cpu.iter().enumerate() {
+        if !threads.contains(&e.thread) {
+            continue;
+        }
+        let stack = stacks.entry(e.thread).or_default();
+        while let Some(&top) = stack.last() {
+            if trace.cpu[top as usize].end() <= e.start {
+                stack.pop();
+            } else {
+                break;
+            }
+        }
+        if let Some(qs) = by_index.get(&(i as u32)) {
+            let mut site = Site {
+                outer_op: NONE,
+                inner_op: NONE,
+                annotation: NONE,
+            };
+            for &s in stack.iter() {
+                let p = &trace.cpu[s as usize];
+                if p.end() < e.end() {
+                    continue; // overlaps without containing
+                }
+                let pname = trace.name(p.name);
+                if pname.starts_with("ProfilerStep#") {
+                    continue;
+                }
+                // record_function ranges are written as operators in old traces: an
+                // operator name without `::` is taken as an annotation
+                if p.kind == CpuKind::Op && pname.contains("::") {
+                    if site.outer_op == NONE {
+                        site.outer_op = s;
+                    }
+                    site.inner_op = s;
+                } else {
+                    site.annotation = s;
+                }
+            }
+            for &q in qs {
+                out[q] = site;
+            }
+        }
+        if matches!(e.kind, CpuKind::Op | CpuKind::UserAnnotation) {
+            stack.push(i as u32);
+        }
+    }
+    out
+}
+
+/// One sync call in the window.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SyncCall {
+    /// Index in `trace.cpu`.
+    pub cpu: u32,
+    /// Kind.
+    pub kind: SyncKind,
+    /// Host wait (call duration), ns.
+    pub wait: Ns,
+    /// Step index in the analyzed steps, if inside one.
+    pub step: Option<usize>,
+    /// Where it is.
+    pub site: Site,
+    /// Device idle attributed to it, ns (max over devices).
+    pub idle_after: Ns,
+}
+
+/// Sync calls grouped by place.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SyncSite {
+    /// Outermost operator name (`""` when none).
+    pub outer_op: String,
+    /// Innermost operator name (`""` when none).
+    pub inner_op: String,
+    /// Innermost annotation (`""` when none).
+    pub annotation: String,
+    /// Runtime call name.
+    pub call: String,
+    /// Kind.
+    pub kind: SyncKind,
+    /// Calls.
+    pub count: u64,
+    /// Host wait, ns.
+    pub wait: Ns,
+    /// Device idle that followed, ns.
+    pub idle_after: Ns,
+    /// First occurrence (index in `trace.cpu`).
+    pub first: u32,
+}
+
+/// Sync calls in a window.
+#[derive(Clone, Debug, Default)]
+pub struct SyncAnalysis {
+    /// Calls in start order.
+    pub calls: Vec<SyncCall>,
+    /// Sites by idle after + wait, descending.
+    pub sites: Vec<SyncSite>,
+    /// Calls per analyzed step (same order as the steps).
+    pub per_step: Vec<u64>,
+    /// Total host wait, ns.
+    pub wait: Ns,
+    /// Total device idle attributed to syncs, ns (the per-device maximum; see
+    /// [`super::gaps`]).
+    pub idle_after: Ns,
+}
+
+/// Sync calls starting inside the window's counted time `mask`, located, with the idle that [`super::gaps`] attributed to them.
+pub fn analyze_syncs(
+    trace: &Trace,
+    mask: &IntervalSet,
+    steps: &[Step],
+    gaps: &GapAnalysis,
+) -> SyncAnalysis {
+    let sp = mask.spans();
+    let calls: Vec<(u32, SyncKind)> = sync_calls(trace)
+        .into_iter()
+        .filter(|&(i, _)| {
+            let s = trace.cpu[i as usize].start;
+            let k = sp.partition_point(|m| m.start <= s);
+            k > 0 && s < sp[k - 1].end
+        })
+        .collect();
+    let idx: Vec<u32> = calls.iter().map(|&(i, _)| i).collect();
+    let sites = sites_of(trace, &idx);
+    // idle per sync call: max over devices of the idle each device attributes to it
+    let mut idle: HashMap<u32, Ns> = HashMap::new();
+    for d in &gaps.devices {
+        let mut per: HashMap<u32, Ns> = HashMap::new();
+        for g in &d.gaps {
+            if g.sync != NONE {
+                *per.entry(g.sync).or_default() += g.split[super::gaps::Cause::Sync as usize];
+            }
+        }
+        for (k, v) in per {
+            let e = idle.entry(k).or_default();
+            *e = (*e).max(v);
+        }
+    }
+    let mut out = SyncAnalysis {
+        per_step: vec![0; steps.len()],
+        ..SyncAnalysis::default()
+    };
+    let name = |i: u32| {
+        if i == NONE {
+            String::new()
+        } else {
+            trace.name(trace.cpu[i as usize].name).to_string()
+        }
+    };
+    let mut site_map: HashMap<(String, String, String, String), usize> = HashMap::new();
+    for ((ci, kind), site) in calls.into_iter().zip(sites) {
+        let e = &trace.cpu[ci as usize];
+        let step = steps
+            .partition_point(|s| s.span.end <= e.start)
+            .min(steps.len());
+        let step = (step < steps.len() && steps[step].span.start <= e.start).then_some(step);
+        if let Some(s) = step {
+            out.per_step[s] += 1;
+        }
+        let idle_after = idle.get(&ci).copied().unwrap_or(0);
+        out.wait += e.dur;
+        out.idle_after += idle_after;
+        let key = (
+            name(site.outer_op),
+            name(site.inner_op),
+            name(site.annotation),
+            trace.name(e.name).to_string(),
+        );
+        let n = out.sites.len();
+        let si = *site_map.entry(key.clone()).or_insert(n);
+        if si == n {
+            out.sites.push(SyncSite {
+                outer_op: key.0,
+                inner_op: key.1,
+                annotation: key.2,
+                call: key.3,
+                kind,
+                count: 0,
+                wait: 0,
+                idle_after: 0,
+                first: ci,
+            });
+        }
+        let s = &mut out.sites[si];
+        s.count += 1;
+        s.wait += e.dur;
+        s.idle_after += idle_after;
+        out.calls.push(SyncCall {
+            cpu: ci,
+            kind,
+            wait: e.dur,
+            step,
+            site,
+            idle_after,
+        });
+    }
+    out.sites.sort_by(|a, b| {
+        (b.idle_after + b.wait)
+            .cmp(&(a.idle_after + a.wait))
+            .then(b.count.cmp(&a.count))
+    });
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::build::TraceBuilder;
+
+    #[test]
+    fn kinds_from_names() {
+        assert_eq!(sync_kind("cudaStreamSynchronize"), Some(SyncKind::Stream));
+        assert_eq!(
+            sync_kind("cudaStreamSynchronize_v3020"),
+            Some(SyncKind::Stream)
+        );
+        assert_eq!(sync_kind("hipDeviceSynchronize"), Some(SyncKind::Device));
+        assert_eq!(sync_kind("cudaEventSynchronize"), Some(SyncKind::Event));
+        assert_eq!(
+            sync_kind("hipMemcpyWithStream"),
+            Some(SyncKind::BlockingCopy)
+        );
+        assert_eq!(sync_kind("cudaMemcpy"), Some(SyncKind::BlockingCopy));
+        assert_eq!(sync_kind("cudaMemcpyAsync"), None);
+        assert_eq!(sync_kind("cudaStreamWaitEvent"), None);
+        assert_eq!(sync_kind("cudaEventQuery"), None);
+    }
+
+    #[test]
+    fn pageable_async_copy_is_a_sync_and_sites_are_found() {
+        let mut b = TraceBuilder::new();
+        let step = b.annotation("ProfilerStep#3", 0.0, 500.0);
+        let _ = step;
+        b.annotation("loss_logging", 100.0, 100.0);
+        let item = b.op("aten::item", 110.0, 80.0);
+        let lsd = b.op("aten::_local_scalar_dense", 112.0, 75.0);
+        let _ = item;
+        let c = b.runtime("cudaMemcpyAsync", lsd, 115.0, 60.0);
+        b.gpu(
+            GpuKind::Memcpy,
+            "Memcpy DtoH (Device -> Pageable)",
+            0,
+            7,
+            170.0,
+            2.0,
+            c,
+        );
+        b.runtime("cudaStreamSynchronize", lsd, 176.0, 5.0);
+        b.runtime("cudaLaunchKernel", 0, 300.0, 5.0);
+        let t = b.build();
+        let calls = sync_calls(&t);
+        assert_eq!(calls.len(), 2);
+        assert_eq!(calls[0].1, SyncKind::BlockingCopy);
+        assert_eq!(calls[1].1, SyncKind::Stream);
+        let sites = sites_of(&t, &calls.iter().map(|c| c.0).collect::<Vec<_>>());
+        for s in &sites {
+            assert_eq!(t.name(t.cpu[s.outer_op as usize].name), "aten::item");
+            assert_eq!(
+                t.name(t.cpu[s.inner_op as usize].name),
+                "aten::_local_scalar_dense"
+            );
+            assert_eq!(t.name(t.cpu[s.annotation as usize].name), "loss_logging");
+        }
+    }
+
+    #[test]
+    fn sync_outside_ops_has_no_site() {
+        let mut b = TraceBuilder::new();
+        b.op("aten::add", 0.0, 10.0);
+        b.runtime("cudaDeviceSynchronize", 0, 20.0, 10.0);
+        let t = b.build();
+        let calls = sync_calls(&t);
+        let sites = sites_of(&t, &[calls[0].0]);
+        assert_eq!(sites[0].outer_op, NONE);
+        assert_eq!(sites[0].annotation, NONE);
+    }
+}
