@@ -8,6 +8,7 @@
 
 pub mod analysis;
 pub mod cli;
+pub mod diagnose;
 pub mod ingest;
 pub mod model;
 pub mod report;

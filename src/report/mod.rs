@@ -236,6 +236,10 @@ pub struct Report {
     pub source: SourceInfo,
     /// Reading warnings.
     pub warnings: Vec<crate::model::Warning>,
+    /// One-line diagnosis: what bounds the step (see `docs/rules.md`).
+    pub verdict: String,
+    /// Findings ranked by recoverable time per step (see `docs/rules.md`).
+    pub findings: Vec<crate::diagnose::Finding>,
     /// Analyzed window.
     pub window: WindowInfo,
     /// Devices that ran work.
@@ -281,6 +285,7 @@ impl Report {
             other: us(b.other),
         };
         let avg = &a.steps.average;
+        let diagnosis = crate::diagnose::diagnose(trace, a);
         Report {
             schema_version: SCHEMA_VERSION,
             generator: format!("stallscope {}", env!("CARGO_PKG_VERSION")),
@@ -293,6 +298,8 @@ impl Report {
                 trace_start_us: us(origin),
             },
             warnings: trace.warnings.clone(),
+            verdict: diagnosis.verdict,
+            findings: diagnosis.findings,
             window: WindowInfo {
                 start_us: rel(a.window.start),
                 end_us: rel(a.window.end),

@@ -200,6 +200,8 @@ impl Renderer for Terminal {
             )?;
         }
 
+        write_diagnosis(r, width, &st, out)?;
+
         // Devices
         writeln!(out)?;
         writeln!(out, "{}", st.heading("GPU summary"))?;
@@ -367,6 +369,80 @@ impl Renderer for Terminal {
         }
         Ok(())
     }
+}
+
+/// The verdict and the ranked findings (details of findings above `info`: their first facts,
+/// where to look, the first advice; everything is in the JSON report).
+fn write_diagnosis(r: &Report, width: usize, st: &Style, out: &mut dyn Write) -> io::Result<()> {
+    writeln!(out)?;
+    write_wrapped(
+        out,
+        &st.bold("Verdict: "),
+        &sanitize(&r.verdict),
+        9,
+        width + st.bold("").len(),
+    )?;
+    if r.findings.is_empty() {
+        return Ok(());
+    }
+    writeln!(out)?;
+    writeln!(
+        out,
+        "{}  {}",
+        st.heading(&format!("Findings ({})", r.findings.len())),
+        st.dim("ranked by time recoverable per step (upper bounds; --format json for all evidence)")
+    )?;
+    for (i, f) in r.findings.iter().enumerate() {
+        let head = format!(
+            "{:>2}. {:<6} {:<21} {:>13}  ",
+            i + 1,
+            f.severity.as_str(),
+            f.id,
+            if f.recoverable_us > 0.0 {
+                format!("{}/step", fmt_us(f.recoverable_us))
+            } else {
+                "-".to_string()
+            }
+        );
+        let title = sanitize(&f.title);
+        if f.severity == crate::diagnose::Severity::Info {
+            let room = width.saturating_sub(head.chars().count()).max(10);
+            let t = if title.chars().count() > room {
+                let cut: String = title.chars().take(room - 1).collect();
+                format!("{cut}…")
+            } else {
+                title
+            };
+            writeln!(out, "{}", st.dim(&format!("{head}{t}")))?;
+            continue;
+        }
+        let mut lines = Vec::new();
+        write_wrapped(&mut lines, &head, &title, head.chars().count(), width)?;
+        for l in String::from_utf8_lossy(&lines).lines() {
+            writeln!(out, "{}", st.bold(l))?;
+        }
+        for fact in f.evidence.facts.iter().take(3) {
+            write_wrapped(out, "      ", &sanitize(fact.trim_start()), 8, width)?;
+        }
+        if let Some(l) = f.evidence.locations.first() {
+            let at = format!(
+                "at {}{}: {} {} ({})",
+                fmt_us(l.start_us),
+                l.step
+                    .as_ref()
+                    .map(|s| format!(" in {}", sanitize(s)))
+                    .unwrap_or_default(),
+                l.what,
+                sanitize(&l.name),
+                fmt_us(l.duration_us)
+            );
+            writeln!(out, "      {}", st.dim(&shorten_middle(&at, width.saturating_sub(6))))?;
+        }
+        for a in f.advice.iter().take(2) {
+            write_wrapped(out, "      → ", &sanitize(a), 8, width)?;
+        }
+    }
+    Ok(())
 }
 
 /// Splits `text` into lines of at most `width` characters at spaces (long words are cut).

@@ -1,0 +1,1020 @@
+//! Device-side rules: the kernels themselves are slow. Each kernel instance is claimed by at
+//! most one rule ([`Claims`]), in this order: `fallback-kernel`, `fp32-matmul`,
+//! `small-kernels`, `low-occupancy`, then the roofline rules. Every bound is capped by the
+//! host's wait for the device ([`Facts::device_slack_us`]).
+
+use std::collections::HashMap;
+
+use super::{count, fmt_ns, fmt_us, pct, short, Evidence, Facts, Finding, Severity};
+use crate::analysis::classify::{self, KernelCategory};
+use crate::analysis::devices_db::{self, DeviceSpec};
+use crate::model::{CpuKind, GpuKind, NameId, Ns, Trace, NONE};
+
+/// Share of kernel time in fallback kernels above which `fallback-kernel` fires.
+pub const FALLBACK_SHARE: f64 = 0.01;
+/// Share of kernel time in FP32 GEMM/conv kernels above which `fp32-matmul` fires.
+pub const FP32_SHARE: f64 = 0.05;
+/// Kernels shorter than this are "small" (ns; nsys-ai's launch-overhead cut-off).
+pub const SMALL_KERNEL: Ns = 10_000;
+/// Small elementwise/reduction kernels per step above which `small-kernels` fires.
+pub const SMALL_PER_STEP: u64 = 100;
+/// Duration-weighted achieved occupancy (percent) under which a kernel counts as low.
+pub const LOW_OCCUPANCY_PCT: f64 = 30.0;
+/// Share of kernel time in low-occupancy kernels above which `low-occupancy` fires.
+pub const LOW_OCCUPANCY_SHARE: f64 = 0.10;
+
+/// Which device activities a device-side rule has already claimed.
+pub struct Claims {
+    claimed: Vec<bool>,
+    /// Kernels of the window (indices in `trace.gpu`), in start order.
+    pub kernels: Vec<u32>,
+    /// Their total duration, ns.
+    pub kernel_time: Ns,
+    class: HashMap<NameId, (KernelCategory, bool)>,
+}
+
+impl Claims {
+    /// No claims yet; the window's kernels.
+    pub fn new(f: &Facts) -> Claims {
+        let kernels: Vec<u32> = f
+            .trace
+            .gpu
+            .iter()
+            .enumerate()
+            .filter(|(_, g)| g.kind == GpuKind::Kernel && f.a.selection.counts_activity(f.trace, g))
+            .map(|(i, _)| i as u32)
+            .collect();
+        let kernel_time = kernels.iter().map(|&i| f.trace.gpu[i as usize].dur).sum();
+        Claims {
+            claimed: vec![false; f.trace.gpu.len()],
+            kernels,
+            kernel_time,
+            class: HashMap::new(),
+        }
+    }
+    /// Category and tensor-core use of a kernel name.
+    pub fn class(&mut self, trace: &Trace, name: NameId) -> (KernelCategory, bool) {
+        *self.class.entry(name).or_insert_with(|| {
+            let n = trace.name(name);
+            (classify::categorize(n), classify::uses_tensor_cores(n))
+        })
+    }
+    /// True when not claimed yet.
+    pub fn free(&self, gi: u32) -> bool {
+        !self.claimed[gi as usize]
+    }
+    /// Claims a kernel.
+    pub fn take(&mut self, gi: u32) {
+        self.claimed[gi as usize] = true;
+    }
+}
+
+/// All device-side findings.
+pub fn rules(f: &Facts, claims: &mut Claims) -> Vec<Finding> {
+    let mut out = Vec::new();
+    out.extend(fallback_kernel(f, claims));
+    out.extend(fp32_matmul(f, claims));
+    out.extend(small_kernels(f, claims));
+    out.extend(low_occupancy(f, claims));
+    out
+}
+
+fn metric(e: &mut Evidence, k: &str, v: f64) {
+    e.metrics.insert(k.to_string(), super::round3(v));
+}
+
+/// Caps a device-side bound by the host's wait; returns (recoverable, basis suffix).
+pub fn cap(f: &Facts, raw_us: f64, e: &mut Evidence) -> f64 {
+    let slack = f.device_slack_us();
+    metric(e, "uncapped_us_per_step", raw_us);
+    metric(e, "host_wait_us_per_step", slack);
+    if raw_us > slack {
+        e.facts.push(format!(
+            "capped at {} per step: the host waits for the GPU only that long per step; the \
+             rest of the step is host work, so a faster GPU alone cannot save more (up to {} \
+             once the host-side findings are fixed)",
+            fmt_us(slack),
+            fmt_us(raw_us)
+        ));
+        slack
+    } else {
+        raw_us
+    }
+}
+
+/// Basis text shared by device-side rules.
+pub const CAP_BASIS: &str = "capped by the time per step the host waits for the device";
+
+/// Operator names that are PyTorch's slow (non-vendor) fallbacks.
+pub fn is_fallback_op(name: &str) -> bool {
+    name.starts_with("aten::slow_")
+        || name.starts_with("aten::_slow_")
+        || name.starts_with("aten::thnn_conv")
+}
+
+/// Kernel names of the fallback lowering (unfold into columns, then GEMM).
+pub fn is_fallback_kernel(name: &str) -> bool {
+    ["vol2col", "im2col", "col2vol", "col2im", "slow_conv"]
+        .iter()
+        .any(|p| name.contains(p))
+}
+
+fn op_name<'a>(f: &'a Facts<'a>, gi: u32) -> Option<&'a str> {
+    f.trace
+        .owner_op_of(&f.trace.gpu[gi as usize])
+        .map(|o| f.trace.name(f.trace.cpu[o as usize].name))
+}
+
+fn fallback_kernel(f: &Facts, claims: &mut Claims) -> Option<Finding> {
+    let trace = f.trace;
+    // outermost fallback operators per thread, sorted by start
+    let mut ops: HashMap<u32, Vec<(Ns, Ns, u32)>> = HashMap::new();
+    for (i, e) in trace.cpu.iter().enumerate() {
+        if e.kind == CpuKind::Op && is_fallback_op(trace.name(e.name)) {
+            let v = ops.entry(e.thread).or_default();
+            if v.last().is_some_and(|&(_, end, _)| e.start < end) {
+                continue; // nested in the previous one
+            }
+            v.push((e.start, e.end(), i as u32));
+        }
+    }
+    let mut by_op: HashMap<String, (u64, Ns, u32)> = HashMap::new(); // calls, time, first op
+    let mut by_kernel: HashMap<NameId, Ns> = HashMap::new();
+    let mut seen_ops: Vec<u32> = Vec::new();
+    let mut total: Ns = 0;
+    let kernels = claims.kernels.clone();
+    for gi in kernels {
+        if !claims.free(gi) {
+            continue;
+        }
+        let g = &trace.gpu[gi as usize];
+        let mut owner: Option<u32> = None;
+        if g.launch != NONE {
+            let l = &trace.cpu[g.launch as usize];
+            if let Some(v) = ops.get(&l.thread) {
+                let k = v.partition_point(|&(s, _, _)| s <= l.start);
+                if k > 0 && l.end() <= v[k - 1].1 {
+                    owner = Some(v[k - 1].2);
+                }
+            }
+        }
+        let by_name = is_fallback_kernel(trace.name(g.name));
+        if owner.is_none() && !by_name {
+            continue;
+        }
+        claims.take(gi);
+        total += g.dur;
+        *by_kernel.entry(g.name).or_default() += g.dur;
+        let (label, first) = match owner {
+            Some(o) => (trace.name(trace.cpu[o as usize].name).to_string(), o),
+            None => (
+                op_name(f, gi).unwrap_or("(no operator)").to_string(),
+                trace.owner_op_of(g).unwrap_or(NONE),
+            ),
+        };
+        let x = by_op.entry(label).or_insert((0, 0, first));
+        x.1 += g.dur;
+        if let Some(o) = owner {
+            if !seen_ops.contains(&o) {
+                seen_ops.push(o);
+                x.0 += 1;
+            }
+        }
+    }
+    let kt = claims.kernel_time;
+    if total == 0 || kt == 0 || (total as f64) < FALLBACK_SHARE * kt as f64 {
+        return None;
+    }
+    let share = total as f64 / kt as f64;
+    let mut e = Evidence::default();
+    e.facts.push(format!(
+        "{} per step in PyTorch's fallback convolution path = {} of kernel time",
+        fmt_us(f.per_step_us(total)),
+        pct(share)
+    ));
+    let mut ops_v: Vec<(String, (u64, Ns, u32))> = by_op.into_iter().collect();
+    ops_v.sort_by(|a, b| b.1 .1.cmp(&a.1 .1).then(a.0.cmp(&b.0)));
+    let mut names: Vec<String> = Vec::new();
+    for (name, (calls, t, first)) in ops_v.iter().take(4) {
+        e.facts.push(format!(
+            "{}: {} calls, {} on the device ({} of kernel time)",
+            name,
+            count(*calls),
+            fmt_ns(*t as f64),
+            pct(*t as f64 / kt as f64)
+        ));
+        if *first != NONE {
+            let c = &trace.cpu[*first as usize];
+            e.locations.push(f.location("op", name, c.start, c.dur));
+        }
+        names.push(name.clone());
+    }
+    let mut ks: Vec<(NameId, Ns)> = by_kernel.into_iter().collect();
+    ks.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+    let lowering: Ns = ks
+        .iter()
+        .filter(|(n, _)| is_fallback_kernel(trace.name(*n)))
+        .map(|x| x.1)
+        .sum();
+    for (n, t) in ks.iter().take(4) {
+        e.facts.push(format!(
+            "  kernel {}: {}",
+            short(trace.name(*n), 90),
+            fmt_ns(*t as f64)
+        ));
+    }
+    if lowering > 0 {
+        e.facts.push(format!(
+            "of which {} in column lowering (vol2col/im2col and inverses): pure overhead that \
+             an implicit-GEMM vendor kernel does not pay",
+            fmt_ns(lowering as f64)
+        ));
+    }
+    if let Some(shapes) = super::roofline::shapes_of_ops(f, &names, 3) {
+        for s in shapes {
+            e.facts.push(s);
+        }
+    }
+    metric(&mut e, "fallback_us_per_step", f.per_step_us(total));
+    metric(&mut e, "fallback_share_of_kernel_time", share);
+    metric(&mut e, "lowering_us_per_step", f.per_step_us(lowering));
+    let raw = f.per_step_us(total);
+    let rec = cap(f, raw, &mut e);
+    let dilated = names.iter().any(|n| n.contains("dilated"));
+    let mut advice = vec![
+        "cuDNN/MIOpen declined these convolutions and PyTorch fell back to im2col/vol2col + \
+         GEMM. Check what blocks the vendor path: `torch.backends.cudnn.enabled` must be \
+         True; float64 inputs are not supported; an input or weight over 2^31 elements \
+         exceeds cuDNN's 32-bit indexing (split the batch or the time axis, e.g. decode in \
+         chunks)."
+            .to_string(),
+        "Use a supported memory format and dtype: `x = x.contiguous(memory_format=\
+         torch.channels_last_3d)` (or `channels_last` for 2D) with the module converted the \
+         same way, in fp16/bf16 under `torch.autocast`."
+            .into(),
+    ];
+    if dilated {
+        advice.push(
+            "Dilated 3D convolutions: check the dilation/padding/groups combination against \
+             cuDNN's support for your version (`torch.backends.cudnn.version()`); an \
+             equivalent formulation (e.g. dilation folded into a strided reshape, or a \
+             Triton/`torch.compile` convolution) avoids the fallback."
+                .into(),
+        );
+    }
+    advice.push(
+        "Confirm in a micro-benchmark with `torch.profiler`: the op should dispatch to \
+         `aten::cudnn_convolution` (or `miopen_convolution`), not `aten::slow_conv*`."
+            .into(),
+    );
+    Some(Finding {
+        id: "fallback-kernel",
+        severity: f.severity(rec),
+        title: format!(
+            "Slow fallback convolution ({}) takes {} of kernel time",
+            names.first().map(|s| s.as_str()).unwrap_or("slow_conv"),
+            pct(share)
+        ),
+        recoverable_us: rec,
+        recoverable_basis: format!(
+            "device time of the fallback operators' kernels per step (a vendor kernel still \
+             needs some of it, so this is an upper bound); {CAP_BASIS}"
+        ),
+        evidence: e,
+        advice,
+    })
+}
+
+fn is_fp64(name: &str) -> bool {
+    let l = name.to_ascii_lowercase();
+    ["dgemm", "double", "f64", "fp64", "zgemm", "d884"]
+        .iter()
+        .any(|p| l.contains(p))
+}
+
+fn fp32_matmul(f: &Facts, claims: &mut Claims) -> Option<Finding> {
+    let trace = f.trace;
+    let mut specs: HashMap<i32, (Option<bool>, Option<&'static DeviceSpec>)> = HashMap::new();
+    let mut total: Ns = 0;
+    let mut raw_ns: f64 = 0.0;
+    let mut by_kernel: HashMap<NameId, (u64, Ns)> = HashMap::new();
+    let mut by_op: HashMap<String, Ns> = HashMap::new();
+    let mut spec_used: Option<&'static DeviceSpec> = None;
+    let mut any_unknown = false;
+    let kernels = claims.kernels.clone();
+    for gi in kernels {
+        if !claims.free(gi) {
+            continue;
+        }
+        let g = &trace.gpu[gi as usize];
+        let (cat, tc) = claims.class(trace, g.name);
+        if tc || !matches!(cat, KernelCategory::Gemm | KernelCategory::Conv) {
+            continue;
+        }
+        let (has_tc, spec) = *specs.entry(g.device).or_insert_with(|| {
+            trace
+                .device(g.device as i64)
+                .map(|d| (devices_db::has_tensor_cores(d), devices_db::lookup(d)))
+                .unwrap_or((None, None))
+        });
+        if has_tc != Some(true) || is_fp64(trace.name(g.name)) {
+            continue;
+        }
+        claims.take(gi);
+        total += g.dur;
+        match spec.and_then(|s| s.tensor_peak_for_fp32().map(|p| (s, p))) {
+            Some((s, peak)) => {
+                raw_ns += g.dur as f64 * (1.0 - s.fp32 / peak).max(0.0);
+                spec_used = Some(s);
+            }
+            None => {
+                raw_ns += g.dur as f64;
+                any_unknown = true;
+            }
+        }
+        let x = by_kernel.entry(g.name).or_default();
+        x.0 += 1;
+        x.1 += g.dur;
+        *by_op
+            .entry(op_name(f, gi).unwrap_or("(no operator)").to_string())
+            .or_default() += g.dur;
+    }
+    let kt = claims.kernel_time;
+    if total == 0 || kt == 0 || (total as f64) < FP32_SHARE * kt as f64 {
+        return None;
+    }
+    let share = total as f64 / kt as f64;
+    let mut e = Evidence::default();
+    e.facts.push(format!(
+        "{} per step in GEMM/convolution kernels that do not use tensor cores = {} of kernel \
+         time, on a device that has them",
+        fmt_us(f.per_step_us(total)),
+        pct(share)
+    ));
+    for d in &f.a.devices {
+        if let Some(r) = d.tensor_core_ratio {
+            e.facts.push(format!(
+                "GPU {} ({}): {} of kernel time on tensor cores",
+                d.device,
+                if d.name.is_empty() {
+                    "unnamed"
+                } else {
+                    &d.name
+                },
+                pct(r)
+            ));
+        }
+    }
+    let mut ks: Vec<(NameId, (u64, Ns))> = by_kernel.into_iter().collect();
+    ks.sort_by(|a, b| b.1 .1.cmp(&a.1 .1).then(a.0.cmp(&b.0)));
+    for (n, (c, t)) in ks.iter().take(5) {
+        e.facts.push(format!(
+            "  {} ×{}: {}",
+            short(trace.name(*n), 90),
+            count(*c),
+            fmt_ns(*t as f64)
+        ));
+    }
+    let mut os: Vec<(String, Ns)> = by_op.into_iter().collect();
+    os.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+    let ops: Vec<String> = os
+        .iter()
+        .take(5)
+        .map(|(n, t)| format!("{} {}", n, fmt_ns(*t as f64)))
+        .collect();
+    e.facts.push(format!("launched by: {}", ops.join(", ")));
+    if let Some(&(n, _)) = ks.first() {
+        if let Some(&gi) = claims
+            .kernels
+            .iter()
+            .find(|&&gi| trace.gpu[gi as usize].name == n)
+        {
+            let g = &trace.gpu[gi as usize];
+            e.locations
+                .push(f.location("kernel", trace.name(n), g.start, g.dur));
+        }
+    }
+    let tf32 = spec_used.and_then(|s| s.tf32).is_some();
+    if let Some(s) = spec_used {
+        e.facts.push(format!(
+            "{} peaks: FP32 {} TFLOP/s, {} {} TFLOP/s",
+            s.name,
+            s.fp32,
+            if s.tf32.is_some() { "TF32" } else { "FP16" },
+            s.tensor_peak_for_fp32().unwrap_or(0.0)
+        ));
+    }
+    metric(&mut e, "fp32_gemm_us_per_step", f.per_step_us(total));
+    metric(&mut e, "fp32_gemm_share_of_kernel_time", share);
+    let raw = raw_ns / f.n_steps as f64 / 1000.0;
+    let rec = cap(f, raw, &mut e);
+    let mut advice = Vec::new();
+    if tf32 || spec_used.is_none() {
+        advice.push(
+            "Allow TF32 tensor cores for FP32 matmuls: `torch.set_float32_matmul_precision(\"high\")` \
+             (and `torch.backends.cudnn.allow_tf32 = True` for convolutions, the default)."
+                .to_string(),
+        );
+    }
+    advice.push(
+        "Run in mixed precision: `with torch.autocast(device_type=\"cuda\", dtype=torch.bfloat16):` \
+         (bf16 on Ampere/Hopper/MI200 and later; on Volta/Turing use `dtype=torch.float16` with \
+         `torch.amp.GradScaler` for training)."
+            .into(),
+    );
+    advice.push(
+        "For convolutions also use channels-last (`model.to(memory_format=torch.channels_last)`) \
+         so cuDNN picks tensor-core kernels; keep GEMM dimensions multiples of 8."
+            .into(),
+    );
+    Some(Finding {
+        id: "fp32-matmul",
+        severity: f.severity(rec),
+        title: format!(
+            "FP32 GEMMs/convolutions without tensor cores: {} of kernel time",
+            pct(share)
+        ),
+        recoverable_us: rec,
+        recoverable_basis: if any_unknown {
+            format!(
+                "their device time per step (device not in the peak table: whole time as \
+                 the bound); {CAP_BASIS}"
+            )
+        } else {
+            format!(
+                "their device time × (1 − FP32 peak ÷ {} peak) per step, i.e. the same kernels \
+                 at the same efficiency on tensor cores; {CAP_BASIS}",
+                if tf32 { "TF32" } else { "FP16" }
+            )
+        },
+        evidence: e,
+        advice,
+    })
+}
+
+/// A short label for a kernel name: the kernel function and its functor.
+pub fn kernel_label(name: &str) -> String {
+    let cleaned = name.replace("(anonymous namespace)::", "");
+    let name = cleaned.as_str();
+    let base_end = name.find(['<', '(']).unwrap_or(name.len());
+    let base = name[..base_end]
+        .trim_start_matches("void ")
+        .rsplit("::")
+        .next()
+        .unwrap_or(name)
+        .trim();
+    let rest = &name[base_end..];
+    let functor = ["Functor_", "_kernel_cuda", "Functor"]
+        .iter()
+        .find_map(|p| {
+            let i = rest.find(p)?;
+            let start = rest[..i]
+                .rfind(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                .map(|j| j + 1)
+                .unwrap_or(0);
+            let end = i
+                + p.len()
+                + rest[i + p.len()..]
+                    .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                    .unwrap_or(rest.len() - i - p.len());
+            let s = &rest[start..end];
+            (!s.is_empty()).then(|| s.to_string())
+        });
+    match functor {
+        _ if base.is_empty() => short(name, 60),
+        Some(fu) => format!("{base}[{fu}]"),
+        None => short(base, 60),
+    }
+}
+
+fn small_kernels(f: &Facts, claims: &mut Claims) -> Option<Finding> {
+    let trace = f.trace;
+    let is_small = |claims: &mut Claims, gi: u32| {
+        let g = &trace.gpu[gi as usize];
+        let (cat, _) = claims.class(trace, g.name);
+        g.dur < SMALL_KERNEL
+            && claims.free(gi)
+            && matches!(
+                cat,
+                KernelCategory::Elementwise | KernelCategory::Reduction | KernelCategory::Norm
+            )
+    };
+    // runs per (device, stream) in start order
+    let mut streams: HashMap<(i32, i64), Vec<u32>> = HashMap::new();
+    for &gi in &claims.kernels {
+        let g = &trace.gpu[gi as usize];
+        streams.entry((g.device, g.stream)).or_default().push(gi);
+    }
+    let mut keys: Vec<(i32, i64)> = streams.keys().copied().collect();
+    keys.sort_unstable();
+    let mut small_count: u64 = 0;
+    let mut small_time: Ns = 0;
+    let mut saved: Ns = 0;
+    let mut runs: u64 = 0;
+    let mut seqs: HashMap<Vec<NameId>, (u64, u32, u32)> = HashMap::new();
+    let mut by_op: HashMap<String, u64> = HashMap::new();
+    for k in keys {
+        let list = &streams[&k];
+        let mut run: Vec<u32> = Vec::new();
+        let mut flush = |run: &mut Vec<u32>, claims: &mut Claims| {
+            if run.len() >= 2 {
+                let durs: Vec<Ns> = run.iter().map(|&i| trace.gpu[i as usize].dur).collect();
+                saved += durs.iter().sum::<Ns>() - durs.iter().max().copied().unwrap_or(0);
+                runs += 1;
+                let key: Vec<NameId> = run
+                    .iter()
+                    .take(4)
+                    .map(|&i| trace.gpu[i as usize].name)
+                    .collect();
+                let last = run[run.len() - 1];
+                let x = seqs.entry(key).or_insert((0, run[0], last));
+                x.0 += 1;
+                for &i in run.iter() {
+                    claims.take(i);
+                }
+            }
+            run.clear();
+        };
+        for &gi in list {
+            if is_small(claims, gi) {
+                small_count += 1;
+                small_time += trace.gpu[gi as usize].dur;
+                *by_op
+                    .entry(op_name(f, gi).unwrap_or("(no operator)").to_string())
+                    .or_default() += 1;
+                run.push(gi);
+            } else {
+                flush(&mut run, claims);
+            }
+        }
+        flush(&mut run, claims);
+    }
+    let per_step = small_count / f.n_steps as u64;
+    if per_step < SMALL_PER_STEP || saved == 0 {
+        return None;
+    }
+    let mut e = Evidence::default();
+    e.facts.push(format!(
+        "{} elementwise/reduction/norm kernels under {} per step ({} of kernel time), {} runs \
+         of 2 or more back to back on a stream",
+        count(per_step),
+        fmt_ns(SMALL_KERNEL as f64),
+        pct(small_time as f64 / claims.kernel_time.max(1) as f64),
+        count(runs)
+    ));
+    let mut sv: Vec<(Vec<NameId>, (u64, u32, u32))> = seqs.into_iter().collect();
+    sv.sort_by(|a, b| b.1 .0.cmp(&a.1 .0).then(a.1 .1.cmp(&b.1 .1)));
+    for (key, (c, first, last)) in sv.iter().take(3) {
+        let labels: Vec<String> = key.iter().map(|n| kernel_label(trace.name(*n))).collect();
+        e.facts
+            .push(format!("  {}× {}", count(*c), labels.join(" → ")));
+        let g = &trace.gpu[*first as usize];
+        let end = trace.gpu[*last as usize].end();
+        e.locations.push(f.location(
+            "kernel sequence",
+            &labels.join(" → "),
+            g.start,
+            end - g.start,
+        ));
+    }
+    let mut ov: Vec<(String, u64)> = by_op.into_iter().collect();
+    ov.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+    let ops: Vec<String> = ov
+        .iter()
+        .take(5)
+        .map(|(n, c)| format!("{} ×{}", n, count(*c)))
+        .collect();
+    e.facts.push(format!("launched by: {}", ops.join(", ")));
+    metric(&mut e, "small_kernels_per_step", per_step as f64);
+    metric(
+        &mut e,
+        "small_kernel_us_per_step",
+        f.per_step_us(small_time),
+    );
+    metric(&mut e, "runs", runs as f64);
+    let raw = f.per_step_us(saved);
+    let rec = cap(f, raw, &mut e);
+    let optimizer = ov
+        .iter()
+        .take(5)
+        .any(|(n, _)| n.contains("_foreach") || n.contains("Optimizer") || n.ends_with("_"));
+    let mut advice = vec![
+        "Fuse the chains with `torch.compile(model)`: Inductor generates one kernel per \
+         pointwise/reduction chain (and `mode=\"max-autotune-no-cudagraphs\"` tunes them)."
+            .to_string(),
+    ];
+    if optimizer {
+        advice.push(
+            "Use a fused optimizer: `torch.optim.AdamW(params, fused=True)` (or \
+             `foreach=True`), one kernel for all parameters instead of several per tensor."
+                .into(),
+        );
+    }
+    advice.push(
+        "Use fused building blocks: `F.scaled_dot_product_attention`, fused LayerNorm/RMSNorm, \
+         `torch.addcmul`/`torch.lerp` instead of chains of elementwise ops."
+            .into(),
+    );
+    Some(Finding {
+        id: "small-kernels",
+        severity: f.severity(rec),
+        title: format!(
+            "{} small elementwise/reduction kernels per step: a fusion opportunity",
+            count(per_step)
+        ),
+        recoverable_us: rec,
+        recoverable_basis: format!(
+            "per run of consecutive small kernels on a stream, its device time minus its \
+             longest kernel (one fused kernel takes at least that long), per step; their \
+             launch gaps belong to launch-bound; {CAP_BASIS}"
+        ),
+        evidence: e,
+        advice,
+    })
+}
+
+fn low_occupancy(f: &Facts, claims: &mut Claims) -> Option<Finding> {
+    let trace = f.trace;
+    let kt: Ns = f.a.kernels.iter().map(|k| k.total).sum();
+    if kt == 0 {
+        return None;
+    }
+    let low: Vec<&crate::analysis::kernels::KernelRow> =
+        f.a.kernels
+            .iter()
+            .filter(|k| {
+                // 0 is what Kineto writes when the estimate failed (cluster/TMA kernels)
+                k.occupancy_pct
+                    .is_some_and(|o| o > 0.0 && o < LOW_OCCUPANCY_PCT)
+                    && k.total as f64 >= 0.01 * kt as f64
+                    && k.category != KernelCategory::Communication
+            })
+            .collect();
+    let low_time: Ns = low.iter().map(|k| k.total).sum();
+    if (low_time as f64) < LOW_OCCUPANCY_SHARE * kt as f64 {
+        return None;
+    }
+    let names: HashMap<&str, usize> = low
+        .iter()
+        .enumerate()
+        .map(|(i, k)| (k.name.as_str(), i))
+        .collect();
+    let mut raw_ns: f64 = 0.0;
+    let mut underfilled: Ns = 0;
+    let mut first: Vec<Option<u32>> = vec![None; low.len()];
+    let kernels = claims.kernels.clone();
+    for gi in kernels {
+        let g = &trace.gpu[gi as usize];
+        let Some(&i) = names.get(trace.name(g.name)) else {
+            continue;
+        };
+        if first[i].is_none() {
+            first[i] = Some(gi);
+        }
+        if !claims.free(gi) {
+            continue;
+        }
+        claims.take(gi);
+        let b = g.blocks_per_sm as f64;
+        if b.is_finite() && b > 0.0 && b < 1.0 {
+            raw_ns += g.dur as f64 * (1.0 - b);
+            underfilled += g.dur;
+        }
+    }
+    let mut e = Evidence::default();
+    e.facts.push(format!(
+        "{} of kernel time in kernels with estimated achieved occupancy under {:.0}%",
+        pct(low_time as f64 / kt as f64),
+        LOW_OCCUPANCY_PCT
+    ));
+    let mut reg_limited = false;
+    let mut small_grid = false;
+    for (i, k) in low.iter().take(6).enumerate() {
+        let mut detail = String::new();
+        if let Some(gi) = first[i] {
+            let g = &trace.gpu[gi as usize];
+            if g.registers > 0 {
+                detail.push_str(&format!(", {} registers/thread", g.registers));
+                reg_limited |= g.registers >= 128;
+            }
+            if g.block[0] > 0 {
+                detail.push_str(&format!(
+                    ", block {}",
+                    g.block[0] as u64 * g.block[1].max(1) as u64 * g.block[2].max(1) as u64
+                ));
+            }
+            if g.shared_mem > 0 {
+                detail.push_str(&format!(", {} B shared", count(g.shared_mem as u64)));
+            }
+            e.locations
+                .push(f.location("kernel", &k.name, g.start, g.dur));
+        }
+        let bps = k.blocks_per_sm.unwrap_or(f64::NAN);
+        small_grid |= bps < 1.0;
+        e.facts.push(format!(
+            "  {}: {} of kernel time, occupancy {:.1}%, {:.2} blocks/SM{}",
+            short(&k.name, 80),
+            pct(k.share),
+            k.occupancy_pct.unwrap_or(0.0),
+            bps,
+            detail
+        ));
+    }
+    if underfilled > 0 {
+        e.facts.push(format!(
+            "{} of it ran with fewer blocks than SMs (grid too small to fill the GPU)",
+            fmt_ns(underfilled as f64)
+        ));
+    }
+    metric(
+        &mut e,
+        "low_occupancy_share_of_kernel_time",
+        low_time as f64 / kt as f64,
+    );
+    metric(
+        &mut e,
+        "underfilled_us_per_step",
+        f.per_step_us(underfilled),
+    );
+    let raw = raw_ns / f.n_steps as f64 / 1000.0;
+    let rec = cap(f, raw, &mut e);
+    let mut advice = Vec::new();
+    if small_grid {
+        advice.push(
+            "Grids smaller than the GPU leave SMs idle: give each launch more work (larger \
+             batch, batching independent small ops together, split-K GEMMs for small M×N)."
+                .to_string(),
+        );
+    }
+    if reg_limited {
+        advice.push(
+            "Register-heavy kernels fit few warps per SM: for your own or Triton kernels tune \
+             `num_warps`/block sizes (`torch.compile(mode=\"max-autotune\")` does it for \
+             Inductor kernels); for library kernels try `torch.backends.cudnn.benchmark=True` \
+             and current cuDNN/cuBLAS."
+                .into(),
+        );
+    }
+    advice.push(
+        "Low occupancy is a lead, not a verdict: GEMM and attention kernels with large tiles \
+         run at 12-25% by design. Confirm with Nsight Compute (`ncu --set full`) on the kernels \
+         listed."
+            .into(),
+    );
+    Some(Finding {
+        id: "low-occupancy",
+        severity: if rec > 0.0 {
+            f.severity(rec)
+        } else {
+            Severity::Info
+        },
+        title: format!(
+            "Low achieved occupancy in top kernels: {} of kernel time under {:.0}%",
+            pct(low_time as f64 / kt as f64),
+            LOW_OCCUPANCY_PCT
+        ),
+        recoverable_us: rec,
+        recoverable_basis: format!(
+            "for launches with fewer blocks than SMs, device time × (1 − blocks per SM): the \
+             idle SMs' share if the work filled the GPU; occupancy limited by registers or \
+             shared memory gives no bound; {CAP_BASIS}"
+        ),
+        evidence: e,
+        advice,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::testutil::{find, run};
+    use super::*;
+    use crate::model::build::TraceBuilder;
+
+    fn busy_steps(b: &mut TraceBuilder, kernels: &[(&str, &str, f64)], steps: usize) {
+        // each step launches `kernels` ahead of the GPU and ends with a device sync: the host
+        // waits for the device (GPU-bound)
+        let mut host = 0.0;
+        let mut gpu = 50.0;
+        for s in 0..steps {
+            let start = host;
+            for (op, k, dur) in kernels {
+                let ext = b.op(op, host, 4.0);
+                let c = b.runtime("cudaLaunchKernel", ext, host + 1.0, 2.0);
+                b.gpu(GpuKind::Kernel, k, 0, 7, gpu, *dur, c);
+                host += 5.0;
+                gpu += dur + 1.0;
+            }
+            b.runtime("cudaDeviceSynchronize", 0, host, gpu - host);
+            host = gpu + 5.0;
+            gpu = host + 50.0;
+            b.annotation(&format!("ProfilerStep#{s}"), start, host - start);
+        }
+    }
+
+    #[test]
+    fn fallback_kernel_fires_on_vol2col() {
+        let mut b = TraceBuilder::new().device(0, "NVIDIA H100 80GB HBM3", 132, 80 << 30);
+        busy_steps(
+            &mut b,
+            &[
+                (
+                    "aten::slow_conv_dilated3d",
+                    "void at::native::vol2col_kernel<c10::Half>",
+                    1600.0,
+                ),
+                (
+                    "aten::mm",
+                    "nvjet_hsh_384x96_64x3_2x1_v_badd_coopA_NNT",
+                    1000.0,
+                ),
+                ("aten::add", "vectorized_elementwise_kernel<add>", 100.0),
+            ],
+            3,
+        );
+        let d = run(&b.build());
+        let fb = find(&d, "fallback-kernel").expect("fallback-kernel");
+        assert!(
+            fb.title.contains("aten::slow_conv_dilated3d"),
+            "{}",
+            fb.title
+        );
+        // 1.6 ms of 2.7 ms kernel time
+        assert!(
+            (fb.evidence.metrics["fallback_share_of_kernel_time"] - 1600.0 / 2700.0).abs() < 1e-3
+        );
+        assert!(
+            (fb.recoverable_us - 1600.0).abs() < 1.0,
+            "{}",
+            fb.recoverable_us
+        );
+        assert_eq!(d.findings[0].id, "fallback-kernel");
+        assert!(fb.advice.iter().any(|a| a.contains("channels_last_3d")));
+
+        let mut b = TraceBuilder::new().device(0, "NVIDIA H100 80GB HBM3", 132, 80 << 30);
+        busy_steps(
+            &mut b,
+            &[(
+                "aten::cudnn_convolution",
+                "sm90_xmma_fprop_implicit_gemm_bf16",
+                1600.0,
+            )],
+            3,
+        );
+        assert!(find(&run(&b.build()), "fallback-kernel").is_none());
+    }
+
+    #[test]
+    fn fp32_matmul_on_tensor_core_device_only() {
+        let k = [
+            ("aten::mm", "ampere_sgemm_128x64_tn", 1000.0),
+            ("aten::add", "add_kernel", 100.0),
+        ];
+        let mut b = TraceBuilder::new().device(0, "NVIDIA A100-SXM4-80GB", 108, 80 << 30);
+        busy_steps(&mut b, &k, 3);
+        let d = run(&b.build());
+        let fp = find(&d, "fp32-matmul").expect("fp32-matmul");
+        // A100: 1 − 19.5/156 = 0.875 of 1 ms
+        assert!(
+            (fp.recoverable_us - 875.0).abs() < 1.0,
+            "{}",
+            fp.recoverable_us
+        );
+        assert!(fp.advice[0].contains("set_float32_matmul_precision"));
+        // a Pascal GPU has no tensor cores
+        let mut b = TraceBuilder::new().device(0, "NVIDIA GeForce GTX 1080", 20, 8 << 30);
+        busy_steps(&mut b, &k, 3);
+        let mut t = b.build();
+        t.devices[0].compute_major = Some(6);
+        assert!(find(&run(&t), "fp32-matmul").is_none());
+        // bf16 tensor-core GEMMs: nothing to say
+        let mut b = TraceBuilder::new().device(0, "NVIDIA A100-SXM4-80GB", 108, 80 << 30);
+        busy_steps(
+            &mut b,
+            &[(
+                "aten::mm",
+                "sm80_xmma_gemm_bf16bf16_bf16f32_f32_tn_n",
+                1000.0,
+            )],
+            3,
+        );
+        assert!(find(&run(&b.build()), "fp32-matmul").is_none());
+    }
+
+    #[test]
+    fn fp32_matmul_is_capped_when_the_host_is_the_bottleneck() {
+        // GPU finishes each kernel long before the host launches the next: no host wait
+        let mut b = TraceBuilder::new().device(0, "NVIDIA A100-SXM4-80GB", 108, 80 << 30);
+        let mut t = 0.0;
+        for s in 0..3 {
+            let start = t;
+            for _ in 0..10 {
+                let ext = b.op("aten::mm", t, 300.0);
+                let c = b.runtime("cudaLaunchKernel", ext, t + 290.0, 5.0);
+                b.gpu(
+                    GpuKind::Kernel,
+                    "ampere_sgemm_128x64_tn",
+                    0,
+                    7,
+                    t + 296.0,
+                    100.0,
+                    c,
+                );
+                t += 400.0;
+            }
+            b.annotation(&format!("ProfilerStep#{s}"), start, t - start);
+        }
+        let d = run(&b.build());
+        let fp = find(&d, "fp32-matmul").expect("fires");
+        assert!(fp.recoverable_us < 1.0, "{}", fp.recoverable_us);
+        assert!(fp.evidence.metrics["uncapped_us_per_step"] > 800.0);
+        assert_eq!(fp.severity, Severity::Info);
+    }
+
+    #[test]
+    fn small_kernels_sequences() {
+        let mut ks: Vec<(&str, &str, f64)> = Vec::new();
+        for _ in 0..60 {
+            ks.push(("aten::mul", "void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_mul<float>>", 4.0));
+            ks.push(("aten::add", "void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<float>>", 4.0));
+            ks.push(("aten::mm", "sm80_xmma_gemm_bf16", 50.0));
+        }
+        let mut b = TraceBuilder::new().device(0, "NVIDIA A100-SXM4-80GB", 108, 80 << 30);
+        busy_steps(&mut b, &ks, 2);
+        let d = run(&b.build());
+        let sk = find(&d, "small-kernels").expect("small-kernels");
+        assert_eq!(sk.evidence.metrics["small_kernels_per_step"], 120.0);
+        // 60 runs of (4 + 4) µs, each saving 4 µs
+        assert!(
+            (sk.recoverable_us - 240.0).abs() < 0.5,
+            "{}",
+            sk.recoverable_us
+        );
+        assert!(sk.evidence.facts.iter().any(|x| x.contains("vectorized_elementwise_kernel[CUDAFunctor_mul] → vectorized_elementwise_kernel[CUDAFunctor_add]")), "{:?}", sk.evidence.facts);
+        // 50 per step: below the threshold
+        let mut b = TraceBuilder::new().device(0, "NVIDIA A100-SXM4-80GB", 108, 80 << 30);
+        busy_steps(&mut b, &ks[..75], 2);
+        assert!(find(&run(&b.build()), "small-kernels").is_none());
+    }
+
+    #[test]
+    fn low_occupancy_bound_from_small_grids() {
+        let mut b = TraceBuilder::new().device(0, "NVIDIA A100-SXM4-80GB", 108, 80 << 30);
+        busy_steps(
+            &mut b,
+            &[
+                ("aten::scan", "selective_scan_fwd_kernel", 1000.0),
+                ("aten::mm", "sm80_xmma_gemm_bf16", 1000.0),
+            ],
+            2,
+        );
+        let mut t = b.build();
+        for g in t.gpu.iter_mut() {
+            if t.names.resolve(g.name).starts_with("selective") {
+                g.occupancy_pct = 12.0;
+                g.blocks_per_sm = 0.25;
+                g.registers = 168;
+            } else {
+                g.occupancy_pct = 50.0;
+                g.blocks_per_sm = 4.0;
+            }
+        }
+        let d = run(&t);
+        let lo = find(&d, "low-occupancy").expect("low-occupancy");
+        // 1 ms per step at 0.25 blocks/SM: 0.75 ms
+        assert!(
+            (lo.recoverable_us - 750.0).abs() < 1.0,
+            "{}",
+            lo.recoverable_us
+        );
+        assert!(lo
+            .evidence
+            .facts
+            .iter()
+            .any(|x| x.contains("selective_scan_fwd_kernel")));
+        // all kernels well occupied: silent
+        for g in t.gpu.iter_mut() {
+            g.occupancy_pct = 60.0;
+        }
+        assert!(find(&run(&t), "low-occupancy").is_none());
+    }
+
+    #[test]
+    fn labels() {
+        assert_eq!(
+            kernel_label("void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<float>, at::detail::Array<char*, 3> >(int, at::native::CUDAFunctor_add<float>, at::detail::Array<char*, 3>)"),
+            "vectorized_elementwise_kernel[CUDAFunctor_add]"
+        );
+        assert_eq!(
+            kernel_label("triton_poi_fused_add_mul_0"),
+            "triton_poi_fused_add_mul_0"
+        );
+        assert_eq!(
+            kernel_label("void (anonymous namespace)::clamp_position_kernel<long>(long*, long*)"),
+            "clamp_position_kernel"
+        );
+        assert_eq!(
+            kernel_label("void at::native::elementwise_kernel<128, 2, at::native::gpu_kernel_impl_nocast<at::native::direct_copy_kernel_cuda(at::TensorIteratorBase&)::{lambda()#3}::operator()() const::{lambda(float)#1}>(at::TensorIteratorBase&, at::native::direct_copy_kernel_cuda(at::TensorIteratorBase&)::{lambda()#3}::operator()() const::{lambda(float)#1} const&)::{lambda(int)#1}>(int, at::native::gpu_kernel_impl_nocast)"),
+            "elementwise_kernel[direct_copy_kernel_cuda]"
+        );
+    }
+}

@@ -1,0 +1,1155 @@
+//! Host-side rules: the device waits for the host. Each claims its own causes of device idle
+//! time ([`Cause`]), so their recoverable times never overlap.
+
+use std::collections::BTreeMap;
+
+use super::{count, fmt_ns, fmt_us, pct, short, Evidence, Facts, Finding, Severity};
+use crate::analysis::gaps::{Band, Cause, DeviceGaps, BANDS, CAUSES};
+use crate::analysis::launch::QUEUE_FULL_DEPTH;
+use crate::analysis::steps::is_dataloader;
+use crate::model::{CpuKind, Interval, Ns, NONE};
+
+/// DataLoader share of the step above which `dataloader-stall` fires (the TensorBoard
+/// plugin's recommendation threshold).
+pub const DATALOADER_SHARE: f64 = 0.05;
+/// Share of the step of sync-caused idle above which `host-sync` fires.
+pub const SYNC_SHARE: f64 = 0.01;
+/// Share of the window of compile work above which `compile-in-window` fires.
+pub const COMPILE_SHARE: f64 = 0.01;
+/// Share of the step of host-late idle in short gaps above which `launch-bound` fires.
+pub const LAUNCH_SHARE: f64 = 0.05;
+/// Share of the window of device idle above which `gpu-idle-gaps` fires.
+pub const IDLE_SHARE: f64 = 0.05;
+
+/// All host-side findings.
+pub fn rules(f: &Facts) -> Vec<Finding> {
+    let mut out = Vec::new();
+    out.extend(dataloader_stall(f));
+    out.extend(host_sync(f));
+    out.extend(compile_in_window(f));
+    out.extend(launch_bound(f));
+    out.extend(gpu_idle_gaps(f));
+    out.extend(queue_full(f));
+    out
+}
+
+/// Idle of one device claimed by a predicate over (band, cause).
+pub fn claim(d: &DeviceGaps, pred: impl Fn(Band, Cause) -> bool) -> Ns {
+    let mut total = 0;
+    for (bi, b) in BANDS.iter().enumerate() {
+        for c in CAUSES {
+            if pred(*b, c) {
+                total += d.by_band_cause[bi][c as usize];
+            }
+        }
+    }
+    total
+}
+
+/// Largest claim over devices: (ns, device index in `f.gaps.devices`).
+pub fn max_claim(f: &Facts, pred: impl Fn(Band, Cause) -> bool) -> (Ns, Option<usize>) {
+    let mut best = (0, None);
+    for (i, d) in f.gaps.devices.iter().enumerate() {
+        let c = claim(d, &pred);
+        if c > best.0 || best.1.is_none() {
+            best = (c, Some(i));
+        }
+    }
+    best
+}
+
+/// `launch-bound` claims launch overhead and other CPU work in gaps under 1 ms.
+pub fn is_launch_claim(b: Band, c: Cause) -> bool {
+    b != Band::Over1ms && matches!(c, Cause::Launch | Cause::Cpu)
+}
+
+/// `gpu-idle-gaps` claims launch and CPU work in gaps of 1 ms and more, and untraced time.
+pub fn is_idle_claim(b: Band, c: Cause) -> bool {
+    (b == Band::Over1ms && matches!(c, Cause::Launch | Cause::Cpu)) || c == Cause::Untraced
+}
+
+fn metric(e: &mut Evidence, k: &str, v: f64) {
+    e.metrics.insert(k.to_string(), super::round3(v));
+}
+
+/// The longest host spans of a kind inside the window, longest first.
+fn longest_spans(f: &Facts, pred: impl Fn(&str, CpuKind) -> bool, n: usize) -> Vec<u32> {
+    let mut v: Vec<(Ns, u32)> = Vec::new();
+    for (i, e) in f.trace.cpu.iter().enumerate() {
+        if pred(f.trace.name(e.name), e.kind) && f.mask.covered_within(e.interval()) > 0 {
+            v.push((e.dur, i as u32));
+        }
+    }
+    v.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+    v.into_iter().take(n).map(|x| x.1).collect()
+}
+
+fn dataloader_stall(f: &Facts) -> Option<Finding> {
+    let avg = &f.a.steps.average;
+    if f.a.steps.steps.is_empty() || avg.total <= 0.0 {
+        return None;
+    }
+    let share = avg.dataloader / avg.total;
+    if share <= DATALOADER_SHARE {
+        return None;
+    }
+    let (idle, _) = max_claim(f, |_, c| c == Cause::Dataloader);
+    let has_device = !f.gaps.devices.is_empty();
+    let rec = if has_device {
+        f.per_step_us(idle)
+    } else {
+        avg.dataloader / 1000.0
+    };
+    let mut e = Evidence::default();
+    e.facts.push(format!(
+        "DataLoader {} per step = {} of the {} step (threshold {})",
+        fmt_ns(avg.dataloader),
+        pct(share),
+        fmt_ns(avg.total),
+        pct(DATALOADER_SHARE)
+    ));
+    if has_device {
+        e.facts.push(format!(
+            "the GPU sat idle {} per step while the DataLoader produced the next batch",
+            fmt_us(f.per_step_us(idle))
+        ));
+    }
+    let per_step: Vec<String> =
+        f.a.steps
+            .steps
+            .iter()
+            .map(|s| format!("{} {}", s.name, fmt_ns(s.breakdown.dataloader as f64)))
+            .collect();
+    e.facts.push(format!("per step: {}", per_step.join(", ")));
+    let spans = longest_spans(f, |n, k| k != CpuKind::Python && is_dataloader(n), 3);
+    let mut single = false;
+    let mut multi = false;
+    for &i in &spans {
+        let c = &f.trace.cpu[i as usize];
+        let name = f.trace.name(c.name);
+        single |= name.contains("SingleProcess");
+        multi |= name.contains("MultiProcessing");
+        e.locations
+            .push(f.location("dataloader", name, c.start, c.dur));
+    }
+    if single {
+        e.facts.push(
+            "the iterator is `_SingleProcessDataLoaderIter`: num_workers=0, batches are \
+             loaded in the training loop's own process"
+                .into(),
+        );
+    } else if multi {
+        e.facts.push(
+            "the iterator is `_MultiProcessingDataLoaderIter`: the workers do not keep up".into(),
+        );
+    }
+    metric(&mut e, "dataloader_us_per_step", avg.dataloader / 1000.0);
+    metric(&mut e, "dataloader_share", share);
+    metric(&mut e, "gpu_idle_us_per_step", f.per_step_us(idle));
+    let mut advice = Vec::new();
+    if single || !multi {
+        advice.push(
+            "Load batches in worker processes: `DataLoader(..., num_workers=N)` (start near the \
+             number of CPU cores per GPU, e.g. 4-8) so loading overlaps the GPU work."
+                .to_string(),
+        );
+    } else {
+        advice.push(
+            "Add workers (`num_workers`) or make each sample cheaper (decode/augment less on \
+             the CPU, cache preprocessed data): the workers do not keep up."
+                .to_string(),
+        );
+    }
+    advice.push(
+        "`pin_memory=True` and `batch.to(device, non_blocking=True)` so the copy overlaps compute."
+            .into(),
+    );
+    advice.push(
+        "`persistent_workers=True` (no worker restart each epoch) and `prefetch_factor=2..4` \
+         (batches queued ahead)."
+            .into(),
+    );
+    advice.push(
+        "If the workers are CPU-bound, move decoding/augmentation to the GPU (NVIDIA DALI, \
+         torchvision.transforms.v2 on CUDA tensors)."
+            .into(),
+    );
+    Some(Finding {
+        id: "dataloader-stall",
+        severity: f.severity(rec),
+        title: format!(
+            "DataLoader stalls the step: {} of each step waiting for the next batch",
+            pct(share)
+        ),
+        recoverable_us: rec,
+        recoverable_basis: if has_device {
+            "device idle time attributed to DataLoader spans on the launching thread, per \
+             step: with loading overlapped, the GPU would not wait for it"
+                .into()
+        } else {
+            "mean DataLoader time per step (no device activity in the window)".into()
+        },
+        evidence: e,
+        advice,
+    })
+}
+
+fn host_sync(f: &Facts) -> Option<Finding> {
+    if f.syncs.calls.is_empty() {
+        return None;
+    }
+    let (idle, _) = max_claim(f, |_, c| c == Cause::Sync);
+    let rec = f.per_step_us(idle);
+    if f.share_of_step(rec) < SYNC_SHARE {
+        return None;
+    }
+    let s = &f.syncs;
+    let mut e = Evidence::default();
+    let n = s.calls.len() as u64;
+    e.facts.push(format!(
+        "{} host syncs in the window ({:.1} per step); the host waited {} in them, and the GPU \
+         then sat idle {} per step until the host issued new work",
+        count(n),
+        n as f64 / f.n_steps as f64,
+        fmt_ns(s.wait as f64),
+        fmt_us(rec)
+    ));
+    if s.per_step.len() > 1 {
+        let per: Vec<String> =
+            f.a.steps
+                .steps
+                .iter()
+                .zip(&s.per_step)
+                .map(|(st, c)| format!("{} {}", st.name, c))
+                .collect();
+        e.facts.push(format!("syncs per step: {}", per.join(", ")));
+    }
+    let mut kinds: Vec<&str> = Vec::new();
+    for site in s.sites.iter().take(5) {
+        let mut place = String::new();
+        if !site.outer_op.is_empty() {
+            place.push_str(&site.outer_op);
+            if site.inner_op != site.outer_op && !site.inner_op.is_empty() {
+                place.push_str(" → ");
+                place.push_str(&site.inner_op);
+            }
+        } else {
+            place.push_str("outside any operator");
+        }
+        if !site.annotation.is_empty() {
+            place.push_str(&format!(" in \"{}\"", short(&site.annotation, 60)));
+        }
+        e.facts.push(format!(
+            "{}× {} ({}) {}: host waited {}, GPU idle after {}",
+            count(site.count),
+            site.call,
+            site.kind.as_str(),
+            place,
+            fmt_ns(site.wait as f64),
+            fmt_ns(site.idle_after as f64)
+        ));
+        let c = &f.trace.cpu[site.first as usize];
+        e.locations
+            .push(f.location("sync", &site.call, c.start, c.dur));
+        kinds.push(match site.outer_op.as_str() {
+            "aten::item" | "aten::_local_scalar_dense" | "aten::is_nonzero" => "item",
+            "aten::nonzero"
+            | "aten::masked_select"
+            | "aten::unique"
+            | "aten::_unique2"
+            | "aten::repeat_interleave" => "nonzero",
+            "aten::to" | "aten::_to_copy" | "aten::copy_" => "copy",
+            "" => "explicit",
+            _ => "other",
+        });
+    }
+    metric(&mut e, "syncs", n as f64);
+    metric(&mut e, "syncs_per_step", n as f64 / f.n_steps as f64);
+    metric(&mut e, "host_wait_us", s.wait as f64 / 1000.0);
+    metric(&mut e, "gpu_idle_after_us_per_step", rec);
+    let mut advice = Vec::new();
+    if kinds.contains(&"item") {
+        advice.push(
+            "`.item()` / `float(t)` / `if t:` copy a GPU scalar to the host and wait for the \
+             whole queue: keep losses and metrics on the GPU (accumulate with `+=`) and read \
+             them every N steps."
+                .to_string(),
+        );
+    }
+    if kinds.contains(&"nonzero") {
+        advice.push(
+            "`torch.nonzero`, boolean-mask indexing (`x[mask]`), `unique` and \
+             `repeat_interleave` without `output_size` need the result size on the host: use \
+             fixed-size forms (`torch.where`, `masked_fill`, multiplication by the mask)."
+                .to_string(),
+        );
+    }
+    if kinds.contains(&"copy") {
+        advice.push(
+            "Copies to or from pageable host memory block: `.cpu()`/`.tolist()`/`.numpy()` \
+             wait for the GPU, and uploads from pageable memory sync; use pinned buffers and \
+             `non_blocking=True`, and move results to the host only when needed."
+                .to_string(),
+        );
+    }
+    if kinds.contains(&"explicit") {
+        advice.push(
+            "Remove `torch.cuda.synchronize()` / `stream.synchronize()` from the loop (keep \
+             them only for timing, outside the measured region); wait on a \
+             `torch.cuda.Event` only where the host really needs the result."
+                .to_string(),
+        );
+    }
+    advice.push(
+        "Find every sync point with `torch.cuda.set_sync_debug_mode(\"warn\")` (or \"error\")."
+            .into(),
+    );
+    Some(Finding {
+        id: "host-sync",
+        severity: f.severity(rec),
+        title: format!(
+            "Host syncs drain the GPU: {:.1} per step, {} of GPU idle after them per step",
+            n as f64 / f.n_steps as f64,
+            fmt_us(rec)
+        ),
+        recoverable_us: rec,
+        recoverable_basis: "device idle time of the gaps that opened while the host was \
+                            blocked in a sync call, until new work started (DataLoader and \
+                            compile time inside them excluded), per step"
+            .into(),
+        evidence: e,
+        advice,
+    })
+}
+
+fn compile_in_window(f: &Facts) -> Option<Finding> {
+    let ct = f.gaps.compile_time;
+    if ct == 0 || f.window_ns == 0 || (ct as f64) < COMPILE_SHARE * f.window_ns as f64 {
+        return None;
+    }
+    let (idle, _) = max_claim(f, |_, c| c == Cause::Compile);
+    let rec = if f.gaps.devices.is_empty() {
+        f.per_step_us(ct)
+    } else {
+        f.per_step_us(idle)
+    };
+    let mut e = Evidence::default();
+    e.facts.push(format!(
+        "compile, autotune or graph-capture work inside the window: {} ({} of the window)",
+        fmt_ns(ct as f64),
+        pct(ct as f64 / f.window_ns as f64)
+    ));
+    let cw = &f.a.selection.compile;
+    let kinds: Vec<String> = cw
+        .by_kind
+        .iter()
+        .filter_map(|k| {
+            let t = k.spans.intersect(f.mask).total();
+            (t > 0).then(|| format!("{} {}", k.kind.as_str(), fmt_ns(t as f64)))
+        })
+        .collect();
+    if !kinds.is_empty() {
+        e.facts.push(format!("by kind: {}", kinds.join(", ")));
+    }
+    if idle > 0 {
+        e.facts.push(format!(
+            "the GPU sat idle {} per step during it",
+            fmt_us(f.per_step_us(idle))
+        ));
+    }
+    let in_window: Vec<String> = cw
+        .steps
+        .iter()
+        .filter(|s| f.a.steps.steps.iter().any(|w| w.name == s.name))
+        .map(|s| format!("{} ({})", s.name, fmt_ns(s.time as f64)))
+        .collect();
+    if !in_window.is_empty() {
+        e.facts
+            .push(format!("steps with compile work: {}", in_window.join(", ")));
+    }
+    // longest compile stretch inside the window
+    if let Some(iv) = cw
+        .spans
+        .intersect(f.mask)
+        .spans()
+        .iter()
+        .max_by_key(|s| s.len())
+    {
+        e.locations
+            .push(f.location("compile", "compile/autotune work", iv.start, iv.len()));
+    }
+    metric(&mut e, "compile_us", ct as f64 / 1000.0);
+    metric(&mut e, "gpu_idle_us_per_step", f.per_step_us(idle));
+    let advice = vec![
+        "Profile the steady state: give the profiler warm-up steps \
+         (`torch.profiler.schedule(wait=1, warmup=3, active=5)`) so compilation and \
+         autotuning happen before the recorded steps; `stallscope analyze` excludes warm-up \
+         steps by default when a trace has several."
+            .to_string(),
+        "If it recompiles in steady state, find why with `TORCH_LOGS=recompiles` and mark \
+         varying sizes dynamic (`torch._dynamo.mark_dynamic(x, dim)` or \
+         `torch.compile(dynamic=True)`)."
+            .into(),
+        "Reuse compiled artifacts across runs: Inductor's FX-graph and autotune caches \
+         (`TORCHINDUCTOR_FX_GRAPH_CACHE=1`, `torch.compiler.save_cache_artifacts()` / \
+         `load_cache_artifacts()`)."
+            .into(),
+        "With `torch.backends.cudnn.benchmark=True`, every new input shape re-runs the cuDNN \
+         algorithm search: keep shapes fixed (pad or bucket them)."
+            .into(),
+    ];
+    Some(Finding {
+        id: "compile-in-window",
+        severity: f.severity(rec),
+        title: format!(
+            "Compile/autotune work inside the analyzed window: {}",
+            fmt_ns(ct as f64)
+        ),
+        recoverable_us: rec,
+        recoverable_basis: if f.gaps.devices.is_empty() {
+            "compile time in the window per step (no device activity)".into()
+        } else {
+            "device idle time while compile, autotune or graph-capture work ran, per step: \
+             it disappears once compilation happens before the measured steps"
+                .into()
+        },
+        evidence: e,
+        advice,
+    })
+}
+
+fn band_line(d: &DeviceGaps, pred: impl Fn(Band, Cause) -> bool) -> Vec<String> {
+    let mut out = Vec::new();
+    for (bi, b) in BANDS.iter().enumerate() {
+        let t: Ns = CAUSES
+            .iter()
+            .filter(|c| pred(*b, **c))
+            .map(|c| d.by_band_cause[bi][*c as usize])
+            .sum();
+        if t > 0 {
+            out.push(format!("{} {}", b.label(), fmt_ns(t as f64)));
+        }
+    }
+    out
+}
+
+fn launch_bound(f: &Facts) -> Option<Finding> {
+    let (idle, dev) = max_claim(f, is_launch_claim);
+    let rec = f.per_step_us(idle);
+    if f.share_of_step(rec) < LAUNCH_SHARE {
+        return None;
+    }
+    let d = &f.gaps.devices[dev?];
+    let l = &f.launch;
+    let mut e = Evidence::default();
+    // gaps whose dominant cause is host launch/CPU work, under 1 ms
+    let host_late: Vec<&crate::analysis::gaps::Gap> = d
+        .gaps
+        .iter()
+        .filter(|g| g.band() != Band::Over1ms && matches!(g.cause, Cause::Launch | Cause::Cpu))
+        .collect();
+    let mid = host_late
+        .iter()
+        .filter(|g| matches!(g.band(), Band::From10To20us | Band::From20To50us))
+        .count();
+    e.facts.push(format!(
+        "GPU {} idle {} per step in {} gaps under 1 ms that waited for the host ({} of them \
+         10-50 µs)",
+        d.device,
+        fmt_us(rec),
+        count(host_late.len() as u64),
+        count(mid as u64)
+    ));
+    e.facts.push(format!(
+        "by gap length: {}",
+        band_line(d, is_launch_claim).join(", ")
+    ));
+    let launch_part = claim(d, |b, c| b != Band::Over1ms && c == Cause::Launch);
+    let cpu_part = claim(d, |b, c| b != Band::Over1ms && c == Cause::Cpu);
+    e.facts.push(format!(
+        "the launching thread was in runtime calls (launch overhead) for {} and in \
+         operators/Python for {} of it",
+        fmt_ns(launch_part as f64),
+        fmt_ns(cpu_part as f64)
+    ));
+    if l.kernels > 0 {
+        e.facts.push(format!(
+            "{} kernels per step; {} ({}) shorter than their launch call (call ≤ 50 µs); \
+             launch calls p50 {} / p90 {}",
+            count(l.kernels / f.n_steps as u64),
+            count(l.short_kernels),
+            pct(l.short_kernels as f64 / l.kernels as f64),
+            fmt_ns(l.launch_p50 as f64),
+            fmt_ns(l.launch_p90 as f64)
+        ));
+    }
+    if l.graph_launches > 0 {
+        e.facts.push(format!(
+            "{} graph replays already run {} activities without per-kernel launches",
+            count(l.graph_launches),
+            count(l.graph_kernels)
+        ));
+    }
+    // the densest step as a place to look
+    let mut by_step: BTreeMap<usize, (u64, Ns)> = BTreeMap::new();
+    for g in &host_late {
+        if let Some(s) = g.step {
+            let x = by_step.entry(s).or_default();
+            x.0 += 1;
+            x.1 += g.len();
+        }
+    }
+    if let Some((&s, &(n, t))) = by_step.iter().max_by_key(|(_, v)| v.1) {
+        let st = &f.a.steps.steps[s];
+        e.locations.push(f.location(
+            "step",
+            &format!("{} ({} host-late gaps, {})", st.name, n, fmt_ns(t as f64)),
+            st.span.start,
+            st.span.len(),
+        ));
+    }
+    if let Some(g) = host_late.iter().max_by_key(|g| g.len()) {
+        let name = if g.next != NONE {
+            format!(
+                "gap before {}",
+                short(f.trace.name(f.trace.gpu[g.next as usize].name), 80)
+            )
+        } else {
+            "gap".into()
+        };
+        e.locations.push(f.location("gap", &name, g.start, g.len()));
+    }
+    metric(&mut e, "gpu_idle_us_per_step", rec);
+    metric(&mut e, "host_late_gaps", host_late.len() as f64);
+    metric(&mut e, "kernels", l.kernels as f64);
+    metric(&mut e, "short_kernels", l.short_kernels as f64);
+    metric(&mut e, "launch_p50_us", l.launch_p50 as f64 / 1000.0);
+    metric(&mut e, "launch_overhead_us", launch_part as f64 / 1000.0);
+    metric(&mut e, "cpu_work_us", cpu_part as f64 / 1000.0);
+    let advice = vec![
+        "Capture the step in a CUDA graph so one launch replays all its kernels: \
+         `torch.compile(model, mode=\"reduce-overhead\")`, or `torch.cuda.CUDAGraph` / \
+         `torch.cuda.make_graphed_callables` for static shapes."
+            .to_string(),
+        "Fuse kernels so there are fewer to launch: `torch.compile` (Inductor fuses pointwise \
+         and reduction chains), fused optimizers (`torch.optim.AdamW(..., fused=True)` or \
+         `foreach=True`), `F.scaled_dot_product_attention`."
+            .into(),
+        "Give each kernel more work: a larger batch (or micro-batch) amortises the per-launch \
+         host cost."
+            .into(),
+        "Cut Python per-op overhead in the loop: avoid per-parameter/per-element Python loops \
+         and tiny tensor ops, hoist constant tensors out of the loop."
+            .into(),
+    ];
+    Some(Finding {
+        id: "launch-bound",
+        severity: f.severity(rec),
+        title: format!(
+            "CPU launch-bound: the GPU waits {} per step for the host between kernels",
+            fmt_us(rec)
+        ),
+        recoverable_us: rec,
+        recoverable_basis: "device idle time in gaps under 1 ms while the launching thread \
+                            was issuing work (runtime calls, launch latency) or running \
+                            operators/Python, per step; with graphs/fusion the GPU would run \
+                            these kernels back to back"
+            .into(),
+        evidence: e,
+        advice,
+    })
+}
+
+/// The longest host span on `thread` overlapping `iv` (operators, runtime calls, Python
+/// frames, not step annotations), for naming what the host did during a gap.
+fn host_span_in(f: &Facts, thread: u32, iv: Interval) -> Option<u32> {
+    if thread == NONE {
+        return None;
+    }
+    let cpu = &f.trace.cpu;
+    let hi = cpu.partition_point(|e| e.start < iv.end);
+    let mut best: Option<(Ns, u32)> = None;
+    // spans starting before the gap can cover it: look back a bounded number of events
+    let lo = hi.saturating_sub(20_000);
+    for (i, e) in cpu[lo..hi].iter().enumerate() {
+        if e.thread != thread || e.kind == CpuKind::UserAnnotation {
+            continue;
+        }
+        let ov = e.interval().overlap(&iv);
+        if ov <= 0 || f.trace.name(e.name).starts_with("ProfilerStep#") {
+            continue;
+        }
+        // prefer the most specific span that covers most of the gap
+        let score = ov * 4 - (e.dur - ov).min(ov * 3);
+        if best.is_none_or_lt(score) {
+            best = Some((score, (lo + i) as u32));
+        }
+    }
+    best.map(|b| b.1)
+}
+
+trait BestScore {
+    fn is_none_or_lt(&self, score: Ns) -> bool;
+}
+
+impl BestScore for Option<(Ns, u32)> {
+    fn is_none_or_lt(&self, score: Ns) -> bool {
+        match self {
+            None => true,
+            Some((s, _)) => *s < score,
+        }
+    }
+}
+
+fn gpu_idle_gaps(f: &Facts) -> Option<Finding> {
+    let primary = f.gaps.primary()?;
+    if f.window_ns == 0 || (primary.idle as f64) < IDLE_SHARE * f.window_ns as f64 {
+        return None;
+    }
+    let (claimed, _) = max_claim(f, is_idle_claim);
+    let rec = f.per_step_us(claimed);
+    let mut e = Evidence::default();
+    for d in &f.gaps.devices {
+        e.facts.push(format!(
+            "GPU {}: idle {} of {} ({}) in {} gaps (union of all streams)",
+            d.device,
+            fmt_ns(d.idle as f64),
+            fmt_ns(f.window_ns as f64),
+            pct(d.idle as f64 / f.window_ns as f64),
+            count(d.gaps.len() as u64)
+        ));
+        let bands: Vec<String> = BANDS
+            .iter()
+            .zip(d.bands.iter())
+            .filter(|(_, s)| s.count > 0)
+            .map(|(b, s)| {
+                format!(
+                    "{} {}× {}",
+                    b.label(),
+                    count(s.count),
+                    fmt_ns(s.total as f64)
+                )
+            })
+            .collect();
+        e.facts
+            .push(format!("  gaps by length: {}", bands.join(", ")));
+        let owner = |c: Cause| match c {
+            Cause::Queued => "device-side, not recoverable from the host",
+            Cause::Sync => "→ host-sync",
+            Cause::Compile => "→ compile-in-window",
+            Cause::Dataloader => "→ dataloader-stall",
+            Cause::Launch | Cause::Cpu => {
+                "→ launch-bound in gaps under 1 ms, this finding from 1 ms"
+            }
+            Cause::Untraced => "→ this finding",
+        };
+        let causes: Vec<String> = CAUSES
+            .iter()
+            .filter(|c| d.by_cause[**c as usize] > 0)
+            .map(|c| {
+                format!(
+                    "{} {} ({})",
+                    c.label(),
+                    fmt_ns(d.by_cause[*c as usize] as f64),
+                    owner(*c)
+                )
+            })
+            .collect();
+        e.facts
+            .push(format!("  what the host was doing: {}", causes.join("; ")));
+        let streams: Vec<String> = d
+            .streams
+            .iter()
+            .take(6)
+            .map(|s| {
+                let long: u64 = s.bands[2..].iter().map(|b| b.count).sum();
+                format!("stream {}: {} gaps ≥ 20 µs", s.stream, count(long))
+            })
+            .collect();
+        if d.streams.len() > 1 {
+            e.facts.push(format!(
+                "  per stream (detail; a stream's gap may be covered by another stream): {}",
+                streams.join(", ")
+            ));
+        }
+        metric(
+            &mut e,
+            &format!("gpu{}_idle_us", d.device),
+            d.idle as f64 / 1000.0,
+        );
+        for (b, s) in BANDS.iter().zip(d.bands.iter()) {
+            metric(
+                &mut e,
+                &format!("gpu{}_gaps_{}", d.device, band_key(*b)),
+                s.count as f64,
+            );
+        }
+    }
+    // the longest gaps of the primary device, with what the host did
+    let mut longest: Vec<&crate::analysis::gaps::Gap> = primary.gaps.iter().collect();
+    longest.sort_by(|a, b| b.len().cmp(&a.len()).then(a.start.cmp(&b.start)));
+    for g in longest.iter().take(5) {
+        let host = host_span_in(f, g.thread, Interval::new(g.start, g.end))
+            .map(|i| f.trace.name(f.trace.cpu[i as usize].name).to_string());
+        let name = match host {
+            Some(h) => format!("{}: host in {}", g.cause.label(), short(&h, 80)),
+            None => g.cause.label().to_string(),
+        };
+        e.locations.push(f.location("gap", &name, g.start, g.len()));
+    }
+    metric(&mut e, "claimed_us_per_step", rec);
+    let q = primary.by_cause[Cause::Queued as usize];
+    let mut advice = Vec::new();
+    let cpu_long = claim(primary, |b, c| {
+        b == Band::Over1ms && matches!(c, Cause::Cpu | Cause::Launch)
+    });
+    let untraced = primary.by_cause[Cause::Untraced as usize];
+    if cpu_long > 0 {
+        advice.push(
+            "Long gaps with the host busy: move that work (logging, metric computation, \
+             checkpointing, Python preprocessing, allocations) off the critical path — do it \
+             while the GPU still has queued work, in a background thread, or every N steps."
+                .to_string(),
+        );
+    }
+    if untraced > 0 {
+        advice.push(
+            "Gaps with nothing traced on the host: add `record_function` ranges or \
+             `with_stack=True` to see what runs; look for I/O, `time.sleep`, GIL contention \
+             with other threads, or work in other processes."
+                .to_string(),
+        );
+    }
+    if q > 0 {
+        advice.push(
+            "Gaps where the next work was already queued are device-side: waits on events or \
+             other streams (`cudaStreamWaitEvent`), inter-kernel latency; reduce \
+             cross-stream dependencies and the number of kernels."
+                .to_string(),
+        );
+    }
+    advice.push(
+        "Open the largest gaps listed above in Perfetto (ui.perfetto.dev) at the given \
+         timestamps to see the host activity around them."
+            .into(),
+    );
+    Some(Finding {
+        id: "gpu-idle-gaps",
+        severity: f.severity(rec),
+        title: format!(
+            "GPU idle {} of the window in {} gaps",
+            pct(primary.idle as f64 / f.window_ns as f64),
+            count(primary.gaps.len() as u64)
+        ),
+        recoverable_us: rec,
+        recoverable_basis: "device idle time not claimed by another finding: host work in gaps \
+                            of 1 ms and more, and gaps with nothing traced on the host, per \
+                            step (largest device)"
+            .into(),
+        evidence: e,
+        advice,
+    })
+}
+
+fn band_key(b: Band) -> &'static str {
+    match b {
+        Band::Under10us => "lt_10us",
+        Band::From10To20us => "10_20us",
+        Band::From20To50us => "20_50us",
+        Band::From50usTo1ms => "50us_1ms",
+        Band::Over1ms => "ge_1ms",
+    }
+}
+
+fn queue_full(f: &Facts) -> Option<Finding> {
+    let l = &f.launch;
+    let depth = l.max_depth();
+    if depth < QUEUE_FULL_DEPTH && l.command_buffer_full == 0 {
+        return None;
+    }
+    let mut e = Evidence::default();
+    for q in l.queues.iter().filter(|q| q.max_depth >= QUEUE_FULL_DEPTH) {
+        e.facts.push(format!(
+            "GPU {} stream {}: up to {} launches pending (CUDA blocks the host at about \
+             1,024); full for {} of the window",
+            q.device,
+            q.stream,
+            count(q.max_depth as u64),
+            fmt_ns(q.full_time as f64)
+        ));
+        e.locations.push(f.location(
+            "queue",
+            &format!("stream {} at {} pending launches", q.stream, q.max_depth),
+            q.max_depth_at,
+            0,
+        ));
+    }
+    if l.queue_full_launches > 0 {
+        e.facts.push(format!(
+            "{} launch calls made on a full queue; the host waited {} per step in them beyond \
+             a normal launch ({})",
+            count(l.queue_full_launches),
+            fmt_us(f.per_step_us(l.blocked_launch_time)),
+            fmt_ns(l.launch_p50 as f64)
+        ));
+    }
+    if let Some((i, d)) = l.longest_launch {
+        let c = &f.trace.cpu[i as usize];
+        e.locations
+            .push(f.location("launch", f.trace.name(c.name), c.start, d));
+    }
+    if l.command_buffer_full > 0 {
+        e.facts.push(format!(
+            "{} `Command Buffer Full` events: the host waited {} for room to enqueue work",
+            count(l.command_buffer_full),
+            fmt_ns(l.command_buffer_full_time as f64)
+        ));
+    }
+    if let Some(p) = f.gaps.primary() {
+        e.facts.push(format!(
+            "GPU {} busy {} of the window",
+            p.device,
+            pct(p.busy as f64 / f.window_ns.max(1) as f64)
+        ));
+    }
+    e.facts.push(
+        "long `cudaLaunchKernel` calls and `Command Buffer Full` here are the host waiting for \
+         the device, not CPU overhead: the GPU is the bottleneck"
+            .into(),
+    );
+    metric(&mut e, "max_queue_depth", depth as f64);
+    metric(&mut e, "queue_full_launches", l.queue_full_launches as f64);
+    metric(
+        &mut e,
+        "blocked_us_per_step",
+        f.per_step_us(l.blocked.total()),
+    );
+    metric(&mut e, "command_buffer_full", l.command_buffer_full as f64);
+    let advice = vec![
+        "Treat this trace as GPU-bound: speed up the device work (see the kernel findings: \
+         fallback kernels, FP32 GEMMs, fusion, precision) — CUDA graphs or fewer Python ops \
+         will not shorten a step whose host already waits for the GPU."
+            .to_string(),
+        "The host has slack: it can prepare the next batches (data loading, preprocessing) \
+         while it would otherwise block in launches."
+            .into(),
+        "Read host-side operator times in this trace with care: they include the time spent \
+         blocked on the full queue."
+            .into(),
+    ];
+    Some(Finding {
+        id: "queue-full",
+        severity: Severity::Info,
+        title: format!(
+            "Launch queue full (up to {} pending): the host waits for the GPU — the GPU is the \
+             bottleneck",
+            count(depth as u64)
+        ),
+        recoverable_us: 0.0,
+        recoverable_basis: "none: the host's blocked time is a symptom of a saturated device; \
+                            the gain comes from the device-side findings"
+            .into(),
+        evidence: e,
+        advice,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::testutil::{find, run};
+    use crate::model::build::TraceBuilder;
+    use crate::model::{CpuKind, GpuKind};
+
+    /// A step of `n` small kernels, each launched by an op of `op_us` µs whose launch call
+    /// takes `launch_us`; kernels take `k_us`.
+    fn chatty(b: &mut TraceBuilder, t0: f64, n: usize, op_us: f64, k_us: f64) -> f64 {
+        let mut t = t0;
+        for _ in 0..n {
+            let ext = b.op("aten::add", t, op_us);
+            let c = b.runtime("cudaLaunchKernel", ext, t + op_us - 6.0, 5.0);
+            b.gpu(
+                GpuKind::Kernel,
+                "vectorized_elementwise_kernel<add>",
+                0,
+                7,
+                t + op_us,
+                k_us,
+                c,
+            );
+            t += op_us + 1.0;
+        }
+        t
+    }
+
+    #[test]
+    fn launch_bound_fires_on_chatty_host_and_not_on_busy_gpu() {
+        // 10 steps of 200 kernels of 3 µs, each op 25 µs on the host: GPU idle ~88%
+        let mut b = TraceBuilder::new().device(0, "NVIDIA A100-SXM4-80GB", 108, 80 << 30);
+        let mut t = 0.0;
+        for s in 0..10 {
+            let start = t;
+            t = chatty(&mut b, t, 200, 25.0, 3.0);
+            b.annotation(&format!("ProfilerStep#{s}"), start, t - start + 5.0);
+            t += 5.0;
+        }
+        let d = run(&b.build());
+        let lb = find(&d, "launch-bound").expect("launch-bound");
+        assert!(lb.recoverable_us > 4000.0, "{}", lb.recoverable_us);
+        assert_eq!(lb.severity, super::Severity::High);
+        assert!(lb.evidence.metrics["short_kernels"] >= 1999.0);
+        assert_eq!(d.findings[0].id, "launch-bound");
+        assert!(d.verdict.starts_with("CPU launch-bound"), "{}", d.verdict);
+
+        // same kernels, but 30 µs each and launched ahead: the GPU is busy
+        let mut b = TraceBuilder::new().device(0, "NVIDIA A100-SXM4-80GB", 108, 80 << 30);
+        let mut host = 0.0;
+        let mut gpu = 100.0;
+        for s in 0..5 {
+            let start = host;
+            for _ in 0..100 {
+                let ext = b.op("aten::mm", host, 4.0);
+                let c = b.runtime("cudaLaunchKernel", ext, host + 1.0, 2.0);
+                b.gpu(
+                    GpuKind::Kernel,
+                    "sm80_xmma_gemm_bf16bf16_bf16f32",
+                    0,
+                    7,
+                    gpu,
+                    30.0,
+                    c,
+                );
+                host += 5.0;
+                gpu += 30.5;
+            }
+            b.annotation(&format!("ProfilerStep#{s}"), start, host - start);
+        }
+        let d = run(&b.build());
+        assert!(find(&d, "launch-bound").is_none(), "{:?}", d.findings);
+        assert!(d.verdict.starts_with("GPU-bound"), "{}", d.verdict);
+        assert!(
+            d.findings
+                .iter()
+                .all(|f| f.severity == super::Severity::Info),
+            "{:?}",
+            d.findings
+                .iter()
+                .map(|f| (f.id, f.severity))
+                .collect::<Vec<_>>()
+        );
+    }
+
+    fn dataloader_trace(load_us: f64) -> crate::model::Trace {
+        let mut b = TraceBuilder::new().device(0, "Tesla V100-SXM2-32GB", 80, 32 << 30);
+        let mut t = 0.0;
+        for s in 0..4 {
+            let start = t;
+            b.annotation(
+                "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__",
+                t,
+                load_us,
+            );
+            t += load_us + 1.0;
+            for _ in 0..20 {
+                let ext = b.op("aten::conv2d", t, 10.0);
+                let c = b.runtime("cudaLaunchKernel", ext, t + 2.0, 5.0);
+                b.gpu(
+                    GpuKind::Kernel,
+                    "volta_h884gemm_64x128_ldg8_nn",
+                    0,
+                    7,
+                    t + 8.0,
+                    100.0,
+                    c,
+                );
+                t += 100.5;
+            }
+            b.annotation(&format!("ProfilerStep#{s}"), start, t - start + 10.0);
+            t += 10.0;
+        }
+        b.build()
+    }
+
+    #[test]
+    fn dataloader_stall_fires_above_five_percent_only() {
+        let d = run(&dataloader_trace(2000.0));
+        let f = find(&d, "dataloader-stall").expect("fires");
+        assert_eq!(d.findings[0].id, "dataloader-stall");
+        // ~2 ms of the GPU idle per step
+        assert!(
+            (1900.0..=2100.0).contains(&f.recoverable_us),
+            "{}",
+            f.recoverable_us
+        );
+        assert!(f.evidence.facts.iter().any(|x| x.contains("num_workers=0")));
+        assert!(d.verdict.starts_with("DataLoader-bound"), "{}", d.verdict);
+        // 40 µs of loading in a ~2 ms step: under 5 %
+        let d = run(&dataloader_trace(40.0));
+        assert!(find(&d, "dataloader-stall").is_none());
+    }
+
+    fn sync_trace(syncs: usize) -> crate::model::Trace {
+        let mut b = TraceBuilder::new().device(0, "NVIDIA A100-SXM4-80GB", 108, 80 << 30);
+        let mut t = 0.0;
+        for s in 0..3 {
+            let start = t;
+            for i in 0..20 {
+                let ext = b.op("aten::mm", t, 5.0);
+                let c = b.runtime("cudaLaunchKernel", ext, t + 1.0, 3.0);
+                b.gpu(
+                    GpuKind::Kernel,
+                    "sm80_xmma_gemm_bf16",
+                    0,
+                    7,
+                    t + 4.0,
+                    200.0,
+                    c,
+                );
+                t += 5.0;
+                if i % (20 / syncs.max(1)) == 0 && syncs > 0 {
+                    // .item(): wait for the queue, then Python for 100 µs
+                    let item = b.op("aten::item", t, 0.0);
+                    let _ = item;
+                    let lsd = b.op("aten::_local_scalar_dense", t, 0.0);
+                    let c = b.runtime("cudaMemcpyAsync", lsd, t, 1.0);
+                    b.gpu(
+                        GpuKind::Memcpy,
+                        "Memcpy DtoH (Device -> Pageable)",
+                        0,
+                        7,
+                        t + 196.0,
+                        1.0,
+                        c,
+                    );
+                    let wait = 200.0;
+                    b.runtime("cudaStreamSynchronize", lsd, t + 1.0, wait);
+                    t += wait + 100.0;
+                }
+            }
+            b.annotation(&format!("ProfilerStep#{s}"), start, t - start + 300.0);
+            t += 300.0;
+        }
+        let mut tr = b.build();
+        // make aten::item and _local_scalar_dense enclose their calls
+        for e in tr.cpu.iter_mut() {
+            let n = tr.names.resolve(e.name).to_string();
+            if n == "aten::item" || n == "aten::_local_scalar_dense" {
+                e.dur = 201_500;
+            }
+        }
+        tr.finalize();
+        tr
+    }
+
+    #[test]
+    fn host_sync_ranks_first_with_many_syncs() {
+        let d = run(&sync_trace(10));
+        let f = find(&d, "host-sync").expect("host-sync");
+        assert_eq!(
+            d.findings[0].id,
+            "host-sync",
+            "{:?}",
+            d.findings
+                .iter()
+                .map(|f| (f.id, f.recoverable_us))
+                .collect::<Vec<_>>()
+        );
+        assert!(
+            f.evidence
+                .facts
+                .iter()
+                .any(|x| x.contains("aten::item → aten::_local_scalar_dense")),
+            "{:?}",
+            f.evidence.facts
+        );
+        assert!(f.advice.iter().any(|a| a.contains(".item()")));
+        assert!(f.evidence.metrics["syncs_per_step"] >= 10.0);
+        // without syncs the rule is silent
+        let d = run(&sync_trace(0));
+        assert!(find(&d, "host-sync").is_none());
+    }
+
+    #[test]
+    fn queue_full_says_the_gpu_is_the_bottleneck() {
+        let mut b = TraceBuilder::new().device(0, "NVIDIA H100 80GB HBM3", 132, 80 << 30);
+        // 1,200 launches every 2.5 µs, kernels of 200 µs back to back from 0.1 ms: the
+        // queue passes 1,000 pending launches and the later calls block
+        let mut host = 0.0;
+        for i in 0..1200 {
+            let dur = if i >= 1050 { 150.0 } else { 1.0 };
+            let ext = b.op("aten::mul", host, dur + 1.0);
+            let c = b.runtime("cudaLaunchKernel", ext, host + 0.5, dur);
+            b.gpu(
+                GpuKind::Kernel,
+                "sm90_gemm_bf16",
+                0,
+                7,
+                100.0 + 200.0 * i as f64,
+                200.0,
+                c,
+            );
+            host += dur + 1.5;
+        }
+        b.annotation("ProfilerStep#1", 0.0, host);
+        let d = run(&b.build());
+        let q = find(&d, "queue-full").expect("queue-full");
+        assert_eq!(q.severity, super::Severity::Info);
+        assert_eq!(q.recoverable_us, 0.0);
+        assert!(q.title.contains("GPU is the bottleneck"));
+        assert!(find(&d, "launch-bound").is_none());
+        assert!(d.verdict.contains("launch queue full"), "{}", d.verdict);
+        // a shallow queue does not fire
+        let mut b = TraceBuilder::new();
+        b.op_with_kernel("aten::mul", "k", 0.0, 10.0, 20.0, 5.0);
+        let d = run(&b.build());
+        assert!(find(&d, "queue-full").is_none());
+    }
+
+    #[test]
+    fn compile_in_window_fires_on_compile_work() {
+        let mut b = TraceBuilder::new().device(0, "NVIDIA A100-SXM4-80GB", 108, 80 << 30);
+        b.op_with_kernel("aten::mm", "gemm_bf16", 0.0, 10.0, 5.0, 100.0);
+        b.cpu(
+            CpuKind::PythonFunction,
+            "torch/_dynamo/convert_frame.py(1004): _compile",
+            1,
+            200.0,
+            5000.0,
+        );
+        b.op_with_kernel("aten::mm", "gemm_bf16", 5300.0, 10.0, 5305.0, 100.0);
+        b.annotation("ProfilerStep#0", 0.0, 5500.0);
+        let d = run(&b.build());
+        let c = find(&d, "compile-in-window").expect("compile-in-window");
+        assert!(c.recoverable_us >= 4900.0, "{}", c.recoverable_us);
+        assert_eq!(d.findings[0].id, "compile-in-window");
+        // without the compile frame: no finding
+        let mut b = TraceBuilder::new();
+        b.op_with_kernel("aten::mm", "gemm_bf16", 0.0, 10.0, 5.0, 100.0);
+        let d = run(&b.build());
+        assert!(find(&d, "compile-in-window").is_none());
+    }
+
+    #[test]
+    fn gpu_idle_gaps_histogram_and_untraced_claim() {
+        let mut b = TraceBuilder::new().device(0, "NVIDIA A100-SXM4-80GB", 108, 80 << 30);
+        // kernels with 5 ms holes where the host does nothing traced
+        let mut t = 0.0;
+        for _ in 0..4 {
+            let c = b.runtime("cudaLaunchKernel", 0, t, 3.0);
+            b.gpu(GpuKind::Kernel, "gemm_bf16", 0, 7, t + 4.0, 1000.0, c);
+            t += 6000.0;
+        }
+        b.annotation("ProfilerStep#0", 0.0, t);
+        let d = run(&b.build());
+        let g = find(&d, "gpu-idle-gaps").expect("gpu-idle-gaps");
+        assert!(g.recoverable_us > 15_000.0, "{}", g.recoverable_us);
+        assert_eq!(g.evidence.metrics["gpu0_gaps_ge_1ms"], 4.0);
+        assert!(!g.evidence.locations.is_empty());
+        // a busy device: nothing
+        let mut b = TraceBuilder::new();
+        let c = b.runtime("cudaLaunchKernel", 0, 0.0, 1.0);
+        b.gpu(GpuKind::Kernel, "gemm_bf16", 0, 7, 1.0, 1000.0, c);
+        b.annotation("ProfilerStep#0", 0.0, 1001.0);
+        let d = run(&b.build());
+        assert!(find(&d, "gpu-idle-gaps").is_none());
+    }
+}

@@ -1,0 +1,580 @@
+//! Data movement and memory: exposed communication, pageable and heavy copies, memory
+//! pressure.
+
+use std::collections::HashMap;
+
+use super::device::{cap, CAP_BASIS};
+use super::{count, fmt_ns, fmt_us, pct, short, Evidence, Facts, Finding, Severity};
+use crate::analysis::classify::KernelCategory;
+use crate::model::{GpuKind, Interval, IntervalSet, Ns};
+
+/// Exposed communication share of the step above which `exposed-communication` fires (the
+/// TensorBoard plugin's communication threshold).
+pub const COMM_SHARE: f64 = 0.10;
+/// Exposed pageable host-to-device copy share of the step above which `pageable-memcpy` fires.
+pub const PAGEABLE_SHARE: f64 = 0.01;
+/// Exposed copy share of the step above which `memcpy-heavy` fires.
+pub const MEMCPY_SHARE: f64 = 0.05;
+/// Peak allocated share of device memory above which `gpu-memory-pressure` fires (the
+/// TensorBoard plugin's threshold).
+pub const MEMORY_SHARE: f64 = 0.90;
+
+/// All data-movement findings.
+pub fn rules(f: &Facts) -> Vec<Finding> {
+    let mut out = Vec::new();
+    out.extend(exposed_communication(f));
+    let pageable = pageable_memcpy(f);
+    let pageable_claim = pageable.as_ref().map(|p| p.1.clone()).unwrap_or_default();
+    out.extend(pageable.map(|p| p.0));
+    out.extend(memcpy_heavy(f, &pageable_claim));
+    out.extend(memory_pressure(f));
+    out
+}
+
+fn metric(e: &mut Evidence, k: &str, v: f64) {
+    e.metrics.insert(k.to_string(), super::round3(v));
+}
+
+fn exposed_communication(f: &Facts) -> Option<Finding> {
+    let t = f.a.timeline.iter().max_by_key(|t| t.exposed_comm)?;
+    let raw = f.per_step_us(t.exposed_comm);
+    if f.share_of_step(raw) < COMM_SHARE {
+        return None;
+    }
+    let mut e = Evidence::default();
+    e.facts.push(format!(
+        "GPU {}: communication {} in the window, {} of it not overlapped by computation \
+         ({} per step = {} of the step)",
+        t.device,
+        fmt_ns(t.total_comm as f64),
+        fmt_ns(t.exposed_comm as f64),
+        fmt_us(raw),
+        pct(f.share_of_step(raw))
+    ));
+    if t.total_comm > 0 {
+        e.facts.push(format!(
+            "overlap with computation: {}",
+            pct(1.0 - t.exposed_comm as f64 / t.total_comm as f64)
+        ));
+    }
+    for k in
+        f.a.kernels
+            .iter()
+            .filter(|k| k.category == KernelCategory::Communication)
+            .take(4)
+    {
+        e.facts.push(format!(
+            "  {} ×{}: {}",
+            short(&k.name, 80),
+            count(k.calls),
+            fmt_ns(k.total as f64)
+        ));
+    }
+    if let Some(d) = &f.trace.distributed {
+        e.facts.push(format!(
+            "backend {}, rank {}, world size {}",
+            d.backend.as_deref().unwrap_or("?"),
+            d.rank.map(|r| r.to_string()).unwrap_or("?".into()),
+            d.world_size.map(|r| r.to_string()).unwrap_or("?".into())
+        ));
+    }
+    metric(&mut e, "exposed_comm_us_per_step", raw);
+    metric(&mut e, "total_comm_us", t.total_comm as f64 / 1000.0);
+    let rec = cap(f, raw, &mut e);
+    let advice = vec![
+        "Overlap gradients' all-reduce with the backward pass: DDP does it by buckets — tune \
+         `DistributedDataParallel(..., bucket_cap_mb=...)`, set `static_graph=True` and avoid \
+         `find_unused_parameters=True` when possible."
+            .to_string(),
+        "FSDP: prefetch the next all-gather (`forward_prefetch=True`, \
+         `backward_prefetch=BackwardPrefetch.BACKWARD_PRE`); with tensor parallelism, overlap \
+         collectives with compute (async TP / `torch.distributed._symmetric_memory`)."
+            .into(),
+        "Communicate less often or less: gradient accumulation with `model.no_sync()`, \
+         compression hooks (`ddp_comm_hooks.default_hooks.bf16_compress_hook`), larger \
+         per-GPU batch."
+            .into(),
+        "Check the interconnect: NCCL over PCIe/TCP instead of NVLink/InfiniBand shows as low \
+         bus bandwidth (`NCCL_DEBUG=INFO`)."
+            .into(),
+    ];
+    Some(Finding {
+        id: "exposed-communication",
+        severity: f.severity(rec),
+        title: format!(
+            "Exposed communication: {} of the step not overlapped with compute",
+            pct(f.share_of_step(raw))
+        ),
+        recoverable_us: rec,
+        recoverable_basis: format!(
+            "communication time on the device not overlapped by computation (GPU timeline, \
+             union over streams), per step, largest device; {CAP_BASIS}"
+        ),
+        evidence: e,
+        advice,
+    })
+}
+
+fn is_pageable_htod(name: &str) -> bool {
+    name.contains("Pageable") && (name.contains("HtoD") || name.contains("Pageable -> Device"))
+}
+
+/// Per device: union of kernel (computation and communication) intervals in the window.
+fn kernel_union(f: &Facts) -> HashMap<i32, IntervalSet> {
+    let mut v: HashMap<i32, Vec<Interval>> = HashMap::new();
+    for g in &f.trace.gpu {
+        if g.kind == GpuKind::Kernel {
+            v.entry(g.device).or_default().push(g.interval());
+        }
+    }
+    v.into_iter()
+        .map(|(d, ivs)| (d, IntervalSet::from_intervals(ivs).intersect(f.mask)))
+        .collect()
+}
+
+/// Returns the finding and the exposed pageable copy time per device (claimed).
+fn pageable_memcpy(f: &Facts) -> Option<(Finding, HashMap<i32, Ns>)> {
+    let trace = f.trace;
+    let mut by_dev: HashMap<i32, Vec<Interval>> = HashMap::new();
+    let mut n: u64 = 0;
+    let mut bytes: u64 = 0;
+    let mut time: Ns = 0;
+    let mut host: Ns = 0;
+    let mut first: Option<usize> = None;
+    for (i, g) in trace.gpu.iter().enumerate() {
+        if g.kind != GpuKind::Memcpy
+            || !is_pageable_htod(trace.name(g.name))
+            || !f.a.selection.counts_activity(trace, g)
+        {
+            continue;
+        }
+        n += 1;
+        bytes += g.bytes;
+        time += g.dur;
+        if g.launch != crate::model::NONE {
+            host += trace.cpu[g.launch as usize].dur;
+        }
+        first.get_or_insert(i);
+        by_dev.entry(g.device).or_default().push(g.interval());
+    }
+    if n == 0 {
+        return None;
+    }
+    let kernels = kernel_union(f);
+    let empty = IntervalSet::new();
+    let exposed: HashMap<i32, Ns> = by_dev
+        .into_iter()
+        .map(|(d, ivs)| {
+            let set = IntervalSet::from_intervals(ivs).intersect(f.mask);
+            (d, set.subtract(kernels.get(&d).unwrap_or(&empty)).total())
+        })
+        .collect();
+    let worst = exposed.values().copied().max().unwrap_or(0);
+    let rec = f.per_step_us(worst);
+    if f.share_of_step(rec) < PAGEABLE_SHARE {
+        return None;
+    }
+    let mut e = Evidence::default();
+    e.facts.push(format!(
+        "{} host-to-device copies from pageable memory ({:.1} per step), {} in {} on the \
+         device{}",
+        count(n),
+        n as f64 / f.n_steps as f64,
+        fmt_bytes(bytes),
+        fmt_ns(time as f64),
+        if time > 0 {
+            format!(" ({:.1} GB/s)", bytes as f64 / time as f64)
+        } else {
+            String::new()
+        }
+    ));
+    e.facts.push(format!(
+        "not overlapped by any kernel: {} per step; the host spent {} in the copy calls \
+         (it stages pageable data through a pinned buffer)",
+        fmt_us(rec),
+        fmt_ns(host as f64)
+    ));
+    if let Some(i) = first {
+        let g = &trace.gpu[i];
+        e.locations
+            .push(f.location("memcpy", trace.name(g.name), g.start, g.dur));
+    }
+    metric(&mut e, "copies", n as f64);
+    metric(&mut e, "bytes", bytes as f64);
+    metric(&mut e, "exposed_us_per_step", rec);
+    metric(&mut e, "host_us", host as f64 / 1000.0);
+    let advice = vec![
+        "Copy from pinned memory: `DataLoader(..., pin_memory=True)` or `tensor.pin_memory()` \
+         for long-lived host buffers."
+            .to_string(),
+        "Then copy asynchronously: `x.to(device, non_blocking=True)`, and prefetch the next \
+         batch on a side stream (`with torch.cuda.stream(s): ...`) so the copy overlaps \
+         compute."
+            .into(),
+    ];
+    Some((
+        Finding {
+            id: "pageable-memcpy",
+            severity: f.severity(rec),
+            title: format!(
+                "Host-to-device copies from pageable memory: {} per step exposed",
+                fmt_us(rec)
+            ),
+            recoverable_us: rec,
+            recoverable_basis: "device time of pageable host-to-device copies not overlapped \
+                                by any kernel, per step (pinned, asynchronous copies can \
+                                overlap compute); not capped: the host is blocked in these \
+                                copies too"
+                .into(),
+            evidence: e,
+            advice,
+        },
+        exposed,
+    ))
+}
+
+fn fmt_bytes(b: u64) -> String {
+    let f = b as f64;
+    if f >= (1u64 << 30) as f64 {
+        format!("{:.1} GiB", f / (1u64 << 30) as f64)
+    } else if f >= (1u64 << 20) as f64 {
+        format!("{:.1} MiB", f / (1u64 << 20) as f64)
+    } else if f >= 1024.0 {
+        format!("{:.1} KiB", f / 1024.0)
+    } else {
+        format!("{b} B")
+    }
+}
+
+fn copy_kind(name: &str) -> &'static str {
+    for k in ["HtoD", "DtoH", "DtoD", "PtoP", "HtoH"] {
+        if name.contains(k) {
+            return k;
+        }
+    }
+    let l = name.to_ascii_lowercase();
+    if l.contains("host_to_device") || l.contains("hosttodevice") {
+        "HtoD"
+    } else if l.contains("device_to_host") || l.contains("devicetohost") {
+        "DtoH"
+    } else if l.contains("device_to_device") || l.contains("devicetodevice") {
+        "DtoD"
+    } else {
+        "other"
+    }
+}
+
+fn memcpy_heavy(f: &Facts, pageable: &HashMap<i32, Ns>) -> Option<Finding> {
+    let t = f.a.timeline.iter().max_by_key(|t| {
+        t.exposed_memcpy - pageable.get(&(t.device as i32)).copied().unwrap_or(0)
+    })?;
+    let already = pageable.get(&(t.device as i32)).copied().unwrap_or(0);
+    let exposed = (t.exposed_memcpy - already).max(0);
+    let raw = f.per_step_us(exposed);
+    if f.share_of_step(f.per_step_us(t.exposed_memcpy)) < MEMCPY_SHARE || raw <= 0.0 {
+        return None;
+    }
+    let trace = f.trace;
+    let mut kinds: HashMap<&'static str, (u64, u64, Ns)> = HashMap::new();
+    let mut by_op: HashMap<String, Ns> = HashMap::new();
+    for g in &trace.gpu {
+        if g.kind != GpuKind::Memcpy
+            || g.device as i64 != t.device
+            || !f.a.selection.counts_activity(trace, g)
+        {
+            continue;
+        }
+        let x = kinds.entry(copy_kind(trace.name(g.name))).or_default();
+        x.0 += 1;
+        x.1 += g.bytes;
+        x.2 += g.dur;
+        let op = trace
+            .owner_op_of(g)
+            .map(|o| trace.name(trace.cpu[o as usize].name).to_string())
+            .unwrap_or_else(|| "(no operator)".into());
+        *by_op.entry(op).or_default() += g.dur;
+    }
+    let mut e = Evidence::default();
+    e.facts.push(format!(
+        "GPU {}: copies {} in the window, {} of it with nothing else running ({} of the step)",
+        t.device,
+        fmt_ns(t.total_memcpy as f64),
+        fmt_ns(t.exposed_memcpy as f64),
+        pct(f.share_of_step(f.per_step_us(t.exposed_memcpy)))
+    ));
+    let mut kv: Vec<(&str, (u64, u64, Ns))> = kinds.into_iter().collect();
+    kv.sort_by_key(|x| std::cmp::Reverse(x.1 .2));
+    for (k, (n, b, d)) in &kv {
+        e.facts.push(format!(
+            "  {}: {}× {} in {}{}",
+            k,
+            count(*n),
+            fmt_bytes(*b),
+            fmt_ns(*d as f64),
+            if *d > 0 {
+                format!(" ({:.1} GB/s)", *b as f64 / *d as f64)
+            } else {
+                String::new()
+            }
+        ));
+    }
+    let mut ov: Vec<(String, Ns)> = by_op.into_iter().collect();
+    ov.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+    let ops: Vec<String> = ov
+        .iter()
+        .take(5)
+        .map(|(n, d)| format!("{} {}", n, fmt_ns(*d as f64)))
+        .collect();
+    e.facts.push(format!("issued by: {}", ops.join(", ")));
+    if already > 0 {
+        e.facts.push(format!(
+            "{} of the exposed time is pageable uploads (pageable-memcpy)",
+            fmt_ns(already as f64)
+        ));
+    }
+    metric(
+        &mut e,
+        "exposed_memcpy_us_per_step",
+        f.per_step_us(t.exposed_memcpy),
+    );
+    let rec = cap(f, raw, &mut e);
+    let advice = vec![
+        "Keep tensors on the device between steps; avoid `.cpu()`/`.to(device)` round trips \
+         and re-uploading constants every step (create them once on the GPU)."
+            .to_string(),
+        "Device-to-device copies come from `.contiguous()`, `.clone()`, `torch.cat`/`stack` and \
+         dtype conversions: use views, in-place ops and preallocated outputs (`out=`)."
+            .into(),
+        "Overlap the remaining copies with compute: pinned memory, `non_blocking=True`, a side \
+         stream; batch many small copies into one."
+            .into(),
+    ];
+    Some(Finding {
+        id: "memcpy-heavy",
+        severity: f.severity(rec),
+        title: format!(
+            "Copies dominate device time: {} of the step with only copies running",
+            pct(f.share_of_step(f.per_step_us(t.exposed_memcpy)))
+        ),
+        recoverable_us: rec,
+        recoverable_basis: format!(
+            "copy time not overlapped by computation or communication (GPU timeline), minus \
+             what pageable-memcpy claims, per step; {CAP_BASIS}"
+        ),
+        evidence: e,
+        advice,
+    })
+}
+
+fn memory_pressure(f: &Facts) -> Option<Finding> {
+    let mut worst: Option<(f64, i64, u64, u64)> = None;
+    for d in &f.trace.devices {
+        if let (Some(p), Some(m)) = (d.peak_allocated, d.memory_bytes) {
+            if m > 0 {
+                let r = p as f64 / m as f64;
+                if worst.is_none_or_less(r) {
+                    worst = Some((r, d.id, p, m));
+                }
+            }
+        }
+    }
+    let (r, id, p, m) = worst?;
+    if r <= MEMORY_SHARE {
+        return None;
+    }
+    let mut e = Evidence::default();
+    e.facts.push(format!(
+        "GPU {}: peak allocated {} of {} ({}), from the profiler's memory events",
+        id,
+        fmt_bytes(p),
+        fmt_bytes(m),
+        pct(r)
+    ));
+    e.metrics.insert("peak_allocated_bytes".into(), p as f64);
+    e.metrics.insert("memory_bytes".into(), m as f64);
+    e.metrics.insert("peak_share".into(), super::round3(r));
+    let advice = vec![
+        "Near the limit the caching allocator frees and retries (`cudaFree` synchronizes the \
+         device) and fragmentation can cause OOM: set \
+         `PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True`."
+            .to_string(),
+        "Reduce activation memory: activation checkpointing (`torch.utils.checkpoint`), mixed \
+         precision, a smaller micro-batch with gradient accumulation; shard states with FSDP."
+            .into(),
+        "Inspect what holds memory: `torch.cuda.memory._record_memory_history()` and the \
+         snapshot viewer (pytorch.org/memory_viz)."
+            .into(),
+    ];
+    Some(Finding {
+        id: "gpu-memory-pressure",
+        severity: Severity::Low,
+        title: format!(
+            "GPU memory pressure: peak allocated {} of device memory",
+            pct(r)
+        ),
+        recoverable_us: 0.0,
+        recoverable_basis: "none measured: a risk (allocator retries, OOM), not time spent".into(),
+        evidence: e,
+        advice,
+    })
+}
+
+trait Worst {
+    fn is_none_or_less(&self, r: f64) -> bool;
+}
+
+impl Worst for Option<(f64, i64, u64, u64)> {
+    fn is_none_or_less(&self, r: f64) -> bool {
+        match self {
+            None => true,
+            Some(w) => w.0 < r,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::testutil::{find, run};
+    use crate::model::build::TraceBuilder;
+    use crate::model::GpuKind;
+
+    #[test]
+    fn exposed_communication_above_ten_percent() {
+        let mut b = TraceBuilder::new().device(0, "NVIDIA A100-SXM4-80GB", 108, 80 << 30);
+        let mut t = 0.0;
+        for s in 0..3 {
+            let start = t;
+            let c = b.runtime("cudaLaunchKernel", 0, t, 2.0);
+            b.gpu(
+                GpuKind::Kernel,
+                "sm80_xmma_gemm_bf16",
+                0,
+                7,
+                t + 3.0,
+                600.0,
+                c,
+            );
+            let c = b.runtime("cudaLaunchKernel", 0, t + 1.0, 2.0);
+            b.gpu(
+                GpuKind::Kernel,
+                "ncclDevKernel_AllReduce_Sum_bf16_RING_LL",
+                0,
+                20,
+                t + 603.0,
+                400.0,
+                c,
+            );
+            b.runtime("cudaDeviceSynchronize", 0, t + 4.0, 1000.0);
+            t += 1010.0;
+            b.annotation(&format!("ProfilerStep#{s}"), start, t - start);
+        }
+        let d = run(&b.build());
+        let c = find(&d, "exposed-communication").expect("fires");
+        assert!(
+            (c.recoverable_us - 400.0).abs() < 1.0,
+            "{}",
+            c.recoverable_us
+        );
+        assert_eq!(d.findings[0].id, "exposed-communication");
+        assert!(
+            d.verdict.starts_with("GPU-bound") || d.verdict.contains("ommunication"),
+            "{}",
+            d.verdict
+        );
+
+        // comm fully overlapped: silent
+        let mut b = TraceBuilder::new().device(0, "NVIDIA A100-SXM4-80GB", 108, 80 << 30);
+        let c = b.runtime("cudaLaunchKernel", 0, 0.0, 2.0);
+        b.gpu(GpuKind::Kernel, "sm80_xmma_gemm_bf16", 0, 7, 3.0, 600.0, c);
+        let c = b.runtime("cudaLaunchKernel", 0, 1.0, 2.0);
+        b.gpu(
+            GpuKind::Kernel,
+            "ncclDevKernel_AllReduce",
+            0,
+            20,
+            10.0,
+            400.0,
+            c,
+        );
+        b.annotation("ProfilerStep#0", 0.0, 605.0);
+        assert!(find(&run(&b.build()), "exposed-communication").is_none());
+    }
+
+    #[test]
+    fn pageable_copies_and_memcpy_heavy() {
+        let mut b = TraceBuilder::new().device(0, "NVIDIA A100-SXM4-80GB", 108, 80 << 30);
+        let mut t = 0.0;
+        for s in 0..3 {
+            let start = t;
+            let ext = b.op("aten::copy_", t, 600.0);
+            let c = b.runtime("cudaMemcpyAsync", ext, t + 1.0, 590.0);
+            b.gpu(
+                GpuKind::Memcpy,
+                "Memcpy HtoD (Pageable -> Device)",
+                0,
+                7,
+                t + 5.0,
+                500.0,
+                c,
+            )
+            .bytes = 6 << 20;
+            let c = b.runtime("cudaMemcpyAsync", 0, t + 592.0, 3.0);
+            b.gpu(
+                GpuKind::Memcpy,
+                "Memcpy DtoD (Device -> Device)",
+                0,
+                7,
+                t + 600.0,
+                300.0,
+                c,
+            )
+            .bytes = 1 << 30;
+            let c = b.runtime("cudaLaunchKernel", 0, t + 596.0, 2.0);
+            b.gpu(
+                GpuKind::Kernel,
+                "sm80_xmma_gemm_bf16",
+                0,
+                7,
+                t + 901.0,
+                100.0,
+                c,
+            );
+            b.runtime("cudaDeviceSynchronize", 0, t + 599.0, 402.0);
+            t += 1002.0;
+            b.annotation(&format!("ProfilerStep#{s}"), start, t - start);
+        }
+        let d = run(&b.build());
+        let p = find(&d, "pageable-memcpy").expect("pageable");
+        assert!(
+            (p.recoverable_us - 500.0).abs() < 1.0,
+            "{}",
+            p.recoverable_us
+        );
+        let m = find(&d, "memcpy-heavy").expect("memcpy-heavy");
+        // 800 µs exposed copies per step, 500 of them claimed by pageable-memcpy
+        assert!(
+            (m.recoverable_us - 300.0).abs() < 1.0,
+            "{}",
+            m.recoverable_us
+        );
+        assert!(m.evidence.facts.iter().any(|x| x.contains("DtoD")));
+        // no copies: neither
+        let mut b = TraceBuilder::new();
+        b.op_with_kernel("aten::mm", "gemm", 0.0, 10.0, 5.0, 100.0);
+        let d = run(&b.build());
+        assert!(find(&d, "pageable-memcpy").is_none() && find(&d, "memcpy-heavy").is_none());
+    }
+
+    #[test]
+    fn memory_pressure_over_ninety_percent() {
+        let mut b = TraceBuilder::new().device(0, "NVIDIA A100-SXM4-80GB", 108, 80 << 30);
+        b.op_with_kernel("aten::mm", "gemm", 0.0, 10.0, 5.0, 100.0);
+        let mut t = b.build();
+        t.devices[0].peak_allocated = Some(78 << 30);
+        let d = run(&t);
+        let m = find(&d, "gpu-memory-pressure").expect("fires");
+        assert!(m.title.contains("97.5%"), "{}", m.title);
+        t.devices[0].peak_allocated = Some(40 << 30);
+        assert!(find(&run(&t), "gpu-memory-pressure").is_none());
+    }
+}

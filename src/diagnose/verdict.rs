@@ -1,0 +1,239 @@
+//! The one-line verdict: what bounds the step, with the number that shows it.
+//!
+//! * No device activity in the window: a host-only verdict.
+//! * **GPU-bound** when the busiest device is busy ≥ 85 % of the window or its launch queue
+//!   was full: `GPU-bound: 91.0% busy, 62.0% of kernel time in tensor-core GEMMs` (the
+//!   largest kernel category by time, with tensor-core use for GEMM/conv/attention), plus
+//!   `launch queue full` when it was — or **communication-bound** when, busy as it is, 30 %
+//!   or more of the step is communication not overlapped by computation.
+//! * Otherwise the largest pool of lost device time names the bound: DataLoader, host syncs,
+//!   compile work, CPU launch overhead (gaps under 1 ms waiting for the host), other host work
+//!   or untraced host time (longer gaps), device-side waits (work queued but not started), or
+//!   exposed communication.
+
+use super::host::{is_idle_claim, is_launch_claim, max_claim};
+use super::{count, fmt_us, pct, Facts, Finding};
+use crate::analysis::classify::KernelCategory;
+use crate::analysis::gaps::{Band, Cause};
+
+/// Busy share of the window from which a device counts as the bottleneck.
+pub const GPU_BOUND_BUSY: f64 = 0.85;
+/// Exposed communication share of the step from which a busy device is communication-bound.
+pub const COMM_BOUND_SHARE: f64 = 0.30;
+/// A first kernel starting this long after its launch returned, on a device with nothing
+/// queued before it, hints at a host/device clock offset (ns).
+pub const CLOCK_OFFSET_HINT: i64 = 1_000_000;
+
+/// Delay between the end of the launch call of the trace's first device activity and its
+/// start (nothing ran on the device before it, so nothing should delay it).
+pub fn first_start_delay(f: &Facts) -> Option<i64> {
+    let g = f.trace.gpu.iter().find(|g| g.is_activity())?;
+    if g.launch == crate::model::NONE {
+        return None;
+    }
+    Some(g.start - f.trace.cpu[g.launch as usize].end())
+}
+
+fn category_phrase(f: &Facts) -> Option<String> {
+    let total: i64 = f.a.kernels.iter().map(|k| k.total).sum();
+    if total <= 0 {
+        return None;
+    }
+    let mut by: std::collections::BTreeMap<KernelCategory, (i64, i64)> = Default::default();
+    for k in &f.a.kernels {
+        let x = by.entry(k.category).or_default();
+        x.0 += k.total;
+        if k.tensor_core {
+            x.1 += k.total;
+        }
+    }
+    let (cat, (t, tc)) = by
+        .into_iter()
+        .max_by_key(|(c, (t, _))| (*t, std::cmp::Reverse(*c)))?;
+    let what = match cat {
+        KernelCategory::Gemm => "GEMMs",
+        KernelCategory::Conv => "convolutions",
+        KernelCategory::Attention => "attention",
+        KernelCategory::Elementwise => "elementwise kernels",
+        KernelCategory::Reduction => "reductions",
+        KernelCategory::Norm => "normalization kernels",
+        KernelCategory::Memcpy => "copy kernels",
+        KernelCategory::Memset => "fill kernels",
+        KernelCategory::Communication => "communication kernels",
+        KernelCategory::Triton => "Triton kernels",
+        KernelCategory::Other => "other kernels",
+    };
+    if cat == KernelCategory::Other {
+        return None;
+    }
+    let prefix = if matches!(
+        cat,
+        KernelCategory::Gemm | KernelCategory::Conv | KernelCategory::Attention
+    ) {
+        if tc * 2 >= t {
+            "tensor-core "
+        } else {
+            "FP32 "
+        }
+    } else {
+        ""
+    };
+    Some(format!(
+        "{} of kernel time in {}{}",
+        pct(t as f64 / total as f64),
+        prefix,
+        what
+    ))
+}
+
+/// The verdict for a diagnosis.
+pub fn verdict(f: &Facts, findings: &[Finding]) -> String {
+    let Some(p) = f.gaps.primary() else {
+        if f.trace.gpu.iter().any(|g| g.is_activity()) {
+            return "No GPU activity in the analyzed window: only host work was recorded there"
+                .into();
+        }
+        let avg = &f.a.steps.average;
+        if avg.total > 0.0 && avg.dataloader / avg.total > super::host::DATALOADER_SHARE {
+            return format!(
+                "Host-only trace (no GPU activity): DataLoader {} of the step",
+                pct(avg.dataloader / avg.total)
+            );
+        }
+        return "Host-only trace: no GPU activity recorded (CPU-only run, or CUDA activities \
+                not profiled)"
+            .into();
+    };
+    let window = f.window_ns.max(1) as f64;
+    let busy = p.busy as f64 / window;
+    let idle = p.idle as f64 / window;
+    let queue_full = findings.iter().any(|x| x.id == "queue-full");
+    let comm =
+        f.a.timeline
+            .iter()
+            .map(|t| t.exposed_comm)
+            .max()
+            .unwrap_or(0);
+    let comm_share = f.share_of_step(f.per_step_us(comm));
+    if (busy >= GPU_BOUND_BUSY || queue_full) && comm_share >= COMM_BOUND_SHARE {
+        return format!(
+            "Communication-bound: exposed communication {} of the step (GPU busy {})",
+            pct(comm_share),
+            pct(busy)
+        );
+    }
+    if busy >= GPU_BOUND_BUSY || queue_full {
+        let mut v = format!("GPU-bound: {} busy", pct(busy));
+        if let Some(c) = category_phrase(f) {
+            v.push_str(&format!(", {c}"));
+        }
+        if queue_full {
+            v.push_str(&format!(
+                "; launch queue full ({} pending launches)",
+                count(f.launch.max_depth() as u64)
+            ));
+        }
+        return v;
+    }
+    // largest pool of lost device time
+    let per_step = |ns: i64| f.per_step_us(ns);
+    let (dl, _) = max_claim(f, |_, c| c == Cause::Dataloader);
+    let (sy, _) = max_claim(f, |_, c| c == Cause::Sync);
+    let (co, _) = max_claim(f, |_, c| c == Cause::Compile);
+    let (la, _) = max_claim(f, is_launch_claim);
+    let (ho, _) = max_claim(f, |b, c| is_idle_claim(b, c) && c != Cause::Untraced);
+    let (un, _) = max_claim(f, |_, c| c == Cause::Untraced);
+    let (qu, _) = max_claim(f, |_, c| c == Cause::Queued);
+    let pools = [
+        ("dataloader", dl),
+        ("sync", sy),
+        ("compile", co),
+        ("launch", la),
+        ("host", ho),
+        ("untraced", un),
+        ("queued", qu),
+        ("comm", comm),
+    ];
+    let (kind, amount) = pools
+        .iter()
+        .copied()
+        .max_by_key(|(_, v)| *v)
+        .unwrap_or(("host", 0));
+    let idle_s = pct(idle);
+    match kind {
+        _ if amount == 0 => format!("GPU idle {idle_s} with no dominant cause found"),
+        "dataloader" => {
+            let avg = &f.a.steps.average;
+            let share = if avg.total > 0.0 {
+                avg.dataloader / avg.total
+            } else {
+                0.0
+            };
+            format!(
+                "DataLoader-bound: GPU idle {idle_s}, DataLoader {} of the step",
+                pct(share)
+            )
+        }
+        "sync" => format!(
+            "Sync-bound: GPU idle {idle_s}, {} per step idle after {:.1} host syncs per step",
+            fmt_us(per_step(sy)),
+            f.syncs.calls.len() as f64 / f.n_steps as f64
+        ),
+        "compile" => format!(
+            "Compile in the window: GPU idle {idle_s}, {} of compile/autotune work",
+            fmt_us(f.gaps.compile_time as f64 / 1000.0)
+        ),
+        "launch" => {
+            let gaps = p
+                .gaps
+                .iter()
+                .filter(|g| {
+                    g.band() != Band::Over1ms
+                        && g.band() != Band::Under10us
+                        && matches!(g.cause, Cause::Launch | Cause::Cpu)
+                })
+                .count();
+            let mut v = format!(
+                "CPU launch-bound: GPU idle {idle_s}, {} gaps of 10 µs-1 ms waiting for the host",
+                count(gaps as u64)
+            );
+            if f.launch.kernels > 0 {
+                v.push_str(&format!(
+                    "; {} of kernels shorter than their launch",
+                    pct(f.launch.short_kernels as f64 / f.launch.kernels as f64)
+                ));
+            }
+            v
+        }
+        "host" => format!(
+            "Host-bound: GPU idle {idle_s}, {} per step in gaps of 1 ms and more while the host \
+             ran other work",
+            fmt_us(per_step(ho))
+        ),
+        "untraced" => format!(
+            "Host-bound: GPU idle {idle_s}, {} per step with nothing traced on the host",
+            fmt_us(per_step(un))
+        ),
+        "queued" => {
+            let mut v = format!(
+                "Device-side stalls: GPU idle {idle_s} with work already queued ({} per step \
+                 waiting on events, other streams or devices)",
+                fmt_us(per_step(qu))
+            );
+            if let Some(d) = first_start_delay(f) {
+                if d > CLOCK_OFFSET_HINT {
+                    v.push_str(&format!(
+                        "; the first kernel started {} after its launch returned, which \
+                         suggests a host/device clock offset in the trace",
+                        fmt_us(d as f64 / 1000.0)
+                    ));
+                }
+            }
+            v
+        }
+        _ => format!(
+            "Communication-bound: exposed communication {} of the step, GPU idle {idle_s}",
+            pct(f.share_of_step(per_step(comm)))
+        ),
+    }
+}
