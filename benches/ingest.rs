@@ -38,6 +38,17 @@ const ALL_CASES: &[&str] = &[
     "floor-read",
 ];
 
+/// CPU time (user + system) of this process so far, in seconds (10 ms ticks).
+fn cpu_secs() -> f64 {
+    let s = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
+    // fields after the command name (which is in parentheses and may hold spaces)
+    let rest = s.rsplit_once(')').map(|(_, r)| r).unwrap_or("");
+    let f: Vec<&str> = rest.split_whitespace().collect();
+    let ticks = |i: usize| f.get(i).and_then(|v| v.parse::<f64>().ok()).unwrap_or(0.0);
+    // utime and stime are fields 14 and 15 of the line, 12 and 13 after the name
+    (ticks(11) + ticks(12)) / 100.0
+}
+
 fn vm_hwm_kb() -> u64 {
     let s = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
     s.lines()
@@ -135,6 +146,7 @@ fn child(case: &str, path: &str) -> ExitCode {
         "load-1core" | "load-2cores" => {
             let mut opts = LoadOptions::default();
             opts.kineto.threads = if case == "load-1core" { 1 } else { 2 };
+            let c0 = cpu_secs();
             let t0 = Instant::now();
             let trace = match ingest::load(path, &opts) {
                 Ok(t) => t,
@@ -144,8 +156,10 @@ fn child(case: &str, path: &str) -> ExitCode {
                 }
             };
             let secs = t0.elapsed().as_secs_f64();
+            let cpu = cpu_secs() - c0;
             let hwm = vm_hwm_kb();
             out.insert("secs".into(), secs.into());
+            out.insert("cpu_secs".into(), cpu.into());
             out.insert("bytes".into(), trace.source.bytes.into());
             out.insert("events".into(), trace.source.events.into());
             out.insert("cpu_events".into(), trace.cpu.len().into());
@@ -286,8 +300,8 @@ fn main() -> ExitCode {
         repeat
     );
     println!(
-        "{:<28} {:<17} {:>10} {:>10} {:>12} {:>10} {:>8}",
-        "file", "case", "MB/s best", "MB/s med", "Mevents/s", "peak MB", "RSS/in"
+        "{:<28} {:<17} {:>10} {:>10} {:>10} {:>10} {:>10} {:>8}",
+        "file", "case", "MB/s best", "MB/s med", "MB/CPU-s", "Mevents/s", "peak MB", "RSS/in"
     );
     let mut failed = false;
     let mut all = Vec::new();
@@ -306,6 +320,7 @@ fn main() -> ExitCode {
             let mut rates = Vec::new();
             let mut secs_v = Vec::new();
             let mut hwm = Vec::new();
+            let mut cpu_v = Vec::new();
             let mut last = serde_json::Value::Null;
             for _ in 0..repeat {
                 match run_child(case, file, taskset) {
@@ -315,6 +330,9 @@ fn main() -> ExitCode {
                         rates.push(bytes / secs / 1e6);
                         secs_v.push(secs);
                         hwm.push(v["vmhwm_kb"].as_f64().unwrap_or(0.0));
+                        if let Some(c) = v["cpu_secs"].as_f64() {
+                            cpu_v.push(c);
+                        }
                         if let Some(d) = v["digest"].as_str() {
                             if !digests.iter().any(|(c, x)| c == case && x == d) {
                                 digests.push((case.clone(), d.to_string()));
@@ -346,9 +364,15 @@ fn main() -> ExitCode {
             } else {
                 "-".into()
             };
+            let per_cpu = if cpu_v.is_empty() {
+                "-".to_string()
+            } else {
+                let c = cpu_v.iter().cloned().fold(f64::MAX, f64::min).max(0.01);
+                format!("{:.0}", bytes as f64 / c / 1e6)
+            };
             println!(
-                "{:<28} {:<17} {:>10.0} {:>10.0} {:>12} {:>10.1} {:>8}",
-                short, case, best, med, evs, peak_mb, rss_ratio
+                "{:<28} {:<17} {:>10.0} {:>10.0} {:>10} {:>10} {:>10.1} {:>8}",
+                short, case, best, med, per_cpu, evs, peak_mb, rss_ratio
             );
             if case == "load-1core" {
                 best_load_1core = Some(min_secs);
@@ -372,7 +396,7 @@ fn main() -> ExitCode {
             }
             all.push(serde_json::json!({
                 "file": file, "case": case, "mb_s_best": best, "mb_s_median": med,
-                "secs_best": min_secs, "bytes": bytes, "events": events,
+                "secs_best": min_secs, "cpu_secs": cpu_v, "bytes": bytes, "events": events,
                 "peak_rss_mb": peak_mb, "runs": rates.len(),
             }));
         }

@@ -321,17 +321,76 @@ impl Trace {
 
     /// Sorts events and resolves links. Readers call this once after filling the vectors.
     pub fn finalize(&mut self) {
-        self.cpu
-            .sort_by(|a, b| a.start.cmp(&b.start).then(b.dur.cmp(&a.dur)));
-        self.gpu.sort_by_key(|g| g.start);
+        // Ids are trace data, not attacker input: a multiplicative hash is enough and several
+        // times faster than SipHash on the million-entry tables of large traces.
+        #[derive(Default, Clone, Copy)]
+        struct IdHasher(u64);
+        impl std::hash::Hasher for IdHasher {
+            fn write(&mut self, bytes: &[u8]) {
+                for &b in bytes {
+                    self.write_u64(b as u64);
+                }
+            }
+            fn write_u64(&mut self, i: u64) {
+                self.0 = (self.0.rotate_left(26) ^ i).wrapping_mul(0xf135_7aea_2e62_a9c5);
+            }
+            fn finish(&self) -> u64 {
+                self.0.rotate_left(26)
+            }
+        }
+        type IdMap = HashMap<u64, u32, std::hash::BuildHasherDefault<IdHasher>>;
+        let id_map = |n: usize| IdMap::with_capacity_and_hasher(n, Default::default());
 
-        // op by External id (first wins; ids are unique in well-formed traces)
-        let mut op_by_ext: HashMap<u64, u32> = HashMap::new();
-        let mut launch_by_corr: HashMap<u64, u32> = HashMap::new();
-        for (i, e) in self.cpu.iter().enumerate() {
-            match e.kind {
-                CpuKind::Op | CpuKind::UserAnnotation if e.external_id != 0 => {
-                    // prefer operators over annotations for the same id
+        // Stable sorts; readers usually hand over time-ordered (or block-wise sorted) events,
+        // so check first: a sorted vector costs one pass and no scratch memory.
+        let cpu_order = |a: &CpuEvent, b: &CpuEvent| a.start.cmp(&b.start).then(b.dur.cmp(&a.dur));
+        if !self.cpu.windows(2).all(|w| cpu_order(&w[0], &w[1]).is_le()) {
+            self.cpu.sort_by(cpu_order);
+        }
+        if !self.gpu.windows(2).all(|w| w[0].start <= w[1].start) {
+            self.gpu.sort_by_key(|g| g.start);
+        }
+
+        let is_launch = |k: CpuKind| {
+            matches!(
+                k,
+                CpuKind::Runtime | CpuKind::Driver | CpuKind::OtherRuntime
+            )
+        };
+        // device events -> launching call, by correlation (first call wins); one table at a
+        // time keeps the peak memory of large traces down
+        {
+            let n = self
+                .cpu
+                .iter()
+                .filter(|e| is_launch(e.kind) && e.correlation != 0)
+                .count();
+            let mut launch_by_corr = id_map(n);
+            for (i, e) in self.cpu.iter().enumerate() {
+                if is_launch(e.kind) && e.correlation != 0 {
+                    launch_by_corr.entry(e.correlation).or_insert(i as u32);
+                }
+            }
+            for g in self.gpu.iter_mut() {
+                if g.correlation != 0 {
+                    if let Some(&l) = launch_by_corr.get(&g.correlation) {
+                        g.launch = l;
+                    }
+                }
+            }
+        }
+        // runtime calls -> operator, by External id (first wins; ids are unique in well-formed
+        // traces; an operator is preferred over an annotation with the same id)
+        {
+            let is_op = |k: CpuKind| matches!(k, CpuKind::Op | CpuKind::UserAnnotation);
+            let n = self
+                .cpu
+                .iter()
+                .filter(|e| is_op(e.kind) && e.external_id != 0)
+                .count();
+            let mut op_by_ext = id_map(n);
+            for (i, e) in self.cpu.iter().enumerate() {
+                if is_op(e.kind) && e.external_id != 0 {
                     let entry = op_by_ext.entry(e.external_id).or_insert(i as u32);
                     if e.kind == CpuKind::Op
                         && self.cpu[*entry as usize].kind == CpuKind::UserAnnotation
@@ -339,36 +398,22 @@ impl Trace {
                         *entry = i as u32;
                     }
                 }
-                CpuKind::Runtime | CpuKind::Driver | CpuKind::OtherRuntime
-                    if e.correlation != 0 =>
-                {
-                    launch_by_corr.entry(e.correlation).or_insert(i as u32);
-                }
-                _ => {}
             }
-        }
-        for e in self.cpu.iter_mut() {
-            if matches!(
-                e.kind,
-                CpuKind::Runtime | CpuKind::Driver | CpuKind::OtherRuntime
-            ) && e.external_id != 0
-            {
-                if let Some(&op) = op_by_ext.get(&e.external_id) {
-                    e.owner_op = op;
+            for e in self.cpu.iter_mut() {
+                if is_launch(e.kind) && e.external_id != 0 {
+                    if let Some(&op) = op_by_ext.get(&e.external_id) {
+                        e.owner_op = op;
+                    }
                 }
             }
         }
-        let mut active = std::collections::BTreeSet::new();
-        for g in self.gpu.iter_mut() {
-            if g.correlation != 0 {
-                if let Some(&l) = launch_by_corr.get(&g.correlation) {
-                    g.launch = l;
-                }
-            }
-            if g.is_activity() {
-                active.insert(g.device as i64);
+        let mut active: Vec<i64> = Vec::new();
+        for g in &self.gpu {
+            if g.is_activity() && !active.contains(&(g.device as i64)) {
+                active.push(g.device as i64);
             }
         }
+        active.sort_unstable();
         for id in active {
             match self.devices.iter_mut().find(|d| d.id == id) {
                 Some(d) => d.active = true,

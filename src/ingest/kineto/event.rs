@@ -61,13 +61,18 @@ impl<'de> Deserialize<'de> for BStr<'de> {
 }
 
 /// A lenient number: integers exactly, floats, numeric strings; anything else is `None`.
+/// (16 bytes: events carry a dozen of these.)
 #[derive(Debug, Default, Clone, Copy, PartialEq)]
 pub enum Num {
     /// Absent or not a number.
     #[default]
     None,
-    /// An integer.
-    Int(i128),
+    /// An integer that fits in `i64`.
+    Int(i64),
+    /// An integer above `i64::MAX` that fits in `u64`.
+    UInt(u64),
+    /// An integer beyond the `u64`/`i64` range (a numeric string), as the nearest `f64`.
+    Huge(f64),
     /// A fractional number.
     Float(f64),
 }
@@ -76,7 +81,9 @@ impl Num {
     /// As a non-negative id (0 when absent or negative).
     pub fn id(self) -> u64 {
         match self {
-            Num::Int(v) if v > 0 => v.min(u64::MAX as i128) as u64,
+            Num::Int(v) if v > 0 => v as u64,
+            Num::UInt(v) => v,
+            Num::Huge(v) if v > 0.0 => u64::MAX,
             Num::Float(v) if v > 0.0 => v as u64,
             _ => 0,
         }
@@ -84,7 +91,7 @@ impl Num {
     /// As a signed integer.
     pub fn int(self) -> Option<i64> {
         match self {
-            Num::Int(v) => i64::try_from(v).ok(),
+            Num::Int(v) => Some(v),
             Num::Float(v) if v.is_finite() => Some(v as i64),
             _ => None,
         }
@@ -93,8 +100,15 @@ impl Num {
     pub fn float(self) -> Option<f64> {
         match self {
             Num::Int(v) => Some(v as f64),
-            Num::Float(v) => Some(v),
+            Num::UInt(v) => Some(v as f64),
+            Num::Huge(v) | Num::Float(v) => Some(v),
             Num::None => None,
+        }
+    }
+    fn from_u64(v: u64) -> Num {
+        match i64::try_from(v) {
+            Ok(i) => Num::Int(i),
+            Err(_) => Num::UInt(v),
         }
     }
 }
@@ -102,7 +116,13 @@ impl Num {
 fn num_from_str(v: &str) -> Num {
     let t = v.trim();
     if let Ok(i) = t.parse::<i128>() {
-        Num::Int(i)
+        if let Ok(x) = i64::try_from(i) {
+            Num::Int(x)
+        } else if let Ok(x) = u64::try_from(i) {
+            Num::UInt(x)
+        } else {
+            Num::Huge(i as f64)
+        }
     } else if let Ok(f) = t.parse::<f64>() {
         Num::Float(f)
     } else {
@@ -119,10 +139,10 @@ impl<'de> Deserialize<'de> for Num {
                 f.write_str("a number")
             }
             fn visit_i64<E: de::Error>(self, v: i64) -> Result<Num, E> {
-                Ok(Num::Int(v as i128))
+                Ok(Num::Int(v))
             }
             fn visit_u64<E: de::Error>(self, v: u64) -> Result<Num, E> {
-                Ok(Num::Int(v as i128))
+                Ok(Num::from_u64(v))
             }
             fn visit_f64<E: de::Error>(self, v: f64) -> Result<Num, E> {
                 Ok(Num::Float(v))
@@ -297,11 +317,16 @@ pub struct RawEvent<'a> {
     pub ph: BStr<'a>,
     pub cat: BStr<'a>,
     pub name: BStr<'a>,
-    pub pid: Option<&'a RawValue>,
-    pub tid: Option<&'a RawValue>,
-    pub ts: Option<&'a RawValue>,
-    pub dur: Option<&'a RawValue>,
-    pub id: Option<&'a RawValue>,
+    /// Raw JSON text of `pid` (what a `&RawValue` holds).
+    pub pid: Option<&'a str>,
+    /// Raw JSON text of `tid`.
+    pub tid: Option<&'a str>,
+    /// Raw JSON text of `ts`.
+    pub ts: Option<&'a str>,
+    /// Raw JSON text of `dur`.
+    pub dur: Option<&'a str>,
+    /// Raw JSON text of `id`.
+    pub id: Option<&'a str>,
     pub args: RawArgs<'a>,
 }
 
@@ -321,11 +346,11 @@ impl<'de> Deserialize<'de> for RawEvent<'de> {
                         b"ph" => e.ph = m.next_value()?,
                         b"cat" => e.cat = m.next_value()?,
                         b"name" => e.name = m.next_value()?,
-                        b"pid" => e.pid = Some(m.next_value()?),
-                        b"tid" => e.tid = Some(m.next_value()?),
-                        b"ts" => e.ts = Some(m.next_value()?),
-                        b"dur" => e.dur = Some(m.next_value()?),
-                        b"id" => e.id = Some(m.next_value()?),
+                        b"pid" => e.pid = Some(m.next_value::<&RawValue>()?.get()),
+                        b"tid" => e.tid = Some(m.next_value::<&RawValue>()?.get()),
+                        b"ts" => e.ts = Some(m.next_value::<&RawValue>()?.get()),
+                        b"dur" => e.dur = Some(m.next_value::<&RawValue>()?.get()),
+                        b"id" => e.id = Some(m.next_value::<&RawValue>()?.get()),
                         b"args" => e.args = m.next_value()?,
                         _ => {
                             m.next_value::<IgnoredAny>()?;
@@ -399,9 +424,9 @@ pub enum IdValue<'a> {
 }
 
 /// Decodes a raw pid/tid/id value.
-pub fn id_value(raw: Option<&RawValue>) -> IdValue<'_> {
+pub fn id_value(raw: Option<&str>) -> IdValue<'_> {
     let Some(raw) = raw else { return IdValue::None };
-    let t = raw.get().trim();
+    let t = raw.trim();
     if let Some(inner) = t.strip_prefix('"').and_then(|x| x.strip_suffix('"')) {
         let inner_t = inner.trim();
         if let Ok(v) = inner_t.parse::<i64>() {
@@ -432,7 +457,10 @@ mod tests {
 
     #[test]
     fn micros_exact() {
-        assert_eq!(micros_to_ns("1712195495505543.2"), Some(1712195495505543200));
+        assert_eq!(
+            micros_to_ns("1712195495505543.2"),
+            Some(1712195495505543200)
+        );
         assert_eq!(micros_to_ns("1623142623460111"), Some(1623142623460111000));
         assert_eq!(micros_to_ns("0.001"), Some(1));
         assert_eq!(micros_to_ns("12.3456"), Some(12346));
@@ -444,12 +472,13 @@ mod tests {
 
     #[test]
     fn event_fields_and_lenient_args() {
-        let s = br#"{"ph":"X","cat":"kernel","name":"k\"1","pid":0,"tid":"stream 7","ts":5.25,"dur":2,
+        let s =
+            br#"{"ph":"X","cat":"kernel","name":"k\"1","pid":0,"tid":"stream 7","ts":5.25,"dur":2,
             "args":{"External id":"52","correlation":7001,"grid":[192,1,1],"blocks per SM":2.4,
             "device": null, "Comms Id": 123456789012345678901234567890, "x": {"y": [1]}}}"#;
         let e: RawEvent = serde_json::from_slice(s).unwrap();
         assert_eq!(e.name.0.as_deref(), Some("k\"1"));
-        assert_eq!(micros_to_ns(e.ts.unwrap().get()), Some(5250));
+        assert_eq!(micros_to_ns(e.ts.unwrap()), Some(5250));
         assert_eq!(e.args.external_id.id(), 52);
         assert_eq!(e.args.correlation.id(), 7001);
         assert_eq!(e.args.grid, Dim3([192, 1, 1]));

@@ -4,20 +4,26 @@
 //! 1. a reader thread pulls fixed-size blocks from the (possibly gzip) stream and runs the
 //!    [`scan::Scanner`] to cut each block at the last complete event; the incomplete tail is
 //!    carried into the next block;
-//! 2. worker threads parse the events of a block with serde (borrowed strings, skipped args,
-//!    repaired through [`lenient`] when strict parsing fails) into compact records with
-//!    block-local interned names ([`Partial`]);
+//!    (its SIMD fast path, [`scan::Scanner::next_events`], handles the events array);
+//! 2. worker threads parse the events of a block with a hand-written borrowing parser
+//!    ([`fast`]), falling back to serde (borrowed strings, skipped args) and then to the
+//!    [`lenient`] repair when strict parsing fails, into compact records. Each worker keeps
+//!    its own name and thread tables across blocks, so a block only carries the names that
+//!    worker had not seen yet;
 //! 3. the calling thread merges partials in block order, so the result is identical whatever
-//!    the number of threads.
+//!    the number of threads and the block size. Event vectors go back to the workers for
+//!    reuse.
 //!
 //! At most `threads + 2` blocks are alive at once, so peak memory is a few blocks plus the
 //! compact model, never the file.
 
 pub mod event;
+mod fast;
 pub mod lenient;
 pub mod scan;
 
 use std::collections::{BTreeMap, HashMap, HashSet};
+use std::hash::{BuildHasherDefault, Hasher};
 use std::io::Read;
 
 use crossbeam_channel::{bounded, Receiver, Sender};
@@ -53,10 +59,15 @@ impl Default for Options {
     }
 }
 
+/// A block buffer and its event ranges, handed back for reuse.
+type Buffers = (Vec<u8>, Vec<(u32, u32, bool)>);
+
 struct Batch {
     seq: u64,
     base: u64,
+    /// `buf[..len]` holds the block; the rest is room kept for reuse.
     buf: Vec<u8>,
+    len: usize,
     ranges: Vec<(u32, u32, bool)>,
 }
 
@@ -108,13 +119,75 @@ impl Warnings {
     }
 }
 
-/// What one block produced, with block-local name and thread ids.
+/// A fast non-cryptographic hasher (the rustc "Fx" hash) for the reader's private tables:
+/// names, threads and ids come from the trace, there is nothing to defend against.
+#[derive(Default, Clone, Copy)]
+struct FxHasher {
+    hash: u64,
+}
+
+const FX_K: u64 = 0xf135_7aea_2e62_a9c5;
+
+impl FxHasher {
+    #[inline(always)]
+    fn add(&mut self, w: u64) {
+        self.hash = (self.hash.rotate_left(26) ^ w).wrapping_mul(FX_K);
+    }
+}
+
+impl Hasher for FxHasher {
+    #[inline]
+    fn write(&mut self, bytes: &[u8]) {
+        let mut c = bytes.chunks_exact(8);
+        for w in &mut c {
+            self.add(u64::from_le_bytes(w.try_into().unwrap()));
+        }
+        let r = c.remainder();
+        if !r.is_empty() {
+            let mut w = [0u8; 8];
+            w[..r.len()].copy_from_slice(r);
+            self.add(u64::from_le_bytes(w) ^ ((r.len() as u64) << 59));
+        }
+    }
+    #[inline]
+    fn write_u8(&mut self, i: u8) {
+        self.add(i as u64);
+    }
+    #[inline]
+    fn write_u32(&mut self, i: u32) {
+        self.add(i as u64);
+    }
+    #[inline]
+    fn write_u64(&mut self, i: u64) {
+        self.add(i);
+    }
+    #[inline]
+    fn write_i64(&mut self, i: i64) {
+        self.add(i as u64);
+    }
+    #[inline]
+    fn write_usize(&mut self, i: usize) {
+        self.add(i as u64);
+    }
+    #[inline]
+    fn finish(&self) -> u64 {
+        // spread the high bits down: hashbrown takes its bucket from the low bits
+        self.hash.rotate_left(26)
+    }
+}
+
+type FxBuild = BuildHasherDefault<FxHasher>;
+type FxHashMap<K, V> = HashMap<K, V, FxBuild>;
+type FxHashSet<K> = HashSet<K, FxBuild>;
+
+/// What one block produced. Name and thread ids are those of the worker that parsed it;
+/// `new_names` and `new_threads` are the ones that worker met for the first time here.
 #[derive(Default)]
 struct Partial {
     seq: u64,
-    names: Interner,
-    threads: Vec<(i64, i64)>,
-    thread_index: HashMap<(i64, i64), u32>,
+    worker: usize,
+    new_names: Vec<Box<str>>,
+    new_threads: Vec<(i64, i64)>,
     cpu: Vec<CpuEvent>,
     gpu: Vec<GpuEvent>,
     flow_starts: Vec<u64>,
@@ -124,6 +197,15 @@ struct Partial {
     warnings: Warnings,
     events: u64,
     hip: bool,
+}
+
+/// One parser thread: its name and thread tables live as long as the read.
+struct Worker {
+    id: usize,
+    names: FxHashMap<Box<str>, u32>,
+    threads: FxHashMap<(i64, i64), u32>,
+    last_thread: ((i64, i64), u32),
+    p: Partial,
 }
 
 fn name_code(s: &str) -> i64 {
@@ -210,19 +292,44 @@ fn is_launch_flow(cat: &str) -> bool {
         || cat.eq_ignore_ascii_case("async")
 }
 
-impl Partial {
-    fn thread(&mut self, pid: i64, tid: i64) -> u32 {
-        if let Some(&i) = self.thread_index.get(&(pid, tid)) {
-            return i;
+impl Worker {
+    fn new(id: usize) -> Self {
+        Worker {
+            id,
+            names: FxHashMap::default(),
+            threads: FxHashMap::default(),
+            last_thread: ((i64::MIN, i64::MIN), NONE),
+            p: Partial::default(),
         }
-        let i = self.threads.len() as u32;
-        self.threads.push((pid, tid));
-        self.thread_index.insert((pid, tid), i);
+    }
+
+    #[inline]
+    fn thread(&mut self, pid: i64, tid: i64) -> u32 {
+        if self.last_thread.0 == (pid, tid) {
+            return self.last_thread.1;
+        }
+        let n = self.threads.len() as u32;
+        let i = *self.threads.entry((pid, tid)).or_insert_with(|| {
+            self.p.new_threads.push((pid, tid));
+            n
+        });
+        self.last_thread = ((pid, tid), i);
         i
     }
 
-    fn add(&mut self, e: RawEvent<'_>, offset: u64) {
-        self.events += 1;
+    #[inline]
+    fn name(&mut self, s: &str) -> NameId {
+        if let Some(&i) = self.names.get(s) {
+            return NameId(i);
+        }
+        let i = self.names.len() as u32;
+        self.names.insert(s.into(), i);
+        self.p.new_names.push(s.into());
+        NameId(i)
+    }
+
+    fn add(&mut self, e: &RawEvent<'_>, offset: u64) {
+        self.p.events += 1;
         let ph = e.ph.0.as_deref().unwrap_or("");
         let cat = e.cat.0.as_deref().unwrap_or("");
         match ph {
@@ -231,12 +338,13 @@ impl Partial {
                 if e.name.0.as_deref() == Some("[memory]") {
                     let a = &e.args;
                     if a.device_type.int() == Some(1) {
-                        if let (Some(dev), Some(total)) = (a.device_id.int(), a.total_allocated.int())
+                        if let (Some(dev), Some(total)) =
+                            (a.device_id.int(), a.total_allocated.int())
                         {
                             let total = total.max(0) as u64;
-                            match self.mem_peaks.iter_mut().find(|(d, _)| *d == dev) {
+                            match self.p.mem_peaks.iter_mut().find(|(d, _)| *d == dev) {
                                 Some((_, p)) => *p = (*p).max(total),
-                                None => self.mem_peaks.push((dev, total)),
+                                None => self.p.mem_peaks.push((dev, total)),
                             }
                         }
                     }
@@ -251,9 +359,9 @@ impl Partial {
                     };
                     if id != 0 {
                         if ph == "s" {
-                            self.flow_starts.push(id);
+                            self.p.flow_starts.push(id);
                         } else {
-                            self.flow_ends.push(id);
+                            self.p.flow_ends.push(id);
                         }
                     }
                 }
@@ -264,7 +372,7 @@ impl Partial {
                     if let Some(n) = e.args.name.0.as_deref() {
                         let pid = id_key(id_value(e.pid));
                         let tid = id_key(id_value(e.tid));
-                        self.thread_names.push((pid, tid, n.trim().to_string()));
+                        self.p.thread_names.push((pid, tid, n.trim().to_string()));
                     }
                 }
                 return;
@@ -275,16 +383,16 @@ impl Partial {
         if let Class::Skip = class {
             return;
         }
-        let Some(start) = e.ts.and_then(|t| micros_to_ns(t.get())) else {
-            self.warnings.add("missing-ts", Some(offset), || {
+        let Some(start) = e.ts.and_then(micros_to_ns) else {
+            self.p.warnings.add("missing-ts", Some(offset), || {
                 "an X event has no usable `ts`; it was skipped".to_string()
             });
             return;
         };
-        let dur = match e.dur.map(|d| micros_to_ns(d.get())) {
+        let dur = match e.dur.map(micros_to_ns) {
             Some(Some(d)) if d >= 0 => d,
             Some(Some(_)) => {
-                self.warnings.add("negative-dur", Some(offset), || {
+                self.p.warnings.add("negative-dur", Some(offset), || {
                     "an event has a negative `dur`; it was treated as 0".to_string()
                 });
                 0
@@ -292,23 +400,24 @@ impl Partial {
             _ => 0,
         };
         let name_str = e.name.0.as_deref().unwrap_or("");
-        let name = self.names.intern(name_str);
+        let name = self.name(name_str);
         let a = &e.args;
         match class {
             Class::Cpu(kind) => {
                 if kind == CpuKind::Runtime && name_str.starts_with("hip") {
-                    self.hip = true;
+                    self.p.hip = true;
                 }
                 let pid = id_key(id_value(e.pid));
                 let tid = id_key(id_value(e.tid));
                 let thread = self.thread(pid, tid);
-                self.cpu.push(CpuEvent {
+                self.p.cpu.push(CpuEvent {
                     start,
                     dur,
                     name,
                     thread,
                     kind,
-                    is_module: kind == CpuKind::PythonFunction && a.python_module_id != event::Num::None,
+                    is_module: kind == CpuKind::PythonFunction
+                        && a.python_module_id != event::Num::None,
                     external_id: a.external_id.id(),
                     correlation: a.correlation.id(),
                     owner_op: NONE,
@@ -322,7 +431,7 @@ impl Partial {
                     .clamp(i32::MIN as i64, i32::MAX as i64) as i32;
                 let stream = a.stream.int().unwrap_or_else(|| id_key(id_value(e.tid)));
                 let f32or = |n: event::Num| n.float().map(|v| v as f32).unwrap_or(f32::NAN);
-                self.gpu.push(GpuEvent {
+                self.p.gpu.push(GpuEvent {
                     start,
                     dur,
                     name,
@@ -337,8 +446,7 @@ impl Partial {
                     registers: a.registers.int().unwrap_or(0).clamp(0, u16::MAX as i64) as u16,
                     grid: a.grid.0,
                     block: a.block.0,
-                    shared_mem: a.shared_memory.int().unwrap_or(0).clamp(0, u32::MAX as i64)
-                        as u32,
+                    shared_mem: a.shared_memory.int().unwrap_or(0).clamp(0, u32::MAX as i64) as u32,
                     bytes: a.bytes.int().unwrap_or(0).max(0) as u64,
                     in_graph: a.graph_id.id() != 0,
                     flow_linked: false,
@@ -350,55 +458,79 @@ impl Partial {
     }
 }
 
-fn parse_batch(batch: &Batch) -> Partial {
-    let mut p = Partial {
-        seq: batch.seq,
-        names: Interner::new(),
-        ..Partial::default()
-    };
-    for &(s, e, repair_hint) in &batch.ranges {
-        let slice = &batch.buf[s as usize..e as usize];
-        let offset = batch.base + s as u64;
-        if !repair_hint {
-            if let Ok(ev) = serde_json::from_slice::<RawEvent>(slice) {
-                p.add(ev, offset);
-                continue;
+/// Orders host spans as [`Trace::finalize`] does (start, then longer first), stably.
+fn cpu_order(a: &CpuEvent, b: &CpuEvent) -> std::cmp::Ordering {
+    a.start.cmp(&b.start).then(b.dur.cmp(&a.dur))
+}
+
+impl Worker {
+    /// Parses the events of one block into a [`Partial`], reusing the given vectors.
+    fn parse_batch(&mut self, batch: &Batch, cpu: Vec<CpuEvent>, gpu: Vec<GpuEvent>) -> Partial {
+        self.p = Partial {
+            seq: batch.seq,
+            worker: self.id,
+            cpu,
+            gpu,
+            ..Partial::default()
+        };
+        let mut ev = RawEvent::default();
+        for &(s, e, repair_hint) in &batch.ranges {
+            let slice = &batch.buf[..batch.len][s as usize..e as usize];
+            let offset = batch.base + s as u64;
+            if !repair_hint {
+                if fast::parse(slice, &mut ev) {
+                    self.add(&ev, offset);
+                    continue;
+                }
+                if let Ok(ev) = serde_json::from_slice::<RawEvent>(slice) {
+                    self.add(&ev, offset);
+                    continue;
+                }
+            }
+            let (fixed, fixes) = lenient::repair(slice);
+            match serde_json::from_slice::<RawEvent>(&fixed) {
+                Ok(ev) => {
+                    if fixes.invalid_utf8 {
+                        self.p.warnings.add("invalid-utf8", Some(offset), || {
+                            "invalid UTF-8 in a string was replaced by U+FFFD".into()
+                        });
+                    }
+                    if fixes.control_chars {
+                        self.p.warnings.add("control-chars", Some(offset), || {
+                            "raw control characters inside a string were escaped".into()
+                        });
+                    }
+                    if fixes.quotes {
+                        self.p.warnings.add("unescaped-quotes", Some(offset), || {
+                            "unescaped quotes inside a string were escaped".into()
+                        });
+                    }
+                    if fixes.bare_tokens {
+                        self.p.warnings.add("bare-tokens", Some(offset), || {
+                            "non-JSON tokens (such as N/A or NaN) were read as null".into()
+                        });
+                    }
+                    self.add(&ev, offset);
+                }
+                Err(err) => {
+                    let msg = err.to_string();
+                    self.p.warnings.add("skipped-event", Some(offset), move || {
+                        format!("an event that is not valid JSON was skipped ({msg})")
+                    });
+                }
             }
         }
-        let (fixed, fixes) = lenient::repair(slice);
-        match serde_json::from_slice::<RawEvent>(&fixed) {
-            Ok(ev) => {
-                if fixes.invalid_utf8 {
-                    p.warnings.add("invalid-utf8", Some(offset), || {
-                        "invalid UTF-8 in a string was replaced by U+FFFD".into()
-                    });
-                }
-                if fixes.control_chars {
-                    p.warnings.add("control-chars", Some(offset), || {
-                        "raw control characters inside a string were escaped".into()
-                    });
-                }
-                if fixes.quotes {
-                    p.warnings.add("unescaped-quotes", Some(offset), || {
-                        "unescaped quotes inside a string were escaped".into()
-                    });
-                }
-                if fixes.bare_tokens {
-                    p.warnings.add("bare-tokens", Some(offset), || {
-                        "non-JSON tokens (such as N/A or NaN) were read as null".into()
-                    });
-                }
-                p.add(ev, offset);
-            }
-            Err(err) => {
-                let msg = err.to_string();
-                p.warnings.add("skipped-event", Some(offset), move || {
-                    format!("an event that is not valid JSON was skipped ({msg})")
-                });
-            }
+        // sorted runs make the final sort a cheap merge (or a no-op for time-ordered files);
+        // a stable sort of stably sorted blocks gives the same order as one big stable sort
+        let mut p = std::mem::take(&mut self.p);
+        if !p.cpu.windows(2).all(|w| cpu_order(&w[0], &w[1]).is_le()) {
+            p.cpu.sort_by(cpu_order);
         }
+        if !p.gpu.windows(2).all(|w| w[0].start <= w[1].start) {
+            p.gpu.sort_by_key(|g| g.start);
+        }
+        p
     }
-    p
 }
 
 /// Top-level members other than `traceEvents`, as raw JSON.
@@ -420,7 +552,7 @@ fn reader_loop<R: Read>(
     mut input: R,
     opts: &Options,
     work: Sender<Batch>,
-    pool: Receiver<Vec<u8>>,
+    pool: Receiver<Buffers>,
     path: &str,
 ) -> Result<ReaderOutcome, LoadError> {
     let mut scanner = Scanner::new();
@@ -431,27 +563,33 @@ fn reader_loop<R: Read>(
     let mut eof = false;
     let mut target = opts.block_size.max(1024);
     loop {
-        let mut buf = pool.try_recv().unwrap_or_default();
-        buf.clear();
-        buf.reserve(target + tail.len());
-        buf.extend_from_slice(&tail);
+        // pooled buffers keep their length (zeroed once), so reading never clears memory
+        let (mut buf, mut ranges) = pool.try_recv().unwrap_or_default();
+        ranges.clear();
+        let room = target.max(tail.len());
+        if buf.len() < room {
+            buf.resize(room, 0);
+        }
+        buf[..tail.len()].copy_from_slice(&tail);
+        let mut len = tail.len();
         tail.clear();
-        while !eof && buf.len() < target {
-            let want = (target - buf.len()) as u64;
-            let n = (&mut input)
-                .take(want)
-                .read_to_end(&mut buf)
-                .map_err(|e| LoadError::io(path, e))?;
-            if n == 0 {
-                eof = true;
+        while !eof && len < target {
+            match input.read(&mut buf[len..target]) {
+                Ok(0) => eof = true,
+                Ok(n) => len += n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(LoadError::io(path, e)),
             }
         }
+        let data = &buf[..len];
         let mut pos = 0usize;
-        let mut ranges: Vec<(u32, u32, bool)> = Vec::new();
         let mut progressed = false;
         let mut done = false;
         loop {
-            match scanner.next(&buf, pos, eof) {
+            let before = ranges.len();
+            pos = scanner.next_events(data, pos, &mut ranges);
+            progressed |= ranges.len() > before;
+            match scanner.next(data, pos, eof) {
                 Ok(Step::Item(Item::Event { start, end, repair }, next)) => {
                     ranges.push((start as u32, end as u32, repair));
                     pos = next;
@@ -459,7 +597,7 @@ fn reader_loop<R: Read>(
                 }
                 Ok(Step::Item(Item::TopValue { key, start, end }, next)) => {
                     header.keys.push(key.clone());
-                    header.values.push((key, buf[start..end].to_vec()));
+                    header.values.push((key, data[start..end].to_vec()));
                     pos = next;
                     progressed = true;
                 }
@@ -489,17 +627,19 @@ fn reader_loop<R: Read>(
         if !done && !eof && !progressed {
             // one item is larger than the block: read more into a bigger block
             target = target.saturating_mul(2);
-            tail = buf[pos..].to_vec();
+            tail = data[pos..].to_vec();
+            base += pos as u64;
             continue;
         }
         if !done {
-            tail.extend_from_slice(&buf[pos..]);
+            tail.extend_from_slice(&data[pos..]);
         }
-        let consumed = if done { buf.len() } else { pos };
+        let consumed = if done { len } else { pos };
         let batch = Batch {
             seq,
             base,
             buf,
+            len,
             ranges,
         };
         seq += 1;
@@ -530,7 +670,11 @@ fn reader_loop<R: Read>(
             let at = base;
             let bytes = base + tail.len() as u64;
             if !scanner.saw_events && header.keys.is_empty() && trailing {
-                return Err(LoadError::at(path, at, "empty file: no JSON document".into()));
+                return Err(LoadError::at(
+                    path,
+                    at,
+                    "empty file: no JSON document".into(),
+                ));
             }
             return Ok(ReaderOutcome {
                 header,
@@ -551,11 +695,14 @@ fn reader_loop<R: Read>(
 struct Merger {
     names: Interner,
     threads: Vec<Thread>,
-    thread_index: HashMap<(i64, i64), u32>,
+    thread_index: FxHashMap<(i64, i64), u32>,
+    /// Per worker: its name ids and thread indexes mapped to the merged ones.
+    name_maps: Vec<Vec<NameId>>,
+    thread_maps: Vec<Vec<u32>>,
     cpu: Vec<CpuEvent>,
     gpu: Vec<GpuEvent>,
-    flow_starts: HashSet<u64>,
-    flow_ends: HashSet<u64>,
+    flow_starts: FxHashSet<u64>,
+    flow_ends: FxHashSet<u64>,
     thread_names: Vec<(i64, i64, String)>,
     mem_peaks: BTreeMap<i64, u64>,
     warnings: Warnings,
@@ -564,15 +711,17 @@ struct Merger {
 }
 
 impl Merger {
-    fn new() -> Self {
+    fn new(workers: usize) -> Self {
         Merger {
             names: Interner::new(),
             threads: Vec::new(),
-            thread_index: HashMap::new(),
+            thread_index: FxHashMap::default(),
+            name_maps: vec![Vec::new(); workers],
+            thread_maps: vec![Vec::new(); workers],
             cpu: Vec::new(),
             gpu: Vec::new(),
-            flow_starts: HashSet::new(),
-            flow_ends: HashSet::new(),
+            flow_starts: FxHashSet::default(),
+            flow_ends: FxHashSet::default(),
             thread_names: Vec::new(),
             mem_peaks: BTreeMap::new(),
             warnings: Warnings::default(),
@@ -581,33 +730,35 @@ impl Merger {
         }
     }
 
-    fn merge(&mut self, p: Partial) {
-        let name_map: Vec<NameId> = p.names.iter().map(|(_, s)| self.names.intern(s)).collect();
-        let thread_map: Vec<u32> = p
-            .threads
-            .iter()
-            .map(|&(pid, tid)| {
-                *self.thread_index.entry((pid, tid)).or_insert_with(|| {
-                    self.threads.push(Thread {
-                        pid,
-                        tid,
-                        name: None,
-                    });
-                    (self.threads.len() - 1) as u32
-                })
-            })
-            .collect();
+    /// Appends a partial (partials come in block order); returns its emptied event vectors.
+    fn merge(&mut self, mut p: Partial) -> (Vec<CpuEvent>, Vec<GpuEvent>) {
+        let name_map = &mut self.name_maps[p.worker];
+        for s in p.new_names.drain(..) {
+            name_map.push(self.names.intern(&s));
+        }
+        let thread_map = &mut self.thread_maps[p.worker];
+        for &(pid, tid) in &p.new_threads {
+            let i = *self.thread_index.entry((pid, tid)).or_insert_with(|| {
+                self.threads.push(Thread {
+                    pid,
+                    tid,
+                    name: None,
+                });
+                (self.threads.len() - 1) as u32
+            });
+            thread_map.push(i);
+        }
         self.cpu.reserve(p.cpu.len());
-        for mut e in p.cpu {
+        self.cpu.extend(p.cpu.drain(..).map(|mut e| {
             e.name = name_map[e.name.0 as usize];
             e.thread = thread_map[e.thread as usize];
-            self.cpu.push(e);
-        }
+            e
+        }));
         self.gpu.reserve(p.gpu.len());
-        for mut e in p.gpu {
+        self.gpu.extend(p.gpu.drain(..).map(|mut e| {
             e.name = name_map[e.name.0 as usize];
-            self.gpu.push(e);
-        }
+            e
+        }));
         self.flow_starts.extend(p.flow_starts);
         self.flow_ends.extend(p.flow_ends);
         self.thread_names.extend(p.thread_names);
@@ -618,6 +769,7 @@ impl Merger {
         self.warnings.merge(p.warnings);
         self.events += p.events;
         self.hip |= p.hip;
+        (p.cpu, p.gpu)
     }
 }
 
@@ -650,10 +802,7 @@ fn devices_from_header(header: &Header) -> Vec<Device> {
             } else {
                 (g("computeMajor"), g("computeMinor"), g("numSms"))
             };
-            let id = d
-                .get("id")
-                .and_then(|v| v.as_i64())
-                .unwrap_or(i as i64);
+            let id = d.get("id").and_then(|v| v.as_i64()).unwrap_or(i as i64);
             if out.iter().any(|x: &Device| x.id == id) {
                 continue;
             }
@@ -680,8 +829,7 @@ fn devices_from_header(header: &Header) -> Vec<Device> {
 
 fn vendor_of(name: &str, warp: Option<u32>) -> Vendor {
     let n = name.to_ascii_lowercase();
-    if n.contains("amd") || n.contains("instinct") || n.contains("radeon") || n.starts_with("mi")
-    {
+    if n.contains("amd") || n.contains("instinct") || n.contains("radeon") || n.starts_with("mi") {
         Vendor::Amd
     } else if n.contains("nvidia")
         || n.contains("tesla")
@@ -726,26 +874,31 @@ pub fn read<R: Read + Send>(
 ) -> Result<Trace, LoadError> {
     let threads = opts.threads.max(1);
     let (work_tx, work_rx) = bounded::<Batch>(threads);
-    let (pool_tx, pool_rx) = bounded::<Vec<u8>>(threads + 2);
+    let (pool_tx, pool_rx) = bounded::<Buffers>(threads + 2);
     let (part_tx, part_rx) = bounded::<Partial>(threads + 1);
+    let (vecs_tx, vecs_rx) = bounded::<(Vec<CpuEvent>, Vec<GpuEvent>)>(threads + 2);
 
-    let mut merger = Merger::new();
+    let mut merger = Merger::new(threads);
     let outcome = std::thread::scope(|s| -> Result<ReaderOutcome, LoadError> {
         let reader = s.spawn(move || reader_loop(input, opts, work_tx, pool_rx, path));
-        for _ in 0..threads {
+        for id in 0..threads {
             let work_rx = work_rx.clone();
             let part_tx = part_tx.clone();
             let pool_tx = pool_tx.clone();
+            let vecs_rx = vecs_rx.clone();
             s.spawn(move || {
+                let mut worker = Worker::new(id);
                 for batch in work_rx.iter() {
-                    let p = parse_batch(&batch);
-                    let _ = pool_tx.try_send(batch.buf);
+                    let (cpu, gpu) = vecs_rx.try_recv().unwrap_or_default();
+                    let p = worker.parse_batch(&batch, cpu, gpu);
+                    let _ = pool_tx.try_send((batch.buf, batch.ranges));
                     if part_tx.send(p).is_err() {
                         break;
                     }
                 }
             });
         }
+        drop(vecs_rx);
         drop(work_rx);
         drop(part_tx);
         drop(pool_tx);
@@ -754,13 +907,18 @@ pub fn read<R: Read + Send>(
         for p in part_rx.iter() {
             pending.insert(p.seq, p);
             while let Some(p) = pending.remove(&next) {
-                merger.merge(p);
+                let vecs = merger.merge(p);
+                let _ = vecs_tx.try_send(vecs);
                 next += 1;
             }
         }
         match reader.join() {
             Ok(r) => r,
-            Err(_) => Err(LoadError::at(path, 0, "internal error: reader thread panicked".into())),
+            Err(_) => Err(LoadError::at(
+                path,
+                0,
+                "internal error: reader thread panicked".into(),
+            )),
         }
     })?;
 
@@ -805,7 +963,9 @@ pub fn read<R: Read + Send>(
                 }
             }
             "baseTimeNanoseconds" => {
-                base_time_ns = std::str::from_utf8(raw).ok().and_then(|s| s.trim().parse().ok())
+                base_time_ns = std::str::from_utf8(raw)
+                    .ok()
+                    .and_then(|s| s.trim().parse().ok())
             }
             _ => {}
         }
@@ -818,7 +978,17 @@ pub fn read<R: Read + Send>(
             threads_v[i as usize].name = Some(name);
         }
     }
-    let gpu = merger.gpu;
+    // Whether a launch flow starts and ends at each device event's correlation id, kept in
+    // `flow_linked` until the links are known (finalize moves it along when it sorts), so
+    // the flow sets are freed before finalize builds its tables.
+    let mut gpu = merger.gpu;
+    for g in gpu.iter_mut() {
+        g.flow_linked = g.correlation != 0
+            && merger.flow_starts.contains(&g.correlation)
+            && merger.flow_ends.contains(&g.correlation);
+    }
+    drop(merger.flow_starts);
+    drop(merger.flow_ends);
     let mut trace = Trace {
         source: Source {
             path: path.to_string(),
@@ -842,16 +1012,17 @@ pub fn read<R: Read + Send>(
     // in the trace and a launch flow both starts and ends at its correlation id, or when it is
     // a kernel replayed by a graph launch (`*GraphLaunch*`: one call, many kernels). A flow
     // that only ends (AMD `gpu_memset`: `f` events without an `s`) does not link.
-    let (cpu, names) = (&trace.cpu, &trace.names);
+    let graph_launch: Vec<bool> = trace
+        .names
+        .iter()
+        .map(|(_, n)| n.to_ascii_lowercase().contains("graphlaunch"))
+        .collect();
+    let cpu = &trace.cpu;
     for g in trace.gpu.iter_mut() {
         let launch = (g.launch != NONE).then(|| &cpu[g.launch as usize]);
-        let by_flow = launch.is_some()
-            && merger.flow_starts.contains(&g.correlation)
-            && merger.flow_ends.contains(&g.correlation);
-        let by_graph = g.kind == GpuKind::Kernel
-            && launch.is_some_and(|l| {
-                names.resolve(l.name).to_ascii_lowercase().contains("graphlaunch")
-            });
+        let by_flow = launch.is_some() && g.flow_linked;
+        let by_graph =
+            g.kind == GpuKind::Kernel && launch.is_some_and(|l| graph_launch[l.name.0 as usize]);
         g.flow_linked = g.correlation != 0 && (by_flow || by_graph);
     }
     Ok(trace)

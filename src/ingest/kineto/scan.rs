@@ -178,6 +178,202 @@ fn skip_value(buf: &[u8], i: usize, eof: bool, repair: &mut bool) -> Option<usiz
     }
 }
 
+/// Bit masks of one 64-byte chunk: quotes, backslashes, `{`, `}`.
+#[derive(Clone, Copy)]
+struct Masks {
+    quote: u64,
+    backslash: u64,
+    open: u64,
+    close: u64,
+}
+
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+fn masks(chunk: &[u8; 64]) -> Masks {
+    // SSE2 is part of the x86_64 baseline: no runtime detection needed.
+    use std::arch::x86_64::*;
+    // SAFETY: SSE2 is always available on x86_64; loads are unaligned loads of 16 bytes
+    // from within the 64-byte array.
+    unsafe {
+        let q = _mm_set1_epi8(b'"' as i8);
+        let b = _mm_set1_epi8(b'\\' as i8);
+        let o = _mm_set1_epi8(b'{' as i8);
+        let c = _mm_set1_epi8(b'}' as i8);
+        let mut m = Masks {
+            quote: 0,
+            backslash: 0,
+            open: 0,
+            close: 0,
+        };
+        for k in 0..4 {
+            let v = _mm_loadu_si128(chunk.as_ptr().add(16 * k) as *const __m128i);
+            let sh = 16 * k as u32;
+            m.quote |= ((_mm_movemask_epi8(_mm_cmpeq_epi8(v, q)) as u32 as u64) & 0xffff) << sh;
+            m.backslash |= ((_mm_movemask_epi8(_mm_cmpeq_epi8(v, b)) as u32 as u64) & 0xffff) << sh;
+            m.open |= ((_mm_movemask_epi8(_mm_cmpeq_epi8(v, o)) as u32 as u64) & 0xffff) << sh;
+            m.close |= ((_mm_movemask_epi8(_mm_cmpeq_epi8(v, c)) as u32 as u64) & 0xffff) << sh;
+        }
+        m
+    }
+}
+
+#[cfg(not(target_arch = "x86_64"))]
+#[inline(always)]
+fn masks(chunk: &[u8; 64]) -> Masks {
+    let mut m = Masks {
+        quote: 0,
+        backslash: 0,
+        open: 0,
+        close: 0,
+    };
+    for (i, &c) in chunk.iter().enumerate() {
+        let bit = 1u64 << i;
+        match c {
+            b'"' => m.quote |= bit,
+            b'\\' => m.backslash |= bit,
+            b'{' => m.open |= bit,
+            b'}' => m.close |= bit,
+            _ => {}
+        }
+    }
+    m
+}
+
+/// Positions of characters escaped by a backslash (simdjson's odd-run rule); `prev` carries
+/// "the first character of the next chunk is escaped".
+#[inline(always)]
+fn find_escaped(backslash: u64, prev: &mut u64) -> u64 {
+    const EVEN: u64 = 0x5555_5555_5555_5555;
+    let backslash = backslash & !*prev;
+    let follows = (backslash << 1) | *prev;
+    let odd_starts = backslash & !EVEN & !follows;
+    let (even_starts, overflow) = odd_starts.overflowing_add(backslash);
+    *prev = overflow as u64;
+    let invert = even_starts << 1;
+    (EVEN ^ invert) & follows
+}
+
+/// Bit i = XOR of bits 0..=i.
+#[inline(always)]
+fn prefix_xor(mut x: u64) -> u64 {
+    x ^= x << 1;
+    x ^= x << 2;
+    x ^= x << 4;
+    x ^= x << 8;
+    x ^= x << 16;
+    x ^= x << 32;
+    x
+}
+
+#[inline(always)]
+fn is_ws(c: u8) -> bool {
+    matches!(c, b' ' | b'\n' | b'\r' | b'\t')
+}
+
+/// Fast path over a run of events: appends `(start, end)` of each complete event found from
+/// `pos` and returns the position after the last one. It treats every unescaped quote as a
+/// string delimiter and accepts an event only when each of its closing quotes is followed
+/// (after whitespace) by `:` `,` `}` or `]` — exactly the case where the byte-by-byte rules of
+/// [`Scanner::next`] give the same boundaries without repair. Between events it accepts only
+/// whitespace and commas. Anything else (an event that needs repair, the end of the array, a
+/// non-object element, an event cut by the end of the buffer) stops it before that point, for
+/// [`Scanner::next`] to handle.
+fn fast_events(buf: &[u8], pos: usize, out: &mut Vec<(u32, u32, bool)>) -> usize {
+    let n = buf.len();
+    let mut depth: u32 = 0;
+    let mut in_str: u64 = 0; // all ones when a string continues into the next chunk
+    let mut prev_esc: u64 = 0;
+    let mut ev_start = pos;
+    let mut last_end = pos;
+    let mut gap_from = pos;
+    let mut off = pos;
+    let mut pad;
+    while off < n {
+        let chunk: &[u8; 64] = if off + 64 <= n {
+            buf[off..off + 64].try_into().unwrap()
+        } else {
+            pad = [b' '; 64];
+            pad[..n - off].copy_from_slice(&buf[off..]);
+            &pad
+        };
+        let valid = if n - off >= 64 {
+            u64::MAX
+        } else {
+            (1u64 << (n - off)) - 1
+        };
+        let m = masks(chunk);
+        let esc = find_escaped(m.backslash, &mut prev_esc);
+        let quote = m.quote & !esc;
+        let inside = prefix_xor(quote) ^ in_str;
+        in_str = ((inside as i64) >> 63) as u64;
+        // a backslash outside a string, or a closing quote not followed by a structural
+        // character, ends the fast path at that position
+        let mut stop_at = 64u32;
+        let bad_bs = m.backslash & !inside & valid;
+        if bad_bs != 0 {
+            stop_at = bad_bs.trailing_zeros();
+        }
+        let mut closing = quote & !inside & valid;
+        while closing != 0 {
+            let b = closing.trailing_zeros();
+            if b >= stop_at {
+                break;
+            }
+            closing &= closing - 1;
+            let mut j = off + b as usize + 1;
+            while j < n && is_ws(buf[j]) {
+                j += 1;
+            }
+            if j >= n || !matches!(buf[j], b':' | b',' | b'}' | b']') {
+                stop_at = b;
+                break;
+            }
+        }
+        let limit = if stop_at == 64 {
+            valid
+        } else {
+            (1u64 << stop_at) - 1
+        };
+        let mut structural = (m.open | m.close) & !inside & limit;
+        while structural != 0 {
+            let b = structural.trailing_zeros() as usize;
+            structural &= structural - 1;
+            let p = off + b;
+            if buf[p] == b'{' {
+                if depth == 0 {
+                    if !buf[gap_from..p].iter().all(|&c| is_ws(c) || c == b',') {
+                        return last_end;
+                    }
+                    ev_start = p;
+                }
+                depth += 1;
+            } else {
+                if depth == 0 {
+                    return last_end;
+                }
+                depth -= 1;
+                if depth == 0 {
+                    out.push((ev_start as u32, (p + 1) as u32, false));
+                    last_end = p + 1;
+                    gap_from = p + 1;
+                }
+            }
+        }
+        if stop_at != 64 {
+            return last_end;
+        }
+        off += 64;
+        if depth == 0 {
+            let end = off.min(n);
+            if !buf[gap_from..end].iter().all(|&c| is_ws(c) || c == b',') {
+                return last_end;
+            }
+            gap_from = end;
+        }
+    }
+    last_end
+}
+
 impl Scanner {
     /// A scanner at the start of a document.
     pub fn new() -> Self {
@@ -186,6 +382,33 @@ impl Scanner {
             key: String::new(),
             saw_events: false,
         }
+    }
+
+    /// Inside the events array, appends the complete events that follow `pos` to `out` (as
+    /// `(start, end, repair)` offsets into `buf`) with a fast SIMD path, and returns the
+    /// position to continue from with [`Scanner::next`]. Gives the same events as repeated
+    /// calls to `next` would; it leaves to `next` whatever it does not handle (the end of the
+    /// array, events that need repair, incomplete events). Does nothing outside the events
+    /// array or for buffers of 4 GiB and more.
+    pub fn next_events(
+        &mut self,
+        buf: &[u8],
+        pos: usize,
+        out: &mut Vec<(u32, u32, bool)>,
+    ) -> usize {
+        let in_object = match self.state {
+            State::Elem { in_object } | State::ElemCommaOrEnd { in_object } => in_object,
+            _ => return pos,
+        };
+        if buf.len() >= u32::MAX as usize {
+            return pos;
+        }
+        let before = out.len();
+        let end = fast_events(buf, pos, out);
+        if out.len() > before {
+            self.state = State::ElemCommaOrEnd { in_object };
+        }
+        end
     }
 
     /// True once the closing bracket of the document was seen.
@@ -230,8 +453,9 @@ impl Scanner {
                             return Ok(Step::NeedMore(pos));
                         };
                         let raw = &buf[i..end];
-                        self.key = serde_json::from_slice::<String>(raw)
-                            .unwrap_or_else(|_| String::from_utf8_lossy(&raw[1..raw.len() - 1]).into());
+                        self.key = serde_json::from_slice::<String>(raw).unwrap_or_else(|_| {
+                            String::from_utf8_lossy(&raw[1..raw.len() - 1]).into()
+                        });
                         self.state = State::Colon;
                         pos = end;
                     }
@@ -261,14 +485,7 @@ impl Scanner {
                     };
                     self.state = State::ObjCommaOrEnd;
                     let key = std::mem::take(&mut self.key);
-                    return Ok(Step::Item(
-                        Item::TopValue {
-                            key,
-                            start: i,
-                            end,
-                        },
-                        end,
-                    ));
+                    return Ok(Step::Item(Item::TopValue { key, start: i, end }, end));
                 }
                 State::ObjCommaOrEnd => match c {
                     b',' => {
@@ -417,6 +634,183 @@ mod tests {
         assert_eq!(items.len(), 2);
         assert!(matches!(items[0], Item::Event { repair: true, .. }));
         assert!(matches!(items[1], Item::Event { repair: false, .. }));
+    }
+
+    /// Items found by `next` alone, or by `next_events` + `next` as the reader does it,
+    /// feeding the buffer in pieces of `step` bytes.
+    fn scan_with(doc: &[u8], fast: bool, step: usize) -> Vec<Item> {
+        let mut s = Scanner::new();
+        let mut out = vec![];
+        let mut pos = 0;
+        let mut len = step.min(doc.len());
+        let mut ranges = vec![];
+        loop {
+            let eof = len == doc.len();
+            let buf = &doc[..len];
+            if fast {
+                ranges.clear();
+                pos = s.next_events(buf, pos, &mut ranges);
+                for &(a, b, r) in &ranges {
+                    out.push(Item::Event {
+                        start: a as usize,
+                        end: b as usize,
+                        repair: r,
+                    });
+                }
+            }
+            match s.next(buf, pos, eof) {
+                Ok(Step::Item(it, p)) => {
+                    out.push(it);
+                    pos = p;
+                }
+                Ok(Step::NeedMore(p)) => {
+                    pos = p;
+                    if eof {
+                        out.push(Item::TopValue {
+                            key: "<truncated>".into(),
+                            start: p,
+                            end: p,
+                        });
+                        return out;
+                    }
+                    len = (len + step).min(doc.len());
+                }
+                Ok(Step::Done(_)) => return out,
+                Err(e) => {
+                    out.push(Item::TopValue {
+                        key: format!("<error {}>", e.message),
+                        start: e.offset,
+                        end: e.offset,
+                    });
+                    return out;
+                }
+            }
+        }
+    }
+
+    struct Rng(u64);
+    impl Rng {
+        fn next(&mut self) -> u64 {
+            self.0 ^= self.0 << 13;
+            self.0 ^= self.0 >> 7;
+            self.0 ^= self.0 << 17;
+            self.0
+        }
+        fn below(&mut self, n: usize) -> usize {
+            (self.next() % n as u64) as usize
+        }
+    }
+
+    fn random_doc(r: &mut Rng) -> Vec<u8> {
+        const PIECES: &[&str] = &[
+            "a", "bc", " ", "\n", "\"", "\\\"", "\\\\", "\\", "{", "}", "[", "]", ":", ",", "é",
+            "\\u00e9", "\t", "x\"y", "\\\\\\\"",
+        ];
+        let mut d = String::from("{\"schemaVersion\": 1, \"traceEvents\": [\n");
+        let events = 1 + r.below(40);
+        for e in 0..events {
+            if e > 0 {
+                d.push_str(if r.below(20) == 0 { ",," } else { ",\n  " });
+            }
+            if r.below(30) == 0 {
+                d.push_str("17, ");
+            }
+            d.push_str("{\"ph\": \"X\", \"name\": \"");
+            let k = r.below(6);
+            for _ in 0..k {
+                let p = if r.below(3) == 0 {
+                    PIECES[r.below(PIECES.len())]
+                } else {
+                    "n"
+                };
+                d.push_str(p);
+            }
+            d.push_str("\", \"args\": {\"v\": [1, {\"w\": \"");
+            for _ in 0..r.below(4) {
+                d.push_str(PIECES[r.below(PIECES.len())]);
+            }
+            d.push_str("\"}], \"z\": 2}}");
+        }
+        d.push_str("\n], \"traceName\": \"t\"}");
+        if r.below(4) == 0 {
+            let cut = r.below(d.len());
+            return d.as_bytes()[..cut].to_vec();
+        }
+        d.into_bytes()
+    }
+
+    #[test]
+    fn fast_path_matches_slow_path() {
+        let mut r = Rng(0x9e37_79b9_7f4a_7c15);
+        let mut fast_events_seen = 0;
+        for _ in 0..3000 {
+            let doc = random_doc(&mut r);
+            let slow = scan_with(&doc, false, doc.len().max(1));
+            for step in [doc.len().max(1), 1 + r.below(200), 64, 7] {
+                let fast = scan_with(&doc, true, step);
+                assert_eq!(
+                    slow,
+                    fast,
+                    "step {step}, doc {:?}",
+                    String::from_utf8_lossy(&doc)
+                );
+            }
+            fast_events_seen += slow.len();
+        }
+        assert!(fast_events_seen > 10_000);
+    }
+
+    #[test]
+    fn escapes_across_chunks() {
+        // backslash runs of every length, placed across 64-byte chunk borders
+        for run in 0..6 {
+            for shift in 0..70 {
+                let mut d = String::from("{\"traceEvents\": [");
+                d.push_str(&" ".repeat(shift));
+                d.push_str("{\"name\": \"");
+                d.push_str(&"\\\\".repeat(run));
+                d.push_str("\\\"}{\"}, {\"b\": 1}]}");
+                let doc = d.into_bytes();
+                assert_eq!(
+                    scan_with(&doc, false, doc.len()),
+                    scan_with(&doc, true, doc.len())
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn find_escaped_matches_scalar() {
+        let mut r = Rng(12345);
+        for _ in 0..20000 {
+            let mut bytes = [b'a'; 128];
+            for b in bytes.iter_mut() {
+                if r.below(3) == 0 {
+                    *b = b'\\';
+                }
+            }
+            // scalar reference: a backslash escapes the next character
+            let mut want = [false; 128];
+            let mut i = 0;
+            while i < 128 {
+                if bytes[i] == b'\\' {
+                    if i + 1 < 128 {
+                        want[i + 1] = true;
+                    }
+                    i += 2;
+                } else {
+                    i += 1;
+                }
+            }
+            let mut prev = 0u64;
+            for c in 0..2 {
+                let chunk: &[u8; 64] = bytes[c * 64..c * 64 + 64].try_into().unwrap();
+                let esc = find_escaped(masks(chunk).backslash, &mut prev);
+                for k in 0..64 {
+                    assert_eq!(esc >> k & 1 == 1, want[c * 64 + k], "{:?}", bytes);
+                }
+            }
+        }
     }
 
     #[test]

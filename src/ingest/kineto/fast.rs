@@ -1,0 +1,620 @@
+//! Hand-written parser for one Kineto event: the fast path in front of the serde visitors of
+//! [`super::event`].
+//!
+//! It reads the common shapes (string `ph`/`cat`/`name`, raw `pid`/`tid`/`ts`/`dur`/`id`, an
+//! `args` object of integers, strings and `[x, y, z]` arrays) in one pass over the bytes,
+//! borrowing strings, and skips everything else with a strict validating skipper. Whenever a
+//! value has another shape (a float, a number written as a string, escapes in a name, ...)
+//! that one value is handed to the same serde `Deserialize` impl the slow path uses, so the
+//! result is the same [`RawEvent`] the slow path would give. When the event is not valid JSON
+//! (or anything looks unusual) the parser returns `None` and the caller runs the serde path,
+//! then the lenient repair: warnings and recovery stay exactly as before.
+
+use std::borrow::Cow;
+
+use serde::Deserialize;
+
+use super::event::{BStr, Dim3, Num, RawArgs, RawEvent};
+
+/// Parses one event object (`bytes` is exactly `{...}`) into `out`; false lets serde decide
+/// (`out` is then unspecified).
+///
+/// The whole event is checked for UTF-8 once, up front. serde_json only checks the strings
+/// it decodes, so an event with invalid UTF-8 in a skipped value goes to serde, which accepts
+/// it as before: only the speed differs.
+pub fn parse<'a>(bytes: &'a [u8], out: &mut RawEvent<'a>) -> bool {
+    let Ok(text) = std::str::from_utf8(bytes) else {
+        return false;
+    };
+    let mut c = Cur {
+        s: text,
+        b: bytes,
+        i: 0,
+    };
+    c.ws();
+    if c.event(out).is_none() {
+        return false;
+    }
+    c.ws();
+    c.i == bytes.len()
+}
+
+struct Cur<'a> {
+    /// The event, known to be UTF-8.
+    s: &'a str,
+    b: &'a [u8],
+    i: usize,
+}
+
+#[inline(always)]
+fn is_ws(c: u8) -> bool {
+    matches!(c, b' ' | b'\n' | b'\r' | b'\t')
+}
+
+const ONES: u64 = 0x0101_0101_0101_0101;
+const HIGHS: u64 = 0x8080_8080_8080_8080;
+
+/// Non-zero when some byte of `x` is `"`, `\` or a control character (below 0x20); the lowest
+/// flagged byte is exact.
+#[inline(always)]
+fn special_bytes(x: u64) -> u64 {
+    let ctl = x.wrapping_sub(ONES * 0x20) & !x;
+    let q = x ^ (ONES * b'"' as u64);
+    let q = q.wrapping_sub(ONES) & !q;
+    let bs = x ^ (ONES * b'\\' as u64);
+    let bs = bs.wrapping_sub(ONES) & !bs;
+    (ctl | q | bs) & HIGHS
+}
+
+/// The contents of a string: where they end and whether they hold escapes.
+struct Span {
+    start: usize,
+    end: usize,
+    escaped: bool,
+}
+
+impl<'a> Cur<'a> {
+    #[inline(always)]
+    fn ws(&mut self) {
+        let b = self.b;
+        let mut i = self.i;
+        while i < b.len() && is_ws(b[i]) {
+            i += 1;
+            // indentation: skip spaces 8 at a time
+            while i + 8 <= b.len() && b[i..i + 8] == *b"        " {
+                i += 8;
+            }
+        }
+        self.i = i;
+    }
+
+    #[inline(always)]
+    fn peek(&self) -> Option<u8> {
+        self.b.get(self.i).copied()
+    }
+
+    #[inline(always)]
+    fn eat(&mut self, c: u8) -> Option<()> {
+        if self.peek() == Some(c) {
+            self.i += 1;
+            Some(())
+        } else {
+            None
+        }
+    }
+
+    /// Scans a JSON string at `"`: valid escapes, no raw control characters (as serde_json
+    /// requires); UTF-8 is not checked here.
+    #[inline(always)]
+    fn string(&mut self) -> Option<Span> {
+        debug_assert_eq!(self.b[self.i], b'"');
+        let b = self.b;
+        let start = self.i + 1;
+        let mut j = start;
+        let mut escaped = false;
+        loop {
+            while j + 8 <= b.len() {
+                let x = u64::from_le_bytes(b[j..j + 8].try_into().unwrap());
+                let m = special_bytes(x);
+                if m != 0 {
+                    j += (m.trailing_zeros() / 8) as usize;
+                    break;
+                }
+                j += 8;
+            }
+            let c = *b.get(j)?;
+            match c {
+                b'"' => {
+                    self.i = j + 1;
+                    return Some(Span {
+                        start,
+                        end: j,
+                        escaped,
+                    });
+                }
+                b'\\' => {
+                    escaped = true;
+                    match *b.get(j + 1)? {
+                        b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't' => j += 2,
+                        b'u' => {
+                            let hex = b.get(j + 2..j + 6)?;
+                            if !hex.iter().all(|h| h.is_ascii_hexdigit()) {
+                                return None;
+                            }
+                            j += 6;
+                        }
+                        _ => return None,
+                    }
+                }
+                0x00..=0x1f => return None,
+                _ => j += 1,
+            }
+        }
+    }
+
+    /// A string decoded as serde_json would (borrowed when it has no escapes).
+    #[inline(always)]
+    fn str_value(&mut self) -> Option<Cow<'a, str>> {
+        let at = self.i;
+        let s = self.string()?;
+        if !s.escaped {
+            return Some(Cow::Borrowed(&self.s[s.start..s.end]));
+        }
+        serde_json::from_slice::<String>(&self.b[at..self.i])
+            .ok()
+            .map(Cow::Owned)
+    }
+
+    /// Skips a JSON number, checking its grammar; true when it is a plain integer.
+    #[inline(always)]
+    fn number(&mut self) -> Option<bool> {
+        let b = self.b;
+        let mut j = self.i;
+        if b.get(j) == Some(&b'-') {
+            j += 1;
+        }
+        match *b.get(j)? {
+            b'0' => j += 1,
+            b'1'..=b'9' => {
+                j += 1;
+                while j < b.len() && b[j].is_ascii_digit() {
+                    j += 1;
+                }
+            }
+            _ => return None,
+        }
+        let mut int = true;
+        if b.get(j) == Some(&b'.') {
+            int = false;
+            j += 1;
+            let d = j;
+            while j < b.len() && b[j].is_ascii_digit() {
+                j += 1;
+            }
+            if j == d {
+                return None;
+            }
+        }
+        if matches!(b.get(j), Some(b'e' | b'E')) {
+            int = false;
+            j += 1;
+            if matches!(b.get(j), Some(b'+' | b'-')) {
+                j += 1;
+            }
+            let d = j;
+            while j < b.len() && b[j].is_ascii_digit() {
+                j += 1;
+            }
+            if j == d {
+                return None;
+            }
+        }
+        self.i = j;
+        Some(int)
+    }
+
+    fn literal(&mut self, word: &[u8]) -> Option<()> {
+        if self.b[self.i..].starts_with(word) {
+            self.i += word.len();
+            Some(())
+        } else {
+            None
+        }
+    }
+
+    /// Skips any JSON value with serde_json's `IgnoredAny` rules (strings are not checked for
+    /// UTF-8). Returns the byte range of the value.
+    fn skip(&mut self) -> Option<(usize, usize)> {
+        let start = self.i;
+        // open containers, innermost last: true = object
+        let mut stack: Vec<bool> = Vec::new();
+        loop {
+            // a value
+            self.ws();
+            match self.peek()? {
+                b'"' => {
+                    self.string()?;
+                }
+                b'-' | b'0'..=b'9' => {
+                    self.number()?;
+                }
+                b't' => self.literal(b"true")?,
+                b'f' => self.literal(b"false")?,
+                b'n' => self.literal(b"null")?,
+                c @ (b'[' | b'{') => {
+                    self.i += 1;
+                    self.ws();
+                    let obj = c == b'{';
+                    let close = if obj { b'}' } else { b']' };
+                    if self.eat(close).is_none() {
+                        stack.push(obj);
+                        if obj {
+                            self.key_colon()?;
+                        }
+                        continue;
+                    }
+                }
+                _ => return None,
+            }
+            // after a value: commas and closings
+            loop {
+                let Some(&obj) = stack.last() else {
+                    return Some((start, self.i));
+                };
+                self.ws();
+                match self.peek()? {
+                    b',' => {
+                        self.i += 1;
+                        if obj {
+                            self.ws();
+                            self.key_colon()?;
+                        }
+                        break;
+                    }
+                    b'}' if obj => {
+                        self.i += 1;
+                        stack.pop();
+                    }
+                    b']' if !obj => {
+                        self.i += 1;
+                        stack.pop();
+                    }
+                    _ => return None,
+                }
+            }
+        }
+    }
+
+    /// `"key"` `:` inside a skipped object.
+    fn key_colon(&mut self) -> Option<()> {
+        if self.peek()? != b'"' {
+            return None;
+        }
+        self.string()?;
+        self.ws();
+        self.eat(b':')
+    }
+
+    /// The value at the cursor handed to serde (for uncommon shapes).
+    fn serde<T: Deserialize<'a>>(&mut self) -> Option<T> {
+        let (s, e) = self.skip()?;
+        serde_json::from_slice::<T>(&self.b[s..e]).ok()
+    }
+
+    /// A map key, decoded like serde's `BStr` key.
+    #[inline(always)]
+    fn key(&mut self) -> Option<Cow<'a, str>> {
+        if self.peek()? != b'"' {
+            return None;
+        }
+        let k = self.str_value()?;
+        self.ws();
+        self.eat(b':')?;
+        self.ws();
+        Some(k)
+    }
+
+    /// Iterates the members of an object at `{`: calls `f` with each key, the cursor on the
+    /// value (after whitespace); `f` must consume the value.
+    #[inline(always)]
+    fn members(&mut self, mut f: impl FnMut(&mut Self, Cow<'a, str>) -> Option<()>) -> Option<()> {
+        self.eat(b'{')?;
+        self.ws();
+        if self.eat(b'}').is_some() {
+            return Some(());
+        }
+        loop {
+            let k = self.key()?;
+            f(self, k)?;
+            self.ws();
+            match self.peek()? {
+                b',' => {
+                    self.i += 1;
+                    self.ws();
+                }
+                b'}' => {
+                    self.i += 1;
+                    return Some(());
+                }
+                _ => return None,
+            }
+        }
+    }
+
+    fn bstr(&mut self) -> Option<BStr<'a>> {
+        if self.peek()? == b'"' {
+            return self.str_value().map(|s| BStr(Some(s)));
+        }
+        self.serde::<BStr<'a>>()
+    }
+
+    /// The raw text of a value (what `&RawValue` would hold).
+    fn raw(&mut self) -> Option<&'a str> {
+        match self.peek()? {
+            b'-' | b'0'..=b'9' => {
+                let s = self.i;
+                self.number()?;
+                Some(&self.s[s..self.i])
+            }
+            _ => {
+                let (s, e) = self.skip()?;
+                Some(&self.s[s..e])
+            }
+        }
+    }
+
+    fn num(&mut self) -> Option<Num> {
+        let b = self.b;
+        if let b'-' | b'0'..=b'9' = self.peek()? {
+            let s = self.i;
+            if self.number()? && self.i - s <= 18 {
+                let (neg, digits) = if b[s] == b'-' {
+                    (true, &b[s + 1..self.i])
+                } else {
+                    (false, &b[s..self.i])
+                };
+                let mut v: i64 = 0;
+                for &d in digits {
+                    v = v * 10 + (d - b'0') as i64;
+                }
+                return Some(Num::Int(if neg { -v } else { v }));
+            }
+            self.i = s;
+        }
+        self.serde::<Num>()
+    }
+
+    fn dim3(&mut self) -> Option<Dim3> {
+        let at = self.i;
+        if self.peek()? == b'[' {
+            self.i += 1;
+            let mut out = [0u32; 3];
+            let mut k = 0;
+            self.ws();
+            if self.eat(b']').is_some() {
+                return Some(Dim3(out));
+            }
+            loop {
+                let s = self.i;
+                match self.peek()? {
+                    b'0'..=b'9' if self.number()? && self.i - s <= 9 => {
+                        if k < 3 {
+                            let mut v: u64 = 0;
+                            for &d in &self.b[s..self.i] {
+                                v = v * 10 + (d - b'0') as u64;
+                            }
+                            out[k] = v.min(u32::MAX as u64) as u32;
+                        }
+                        k += 1;
+                    }
+                    _ => {
+                        self.i = at;
+                        return self.serde::<Dim3>();
+                    }
+                }
+                self.ws();
+                match self.peek()? {
+                    b',' => {
+                        self.i += 1;
+                        self.ws();
+                    }
+                    b']' => {
+                        self.i += 1;
+                        return Some(Dim3(out));
+                    }
+                    _ => return None,
+                }
+            }
+        }
+        self.serde::<Dim3>()
+    }
+
+    fn args(&mut self, a: &mut RawArgs<'a>) -> Option<()> {
+        if self.peek()? != b'{' {
+            *a = self.serde::<RawArgs<'a>>()?;
+            return Some(());
+        }
+        *a = RawArgs::default();
+        self.members(|c, k| {
+            match k.as_bytes() {
+                b"External id" | b"external id" => a.external_id = c.num()?,
+                b"correlation" => a.correlation = c.num()?,
+                b"device" => a.device = c.num()?,
+                b"stream" => a.stream = c.num()?,
+                b"blocks per SM" => a.blocks_per_sm = c.num()?,
+                b"warps per SM" => a.warps_per_sm = c.num()?,
+                b"est. achieved occupancy %" => a.occupancy = c.num()?,
+                b"registers per thread" => a.registers = c.num()?,
+                b"shared memory" => a.shared_memory = c.num()?,
+                b"grid" => a.grid = c.dim3()?,
+                b"block" => a.block = c.dim3()?,
+                b"bytes" => a.bytes = c.num()?,
+                b"graph id" => a.graph_id = c.num()?,
+                b"Python module id" => a.python_module_id = c.num()?,
+                b"Device Type" => a.device_type = c.num()?,
+                b"Device Id" => a.device_id = c.num()?,
+                b"Total Allocated" => a.total_allocated = c.num()?,
+                b"name" => a.name = c.bstr()?,
+                b"labels" => a.labels = c.bstr()?,
+                _ => {
+                    c.skip()?;
+                }
+            }
+            Some(())
+        })
+    }
+
+    fn event(&mut self, e: &mut RawEvent<'a>) -> Option<()> {
+        if self.peek()? != b'{' {
+            return None;
+        }
+        e.ph = BStr(None);
+        e.cat = BStr(None);
+        e.name = BStr(None);
+        e.pid = None;
+        e.tid = None;
+        e.ts = None;
+        e.dur = None;
+        e.id = None;
+        e.args = RawArgs::default();
+        self.members(|c, k| {
+            match k.as_bytes() {
+                b"ph" => e.ph = c.bstr()?,
+                b"cat" => e.cat = c.bstr()?,
+                b"name" => e.name = c.bstr()?,
+                b"pid" => e.pid = Some(c.raw()?),
+                b"tid" => e.tid = Some(c.raw()?),
+                b"ts" => e.ts = Some(c.raw()?),
+                b"dur" => e.dur = Some(c.raw()?),
+                b"id" => e.id = Some(c.raw()?),
+                b"args" => c.args(&mut e.args)?,
+                _ => {
+                    c.skip()?;
+                }
+            }
+            Some(())
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The fast parser must give what serde gives, or defer to it.
+    fn check(doc: &[u8]) {
+        let slow = serde_json::from_slice::<RawEvent>(doc);
+        let mut fast = RawEvent::default();
+        match parse(doc, &mut fast).then_some(fast) {
+            Some(fast) => {
+                let slow = slow.unwrap_or_else(|e| {
+                    panic!(
+                        "fast parser accepted what serde rejects ({e}): {:?}",
+                        String::from_utf8_lossy(doc)
+                    )
+                });
+                assert_eq!(
+                    format!("{fast:?}"),
+                    format!("{slow:?}"),
+                    "{:?}",
+                    String::from_utf8_lossy(doc)
+                );
+            }
+            None => {
+                // deferring is always allowed; it must be rare on valid input, which the
+                // corpus test checks
+            }
+        }
+    }
+
+    #[test]
+    fn typical_events_take_the_fast_path() {
+        let docs: &[&[u8]] = &[
+            br#"{"ph": "X", "cat": "kernel", "name": "void k<128>(float*)", "pid": 0, "tid": 7,
+                "ts": 1712195495505543.2, "dur": 2.125,
+                "args": {"External id": 52, "device": 0, "stream": 7, "correlation": 7001,
+                "registers per thread": 96, "shared memory": 32768, "blocks per SM": 2.4,
+                "warps per SM": 19.2, "grid": [192, 1, 1], "block": [256, 1, 1],
+                "est. achieved occupancy %": 37}}"#,
+            br#"{"ph":"s","id":7001,"pid":910,"tid":910,"ts":5010,"cat":"ac2g","name":"ac2g"}"#,
+            br#"{"name": "thread_name", "ph": "M", "pid": 0, "tid": 7, "args": {"name": "stream 7 "}}"#,
+            br#"{"ph": "X", "cat": "Trace", "pid": "Spans", "tid": "PyTorch Profiler", "ts": 1, "dur": 2, "args": {"Op count": 0}}"#,
+            br#"{"ph":"X","cat":"cpu_op","name":"aten::mm","args":{"Input Dims":[[128,256],[256,64]],"Input type":["float","float"],"Concrete Inputs":["",""],"Ev Idx":51}}"#,
+            br#"{}"#,
+        ];
+        for d in docs {
+            assert!(
+                parse(d, &mut RawEvent::default()),
+                "{}",
+                String::from_utf8_lossy(d)
+            );
+            check(d);
+        }
+    }
+
+    #[test]
+    fn odd_values_match_serde() {
+        let docs: &[&[u8]] = &[
+            br#"{"name": "a\"b\u00e9\n", "ph": "X", "cat": 12, "args": {"External id": "52", "device": null, "grid": [1.5, 2], "block": {"x": 1}, "bytes": -3, "stream": 1e3, "correlation": 18446744073709551615, "graph id": 123456789012345678901234567890, "name": 7.5, "labels": ["x"]}}"#,
+            br#"{"name": "a", "name": "b", "args": {"External id": 1, "external id": 2}}"#,
+            br#"{"ts": "7", "dur": null, "pid": {"a": [1, {"b": "c"}]}, "tid": [], "id": true, "args": []}"#,
+            br#"{"args": "none", "x": [[[[[[]]]]]], "y": {"": {"": {}}}}"#,
+            br#"{"grid": [1,2,3,4,5], "args": {"grid": [4294967296, 7, 8, 9], "block": []}}"#,
+            br#"{"\u0070h": "X", "args": {"Device Type": 1, "Device Id": -1, "Total Allocated": 99}}"#,
+            br#"{"ph": "X", "ts": -0.5, "dur": 0, "args": {"bytes": 00}}"#,
+            br#"{"ph": "X", "ts": 1., "args": {}}"#,
+            br#"{"ph": "X", "ts": 1, "args": {"a": [1,]}}"#,
+            br#"{"ph": "X", "ts": 1,}"#,
+            br#"{"ph": "X" "ts": 1}"#,
+            br#"{"ph": "X", "ts": tru}"#,
+            b"{\"ph\": \"X\", \"name\": \"a\tb\"}",
+            b"{\"ph\": \"X\", \"name\": \"a\xffb\"}",
+            b"{\"ph\": \"X\", \"other\": \"a\xffb\"}",
+            b"{\"ph\": \"X\", \"pid\": \"a\xffb\"}",
+            br#"{"ph": "X", "name": "\ud800"}"#,
+            br#"{"ph": "X", "other": "\ud800", "bad": "\q"}"#,
+        ];
+        for d in docs {
+            check(d);
+        }
+    }
+
+    #[test]
+    fn corpus_events_take_the_fast_path_and_match_serde() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus");
+        let Ok(rd) = std::fs::read_dir(dir.join("hta")) else {
+            eprintln!("corpus absent: skipped");
+            return;
+        };
+        let mut files: Vec<_> = rd.filter_map(|e| e.ok()).map(|e| e.path()).collect();
+        files.sort();
+        let (mut fast, mut total) = (0usize, 0usize);
+        for p in files.iter().take(12) {
+            let raw = std::fs::read(p).unwrap();
+            let mut bytes = Vec::new();
+            if raw.starts_with(&[0x1f, 0x8b]) {
+                use std::io::Read;
+                flate2::read::MultiGzDecoder::new(&raw[..])
+                    .read_to_end(&mut bytes)
+                    .unwrap();
+            } else {
+                bytes = raw;
+            }
+            let Ok(v) = serde_json::from_slice::<serde_json::Value>(&bytes) else {
+                continue;
+            };
+            let Some(evs) = v.get("traceEvents").and_then(|e| e.as_array()) else {
+                continue;
+            };
+            for e in evs.iter().take(20_000) {
+                let text = serde_json::to_vec_pretty(e).unwrap();
+                total += 1;
+                if parse(&text, &mut RawEvent::default()) {
+                    fast += 1;
+                }
+                check(&text);
+            }
+        }
+        assert!(fast * 100 >= total * 99, "fast path on {fast} of {total}");
+    }
+}
