@@ -456,6 +456,59 @@ fn phases_in_csv_markdown_and_html() {
 }
 
 #[test]
+fn verdict_and_findings_come_first_in_html_and_markdown() {
+    let p = common::sample("resnet50_v100_num_workers_0.pt.trace.json.gz");
+    let r = json_report(&p);
+    let verdict = r["verdict"].as_str().unwrap();
+    let findings = r["findings"].as_array().unwrap();
+    assert!(verdict.starts_with("DataLoader-bound"), "{verdict}");
+    assert_eq!(findings[0]["id"], "dataloader-stall");
+
+    let html = ok_stdout(&["analyze", p.to_str().unwrap(), "--format", "html"]);
+    let diag = html
+        .find(r#"<section id="diagnosis">"#)
+        .expect("diagnosis section");
+    for later in [
+        r#"<div class="cards">"#,
+        r#"<section id="steps">"#,
+        r#"<section id="kernels">"#,
+    ] {
+        assert!(diag < html.find(later).unwrap(), "diagnosis before {later}");
+    }
+    assert!(html.contains(&format!(
+        r#"<span class="vlabel">Verdict</span>{}</div>"#,
+        verdict
+            .replace('&', "&amp;")
+            .replace('<', "&lt;")
+            .replace('>', "&gt;")
+    )));
+    assert_eq!(
+        html.matches(r#"<details class="finding sev-"#).count(),
+        findings.len()
+    );
+    // the first finding is open, with its facts, advice (code spans) and locations
+    assert!(html.contains(r#"<details class="finding sev-high" open>"#));
+    assert!(html.contains("<code>DataLoader(..., num_workers=N)</code>"));
+    assert!(html.contains("<code>dataloader-stall</code>"));
+    assert!(html.contains("enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__</td>"));
+
+    let md = ok_stdout(&["analyze", p.to_str().unwrap(), "--format", "md"]);
+    let v = md
+        .find("> **Verdict:** DataLoader-bound")
+        .expect("verdict line");
+    let f = md.find("### Findings").expect("findings");
+    assert!(v < f && f < md.find("### Where the average step goes").unwrap());
+    assert!(
+        md.contains("1. **high** · DataLoader stalls the step"),
+        "{md}"
+    );
+    assert!(
+        md.contains("`DataLoader(..., num_workers=N)`"),
+        "code spans kept"
+    );
+}
+
+#[test]
 fn csv_needs_a_view_and_view_needs_csv() {
     let p = common::sample("a100_triton_example.json.gz");
     let out = stallscope(&["analyze", p.to_str().unwrap(), "--format", "csv"]);

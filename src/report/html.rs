@@ -42,6 +42,27 @@ pub fn escape(s: &str) -> String {
     out
 }
 
+/// Escapes a stallscope-written sentence (a finding's title, facts, advice) in which
+/// `` `code` `` marks code: each part goes through [`escape`], code parts in `<code>`. An
+/// unmatched backtick stays as text.
+pub fn rich(s: &str) -> String {
+    let parts: Vec<&str> = s.split('`').collect();
+    let mut out = String::with_capacity(s.len() + 32);
+    for (i, p) in parts.iter().enumerate() {
+        if i % 2 == 1 && i + 1 < parts.len() {
+            out.push_str("<code>");
+            out.push_str(&escape(p));
+            out.push_str("</code>");
+        } else {
+            if i % 2 == 1 {
+                out.push('`');
+            }
+            out.push_str(&escape(p));
+        }
+    }
+    out
+}
+
 macro_rules! w {
     ($dst:expr, $($arg:tt)*) => {{
         let _ = write!($dst, $($arg)*);
@@ -132,6 +153,32 @@ ul.plain{margin:6px 0;padding-left:20px}
 .warn{color:#9a6700}
 #tip{position:fixed;z-index:10;max-width:640px;background:#24292f;color:#fff;padding:6px 9px;border-radius:6px;font-size:12px;pointer-events:none;box-shadow:0 2px 8px rgba(0,0,0,.25);overflow-wrap:anywhere}
 #tip .t0{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;margin-bottom:2px}
+.verdict{margin-top:18px;font-size:18px;font-weight:600;padding:12px 16px;border-radius:8px;background:#fff8c5;border:1px solid #d4a72c}
+.verdict .vlabel{display:inline-block;font-size:11px;text-transform:uppercase;letter-spacing:.06em;background:#24292f;color:#fff;border-radius:4px;padding:2px 7px;margin-right:10px;vertical-align:2px}
+details.finding{border:1px solid var(--line);border-left:5px solid #8c959f;border-radius:6px;margin:8px 0;background:#fff}
+details.finding.sev-high{border-left-color:#cf222e}
+details.finding.sev-medium{border-left-color:#bf8700}
+details.finding.sev-low{border-left-color:#0969da}
+details.finding summary{cursor:pointer;padding:8px 12px;display:flex;flex-wrap:wrap;align-items:center;gap:4px 10px}
+details.finding .sev{font-size:11px;font-weight:700;text-transform:uppercase;letter-spacing:.05em;color:#fff;background:#8c959f;border-radius:4px;padding:1px 7px}
+details.finding.sev-high .sev{background:#cf222e}
+details.finding.sev-medium .sev{background:#bf8700}
+details.finding.sev-low .sev{background:#0969da}
+details.finding .ftitle{font-weight:600;flex:1 1 420px}
+details.finding .rec{color:var(--muted);font-size:13px}
+details.finding .recbar{display:inline-block;width:120px;height:8px;background:#eaeef2;border-radius:4px;overflow:hidden}
+details.finding .recbar i{display:block;height:100%;background:#cf222e}
+details.finding.sev-medium .recbar i{background:#bf8700}
+details.finding.sev-low .recbar i,details.finding.sev-info .recbar i{background:#0969da}
+.fbody{padding:0 16px 10px 16px;border-top:1px solid #eaeef2}
+.fbody ul{margin:6px 0;padding-left:20px}
+.fbody li{white-space:pre-wrap;overflow-wrap:anywhere}
+.fbody .fh{font-weight:600;margin:10px 0 2px}
+.fbody .basis{color:var(--muted);font-size:12px;margin-top:10px}
+.fbody .rule{margin-left:6px}
+.fbody code,.verdict code,details.finding summary code{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:12px;background:#eff1f3;border-radius:4px;padding:1px 4px}
+table.where{width:auto;max-width:100%}
+table.where td.name{min-width:0}
 footer{color:var(--muted);font-size:12px;border-top:1px solid var(--line);padding-top:10px;margin-top:30px}
 "#;
 
@@ -493,6 +540,89 @@ fn header(s: &mut String, r: &Report) {
     s.push_str("</p></header>");
 }
 
+/// The verdict and the findings, ranked by the time each would recover.
+fn diagnosis(s: &mut String, r: &Report) {
+    if r.verdict.is_empty() && r.findings.is_empty() {
+        return;
+    }
+    s.push_str(r#"<section id="diagnosis">"#);
+    if !r.verdict.is_empty() {
+        w!(
+            s,
+            r#"<div class="verdict"><span class="vlabel">Verdict</span>{}</div>"#,
+            rich(&r.verdict)
+        );
+    }
+    if r.findings.is_empty() {
+        s.push_str(r#"<p class="note">No finding: nothing here would recover a noticeable share of the step.</p>"#);
+    } else {
+        w!(
+            s,
+            r#"<p class="note">{} finding{}, by the time each fix could recover per step (an upper bound; pools of time are never claimed twice). Open one for its evidence and what to do.</p>"#,
+            r.findings.len(),
+            if r.findings.len() == 1 { "" } else { "s" }
+        );
+    }
+    for (i, f) in r.findings.iter().enumerate() {
+        let sev = f.severity.as_str();
+        let share = if r.step_time_us > 0.0 {
+            (f.recoverable_us / r.step_time_us).clamp(0.0, 1.0)
+        } else {
+            0.0
+        };
+        w!(
+            s,
+            r#"<details class="finding sev-{sev}"{}><summary><span class="sev">{sev}</span><span class="ftitle">{}</span><span class="rec">up to {} per step{}</span><span class="recbar"><i style="width:{}%"></i></span></summary><div class="fbody">"#,
+            if i == 0 && sev != "info" { " open" } else { "" },
+            rich(&f.title),
+            escape(&fmt_us(f.recoverable_us)),
+            if r.step_time_us > 0.0 {
+                format!(" · {:.1}% of the step", share * 100.0)
+            } else {
+                String::new()
+            },
+            n1(share * 100.0)
+        );
+        if !f.evidence.facts.is_empty() {
+            s.push_str(r#"<ul class="facts">"#);
+            for fact in &f.evidence.facts {
+                w!(s, "<li>{}</li>", rich(fact));
+            }
+            s.push_str("</ul>");
+        }
+        if !f.advice.is_empty() {
+            s.push_str(r#"<p class="fh">What to do</p><ul class="advice">"#);
+            for a in &f.advice {
+                w!(s, "<li>{}</li>", rich(a));
+            }
+            s.push_str("</ul>");
+        }
+        if !f.evidence.locations.is_empty() {
+            s.push_str(r#"<p class="fh">Where to look</p><table class="where"><thead><tr><th class="t">what</th><th class="name">name</th><th class="t">step</th><th>at</th><th>duration</th></tr></thead><tbody>"#);
+            for l in &f.evidence.locations {
+                w!(
+                    s,
+                    r#"<tr><td class="t">{}</td><td class="name">{}</td><td class="t">{}</td><td title="trace timestamp {} µs">+{}</td><td>{}</td></tr>"#,
+                    escape(&l.what),
+                    escape(&shorten_middle(&l.name, 140)),
+                    escape(l.step.as_deref().unwrap_or("-")),
+                    n3(r.source.trace_start_us + l.start_us),
+                    escape(&fmt_us(l.start_us)),
+                    escape(&fmt_us(l.duration_us))
+                );
+            }
+            s.push_str("</tbody></table>");
+        }
+        w!(
+            s,
+            r#"<p class="basis">Bound: {} <span class="rule">rule <code>{}</code></span></p></div></details>"#,
+            rich(&f.recoverable_basis),
+            escape(f.id)
+        );
+    }
+    s.push_str("</section>");
+}
+
 fn cards(s: &mut String, r: &Report) {
     s.push_str(r#"<div class="cards">"#);
     let card = |s: &mut String, k: &str, v: &str, sub: &str| {
@@ -684,7 +814,7 @@ fn phases_chart(s: &mut String, r: &Report) {
         .map(|p| p.gpu_us)
         .fold(0.0f64, f64::max)
         .max(1e-9);
-    let (width, label_w, value_w) = (1200.0, 380.0, 250.0);
+    let (width, label_w, value_w) = (1200.0, 340.0, 300.0);
     let plot_w = width - label_w - value_w;
     let row_h = 22.0;
     let height = row_h * shown.len() as f64 + 4.0;
@@ -1268,6 +1398,7 @@ impl Renderer for Html {
         s.push_str("</style></head><body>");
         header(&mut s, r);
         s.push_str("<main>");
+        diagnosis(&mut s, r);
         cards(&mut s, r);
         steps_chart(&mut s, r);
         phases_chart(&mut s, r);
@@ -1343,6 +1474,14 @@ mod tests {
             "&quot;&gt;&lt;img src=x onerror=&#39;a&#39;&gt;"
         );
         assert_eq!(escape("a&b\u{1b}"), "a&amp;b\u{FFFD}");
+    }
+
+    #[test]
+    fn rich_text_code_spans() {
+        assert_eq!(rich("use `a<b>` now"), "use <code>a&lt;b&gt;</code> now");
+        assert_eq!(rich("odd ` tick"), "odd ` tick");
+        assert_eq!(rich("`<script>`"), "<code>&lt;script&gt;</code>");
+        assert_eq!(rich("<img src=x>"), "&lt;img src=x&gt;");
     }
 
     #[test]

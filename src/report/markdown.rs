@@ -1,5 +1,5 @@
-//! GitHub-flavoured Markdown, to paste into a pull request or an issue: the headline numbers,
-//! where the average step goes, the GPU split, the phases and the top kernel and operator
+//! GitHub-flavoured Markdown, to paste into a pull request or an issue: the verdict and the
+//! findings, the headline numbers, where the average step goes, the GPU split, the phases and the top kernel and operator
 //! tables.
 //!
 //! Every string that comes from the trace (file, step, kernel and operator names) goes through
@@ -22,10 +22,26 @@ const NAME_WIDTH: usize = 90;
 /// `<`, `>` and `&` become entities (no raw HTML), line breaks and other control characters
 /// become spaces, and a leading block marker (`#`, `-`, `+`, `=`, `1.`, spaces) is neutralised.
 pub fn escape(s: &str) -> String {
+    escape_at(s, true)
+}
+
+/// [`escape`], with the leading-block-marker rules only when `s` starts a line.
+fn escape_at(s: &str, line_start: bool) -> String {
+    let lead = if line_start {
+        s.len() - s.trim_start_matches(' ').len()
+    } else {
+        0
+    };
+    let rest = &s[lead..];
+    // an ordered-list marker: 1-9 digits, then `.` or `)`, then a space or the end
+    let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+    let list_dot = line_start
+        && (1..=9).contains(&digits)
+        && matches!(rest.as_bytes().get(digits), Some(b'.' | b')'))
+        && matches!(rest.as_bytes().get(digits + 1), None | Some(b' ' | b'\t'));
     let mut out = String::with_capacity(s.len() + 16);
-    let mut at_start = true;
-    let mut digits = 0usize;
-    for c in s.chars() {
+    out.push_str(&"&#32;".repeat(lead));
+    for (i, c) in rest.char_indices() {
         match c {
             '\\' | '`' | '*' | '_' | '[' | ']' | '|' | '~' | '$' => {
                 out.push('\\');
@@ -34,22 +50,42 @@ pub fn escape(s: &str) -> String {
             '<' => out.push_str("&lt;"),
             '>' => out.push_str("&gt;"),
             '&' => out.push_str("&amp;"),
-            ' ' if at_start => out.push_str("&#32;"),
-            '#' | '-' | '+' | '=' | '!' if at_start => {
+            '#' | '-' | '+' | '=' | '!' if i == 0 && line_start => {
                 out.push('\\');
                 out.push(c);
             }
-            '.' | ')' if at_start && digits > 0 => {
+            '.' | ')' if list_dot && i == digits => {
                 out.push('\\');
                 out.push(c);
             }
             c if c.is_control() || c == '\u{2028}' || c == '\u{2029}' => out.push(' '),
             c => out.push(c),
         }
-        if c.is_ascii_digit() && at_start {
-            digits += 1;
-        } else if c != ' ' || !at_start {
-            at_start = false;
+    }
+    out
+}
+
+/// Escapes a stallscope-written sentence (a finding's title, facts, advice) in which
+/// `` `code` `` marks code: text parts go through [`escape`]; code parts become code spans
+/// (no backtick can be inside them, since they are split on backticks; control characters
+/// become spaces). An unmatched backtick is escaped as text.
+pub fn rich(s: &str) -> String {
+    let parts: Vec<&str> = s.split('`').collect();
+    let mut out = String::with_capacity(s.len() + 32);
+    for (i, p) in parts.iter().enumerate() {
+        if i % 2 == 1 && i + 1 < parts.len() {
+            let code: String = p
+                .chars()
+                .map(|c| if c.is_control() { ' ' } else { c })
+                .collect();
+            out.push('`');
+            out.push_str(&code);
+            out.push('`');
+        } else {
+            if i % 2 == 1 {
+                out.push_str("\\`");
+            }
+            out.push_str(&escape_at(p, i == 0));
         }
     }
     out
@@ -130,6 +166,57 @@ impl Renderer for Markdown {
             writeln!(out, "> warning: {} ×{}", escape(&w.message), w.count)?;
         }
         if !r.warnings.is_empty() {
+            writeln!(out)?;
+        }
+
+        // Diagnosis
+        if !r.verdict.is_empty() {
+            writeln!(out, "> **Verdict:** {}", rich(&r.verdict))?;
+            writeln!(out)?;
+        }
+        let shown: Vec<_> = r
+            .findings
+            .iter()
+            .filter(|f| f.severity.as_str() != "info")
+            .take(8)
+            .collect();
+        if !shown.is_empty() {
+            writeln!(out, "### Findings")?;
+            writeln!(out)?;
+            for (i, f) in shown.iter().enumerate() {
+                let share = if r.step_time_us > 0.0 {
+                    format!(
+                        " ({:.1}% of the step)",
+                        f.recoverable_us / r.step_time_us * 100.0
+                    )
+                } else {
+                    String::new()
+                };
+                writeln!(
+                    out,
+                    "{}. **{}** · {} — up to {} per step{}",
+                    i + 1,
+                    f.severity.as_str(),
+                    rich(&f.title),
+                    fmt_us(f.recoverable_us),
+                    share
+                )?;
+                for fact in f.evidence.facts.iter().take(4) {
+                    writeln!(out, "   - {}", rich(fact.trim()))?;
+                }
+                for a in f.advice.iter().take(3) {
+                    writeln!(out, "   - *Do:* {}", rich(a))?;
+                }
+            }
+            let more = r.findings.len() - shown.len();
+            if more > 0 {
+                writeln!(out)?;
+                writeln!(
+                    out,
+                    "{more} more finding{} in the HTML or JSON report.",
+                    if more == 1 { "" } else { "s" }
+                )?;
+            }
             writeln!(out)?;
         }
 
@@ -359,6 +446,14 @@ mod tests {
     use super::*;
 
     #[test]
+    fn rich_text_keeps_code_spans_and_escapes_the_rest() {
+        assert_eq!(rich("use `a_b<c>` now_"), "use `a_b<c>` now\\_");
+        assert_eq!(rich("odd ` tick"), "odd \\` tick");
+        assert_eq!(rich("# `x`"), "\\# `x`");
+        assert_eq!(rich("`a\nb`"), "`a b`");
+    }
+
+    #[test]
     fn escapes_tables_html_and_block_markers() {
         assert_eq!(escape("a|b"), "a\\|b");
         assert_eq!(
@@ -368,6 +463,10 @@ mod tests {
         assert_eq!(escape("# title"), "\\# title");
         assert_eq!(escape("- item"), "\\- item");
         assert_eq!(escape("12. x"), "12\\. x");
+        assert_eq!(escape("3) x"), "3\\) x");
+        assert_eq!(escape("65.62 ms"), "65.62 ms");
+        assert_eq!(escape("12 copies"), "12 copies");
+        assert_eq!(escape("1."), "1\\.");
         assert_eq!(escape("a.b"), "a.b");
         assert_eq!(escape("x-y"), "x-y");
         assert_eq!(escape("two\nlines\r"), "two lines ");
