@@ -21,15 +21,15 @@
 //!   their total; the longest are listed (in time order; [`MAX_GAPS`] over all devices, an
 //!   equal share per device but at least [`MIN_GAPS`]), `gap_count` counts all.
 //! * **Syncs**: device-side synchronization records ([`GpuKind::Sync`], `cuda_sync`) of the
-//!   device, and host runtime/driver calls whose name contains `Synchronize`
-//!   (`cudaDeviceSynchronize`, `cudaStreamSynchronize`, `hipDeviceSynchronize`, ...), both
-//!   overlapping the step and clipped to it; at most [`MAX_SYNCS`] of each list are kept.
+//!   device, and the host calls that wait for the device as [`super::syncs::sync_calls`]
+//!   defines them (stream, device and event syncs, blocking copies), both overlapping the step
+//!   and clipped to it; at most [`MAX_SYNCS`] of each list are kept.
 
 use std::collections::BTreeMap;
 
 use super::classify::{self, KernelCategory};
 use super::steps::Step;
-use crate::model::{CpuKind, GpuEvent, GpuKind, Interval, IntervalSet, NameId, Ns, Trace};
+use crate::model::{GpuEvent, GpuKind, Interval, IntervalSet, NameId, Ns, Trace};
 
 /// Default cap on the events listed over all devices.
 pub const MAX_EVENTS: usize = 2000;
@@ -136,13 +136,6 @@ fn category_of(trace: &Trace, g: &GpuEvent) -> KernelCategory {
         GpuKind::Memset => KernelCategory::Memset,
         _ => classify::categorize(trace.name(g.name)),
     }
-}
-
-fn is_host_sync(trace: &Trace, kind: CpuKind, name: NameId) -> bool {
-    matches!(
-        kind,
-        CpuKind::Runtime | CpuKind::Driver | CpuKind::OtherRuntime
-    ) && trace.name(name).contains("Synchronize")
 }
 
 /// True when `[start, start + dur)` overlaps the span (a zero-length event: lies inside it).
@@ -326,10 +319,10 @@ pub fn step_timeline(trace: &Trace, steps: &[Step], max_events: usize) -> Option
         });
     }
 
-    let cpu_upper = trace.cpu.partition_point(|c| c.start < span.end);
-    let host_syncs: Vec<SyncMark> = trace.cpu[..cpu_upper]
-        .iter()
-        .filter(|c| overlaps(span, c.start, c.dur) && is_host_sync(trace, c.kind, c.name))
+    let host_syncs: Vec<SyncMark> = super::syncs::sync_calls(trace)
+        .into_iter()
+        .map(|(i, _)| &trace.cpu[i as usize])
+        .filter(|c| overlaps(span, c.start, c.dur))
         .map(|c| {
             let (s, e) = clip(c.start, c.end());
             SyncMark {
@@ -394,6 +387,7 @@ mod tests {
                 c,
             );
             if i == 2 {
+                b.runtime("cudaMemcpy", 0, start + 95.0, 5.0);
                 b.runtime("cudaStreamSynchronize", 0, start + 60.0, 30.0);
                 b.gpu(GpuKind::Sync, "Stream Sync", 0, 7, start + 62.0, 1.0, 0);
             }
@@ -444,8 +438,10 @@ mod tests {
         assert_eq!(d.gaps.iter().map(|g| g.len()).sum::<Ns>(), d.idle);
         assert_eq!(d.syncs.len(), 1);
         assert_eq!(t.name(d.syncs[0].name), "Stream Sync");
-        assert_eq!(tl.host_syncs.len(), 1);
+        // the stream sync and the blocking copy, in time order (not the async copy)
+        assert_eq!(tl.host_syncs.len(), 2);
         assert_eq!(t.name(tl.host_syncs[0].name), "cudaStreamSynchronize");
+        assert_eq!(t.name(tl.host_syncs[1].name), "cudaMemcpy");
         assert_eq!((tl.events, tl.blocks), (3, 3));
     }
 
