@@ -559,6 +559,14 @@ fn write_window(r: &Report, width: usize, st: &Style, out: &mut dyn Write) -> io
             width,
         )?;
     }
+    if w.spec == "auto" && w.excluded.is_empty() && w.compile_us == 0.0 && w.steps.len() > 1 {
+        writeln!(
+            out,
+            "  nothing excluded: no torch.compile/autotune work, no step over 1.5× the median"
+        )?;
+    } else if w.compile_us == 0.0 && !w.steps.is_empty() {
+        writeln!(out, "  no torch.compile/autotune work in this trace")?;
+    }
     if w.compile_us > 0.0 {
         let kinds: Vec<String> = w
             .compile
