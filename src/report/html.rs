@@ -1016,7 +1016,9 @@ fn device_timeline(s: &mut String, t: &StepTimelineInfo, d: &StepDeviceInfo) {
     } else {
         idle_y + 16.0
     };
-    let lane_h = 20.0;
+    // few streams get taller bars
+    let bar_h: f64 = if d.lanes.len() <= 3 { 26.0 } else { 16.0 };
+    let lane_h = bar_h + 4.0;
     let height = lanes_y + lane_h * d.lanes.len() as f64 + 4.0;
     w!(
         s,
@@ -1050,11 +1052,11 @@ fn device_timeline(s: &mut String, t: &StepTimelineInfo, d: &StepDeviceInfo) {
         let y = lanes_y + lane_h * i as f64;
         w!(
             s,
-            r#"<rect class="lane" x="{label_w}" y="{}" width="{}" height="16"/><text x="{}" y="{}" text-anchor="end">stream {}</text>"#,
+            r#"<rect class="lane" x="{label_w}" y="{}" width="{}" height="{bar_h}"/><text x="{}" y="{}" text-anchor="end">stream {}</text>"#,
             n1(y),
             n1(plot_w),
             label_w - 8.0,
-            n1(y + 12.5),
+            n1(y + bar_h / 2.0 + 4.5),
             l.stream
         );
     }
@@ -1099,7 +1101,7 @@ fn device_timeline(s: &mut String, t: &StepTimelineInfo, d: &StepDeviceInfo) {
         for e in &l.events {
             w!(
                 s,
-                r#"<rect x="{}" y="{}" width="{}" height="16" class="k{}" data-n="{}" data-s="{}" data-d="{}""#,
+                r#"<rect x="{}" y="{}" width="{}" height="{bar_h}" class="k{}" data-n="{}" data-s="{}" data-d="{}""#,
                 n1(xs(e.start_us)),
                 n1(y),
                 n1(ws(e.dur_us)),
