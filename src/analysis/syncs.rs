@@ -18,7 +18,8 @@
 //! ([`CpuKind::Op`]: `aten::item` → `aten::_local_scalar_dense`) and the innermost user
 //! annotation that is not a `ProfilerStep#`; the **idle after** is the device idle time that
 //! [`super::gaps`] attributes to this call (the gap that opened while the host was blocked in
-//! it, until the next device work started, minus DataLoader and compile time inside that gap).
+//! it, until the next device work started, minus DataLoader and compile time inside that gap;
+//! for a call made while the device was already idle, the part of the gap it covers).
 //! Calls are grouped into **sites** by (outer op, inner op, annotation, call name).
 
 use std::collections::HashMap;
@@ -298,13 +299,42 @@ pub fn analyze_syncs(
         .collect();
     let idx: Vec<u32> = calls.iter().map(|&(i, _)| i).collect();
     let sites = sites_of(trace, &idx);
-    // idle per sync call: max over devices of the idle each device attributes to it
+    // idle per sync call: max over devices of the idle each device attributes to it — the
+    // whole sync share of a gap the call opened, or, for calls made while the device was
+    // already idle, the part of the gap's sync share they cover on the launching thread
+    let by_start: Vec<(Ns, Ns, u32, u32)> = calls
+        .iter()
+        .map(|&(i, _)| {
+            let e = &trace.cpu[i as usize];
+            (e.start, e.end(), e.thread, i)
+        })
+        .collect();
     let mut idle: HashMap<u32, Ns> = HashMap::new();
     for d in &gaps.devices {
         let mut per: HashMap<u32, Ns> = HashMap::new();
         for g in &d.gaps {
+            let share = g.split[super::gaps::Cause::Sync as usize];
+            if share == 0 {
+                continue;
+            }
             if g.sync != NONE {
-                *per.entry(g.sync).or_default() += g.split[super::gaps::Cause::Sync as usize];
+                *per.entry(g.sync).or_default() += share;
+                continue;
+            }
+            let mut left = share;
+            let hi = by_start.partition_point(|c| c.0 < g.end);
+            for c in by_start[..hi].iter().rev() {
+                if left == 0 {
+                    break;
+                }
+                if c.2 != g.thread || c.1 <= g.start {
+                    continue;
+                }
+                let ov = (c.1.min(g.end) - c.0.max(g.start)).max(0).min(left);
+                if ov > 0 {
+                    *per.entry(c.3).or_default() += ov;
+                    left -= ov;
+                }
             }
         }
         for (k, v) in per {

@@ -207,8 +207,8 @@ fn host_sync(f: &Facts) -> Option<Finding> {
     let mut e = Evidence::default();
     let n = s.calls.len() as u64;
     e.facts.push(format!(
-        "{} host syncs in the window ({:.1} per step); the host waited {} in them, and the GPU \
-         then sat idle {} per step until the host issued new work",
+        "{} host syncs in the window ({:.1} per step); the host waited {} in them; the GPU \
+         sat idle {} per step in the gaps they caused or spanned",
         count(n),
         n as f64 / f.n_steps as f64,
         fmt_ns(s.wait as f64),

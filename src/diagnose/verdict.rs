@@ -73,7 +73,7 @@ fn category_phrase(f: &Facts) -> Option<String> {
         if tc * 2 >= t {
             "tensor-core "
         } else {
-            "FP32 "
+            ""
         }
     } else {
         ""
@@ -188,13 +188,11 @@ pub fn verdict(f: &Facts, findings: &[Finding]) -> String {
                 .gaps
                 .iter()
                 .filter(|g| {
-                    g.band() != Band::Over1ms
-                        && g.band() != Band::Under10us
-                        && matches!(g.cause, Cause::Launch | Cause::Cpu)
+                    g.band() != Band::Over1ms && matches!(g.cause, Cause::Launch | Cause::Cpu)
                 })
                 .count();
             let mut v = format!(
-                "CPU launch-bound: GPU idle {idle_s}, {} gaps of 10 µs-1 ms waiting for the host",
+                "CPU launch-bound: GPU idle {idle_s}, {} gaps under 1 ms waiting for the host",
                 count(gaps as u64)
             );
             if f.launch.kernels > 0 {
