@@ -16,8 +16,11 @@
 //!   overlap, so that the slice has exactly the selected steps.
 //! * Flow events (`ph: "s"`, `"f"`, `"t"`, paired by `cat` and `id`): when their `ts` is
 //!   inside the kept time **and** a partner of the pair is too; a flow whose other end is
-//!   outside is dropped (counted in [`SliceStats::flows_dropped`]). Flow events wait in
-//!   memory until their partner is seen, so they may come out later than in the input.
+//!   outside — or missing from the input altogether, like the `f` events that 2022 Kineto
+//!   wrote on CPU threads for calls without device work — is dropped (counted in
+//!   [`SliceStats::flows_dropped`]; such single ends link nothing, for viewers or for the
+//!   reader). Flow events wait in memory until their partner is seen, so they may come out
+//!   later than in the input.
 //! * Every other event (instants such as `[memory]`, counters): when its `ts` is inside.
 //! * Every top-level member other than `traceEvents` (`deviceProperties`, `distributedInfo`,
 //!   `baseTimeNanoseconds`, `schemaVersion`, …), verbatim and in order, plus a

@@ -503,6 +503,9 @@ fn write_window(r: &Report, width: usize, st: &Style, out: &mut dyn Write) -> io
     };
     let total = w.steps.len() + w.excluded.len();
     let steps = match (w.steps.first(), w.steps.last()) {
+        (Some(a), _) if w.steps.len() == 1 && total == 1 && a == "0" => {
+            "the whole trace (no ProfilerStep#N)".to_string()
+        }
         (Some(a), Some(b)) if w.steps.len() > 1 => format!(
             "{} of {total} steps, {} … {}",
             w.steps.len(),
