@@ -327,6 +327,10 @@ fn tooltips_sorting_and_zoom_work() {
         out.tipShown = !tip.hidden;
         out.tip = tip.textContent;
         out.d = rect.getAttribute('data-d');
+        var gap = document.querySelector('svg.timeline rect.gap');
+        var gb = gap.getBoundingClientRect();
+        gap.dispatchEvent(new MouseEvent('mousemove', {bubbles: true, clientX: gb.left + 1, clientY: gb.top + 1}));
+        out.gapTip = tip.hidden ? null : tip.textContent;
         var table = document.querySelector('#kernels table');
         var callsTh = table.tHead.rows[0].cells[3];
         function col(i) { return Array.prototype.map.call(table.tBodies[0].rows, function (r) { return +r.cells[i].getAttribute('data-v'); }); }
@@ -386,6 +390,11 @@ fn tooltips_sorting_and_zoom_work() {
         names[n]
     );
     assert!(tip.contains("in the step"), "{tip}");
+    let gap_tip = p["gapTip"].as_str().expect("a tooltip on an idle gap");
+    assert!(
+        gap_tip.starts_with("GPU idle ") && gap_tip.contains(" at +"),
+        "{gap_tip}"
+    );
     assert!(tip.contains("µs") || tip.contains("ms"), "{tip}");
 
     // first click on a numeric column: largest first; second: smallest first

@@ -32,7 +32,7 @@ use super::steps::Step;
 use crate::model::{GpuEvent, GpuKind, Interval, IntervalSet, NameId, Ns, Trace};
 
 /// Default cap on the events listed over all devices.
-pub const MAX_EVENTS: usize = 2000;
+pub const MAX_EVENTS: usize = 1600;
 /// Idle gaps listed over all devices (the longest ones of each device, an equal share each,
 /// at least [`MIN_GAPS`] per device).
 pub const MAX_GAPS: usize = 400;

@@ -126,7 +126,7 @@ svg text{fill:var(--fg)}
 svg text.m{fill:var(--muted)}
 svg .grid{stroke:#e6e9ed;stroke-width:1}
 svg .axis{stroke:#8c959f;stroke-width:1}
-svg rect[data-tip]:hover,svg rect[data-n]:hover{stroke:#000;stroke-width:1}
+svg rect[data-tip]:hover,svg rect[data-n]:hover,svg rect.gap:hover{stroke:#000;stroke-width:1}
 svg .band{fill:var(--idle);opacity:.13}
 svg .gap{fill:var(--idle)}
 svg .hsync{stroke:#24292f;stroke-width:1.2;stroke-dasharray:3 2}
@@ -211,12 +211,13 @@ const SCRIPT: &str = r#"(function () {
     } else if (m) {
       out.push(CATS[+m[1]] + " \u00b7 " + fmt(+d.d) + " \u00b7 at +" + fmt(+d.s) + " in the step");
     }
+    if (el.getAttribute("class") === "gap") out.push("GPU idle " + fmt(+d.d) + " \u00b7 at +" + fmt(+d.s) + " in the step");
     if (d.tip) out.push(d.tip);
     return out;
   }
   var tip = document.getElementById("tip");
   document.addEventListener("mousemove", function (e) {
-    var el = e.target && e.target.closest ? e.target.closest("[data-tip],[data-n]") : null;
+    var el = e.target && e.target.closest ? e.target.closest("[data-tip],[data-n],rect.gap") : null;
     if (!el) { tip.hidden = true; return; }
     tip.textContent = "";
     lines(el).forEach(function (t, i) {
@@ -1085,13 +1086,11 @@ fn device_timeline(s: &mut String, t: &StepTimelineInfo, d: &StepDeviceInfo) {
         for g in &d.gaps {
             w!(
                 s,
-                r#"<rect class="gap" x="{}" y="{idle_y}" width="{}" height="10" data-s="{}" data-d="{}" data-tip="idle {} at +{}"/>"#,
-                n3(xs(g.start_us)),
-                n3(ws(g.dur_us)),
+                r#"<rect class="gap" x="{}" y="{idle_y}" width="{}" height="10" data-s="{}" data-d="{}"/>"#,
+                n1(xs(g.start_us)),
+                n1(ws(g.dur_us)),
                 rel(g.start_us),
-                n3(g.dur_us),
-                escape(&fmt_us(g.dur_us)),
-                escape(&fmt_us(g.start_us - t.start_us))
+                n3(g.dur_us)
             );
         }
     }
