@@ -19,9 +19,10 @@
 //!
 //! # What a window counts
 //!
-//! * [`Window::mask`]: the counted time, an [`IntervalSet`]. For steps: the union of the
-//!   included steps' spans (device-extended, as in `steps`). For a time range: the range,
-//!   clipped to the trace. For a focus: see below.
+//! * [`Window::mask`]: the counted time, an [`IntervalSet`]. For steps: the included steps'
+//!   spans (device-extended, as in `steps`), each run of consecutive included steps from its
+//!   first start to its last end (so the all-steps span when nothing is excluded in between).
+//!   For a time range: the range, clipped to the trace. For a focus: see below.
 //! * [`Window::host`]: the host-side time in which a launch counts. For steps: the union of
 //!   the included steps' host spans (the `ProfilerStep#N` spans). For a time range: the range.
 //! * [`Window::span`]: the hull of the mask (what analyses that take one interval use).
@@ -815,6 +816,18 @@ pub fn select(
     let compile = compile_work(trace, &steps.steps);
     let mut w = select_inner(trace, steps, annotations, spec, &compile)?;
     w.compile = compile;
+    if w.mask.spans().len() > 1 {
+        let what = match w.spec {
+            WindowSpec::Focus { .. } => "the time between the focused calls".to_string(),
+            _ => "the excluded steps in between".to_string(),
+        };
+        w.notes.push(format!(
+            "the GPU summary, GPU timeline, kernel and operator tables take one interval: they \
+             cover {} from the first to the last counted moment, {what} included; the steps \
+             and phases count only the window",
+            fmt_ms(w.span.len())
+        ));
+    }
     Ok(w)
 }
 
@@ -851,7 +864,19 @@ fn from_steps(
 ) -> Window {
     let mut ex = tail_exclusions(all);
     ex.append(&mut excluded);
-    let mask = IntervalSet::from_intervals(included.iter().map(|&i| all.steps[i].span));
+    // runs of consecutive included steps count from the first start to the last end, gaps
+    // between them included (as the all-steps span of `steps` does)
+    let mut runs: Vec<Interval> = Vec::new();
+    let mut prev: Option<usize> = None;
+    for &i in &included {
+        let sp = all.steps[i].span;
+        match (prev, runs.last_mut()) {
+            (Some(p), Some(r)) if p + 1 == i => *r = Interval::new(r.start, r.end.max(sp.end)),
+            _ => runs.push(sp),
+        }
+        prev = Some(i);
+    }
+    let mask = IntervalSet::from_intervals(runs);
     let host = IntervalSet::from_intervals(included.iter().map(|&i| all.steps[i].host_span));
     Window {
         spec: spec.clone(),
@@ -1185,6 +1210,13 @@ mod tests {
             w.excluded[0].reason
         );
         assert_eq!(w.excluded[1].step, "ProfilerStep#4");
+        // the hull holds the excluded middle step: the one-interval tables say so
+        assert_eq!(w.notes.len(), 1, "{:?}", w.notes);
+        assert!(
+            w.notes[0].contains("excluded steps in between"),
+            "{:?}",
+            w.notes
+        );
         assert!(
             w.excluded[1].reason.starts_with("outlier"),
             "{}",
@@ -1203,10 +1235,11 @@ mod tests {
         assert_eq!(w.compile.steps[0].time, 50_000);
         assert_eq!(w.compile.by_kind.len(), 1);
         assert_eq!(w.compile.by_kind[0].kind, CompileKind::Dynamo);
-        // mask = the four steps, host = their host spans
+        // mask = steps 2–3 and 5–6 (gaps inside a run counted), host = their host spans
         let s = analyze_steps(&t);
-        let expect: Ns = [1, 2, 4, 5].iter().map(|&i| s.steps[i].span.len()).sum();
-        assert_eq!(w.duration(), expect);
+        let run = |a: usize, b: usize| s.steps[b].span.end - s.steps[a].span.start;
+        assert_eq!(w.duration(), run(1, 2) + run(4, 5));
+        assert_eq!(w.mask.spans().len(), 2);
         assert_eq!(w.host.spans().len(), 4);
         assert_eq!(
             w.span,
