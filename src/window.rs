@@ -1009,8 +1009,8 @@ fn select_inner(
         WindowSpec::Time { start, end } => {
             let origin = trace.start();
             let (lo, hi) = trace_bounds(trace);
-            let s = start.map(|v| origin + v).unwrap_or(lo).max(lo);
-            let e = end.map(|v| origin + v).unwrap_or(hi).min(hi);
+            let s = start.map(|v| origin.saturating_add(v)).unwrap_or(lo).max(lo);
+            let e = end.map(|v| origin.saturating_add(v)).unwrap_or(hi).min(hi);
             if s >= e {
                 return Err(WindowError(format!(
                     "{spec} is outside the trace (it spans 0..{} µs)",
@@ -1347,6 +1347,8 @@ mod tests {
         assert_eq!(names(&t, &w), ["ProfilerStep#2", "ProfilerStep#3"]);
         assert_eq!(w.host, w.mask);
         let e = select_spec(&t, &parse_time("5000..6000").unwrap()).unwrap_err();
+        assert!(e.0.contains("outside the trace"), "{e}");
+        let e = select_spec(&t, &parse_time("1e30..").unwrap()).unwrap_err();
         assert!(e.0.contains("outside the trace"), "{e}");
         // an open end runs to the end of the trace
         let w = select_spec(&t, &parse_time("200..").unwrap()).unwrap();
