@@ -372,8 +372,10 @@ Examples:
 
 Columns: calls in the window; CPU wall time (total, mean per call); device activities
 (kernels, copies, fills) launched inside the phase or below it, and their summed GPU time;
-GPU span = union over calls of first-to-last device activity; share = GPU span ÷ window time.
-Kernels launched outside every annotation are `(unannotated)`.
+GPU span = union over calls of first-to-last device activity; share = GPU span ÷ window time;
+bwd (training traces) = the part of the GPU time launched by backward (autograd) code.
+Kernels launched outside every annotation are `(unannotated)`; backward work launched on the
+autograd thread counts under the main thread's annotation around it (e.g. `## backward ##`).
 
 Window (all commands): by default the steady state — every ProfilerStep except warm-up steps
 with torch.compile/autotune work and outliers over 1.5× the median; see `analyze --help`.";

@@ -717,7 +717,9 @@ pub fn write_phases_tree(
              (unannotated)"
         )?;
     }
-    let mut t = Table::new(&[
+    // backward share of the GPU time, when the window has backward work
+    let bwd = r.phases.iter().any(|p| p.backward_kernel_count > 0);
+    let mut headers = vec![
         "phase",
         "calls",
         "cpu total",
@@ -726,14 +728,26 @@ pub fn write_phases_tree(
         "gpu time",
         "gpu span",
         "share",
-    ]);
+    ];
+    if bwd {
+        headers.push("bwd");
+    }
+    let mut t = Table::new(&headers);
     let mut hidden = 0usize;
     for p in &r.phases {
         if depth > 0 && p.depth >= depth {
             hidden += 1;
             continue;
         }
-        t.row(phase_row(p, true));
+        let mut row = phase_row(p, true);
+        if bwd {
+            row.push(if p.gpu_us > 0.0 {
+                format!("{:.0}%", p.backward_gpu_us / p.gpu_us * 100.0)
+            } else {
+                "-".into()
+            });
+        }
+        t.row(row);
     }
     t.write(out, width, &st)?;
     if hidden > 0 {
