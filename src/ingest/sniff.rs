@@ -71,7 +71,10 @@ pub fn sniff(head: &[u8]) -> Format {
         return Format::Json;
     }
     let text = String::from_utf8_lossy(&t[..t.len().min(4096)]);
-    if text.starts_with("==PROF==") || text.starts_with("\"ID\",") || text.contains("\"Kernel Name\"") {
+    if text.starts_with("==PROF==")
+        || text.starts_with("\"ID\",")
+        || text.contains("\"Kernel Name\"")
+    {
         return Format::NcuCsv;
     }
     if text.starts_with("Start (ns)") || text.contains("(ns)\",") || text.contains(" (ns),") {
@@ -83,7 +86,8 @@ pub fn sniff(head: &[u8]) -> Format {
     {
         return Format::NcuRep;
     }
-    if memchr::memmem::find(bin, b"nsys").is_some() || memchr::memmem::find(bin, b"Nsight").is_some()
+    if memchr::memmem::find(bin, b"nsys").is_some()
+        || memchr::memmem::find(bin, b"Nsight").is_some()
     {
         return Format::NsysRep;
     }
@@ -98,7 +102,10 @@ mod tests {
     fn recognises_formats() {
         assert_eq!(sniff(b"  {\"traceEvents\": []}"), Format::Json);
         assert_eq!(sniff(b"SQLite format 3\0rest"), Format::NsysSqlite);
-        assert_eq!(sniff(b"==PROF== Connected\n\"ID\",\"Process ID\""), Format::NcuCsv);
+        assert_eq!(
+            sniff(b"==PROF== Connected\n\"ID\",\"Process ID\""),
+            Format::NcuCsv
+        );
         assert_eq!(sniff(b"   \n"), Format::Empty);
         assert_eq!(sniff(b"hello"), Format::Unknown);
         assert!(is_gzip(&[0x1f, 0x8b, 8]));

@@ -367,6 +367,15 @@ impl<'de> Deserialize<'de> for RawEvent<'de> {
 /// Parses a JSON number text in microseconds (`1712195495505543.2`, `12`, `"7"`, `1e3`) into
 /// integer nanoseconds, exactly for up to three fractional digits.
 pub fn micros_to_ns(raw: &str) -> Option<i64> {
+    let b = raw.as_bytes();
+    if !b.is_empty() && b.len() <= 16 && b.iter().all(|c| c.is_ascii_digit()) {
+        // plain integer µs (older traces): the general path below gives the same
+        let mut v: i64 = 0;
+        for &c in b {
+            v = v * 10 + (c - b'0') as i64;
+        }
+        return v.checked_mul(1000);
+    }
     let s = raw.trim().trim_matches('"').trim();
     let b = s.as_bytes();
     if b.is_empty() {

@@ -23,8 +23,12 @@ use super::event::{BStr, Dim3, Num, RawArgs, RawEvent};
 /// it decodes, so an event with invalid UTF-8 in a skipped value goes to serde, which accepts
 /// it as before: only the speed differs.
 pub fn parse<'a>(bytes: &'a [u8], out: &mut RawEvent<'a>) -> bool {
-    let Ok(text) = std::str::from_utf8(bytes) else {
-        return false;
+    let text = match ascii_str(bytes) {
+        Some(t) => t,
+        None => match std::str::from_utf8(bytes) {
+            Ok(t) => t,
+            Err(_) => return false,
+        },
     };
     let mut c = Cur {
         s: text,
@@ -37,6 +41,61 @@ pub fn parse<'a>(bytes: &'a [u8], out: &mut RawEvent<'a>) -> bool {
     }
     c.ws();
     c.i == bytes.len()
+}
+
+/// `bytes` as `&str` when it is all ASCII (the common case, checked 16 bytes at a time).
+#[inline]
+fn ascii_str(bytes: &[u8]) -> Option<&str> {
+    let mut c = bytes.chunks_exact(16);
+    let mut hi = 0u64;
+    for w in &mut c {
+        let a = u64::from_le_bytes(w[..8].try_into().unwrap());
+        let b = u64::from_le_bytes(w[8..].try_into().unwrap());
+        hi |= a | b;
+    }
+    for &x in c.remainder() {
+        hi |= x as u64;
+    }
+    if hi & HIGHS != 0 {
+        return None;
+    }
+    // SAFETY: every byte is below 0x80, and ASCII is valid UTF-8.
+    Some(unsafe { std::str::from_utf8_unchecked(bytes) })
+}
+
+/// True when all 8 bytes are ASCII digits.
+#[inline(always)]
+fn eight_digits(b: &[u8]) -> bool {
+    let x = u64::from_le_bytes(b.try_into().unwrap());
+    ((x & 0xF0F0_F0F0_F0F0_F0F0)
+        | ((x.wrapping_add(0x0606_0606_0606_0606) & 0xF0F0_F0F0_F0F0_F0F0) >> 4))
+        == 0x3333_3333_3333_3333
+}
+
+/// High bit of each byte of `x` that equals `c` (exact, no false positives).
+#[inline(always)]
+fn eq_bytes(x: u64, c: u8) -> u64 {
+    let v = x ^ (ONES * c as u64);
+    !(((v & !HIGHS).wrapping_add(!HIGHS)) | v) & HIGHS
+}
+
+/// Number of leading JSON whitespace bytes in `b` (at least one is known to be there).
+#[inline(never)]
+fn ws_run(b: &[u8]) -> usize {
+    let mut i = 0;
+    while i + 8 <= b.len() {
+        let x = u64::from_le_bytes(b[i..i + 8].try_into().unwrap());
+        let ws = eq_bytes(x, b' ') | eq_bytes(x, b'\n') | eq_bytes(x, b'\r') | eq_bytes(x, b'\t');
+        let other = !ws & HIGHS;
+        if other != 0 {
+            return i + (other.trailing_zeros() / 8) as usize;
+        }
+        i += 8;
+    }
+    while i < b.len() && is_ws(b[i]) {
+        i += 1;
+    }
+    i
 }
 
 struct Cur<'a> {
@@ -77,15 +136,19 @@ impl<'a> Cur<'a> {
     #[inline(always)]
     fn ws(&mut self) {
         let b = self.b;
-        let mut i = self.i;
-        while i < b.len() && is_ws(b[i]) {
-            i += 1;
-            // indentation: skip spaces 8 at a time
-            while i + 8 <= b.len() && b[i..i + 8] == *b"        " {
-                i += 8;
+        let i = self.i;
+        match b.get(i) {
+            Some(&c) if c > b' ' => {}
+            None => {}
+            Some(_) => {
+                // one space before a non-space is the most common run (`": "`)
+                if b[i] == b' ' && b.get(i + 1).is_some_and(|&c| c > b' ') {
+                    self.i = i + 1;
+                } else {
+                    self.i = i + ws_run(&b[i..]);
+                }
             }
         }
-        self.i = i;
     }
 
     #[inline(always)]
@@ -177,6 +240,9 @@ impl<'a> Cur<'a> {
             b'0' => j += 1,
             b'1'..=b'9' => {
                 j += 1;
+                while j + 8 <= b.len() && eight_digits(&b[j..j + 8]) {
+                    j += 8;
+                }
                 while j < b.len() && b[j].is_ascii_digit() {
                     j += 1;
                 }
@@ -301,15 +367,29 @@ impl<'a> Cur<'a> {
         serde_json::from_slice::<T>(&self.b[s..e]).ok()
     }
 
-    /// A map key, decoded like serde's `BStr` key.
+    /// A map key, decoded like serde's `BStr` key (borrowed bytes unless it has escapes).
     #[inline(always)]
-    fn key(&mut self) -> Option<Cow<'a, str>> {
+    fn key(&mut self) -> Option<Cow<'a, [u8]>> {
         if self.peek()? != b'"' {
             return None;
         }
-        let k = self.str_value()?;
-        self.ws();
-        self.eat(b':')?;
+        let at = self.i;
+        let s = self.string()?;
+        let k = if s.escaped {
+            Cow::Owned(
+                serde_json::from_slice::<String>(&self.b[at..self.i])
+                    .ok()?
+                    .into_bytes(),
+            )
+        } else {
+            Cow::Borrowed(&self.b[s.start..s.end])
+        };
+        if self.peek() == Some(b':') {
+            self.i += 1;
+        } else {
+            self.ws();
+            self.eat(b':')?;
+        }
         self.ws();
         Some(k)
     }
@@ -317,7 +397,7 @@ impl<'a> Cur<'a> {
     /// Iterates the members of an object at `{`: calls `f` with each key, the cursor on the
     /// value (after whitespace); `f` must consume the value.
     #[inline(always)]
-    fn members(&mut self, mut f: impl FnMut(&mut Self, Cow<'a, str>) -> Option<()>) -> Option<()> {
+    fn members(&mut self, mut f: impl FnMut(&mut Self, &[u8]) -> Option<()>) -> Option<()> {
         self.eat(b'{')?;
         self.ws();
         if self.eat(b'}').is_some() {
@@ -325,7 +405,7 @@ impl<'a> Cur<'a> {
         }
         loop {
             let k = self.key()?;
-            f(self, k)?;
+            f(self, &k)?;
             self.ws();
             match self.peek()? {
                 b',' => {
@@ -436,7 +516,7 @@ impl<'a> Cur<'a> {
         }
         *a = RawArgs::default();
         self.members(|c, k| {
-            match k.as_bytes() {
+            match k {
                 b"External id" | b"external id" => a.external_id = c.num()?,
                 b"correlation" => a.correlation = c.num()?,
                 b"device" => a.device = c.num()?,
@@ -478,7 +558,7 @@ impl<'a> Cur<'a> {
         e.id = None;
         e.args = RawArgs::default();
         self.members(|c, k| {
-            match k.as_bytes() {
+            match k {
                 b"ph" => e.ph = c.bstr()?,
                 b"cat" => e.cat = c.bstr()?,
                 b"name" => e.name = c.bstr()?,

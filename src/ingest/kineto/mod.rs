@@ -513,6 +513,8 @@ impl Worker {
                     self.add(&ev, offset);
                 }
                 Err(err) => {
+                    // still an entry of `traceEvents`
+                    self.p.events += 1;
                     let msg = err.to_string();
                     self.p.warnings.add("skipped-event", Some(offset), move || {
                         format!("an event that is not valid JSON was skipped ({msg})")
@@ -547,6 +549,13 @@ struct ReaderOutcome {
     truncated_at: Option<u64>,
 }
 
+/// A read error (corrupt or cut gzip data, ...) at an offset of the uncompressed stream.
+fn io_error_at(path: &str, offset: u64, e: std::io::Error) -> LoadError {
+    let mut err = LoadError::io(path, e);
+    err.offset = Some(offset);
+    err
+}
+
 #[allow(clippy::too_many_arguments)]
 fn reader_loop<R: Read>(
     mut input: R,
@@ -578,7 +587,7 @@ fn reader_loop<R: Read>(
                 Ok(0) => eof = true,
                 Ok(n) => len += n,
                 Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                Err(e) => return Err(LoadError::io(path, e)),
+                Err(e) => return Err(io_error_at(path, base + len as u64, e)),
             }
         }
         let data = &buf[..len];
@@ -655,7 +664,7 @@ fn reader_loop<R: Read>(
                 match input.read(&mut sink) {
                     Ok(0) => break,
                     Ok(n) => base += n as u64,
-                    Err(e) => return Err(LoadError::io(path, e)),
+                    Err(e) => return Err(io_error_at(path, base, e)),
                 }
             }
             return Ok(ReaderOutcome {
@@ -667,7 +676,8 @@ fn reader_loop<R: Read>(
         }
         if eof {
             let trailing = tail.iter().all(|c| c.is_ascii_whitespace());
-            let at = base;
+            // the cut event starts after any whitespace
+            let at = base + tail.iter().take_while(|c| c.is_ascii_whitespace()).count() as u64;
             let bytes = base + tail.len() as u64;
             if !scanner.saw_events && header.keys.is_empty() && trailing {
                 return Err(LoadError::at(
