@@ -12,6 +12,7 @@ pub mod kernels;
 pub mod launch;
 pub mod ops;
 pub mod phases;
+pub mod roofline;
 pub mod step_timeline;
 pub mod steps;
 pub mod syncs;

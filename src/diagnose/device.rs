@@ -1,6 +1,7 @@
 //! Device-side rules: the kernels themselves are slow. Each kernel instance is claimed by at
 //! most one rule ([`Claims`]), in this order: `fallback-kernel`, `fp32-matmul`,
-//! `small-kernels`, `low-occupancy`, then the roofline rules. Every bound is capped by the
+//! `small-kernels`, the roofline rules, then `low-occupancy` (which claims only the launches
+//! its bound counts: grids smaller than the GPU). Every bound is capped by the
 //! host's wait for the device ([`Facts::device_slack_us`]).
 
 use std::collections::HashMap;
@@ -75,12 +76,21 @@ pub fn rules(f: &Facts, claims: &mut Claims) -> Vec<Finding> {
     out.extend(fallback_kernel(f, claims));
     out.extend(fp32_matmul(f, claims));
     out.extend(small_kernels(f, claims));
-    out.extend(low_occupancy(f, claims));
     out
+}
+
+/// `low-occupancy` runs after the roofline rules (their bound is tighter where shapes exist).
+pub fn late_rules(f: &Facts, claims: &mut Claims) -> Vec<Finding> {
+    low_occupancy(f, claims).into_iter().collect()
 }
 
 fn metric(e: &mut Evidence, k: &str, v: f64) {
     e.metrics.insert(k.to_string(), super::round3(v));
+}
+
+/// Records a metric (rounded to the ns for µs values).
+pub fn metric_pub(e: &mut Evidence, k: &str, v: f64) {
+    metric(e, k, v);
 }
 
 /// Caps a device-side bound by the host's wait; returns (recoverable, basis suffix).
@@ -674,9 +684,9 @@ fn low_occupancy(f: &Facts, claims: &mut Claims) -> Option<Finding> {
         if !claims.free(gi) {
             continue;
         }
-        claims.take(gi);
         let b = g.blocks_per_sm as f64;
         if b.is_finite() && b > 0.0 && b < 1.0 {
+            claims.take(gi);
             raw_ns += g.dur as f64 * (1.0 - b);
             underfilled += g.dur;
         }

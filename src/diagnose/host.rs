@@ -672,6 +672,15 @@ fn gpu_idle_gaps(f: &Facts) -> Option<Finding> {
                 streams.join(", ")
             ));
         }
+        for st in d.streams.iter().take(8) {
+            for (b, bs) in BANDS.iter().zip(st.bands.iter()) {
+                metric(
+                    &mut e,
+                    &format!("gpu{}_stream{}_gaps_{}", d.device, st.stream, band_key(*b)),
+                    bs.count as f64,
+                );
+            }
+        }
         metric(
             &mut e,
             &format!("gpu{}_idle_us", d.device),

@@ -26,8 +26,8 @@
 //!   1 ms and more and untraced time → `gpu-idle-gaps`. On several devices a rule claims the
 //!   largest per-device figure, never the sum.
 //! * **Device busy time** is claimed kernel by kernel: each kernel belongs to the first
-//!   device-side rule that claims it (fallback > fp32 GEMM > small kernels > low occupancy >
-//!   roofline). Exposed communication and exposed copies are disjoint by construction
+//!   device-side rule that claims it (fallback > fp32 GEMM > small kernels > roofline > low
+//!   occupancy). Exposed communication and exposed copies are disjoint by construction
 //!   (GPU timeline). A faster device only helps while the host waits for it, so each
 //!   device-side bound is capped by the host's wait per step
 //!   ([`crate::analysis::gaps::StepWait`]); the uncapped figure is kept in the evidence.
@@ -303,6 +303,7 @@ pub fn diagnose_facts(f: &Facts) -> Diagnosis {
     let mut claims = device::Claims::new(f);
     findings.extend(device::rules(f, &mut claims));
     findings.extend(roofline::rules(f, &mut claims));
+    findings.extend(device::late_rules(f, &mut claims));
     findings.extend(transfer::rules(f));
     for x in &mut findings {
         x.recoverable_us = round3(x.recoverable_us.max(0.0));

@@ -1,16 +1,382 @@
-//! Roofline rules `memory-bound` and `compute-bound` (filled in once operator shapes are
-//! read).
+//! Roofline rules: `memory-bound` and `compute-bound` operators, from recorded shapes and
+//! dtypes against the device's peaks ([`crate::analysis::roofline`]).
 
-use super::device::Claims;
-use super::{Facts, Finding};
+use std::collections::HashMap;
+
+use super::device::{cap, Claims, CAP_BASIS};
+use super::{count, fmt_us, pct, Evidence, Facts, Finding};
+use crate::analysis::roofline::{self, OpPoint};
+
+/// Share of kernel time in one class (memory- or compute-bound ops) from which its rule
+/// fires.
+pub const CLASS_SHARE: f64 = 0.05;
+/// Share of the step the class's gap to the roofline must reach for the rule to fire.
+pub const GAP_SHARE: f64 = 0.01;
+
+#[derive(Default)]
+struct Agg {
+    calls: u64,
+    time: i64,
+    flops: f64,
+    bytes: f64,
+    ideal: f64,
+    gap: f64,
+    peak: f64,
+    bw: f64,
+    tc: bool,
+    dtype: &'static str,
+    shapes: HashMap<u32, i64>, // dims name id → time
+    first: u32,
+}
 
 /// Roofline findings.
-pub fn rules(_f: &Facts, _claims: &mut Claims) -> Vec<Finding> {
-    Vec::new()
+pub fn rules(f: &Facts, claims: &mut Claims) -> Vec<Finding> {
+    let in_window: std::collections::HashSet<u32> = claims.kernels.iter().copied().collect();
+    let points = roofline::roofline(f.trace, &|gi| in_window.contains(&gi));
+    if points.is_empty() {
+        return Vec::new();
+    }
+    let mut out = Vec::new();
+    let mut memory: Vec<&OpPoint> = Vec::new();
+    let mut compute: Vec<&OpPoint> = Vec::new();
+    for p in &points {
+        if p.kernels.iter().all(|&k| claims.free(k)) {
+            if p.memory_bound {
+                memory.push(p);
+            } else {
+                compute.push(p);
+            }
+        }
+    }
+    for (id, class) in [("memory-bound", memory), ("compute-bound", compute)] {
+        if let Some(x) = class_finding(f, id, &class) {
+            for p in &class {
+                for &k in &p.kernels {
+                    claims.take(k);
+                }
+            }
+            out.push(x);
+        }
+    }
+    out
+}
+
+fn class_finding(f: &Facts, id: &'static str, pts: &[&OpPoint]) -> Option<Finding> {
+    let trace = f.trace;
+    let kt = f.a.kernels.iter().map(|k| k.total).sum::<i64>().max(1) as f64;
+    let time: i64 = pts.iter().map(|p| p.time).sum();
+    let gap: f64 = pts.iter().map(|p| (p.time as f64 - p.ideal).max(0.0)).sum();
+    let raw = gap / f.n_steps as f64 / 1000.0;
+    if (time as f64) < CLASS_SHARE * kt || f.share_of_step(raw) < GAP_SHARE {
+        return None;
+    }
+    let mut by: HashMap<String, Agg> = HashMap::new();
+    for p in pts {
+        let op = &trace.cpu[p.op as usize];
+        let a = by
+            .entry(trace.name(op.name).to_string())
+            .or_insert_with(|| Agg {
+                first: p.op,
+                ..Agg::default()
+            });
+        a.calls += 1;
+        a.time += p.time;
+        a.flops += p.cost.flops;
+        a.bytes += p.cost.bytes;
+        a.ideal += p.ideal;
+        a.gap += (p.time as f64 - p.ideal).max(0.0);
+        a.peak = p.peak_tflops;
+        a.bw = p.bw_gbs;
+        a.tc |= p.tensor_cores;
+        a.dtype = p.cost.dtype;
+        if let Some(s) = trace.op_shapes.get(&op.external_id) {
+            *a.shapes.entry(s.dims.0).or_default() += p.time;
+        }
+    }
+    let mut rows: Vec<(String, Agg)> = by.into_iter().collect();
+    rows.sort_by(|a, b| {
+        b.1.gap
+            .partial_cmp(&a.1.gap)
+            .unwrap_or(std::cmp::Ordering::Equal)
+            .then(a.0.cmp(&b.0))
+    });
+    let memory = id == "memory-bound";
+    let mut e = Evidence::default();
+    e.facts.push(format!(
+        "{} operators with recorded shapes run {} per step ({} of kernel time); at the \
+         roofline they would take {} per step",
+        if memory {
+            "memory-bound"
+        } else {
+            "compute-bound"
+        },
+        fmt_us(f.per_step_us(time)),
+        pct(time as f64 / kt),
+        fmt_us(pts.iter().map(|p| p.ideal).sum::<f64>() / f.n_steps as f64 / 1000.0)
+    ));
+    for (name, a) in rows.iter().take(6) {
+        let t = a.time.max(1) as f64;
+        let tflops = a.flops / t / 1000.0;
+        let gbs = a.bytes / t;
+        let shape = a
+            .shapes
+            .iter()
+            .max_by_key(|(k, v)| (**v, std::cmp::Reverse(**k)))
+            .map(|(k, _)| trace.name(crate::model::NameId(*k)).to_string())
+            .unwrap_or_default();
+        e.facts.push(format!(
+            "  {} {}{} ×{}: {} per step, {:.1} TFLOP/s ({} of {:.0}{}), {:.0} GB/s ({} of {:.0}), \
+             {:.1} FLOP/B (ridge {:.0}){}",
+            name,
+            a.dtype,
+            if shape.is_empty() {
+                String::new()
+            } else {
+                format!(" {}", super::short(&shape, 60))
+            },
+            count(a.calls),
+            fmt_us(f.per_step_us(a.time)),
+            tflops,
+            pct(tflops / a.peak),
+            a.peak,
+            if a.tc { " tensor" } else { " FP32" },
+            gbs,
+            pct(gbs / a.bw),
+            a.bw,
+            a.flops / a.bytes,
+            a.peak * 1000.0 / a.bw,
+            if gbs > a.bw * 1.05 {
+                " — above the bandwidth: broadcast inputs counted at full size"
+            } else {
+                ""
+            }
+        ));
+        e.metrics
+            .insert(format!("{name}/achieved_tflops"), super::round3(tflops));
+        e.metrics
+            .insert(format!("{name}/achieved_gbs"), super::round3(gbs));
+        let c = &trace.cpu[a.first as usize];
+        e.locations.push(f.location("op", name, c.start, c.dur));
+    }
+    if let Some(s) = f
+        .trace
+        .devices
+        .iter()
+        .filter(|d| d.active)
+        .find_map(crate::analysis::devices_db::lookup)
+    {
+        e.facts.push(format!(
+            "peaks used ({}): FP32 {} TFLOP/s, tensor FP16/BF16 {} TFLOP/s, {} GB/s",
+            s.name,
+            s.fp32,
+            s.fp16.map(|x| x.to_string()).unwrap_or("-".into()),
+            s.mem_bw
+        ));
+    }
+    super::device::metric_pub(&mut e, "gap_to_roofline_us_per_step", raw);
+    let rec = cap(f, raw, &mut e);
+    let advice: Vec<String> = if memory {
+        vec![
+            "Move fewer bytes: fuse chains of pointwise/normalization ops into their neighbours \
+             (`torch.compile`), and use fused attention (`F.scaled_dot_product_attention`) \
+             instead of materialized softmax(QKᵀ)."
+                .into(),
+            "Halve the traffic with lower precision: bf16/fp16 activations under \
+             `torch.autocast`, FP8 where supported (Transformer Engine, torchao)."
+                .into(),
+            "GEMMs below the ridge point are too skinny: batch more rows per call (larger \
+             batch, fused QKV projections) to raise their arithmetic intensity."
+                .into(),
+        ]
+    } else {
+        vec![
+            "Use the fastest math the device has: bf16/fp16 (or TF32 for FP32 models, \
+             `torch.set_float32_matmul_precision(\"high\")`), FP8 on Hopper/Blackwell/MI300 \
+             (Transformer Engine, torchao)."
+                .into(),
+            "Far below peak: check shapes for tile alignment (multiples of 64/128 for the big \
+             dimensions, 8/16 for dtype alignment), try `torch.compile(mode=\"max-autotune\")` \
+             or `torch.backends.cudnn.benchmark=True` for convolutions."
+                .into(),
+        ]
+    };
+    Some(Finding {
+        id,
+        severity: f.severity(rec),
+        title: format!(
+            "{} operators: {} per step above their roofline time",
+            if memory {
+                "Memory-bound"
+            } else {
+                "Compute-bound"
+            },
+            fmt_us(raw)
+        ),
+        recoverable_us: rec,
+        recoverable_basis: format!(
+            "per operator call, measured device time minus the roofline time max(FLOPs ÷ \
+             peak, bytes ÷ bandwidth) — no implementation can beat it — summed per step; \
+             {CAP_BASIS}"
+        ),
+        evidence: e,
+        advice,
+    })
 }
 
 /// Input shapes and dtypes of the first calls of the named operators, as evidence lines;
 /// `None` when the trace does not record shapes.
-pub fn shapes_of_ops(_f: &Facts, _names: &[String], _n: usize) -> Option<Vec<String>> {
-    None
+pub fn shapes_of_ops(f: &Facts, names: &[String], n: usize) -> Option<Vec<String>> {
+    let trace = f.trace;
+    if trace.op_shapes.is_empty() {
+        return None;
+    }
+    let mut out: Vec<String> = Vec::new();
+    let mut seen: HashMap<(u32, u32), ()> = HashMap::new();
+    for e in &trace.cpu {
+        if out.len() >= n {
+            break;
+        }
+        if e.external_id == 0 || !names.iter().any(|x| x == trace.name(e.name)) {
+            continue;
+        }
+        let Some(s) = trace.op_shapes.get(&e.external_id) else {
+            continue;
+        };
+        if seen.insert((e.name.0, s.dims.0), ()).is_some() {
+            continue;
+        }
+        out.push(format!(
+            "  {} inputs {} {}{}",
+            trace.name(e.name),
+            super::short(trace.name(s.dims), 80),
+            super::short(trace.name(s.types), 60),
+            if trace
+                .name(s.concrete)
+                .trim_matches(|c| c == '[' || c == ']' || c == '"' || c == ',' || c == ' ')
+                .is_empty()
+            {
+                String::new()
+            } else {
+                format!(" {}", super::short(trace.name(s.concrete), 60))
+            }
+        ));
+    }
+    (!out.is_empty()).then_some(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::testutil::{find, run};
+    use crate::model::build::TraceBuilder;
+    use crate::model::GpuKind;
+
+    /// Steps of one softmax over [64, 16, 1024, 1024] fp32 (2 × 4 GiB moved) taking
+    /// `ms` each, GPU-bound (the host syncs on it).
+    fn softmax_trace(ms: f64) -> crate::model::Trace {
+        let mut b = TraceBuilder::new().device(0, "NVIDIA H100 80GB HBM3", 132, 80 << 30);
+        let mut t = 0.0;
+        for s in 0..3 {
+            let ext = b.op("aten::softmax", t, 10.0);
+            b.shapes(
+                ext,
+                "[[64, 16, 1024, 1024], [], []]",
+                "[\"float\", \"Scalar\", \"\"]",
+                "[\"\", \"-1\", \"\"]",
+            );
+            let c = b.runtime("cudaLaunchKernel", ext, t + 2.0, 5.0);
+            b.gpu(
+                GpuKind::Kernel,
+                "softmax_warp_forward",
+                0,
+                7,
+                t + 10.0,
+                ms * 1000.0,
+                c,
+            );
+            b.runtime("cudaDeviceSynchronize", 0, t + 11.0, ms * 1000.0);
+            b.annotation(&format!("ProfilerStep#{s}"), t, ms * 1000.0 + 15.0);
+            t += ms * 1000.0 + 20.0;
+        }
+        b.build()
+    }
+
+    #[test]
+    fn memory_bound_softmax() {
+        // 2 × 4 GiB at 3.35 TB/s = 2.56 ms at best; it takes 10 ms
+        let d = run(&softmax_trace(10.0));
+        let m = find(&d, "memory-bound").expect("memory-bound");
+        let ideal = 2.0 * 64.0 * 16.0 * 1024.0 * 1024.0 * 4.0 / 3350e9 * 1e6;
+        assert!(
+            (m.recoverable_us - (10_000.0 - ideal)).abs() < 1.0,
+            "{} vs {}",
+            m.recoverable_us,
+            10_000.0 - ideal
+        );
+        let gbs = m.evidence.metrics["aten::softmax/achieved_gbs"];
+        assert!(
+            (gbs - 2.0 * 4.0 * 1024.0 * 1024.0 * 1024.0 / 10e6).abs() < 1.0,
+            "{gbs}"
+        );
+        assert!(find(&d, "compute-bound").is_none());
+        // at the roofline already: silent
+        let d = run(&softmax_trace(ideal / 1000.0 * 1.001));
+        assert!(
+            find(&d, "memory-bound").is_none(),
+            "{:?}",
+            d.findings.iter().map(|f| f.id).collect::<Vec<_>>()
+        );
+    }
+
+    #[test]
+    fn compute_bound_gemm() {
+        // bf16 GEMM 8192³ on an H100: 1.1 TFLOP, 1.11 ms at 989 TFLOP/s; it takes 4 ms
+        let mut b = TraceBuilder::new().device(0, "NVIDIA H100 80GB HBM3", 132, 80 << 30);
+        let mut t = 0.0;
+        for s in 0..2 {
+            let ext = b.op("aten::mm", t, 10.0);
+            b.shapes(
+                ext,
+                "[[8192, 8192], [8192, 8192]]",
+                "[\"c10::BFloat16\", \"c10::BFloat16\"]",
+                "[\"\", \"\"]",
+            );
+            let c = b.runtime("cudaLaunchKernel", ext, t + 2.0, 5.0);
+            b.gpu(
+                GpuKind::Kernel,
+                "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n",
+                0,
+                7,
+                t + 10.0,
+                4000.0,
+                c,
+            );
+            b.runtime("cudaDeviceSynchronize", 0, t + 11.0, 4000.0);
+            b.annotation(&format!("ProfilerStep#{s}"), t, 4015.0);
+            t += 4020.0;
+        }
+        let d = run(&b.build());
+        let c = find(&d, "compute-bound").expect("compute-bound");
+        let flops = 2.0 * 8192f64.powi(3);
+        let ideal = flops / 989.4e12 * 1e6;
+        assert!(
+            (c.recoverable_us - (4000.0 - ideal)).abs() < 1.0,
+            "{}",
+            c.recoverable_us
+        );
+        let tf = c.evidence.metrics["aten::mm/achieved_tflops"];
+        assert!((tf - flops / 4e-3 / 1e12).abs() < 0.01, "{tf}");
+        assert!(c
+            .evidence
+            .facts
+            .iter()
+            .any(|x| x.contains("[[8192, 8192], [8192, 8192]]")));
+    }
+
+    #[test]
+    fn no_shapes_no_roofline() {
+        let mut b = TraceBuilder::new().device(0, "NVIDIA H100 80GB HBM3", 132, 80 << 30);
+        b.op_with_kernel("aten::mm", "sm90_gemm_bf16", 0.0, 10.0, 5.0, 4000.0);
+        let d = run(&b.build());
+        assert!(find(&d, "compute-bound").is_none() && find(&d, "memory-bound").is_none());
+    }
 }

@@ -1272,6 +1272,7 @@ pub fn read_file(file: &Path, path: &str, compressed: Option<u64>) -> Result<Tra
         base_time_ns: None,
         warnings: r.warnings.0.into_values().collect(),
         gpu_metrics,
+        op_shapes: Default::default(),
     };
     trace.finalize();
     for g in trace.gpu.iter_mut() {

@@ -46,6 +46,7 @@ impl TraceBuilder {
                 base_time_ns: None,
                 warnings: Vec::new(),
                 gpu_metrics: Vec::new(),
+                op_shapes: HashMap::new(),
             },
             next_corr: 1,
             next_ext: 1,
@@ -188,6 +189,17 @@ impl TraceBuilder {
         let corr = self.runtime("cudaLaunchKernel", ext, op_start_us + 1.0, (op_dur_us - 2.0).max(0.5));
         self.gpu(GpuKind::Kernel, kernel, 0, 7, kernel_start_us, kernel_dur_us, corr);
         ext
+    }
+
+    /// Records the inputs of the op with External id `ext` (JSON texts, like the trace's
+    /// `Input Dims`, `Input type` and `Concrete Inputs`).
+    pub fn shapes(&mut self, ext: u64, dims: &str, types: &str, concrete: &str) {
+        let shape = OpShape {
+            dims: self.trace.names.intern(dims),
+            types: self.trace.names.intern(types),
+            concrete: self.trace.names.intern(concrete),
+        };
+        self.trace.op_shapes.insert(ext, shape);
     }
 
     /// Finishes: sorts and links like a reader does.

@@ -279,6 +279,21 @@ pub struct Trace {
     pub warnings: Vec<Warning>,
     /// Sampled GPU metrics (Nsight Systems `--gpu-metrics-devices`); empty when not recorded.
     pub gpu_metrics: Vec<GpuMetricSeries>,
+    /// Input shapes of operators, by External id (`record_shapes=True`; only `cpu_op` events
+    /// that carry `Input Dims`).
+    pub op_shapes: HashMap<u64, OpShape>,
+}
+
+/// The recorded inputs of one operator call: the raw JSON texts of `Input Dims`, `Input type`
+/// and `Concrete Inputs` (`[]` when absent), interned in [`Trace::names`] (shapes repeat).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct OpShape {
+    /// `Input Dims`, e.g. `[[128, 256], [256, 64]]`.
+    pub dims: NameId,
+    /// `Input type`, e.g. `["float", "float"]`.
+    pub types: NameId,
+    /// `Concrete Inputs`, e.g. `["", "[1, 1]"]`.
+    pub concrete: NameId,
 }
 
 /// One sampled GPU metric of one device (Nsight Systems GPU metrics: `SMs Active`,

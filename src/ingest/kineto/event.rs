@@ -243,6 +243,12 @@ pub struct RawArgs<'a> {
     pub name: BStr<'a>,
     /// `args.labels` (process_labels metadata).
     pub labels: BStr<'a>,
+    /// Raw JSON text of `Input Dims` (record_shapes).
+    pub input_dims: Option<&'a str>,
+    /// Raw JSON text of `Input type`.
+    pub input_type: Option<&'a str>,
+    /// Raw JSON text of `Concrete Inputs`.
+    pub concrete_inputs: Option<&'a str>,
 }
 
 impl<'de> Deserialize<'de> for RawArgs<'de> {
@@ -277,6 +283,15 @@ impl<'de> Deserialize<'de> for RawArgs<'de> {
                         b"Total Allocated" => a.total_allocated = m.next_value()?,
                         b"name" => a.name = m.next_value()?,
                         b"labels" => a.labels = m.next_value()?,
+                        b"Input Dims" => {
+                            a.input_dims = Some(m.next_value::<&RawValue>()?.get())
+                        }
+                        b"Input type" => {
+                            a.input_type = Some(m.next_value::<&RawValue>()?.get())
+                        }
+                        b"Concrete Inputs" => {
+                            a.concrete_inputs = Some(m.next_value::<&RawValue>()?.get())
+                        }
                         _ => {
                             m.next_value::<IgnoredAny>()?;
                         }

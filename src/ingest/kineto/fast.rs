@@ -536,6 +536,9 @@ impl<'a> Cur<'a> {
                 b"Total Allocated" => a.total_allocated = c.num()?,
                 b"name" => a.name = c.bstr()?,
                 b"labels" => a.labels = c.bstr()?,
+                b"Input Dims" => a.input_dims = Some(c.raw()?),
+                b"Input type" => a.input_type = Some(c.raw()?),
+                b"Concrete Inputs" => a.concrete_inputs = Some(c.raw()?),
                 _ => {
                     c.skip()?;
                 }

@@ -30,7 +30,7 @@ use crossbeam_channel::{bounded, Receiver, Sender};
 
 use crate::ingest::LoadError;
 use crate::model::{
-    CpuEvent, CpuKind, Device, Distributed, GpuEvent, GpuKind, Interner, NameId, Source,
+    CpuEvent, CpuKind, Device, Distributed, GpuEvent, GpuKind, Interner, NameId, OpShape, Source,
     SourceFormat, Thread, Trace, Vendor, Warning, NONE,
 };
 use event::{id_value, micros_to_ns, IdValue, RawEvent};
@@ -194,6 +194,8 @@ struct Partial {
     flow_ends: Vec<u64>,
     thread_names: Vec<(i64, i64, String)>,
     mem_peaks: Vec<(i64, u64)>,
+    /// Operator input shapes: External id and the worker's ids of the three texts.
+    shapes: Vec<(u64, [NameId; 3])>,
     warnings: Warnings,
     events: u64,
     hip: bool,
@@ -410,6 +412,18 @@ impl Worker {
                 let pid = id_key(id_value(e.pid));
                 let tid = id_key(id_value(e.tid));
                 let thread = self.thread(pid, tid);
+                // record_shapes: the raw JSON texts of an operator's inputs
+                if let (CpuKind::Op, Some(dims)) = (kind, a.input_dims) {
+                    let ext = a.external_id.id();
+                    if ext != 0 {
+                        let texts = [
+                            self.name(dims),
+                            self.name(a.input_type.unwrap_or("[]")),
+                            self.name(a.concrete_inputs.unwrap_or("[]")),
+                        ];
+                        self.p.shapes.push((ext, texts));
+                    }
+                }
                 self.p.cpu.push(CpuEvent {
                     start,
                     dur,
@@ -715,6 +729,7 @@ struct Merger {
     flow_ends: FxHashSet<u64>,
     thread_names: Vec<(i64, i64, String)>,
     mem_peaks: BTreeMap<i64, u64>,
+    op_shapes: HashMap<u64, OpShape>,
     warnings: Warnings,
     events: u64,
     hip: bool,
@@ -734,6 +749,7 @@ impl Merger {
             flow_ends: FxHashSet::default(),
             thread_names: Vec::new(),
             mem_peaks: BTreeMap::new(),
+            op_shapes: HashMap::new(),
             warnings: Warnings::default(),
             events: 0,
             hip: false,
@@ -769,6 +785,14 @@ impl Merger {
             e.name = name_map[e.name.0 as usize];
             e
         }));
+        for (ext, [d, t, c]) in p.shapes {
+            // first call wins, like the External id links
+            self.op_shapes.entry(ext).or_insert(OpShape {
+                dims: name_map[d.0 as usize],
+                types: name_map[t.0 as usize],
+                concrete: name_map[c.0 as usize],
+            });
+        }
         self.flow_starts.extend(p.flow_starts);
         self.flow_ends.extend(p.flow_ends);
         self.thread_names.extend(p.thread_names);
@@ -1016,6 +1040,7 @@ pub fn read<R: Read + Send>(
         base_time_ns,
         warnings: merger.warnings.map.into_values().collect(),
         gpu_metrics: Vec::new(),
+        op_shapes: merger.op_shapes,
     };
     trace.finalize();
     // Launch flows (TraceLens's linkage): a device event is linked when its launching call is

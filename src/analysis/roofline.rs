@@ -1,0 +1,841 @@
+//! Roofline per operator: FLOPs and bytes from recorded shapes and dtypes
+//! (`record_shapes=True`: `Input Dims`, `Input type`, `Concrete Inputs`, kept in
+//! [`Trace::op_shapes`]), against the device's peak FLOP/s and DRAM bandwidth
+//! ([`super::devices_db`]).
+//!
+//! # Costs
+//!
+//! `e` is the element size of the dtype. Bytes are the minimum DRAM traffic: every input read
+//! once, the output written once.
+//!
+//! | operators | FLOPs | bytes |
+//! |---|---|---|
+//! | `aten::mm` `[M,K]·[K,N]`, `aten::addmm` (+bias) | 2MKN | (MK + KN + MN)·e (+ bias) |
+//! | `aten::bmm`, `aten::baddbmm` `[B,M,K]·[B,K,N]` | 2BMKN | B(MK + KN + MN)·e |
+//! | `aten::matmul` (batch dims broadcast) | 2·batch·MKN | (A + B + out)·e |
+//! | `aten::linear` `[…,K]`, `[N,K]` | 2·M·K·N with M = rows of the input | (MK + NK + MN)·e |
+//! | `aten::conv{1,2,3}d`, `aten::convolution`, `aten::_convolution`, `aten::cudnn_convolution`, `aten::slow_conv_dilated{2,3}d` — stride/padding/dilation/groups from `Concrete Inputs` (no roofline without them) | 2·N·C_out·∏out·(C_in/groups)·∏kernel | (input + weight + output)·e |
+//! | `aten::scaled_dot_product_attention` and its `_flash`/`_efficient`/`_cudnn` forms `[B,H,L,D]`, `flash_attn::_flash_attn_forward` `[B,L,H,D]` | 4·B·H·L·S·D (causal masking not subtracted) | (q + k + v + out)·e |
+//! | pointwise (`add`, `mul`, `div`, `sub`, activations, `copy_`, `to`, `fill_`, `where`, …) | one per output element | every tensor input + the output (the largest input's shape) |
+//! | norms (`layer_norm`, `group_norm`, `batch_norm`, `rms_norm`) | 8 per element | 2 × input + parameters |
+//! | `softmax`, `log_softmax` | 5 per element | 2 × input |
+//! | reductions (`sum`, `mean`, `amax`, `norm`) | one per input element | input (+ output) |
+//!
+//! # Roofline
+//!
+//! An operator instance's **device time** is the sum of the kernels launched inside its span
+//! on its thread (its descendants included); an instance nested in another instance that has
+//! a formula is left to the outer one (`aten::linear` over `aten::addmm`). The compute peak is
+//! the device's tensor peak for the dtype (FP16/BF16, FP8, TF32 for FP32 inputs) when its
+//! kernels run on tensor cores, else the FP32 peak. `ideal = max(FLOPs ÷ peak, bytes ÷
+//! bandwidth)` is the least time any implementation could take; an operator is
+//! **memory-bound** when its arithmetic intensity (FLOPs ÷ bytes) is below the ridge point
+//! (peak ÷ bandwidth), **compute-bound** otherwise. Achieved TFLOP/s and GB/s are FLOPs and
+//! bytes over the measured device time.
+
+use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
+
+use super::classify;
+use super::devices_db::{self, DeviceSpec};
+use crate::model::{CpuKind, GpuKind, NameId, Ns, Trace, NONE};
+
+/// One argument of `Input Dims`.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Arg {
+    /// A tensor's shape (`[]` is a scalar tensor or a non-tensor argument).
+    Tensor(Vec<i64>),
+    /// A tensor list.
+    List(Vec<Vec<i64>>),
+}
+
+impl Arg {
+    /// The shape, if a tensor.
+    pub fn shape(&self) -> Option<&[i64]> {
+        match self {
+            Arg::Tensor(v) => Some(v),
+            Arg::List(_) => None,
+        }
+    }
+}
+
+fn numel(s: &[i64]) -> f64 {
+    s.iter().map(|&x| x.max(0) as f64).product()
+}
+
+/// Parses `Input Dims` (`[[128, 256], [], [[1, 2], [3]]]`).
+pub fn parse_dims(text: &str) -> Option<Vec<Arg>> {
+    let v: serde_json::Value = serde_json::from_str(text).ok()?;
+    let outer = v.as_array()?;
+    let ints = |a: &serde_json::Value| -> Option<Vec<i64>> {
+        a.as_array()?.iter().map(|x| x.as_i64()).collect()
+    };
+    outer
+        .iter()
+        .map(|a| {
+            let arr = a.as_array()?;
+            if arr.iter().all(|x| x.is_array()) && !arr.is_empty() {
+                Some(Arg::List(arr.iter().map(ints).collect::<Option<_>>()?))
+            } else {
+                Some(Arg::Tensor(ints(a)?))
+            }
+        })
+        .collect()
+}
+
+/// Parses a JSON array of strings (`Input type`, `Concrete Inputs`).
+pub fn parse_strings(text: &str) -> Option<Vec<String>> {
+    let v: serde_json::Value = serde_json::from_str(text).ok()?;
+    v.as_array()?
+        .iter()
+        .map(|x| x.as_str().map(|s| s.to_string()))
+        .collect()
+}
+
+/// Element size of a dtype name as Kineto writes it.
+pub fn dtype_bytes(t: &str) -> Option<f64> {
+    let t = t.trim_start_matches("c10::");
+    Some(match t {
+        "float" | "Float" | "int" | "Int" | "unsigned int" => 4.0,
+        "double" | "Double" | "long int" | "long" | "Long" | "unsigned long" => 8.0,
+        "Half" | "BFloat16" | "short" | "Short" | "ComplexHalf" => 2.0,
+        "unsigned char" | "signed char" | "bool" | "Bool" | "Byte" | "Char" => 1.0,
+        _ if t.starts_with("Float8") => 1.0,
+        "c10::complex<float>" | "complex<float>" => 8.0,
+        _ => return None,
+    })
+}
+
+/// Kind of work an operator does.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CostKind {
+    /// Matrix multiplication.
+    Gemm,
+    /// Convolution.
+    Conv,
+    /// Attention.
+    Attention,
+    /// Pointwise.
+    Elementwise,
+    /// Normalization.
+    Norm,
+    /// Softmax.
+    Softmax,
+    /// Reduction.
+    Reduction,
+}
+
+/// FLOPs and bytes of one operator call.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct OpCost {
+    /// Kind.
+    pub kind: CostKind,
+    /// Floating-point operations.
+    pub flops: f64,
+    /// Minimum DRAM bytes.
+    pub bytes: f64,
+    /// Element size of the main input.
+    pub elem: f64,
+    /// Main input dtype as written (`float`, `c10::BFloat16`, …).
+    pub dtype: &'static str,
+}
+
+fn intern_dtype(t: &str) -> &'static str {
+    match t.trim_start_matches("c10::") {
+        "float" => "float",
+        "double" => "double",
+        "Half" => "half",
+        "BFloat16" => "bfloat16",
+        "long int" => "int64",
+        "int" => "int32",
+        "bool" => "bool",
+        "unsigned char" => "uint8",
+        "signed char" => "int8",
+        s if s.starts_with("Float8") => "float8",
+        _ => "other",
+    }
+}
+
+/// Integers of a `Concrete Inputs` value: `[1, 2]` → [1, 2], `3` → [3].
+fn concrete_ints(s: &str) -> Option<Vec<i64>> {
+    let s = s.trim();
+    if s.is_empty() {
+        return None;
+    }
+    let inner = s.trim_start_matches('[').trim_end_matches(']');
+    inner
+        .split(',')
+        .filter(|x| !x.trim().is_empty())
+        .map(|x| x.trim().parse::<i64>().ok())
+        .collect()
+}
+
+fn expand(v: &[i64], n: usize) -> Vec<i64> {
+    match v.len() {
+        0 => vec![0; n],
+        1 => vec![v[0]; n],
+        _ => v.to_vec(),
+    }
+}
+
+const POINTWISE: &[&str] = &[
+    "add",
+    "add_",
+    "sub",
+    "sub_",
+    "mul",
+    "mul_",
+    "div",
+    "div_",
+    "relu",
+    "relu_",
+    "gelu",
+    "silu",
+    "silu_",
+    "sigmoid",
+    "tanh",
+    "exp",
+    "pow",
+    "neg",
+    "sqrt",
+    "rsqrt",
+    "clamp",
+    "clamp_",
+    "clamp_min",
+    "where",
+    "copy_",
+    "to",
+    "_to_copy",
+    "fill_",
+    "zero_",
+    "addcmul_",
+    "addcdiv_",
+    "lerp_",
+    "masked_fill",
+    "masked_fill_",
+    "threshold_backward",
+    "gelu_backward",
+    "silu_backward",
+    "sigmoid_backward",
+    "tanh_backward",
+    "cos",
+    "sin",
+    "abs",
+    "maximum",
+    "minimum",
+    "hardtanh",
+    "leaky_relu",
+    "mish",
+    "dropout",
+    "native_dropout",
+    "cat",
+];
+
+const FORMULAS: &[&str] = &[
+    "mm",
+    "addmm",
+    "bmm",
+    "baddbmm",
+    "matmul",
+    "linear",
+    "conv1d",
+    "conv2d",
+    "conv3d",
+    "convolution",
+    "_convolution",
+    "cudnn_convolution",
+    "slow_conv_dilated2d",
+    "slow_conv_dilated3d",
+    "scaled_dot_product_attention",
+    "_scaled_dot_product_flash_attention",
+    "_scaled_dot_product_efficient_attention",
+    "_scaled_dot_product_cudnn_attention",
+    "_flash_attn_forward",
+    "flash_attn::_flash_attn_forward",
+    "layer_norm",
+    "native_layer_norm",
+    "group_norm",
+    "native_group_norm",
+    "batch_norm",
+    "native_batch_norm",
+    "cudnn_batch_norm",
+    "_batch_norm_impl_index",
+    "rms_norm",
+    "_fused_rms_norm",
+    "softmax",
+    "_softmax",
+    "log_softmax",
+    "_log_softmax",
+    "sum",
+    "mean",
+    "amax",
+    "amin",
+    "norm",
+    "linalg_vector_norm",
+];
+
+/// True when [`op_cost`] has a formula for the operator name.
+pub fn has_formula(name: &str) -> bool {
+    let base = name.strip_prefix("aten::").unwrap_or(name);
+    FORMULAS.contains(&base) || POINTWISE.contains(&base)
+}
+
+/// Cost of one call, or `None` when the operator has no formula or the shapes do not fit it.
+pub fn op_cost(name: &str, dims: &[Arg], types: &[String], concrete: &[String]) -> Option<OpCost> {
+    let base = name.strip_prefix("aten::").unwrap_or(name);
+    let ty = |i: usize| types.get(i).map(|s| s.as_str()).unwrap_or("");
+    let shape = |i: usize| dims.get(i).and_then(|a| a.shape());
+    let elem_of = |i: usize| dtype_bytes(ty(i));
+    let mk = |kind, flops: f64, bytes: f64, elem: f64, i: usize| {
+        (flops.is_finite() && bytes.is_finite() && bytes > 0.0).then_some(OpCost {
+            kind,
+            flops,
+            bytes,
+            elem,
+            dtype: intern_dtype(ty(i)),
+        })
+    };
+    match base {
+        "mm" => {
+            let (a, b) = (shape(0)?, shape(1)?);
+            if a.len() != 2 || b.len() != 2 {
+                return None;
+            }
+            let (m, k, n) = (a[0] as f64, a[1] as f64, b[1] as f64);
+            let e = elem_of(0)?;
+            mk(
+                CostKind::Gemm,
+                2.0 * m * k * n,
+                (m * k + k * n + m * n) * e,
+                e,
+                0,
+            )
+        }
+        "addmm" => {
+            let (c, a, b) = (shape(0)?, shape(1)?, shape(2)?);
+            if a.len() != 2 || b.len() != 2 {
+                return None;
+            }
+            let (m, k, n) = (a[0] as f64, a[1] as f64, b[1] as f64);
+            let e = elem_of(1)?;
+            mk(
+                CostKind::Gemm,
+                2.0 * m * k * n + m * n,
+                (m * k + k * n + m * n + numel(c)) * e,
+                e,
+                1,
+            )
+        }
+        "bmm" | "baddbmm" => {
+            let off = usize::from(base == "baddbmm");
+            let (a, b) = (shape(off)?, shape(off + 1)?);
+            if a.len() != 3 || b.len() != 3 {
+                return None;
+            }
+            let (bt, m, k, n) = (a[0] as f64, a[1] as f64, a[2] as f64, b[2] as f64);
+            let e = elem_of(off)?;
+            mk(
+                CostKind::Gemm,
+                2.0 * bt * m * k * n,
+                bt * (m * k + k * n + m * n) * e,
+                e,
+                off,
+            )
+        }
+        "matmul" => {
+            let (a, b) = (shape(0)?, shape(1)?);
+            if a.len() < 2 || b.len() < 2 {
+                return None;
+            }
+            let (m, k) = (a[a.len() - 2] as f64, a[a.len() - 1] as f64);
+            let n = b[b.len() - 1] as f64;
+            let batch = numel(&a[..a.len() - 2]).max(numel(&b[..b.len() - 2]));
+            let e = elem_of(0)?;
+            mk(
+                CostKind::Gemm,
+                2.0 * batch * m * k * n,
+                (numel(a) + numel(b) + batch * m * n) * e,
+                e,
+                0,
+            )
+        }
+        "linear" => {
+            let (x, w) = (shape(0)?, shape(1)?);
+            if x.is_empty() || w.len() != 2 {
+                return None;
+            }
+            let k = *x.last()? as f64;
+            let m = numel(&x[..x.len() - 1]);
+            let n = w[0] as f64;
+            let e = elem_of(0)?;
+            let bias = shape(2).map(numel).unwrap_or(0.0);
+            mk(
+                CostKind::Gemm,
+                2.0 * m * k * n,
+                (m * k + n * k + m * n + bias) * e,
+                e,
+                0,
+            )
+        }
+        "conv1d"
+        | "conv2d"
+        | "conv3d"
+        | "convolution"
+        | "_convolution"
+        | "cudnn_convolution"
+        | "slow_conv_dilated2d"
+        | "slow_conv_dilated3d" => {
+            let (x, w) = (shape(0)?, shape(1)?);
+            if x.len() < 3 || w.len() != x.len() {
+                return None;
+            }
+            let sp = x.len() - 2;
+            // (stride, padding, dilation, groups) positions per signature
+            let (si, pi, di, gi): (usize, usize, usize, Option<usize>) = match base {
+                "cudnn_convolution" => (3, 2, 4, Some(5)),
+                "slow_conv_dilated2d" | "slow_conv_dilated3d" => (4, 5, 6, None),
+                "convolution" | "_convolution" => {
+                    if concrete.get(6).map(|s| s.trim()) == Some("True") {
+                        return None; // transposed
+                    }
+                    (3, 4, 5, Some(8))
+                }
+                _ => (3, 4, 5, Some(6)),
+            };
+            let stride = expand(&concrete_ints(concrete.get(si)?)?, sp);
+            let pad = expand(&concrete_ints(concrete.get(pi)?)?, sp);
+            let dil = expand(&concrete_ints(concrete.get(di)?)?, sp);
+            let groups = match gi {
+                Some(g) => concrete
+                    .get(g)
+                    .and_then(|s| concrete_ints(s))
+                    .and_then(|v| v.first().copied())
+                    .unwrap_or(1)
+                    .max(1),
+                None => 1,
+            };
+            if stride.len() != sp || pad.len() != sp || dil.len() != sp {
+                return None;
+            }
+            let mut out_sp = 1.0;
+            for i in 0..sp {
+                let (inp, k) = (x[2 + i], w[2 + i]);
+                let s = stride[i].max(1);
+                let o = (inp + 2 * pad[i] - dil[i].max(1) * (k - 1) - 1) / s + 1;
+                if o <= 0 {
+                    return None;
+                }
+                out_sp *= o as f64;
+            }
+            let (n, cin, cout) = (x[0] as f64, x[1] as f64, w[0] as f64);
+            let kernel = numel(&w[2..]);
+            let e = elem_of(0)?;
+            let flops = 2.0 * n * cout * out_sp * (cin / groups as f64) * kernel;
+            let bytes = (numel(x) + numel(w) + n * cout * out_sp) * e;
+            mk(CostKind::Conv, flops, bytes, e, 0)
+        }
+        "scaled_dot_product_attention"
+        | "_scaled_dot_product_flash_attention"
+        | "_scaled_dot_product_efficient_attention"
+        | "_scaled_dot_product_cudnn_attention"
+        | "_flash_attn_forward"
+        | "flash_attn::_flash_attn_forward" => {
+            let (q, k, v) = (shape(0)?, shape(1)?, shape(2)?);
+            if q.len() != 4 || k.len() != 4 || v.len() != 4 {
+                return None;
+            }
+            // [B, H, L, D] for SDPA; [B, L, H, D] for flash_attn
+            let flash = name.contains("flash_attn::") || base == "_flash_attn_forward";
+            let (b, h, l, d, s, dv) = if flash {
+                (q[0], q[2], q[1], q[3], k[1], v[3])
+            } else {
+                (q[0], q[1], q[2], q[3], k[2], v[3])
+            };
+            let (b, h, l, d, s, dv) = (b as f64, h as f64, l as f64, d as f64, s as f64, dv as f64);
+            let e = elem_of(0)?;
+            let flops = 2.0 * b * h * l * s * d + 2.0 * b * h * l * s * dv;
+            let bytes = (numel(q) + numel(k) + numel(v) + b * h * l * dv) * e;
+            mk(CostKind::Attention, flops, bytes, e, 0)
+        }
+        "layer_norm"
+        | "native_layer_norm"
+        | "group_norm"
+        | "native_group_norm"
+        | "batch_norm"
+        | "native_batch_norm"
+        | "cudnn_batch_norm"
+        | "_batch_norm_impl_index"
+        | "rms_norm"
+        | "_fused_rms_norm" => {
+            let x = shape(0)?;
+            let e = elem_of(0)?;
+            let params: f64 = (1..dims.len()).filter_map(shape).map(numel).sum();
+            let n = numel(x);
+            mk(CostKind::Norm, 8.0 * n, (2.0 * n + params) * e, e, 0)
+        }
+        "softmax" | "_softmax" | "log_softmax" | "_log_softmax" => {
+            let x = shape(0)?;
+            let e = elem_of(0)?;
+            let n = numel(x);
+            mk(CostKind::Softmax, 5.0 * n, 2.0 * n * e, e, 0)
+        }
+        "sum" | "mean" | "amax" | "amin" | "norm" | "linalg_vector_norm" => {
+            let x = shape(0)?;
+            let e = elem_of(0)?;
+            let n = numel(x);
+            mk(CostKind::Reduction, n, n * e, e, 0)
+        }
+        _ if POINTWISE.contains(&base) => {
+            // tensors among the inputs, their bytes; the output takes the largest shape
+            let mut read = 0.0;
+            let mut out: f64 = 0.0;
+            let mut out_elem = 0.0;
+            let mut first = None;
+            for (i, a) in dims.iter().enumerate() {
+                match a {
+                    Arg::Tensor(s) if !s.is_empty() => {
+                        let e = elem_of(i)?;
+                        let n = numel(s);
+                        read += n * e;
+                        if n > out {
+                            out = n;
+                            out_elem = e;
+                        }
+                        first.get_or_insert(i);
+                    }
+                    Arg::List(l) => {
+                        let e = elem_of(i).unwrap_or(4.0);
+                        let n: f64 = l.iter().map(|s| numel(s)).sum();
+                        read += n * e;
+                        out = out.max(n);
+                        out_elem = e;
+                        first.get_or_insert(i);
+                    }
+                    _ => {}
+                }
+            }
+            let first = first?;
+            let write = out * out_elem;
+            // in-place and fill ops write their first argument: no extra read for fill_/zero_
+            let read = if matches!(base, "fill_" | "zero_") {
+                0.0
+            } else {
+                read
+            };
+            mk(CostKind::Elementwise, out, read + write, out_elem, first)
+        }
+        _ => None,
+    }
+}
+
+/// FxHash (rustc's): a fast hasher for the small integer keys of the roofline's tables.
+#[derive(Default)]
+struct Fx(u64);
+
+impl Hasher for Fx {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.write_u64(b as u64);
+        }
+    }
+    fn write_u32(&mut self, i: u32) {
+        self.write_u64(i as u64);
+    }
+    fn write_u64(&mut self, i: u64) {
+        self.0 = (self.0.rotate_left(5) ^ i).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+    fn write_i32(&mut self, i: i32) {
+        self.write_u64(i as u32 as u64);
+    }
+}
+
+type FxMap<K, V> = HashMap<K, V, BuildHasherDefault<Fx>>;
+
+/// One operator instance on the roofline.
+#[derive(Clone, Debug, PartialEq)]
+pub struct OpPoint {
+    /// Index of the operator in `trace.cpu`.
+    pub op: u32,
+    /// Cost.
+    pub cost: OpCost,
+    /// Device time of its kernels, ns.
+    pub time: Ns,
+    /// Its kernels (indices in `trace.gpu`).
+    pub kernels: Vec<u32>,
+    /// Compute peak used, TFLOP/s.
+    pub peak_tflops: f64,
+    /// Bandwidth, GB/s.
+    pub bw_gbs: f64,
+    /// Least possible time, ns.
+    pub ideal: f64,
+    /// Memory-bound (intensity below the ridge point).
+    pub memory_bound: bool,
+    /// Kernels ran on tensor cores.
+    pub tensor_cores: bool,
+}
+
+impl OpPoint {
+    /// Achieved TFLOP/s.
+    pub fn tflops(&self) -> f64 {
+        if self.time > 0 {
+            self.cost.flops / self.time as f64 / 1000.0
+        } else {
+            0.0
+        }
+    }
+    /// Achieved GB/s.
+    pub fn gbs(&self) -> f64 {
+        if self.time > 0 {
+            self.cost.bytes / self.time as f64
+        } else {
+            0.0
+        }
+    }
+    /// Arithmetic intensity, FLOP/byte.
+    pub fn intensity(&self) -> f64 {
+        self.cost.flops / self.cost.bytes
+    }
+}
+
+/// The tensor or FP32 peak for a cost on a device.
+pub fn peak_for(spec: &DeviceSpec, cost: &OpCost, tensor_cores: bool) -> f64 {
+    if !tensor_cores {
+        return spec.fp32;
+    }
+    let tc = match cost.dtype {
+        "float8" => spec.fp8.or(spec.fp16),
+        "half" | "bfloat16" => spec.fp16,
+        "float" => spec.tf32.or(spec.fp16),
+        _ => None,
+    };
+    tc.unwrap_or(spec.fp32)
+}
+
+/// Roofline points of the operators with a formula and recorded shapes, for kernels that
+/// belong to the window (`counts`), in start order. Devices not in the peak table give none.
+pub fn roofline(trace: &Trace, counts: &dyn Fn(u32) -> bool) -> Vec<OpPoint> {
+    if trace.op_shapes.is_empty() {
+        return Vec::new();
+    }
+    // formula ops per thread, outermost only
+    let mut cache: FxMap<(NameId, NameId, NameId, NameId), Option<OpCost>> = FxMap::default();
+    let mut per_thread: FxMap<u32, Vec<(Ns, Ns, u32, OpCost)>> = FxMap::default();
+    // 0 = not looked at, 1 = has a formula, 2 = has none
+    let mut formula: Vec<u8> = vec![0; trace.names.len()];
+    for (i, e) in trace.cpu.iter().enumerate() {
+        if e.kind != CpuKind::Op || e.external_id == 0 {
+            continue;
+        }
+        let known = formula.get_mut(e.name.0 as usize);
+        match known {
+            Some(k) if *k == 0 => {
+                *k = if has_formula(trace.name(e.name)) {
+                    1
+                } else {
+                    2
+                }
+            }
+            Some(_) => {}
+            None => continue,
+        }
+        if formula[e.name.0 as usize] != 1 {
+            continue;
+        }
+        let Some(s) = trace.op_shapes.get(&e.external_id) else {
+            continue;
+        };
+        let cost = *cache
+            .entry((e.name, s.dims, s.types, s.concrete))
+            .or_insert_with(|| {
+                let dims = parse_dims(trace.name(s.dims))?;
+                let types = parse_strings(trace.name(s.types)).unwrap_or_default();
+                let concrete = parse_strings(trace.name(s.concrete)).unwrap_or_default();
+                op_cost(trace.name(e.name), &dims, &types, &concrete)
+            });
+        let Some(cost) = cost else { continue };
+        let v = per_thread.entry(e.thread).or_default();
+        if v.last().is_some_and(|&(_, end, _, _)| e.start < end) {
+            continue; // nested in an outer op with a formula
+        }
+        v.push((e.start, e.end(), i as u32, cost));
+    }
+    let mut points: FxMap<u32, OpPoint> = FxMap::default();
+    let mut tc_name: FxMap<NameId, bool> = FxMap::default();
+    let mut specs: FxMap<i32, Option<&'static DeviceSpec>> = FxMap::default();
+    for (gi, g) in trace.gpu.iter().enumerate() {
+        if g.kind != GpuKind::Kernel || g.launch == NONE || !counts(gi as u32) {
+            continue;
+        }
+        let l = &trace.cpu[g.launch as usize];
+        let Some(v) = per_thread.get(&l.thread) else {
+            continue;
+        };
+        let k = v.partition_point(|&(s, _, _, _)| s <= l.start);
+        if k == 0 || l.end() > v[k - 1].1 {
+            continue;
+        }
+        let (_, _, op, cost) = v[k - 1];
+        let Some(spec) = *specs
+            .entry(g.device)
+            .or_insert_with(|| trace.device(g.device as i64).and_then(devices_db::lookup))
+        else {
+            continue;
+        };
+        let tc = *tc_name
+            .entry(g.name)
+            .or_insert_with(|| classify::uses_tensor_cores(trace.name(g.name)));
+        let p = points.entry(op).or_insert_with(|| OpPoint {
+            op,
+            cost,
+            time: 0,
+            kernels: Vec::new(),
+            peak_tflops: spec.fp32,
+            bw_gbs: spec.mem_bw,
+            ideal: 0.0,
+            memory_bound: false,
+            tensor_cores: false,
+        });
+        p.time += g.dur;
+        p.kernels.push(gi as u32);
+        p.tensor_cores |= tc;
+        p.peak_tflops = peak_for(spec, &p.cost, p.tensor_cores);
+    }
+    let mut out: Vec<OpPoint> = points
+        .into_values()
+        .filter(|p| p.time > 0)
+        .map(|mut p| {
+            let t_compute = p.cost.flops / (p.peak_tflops * 1e12) * 1e9;
+            let t_memory = p.cost.bytes / (p.bw_gbs * 1e9) * 1e9;
+            p.ideal = t_compute.max(t_memory);
+            p.memory_bound = t_memory >= t_compute;
+            p
+        })
+        .collect();
+    out.sort_by_key(|p| (trace.cpu[p.op as usize].start, p.op));
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn s(v: &[&str]) -> Vec<String> {
+        v.iter().map(|x| x.to_string()).collect()
+    }
+
+    #[test]
+    fn parses_dims_and_lists() {
+        let d = parse_dims("[[128, 256], [], [[1, 2], [3]]]").unwrap();
+        assert_eq!(d[0], Arg::Tensor(vec![128, 256]));
+        assert_eq!(d[1], Arg::Tensor(vec![]));
+        assert_eq!(d[2], Arg::List(vec![vec![1, 2], vec![3]]));
+        assert_eq!(
+            parse_strings("[\"float\", \"\"]").unwrap(),
+            s(&["float", ""])
+        );
+        assert!(parse_dims("not json").is_none());
+    }
+
+    #[test]
+    fn gemm_costs() {
+        let d = parse_dims("[[128, 256], [256, 64]]").unwrap();
+        let c = op_cost("aten::mm", &d, &s(&["float", "float"]), &[]).unwrap();
+        assert_eq!(c.flops, 2.0 * 128.0 * 256.0 * 64.0);
+        assert_eq!(c.bytes, (128.0 * 256.0 + 256.0 * 64.0 + 128.0 * 64.0) * 4.0);
+        assert_eq!(c.kind, CostKind::Gemm);
+        // linear [16, 559, 1024] x [1024, 1024] + bias, bf16
+        let d = parse_dims("[[16, 559, 1024], [1024, 1024], [1024]]").unwrap();
+        let t = s(&["c10::BFloat16", "c10::BFloat16", "c10::BFloat16"]);
+        let c = op_cost("aten::linear", &d, &t, &[]).unwrap();
+        let m = 16.0 * 559.0;
+        assert_eq!(c.flops, 2.0 * m * 1024.0 * 1024.0);
+        assert_eq!(c.bytes, (m * 1024.0 * 2.0 + 1024.0 * 1024.0 + 1024.0) * 2.0);
+        assert_eq!(c.dtype, "bfloat16");
+        let d = parse_dims("[[8, 64, 32], [8, 32, 16]]").unwrap();
+        let c = op_cost("aten::bmm", &d, &s(&["c10::Half", "c10::Half"]), &[]).unwrap();
+        assert_eq!(c.flops, 2.0 * 8.0 * 64.0 * 32.0 * 16.0);
+    }
+
+    #[test]
+    fn conv_needs_concrete_inputs() {
+        // ResNet stem: [32,3,224,224] * [64,3,7,7], stride 2, pad 3 → [32,64,112,112]
+        let d = parse_dims("[[32, 3, 224, 224], [64, 3, 7, 7], [], [], [], [], []]").unwrap();
+        let t = s(&[
+            "float",
+            "float",
+            "",
+            "ScalarList",
+            "ScalarList",
+            "ScalarList",
+            "Scalar",
+        ]);
+        let c = s(&["", "", "", "[2, 2]", "[3, 3]", "[1, 1]", "1"]);
+        let cost = op_cost("aten::conv2d", &d, &t, &c).unwrap();
+        assert_eq!(cost.flops, 2.0 * 32.0 * 64.0 * 112.0 * 112.0 * 3.0 * 49.0);
+        assert_eq!(
+            cost.bytes,
+            (32.0 * 3.0 * 224.0 * 224.0 + 64.0 * 3.0 * 49.0 + 32.0 * 64.0 * 112.0 * 112.0) * 4.0
+        );
+        assert!(op_cost("aten::conv2d", &d, &t, &[]).is_none());
+        // dilated 3d fallback: kernel 3, dilation 2, padding 2, stride 1 keeps the size
+        let d = parse_dims("[[1, 16, 8, 32, 32], [16, 16, 3, 3, 3], [], [], [], [], []]").unwrap();
+        let c = s(&[
+            "",
+            "",
+            "[3, 3, 3]",
+            "",
+            "[1, 1, 1]",
+            "[2, 2, 2]",
+            "[2, 2, 2]",
+        ]);
+        let cost = op_cost(
+            "aten::slow_conv_dilated3d",
+            &d,
+            &s(&["c10::Half", "c10::Half"]),
+            &c,
+        )
+        .unwrap();
+        assert_eq!(cost.flops, 2.0 * 16.0 * (8.0 * 32.0 * 32.0) * 16.0 * 27.0);
+    }
+
+    #[test]
+    fn attention_and_pointwise() {
+        let d = parse_dims("[[2, 8, 1024, 64], [2, 8, 1024, 64], [2, 8, 1024, 64]]").unwrap();
+        let t = s(&["c10::BFloat16", "c10::BFloat16", "c10::BFloat16"]);
+        let c = op_cost("aten::_scaled_dot_product_flash_attention", &d, &t, &[]).unwrap();
+        assert_eq!(c.flops, 4.0 * 2.0 * 8.0 * 1024.0 * 1024.0 * 64.0);
+        let d = parse_dims("[[32, 256, 56, 56], [32, 256, 56, 56], []]").unwrap();
+        let c = op_cost("aten::add_", &d, &s(&["float", "float", "Int"]), &[]).unwrap();
+        let n = 32.0 * 256.0 * 56.0 * 56.0;
+        assert_eq!(c.flops, n);
+        assert_eq!(c.bytes, 3.0 * n * 4.0);
+        assert_eq!(c.kind, CostKind::Elementwise);
+        assert!(op_cost("aten::view", &d, &s(&["float"]), &[]).is_none());
+        assert_eq!(dtype_bytes("c10::BFloat16"), Some(2.0));
+        assert_eq!(dtype_bytes("long int"), Some(8.0));
+        assert_eq!(dtype_bytes("c10::Float8_e4m3fn"), Some(1.0));
+    }
+
+    #[test]
+    fn peaks_by_dtype_and_tensor_cores() {
+        let spec = devices_db::H100_SXM;
+        let cost = OpCost {
+            kind: CostKind::Gemm,
+            flops: 1.0,
+            bytes: 1.0,
+            elem: 2.0,
+            dtype: "bfloat16",
+        };
+        assert_eq!(peak_for(&spec, &cost, true), 989.4);
+        assert_eq!(peak_for(&spec, &cost, false), 67.0);
+        let f32c = OpCost {
+            dtype: "float",
+            ..cost
+        };
+        assert_eq!(peak_for(&spec, &f32c, true), 494.7);
+    }
+}
