@@ -35,14 +35,24 @@ fn close(actual: f64, expected: f64, tol: f64, what: &str) {
 fn analyze_table_on_shipped_resnet_sample() {
     let p = common::sample("resnet50_v100_num_workers_0.pt.trace.json.gz");
     let out = stallscope(&["analyze", p.to_str().unwrap()]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let text = String::from_utf8(out.stdout).unwrap();
     assert!(text.contains("Steps (6)"), "{text}");
     assert!(text.contains("Tesla V100-DGXS-32GB"), "{text}");
     assert!(text.contains("dgrad_engine"), "{text}");
     for line in text.lines() {
-        assert!(line.chars().count() <= 100, "line over 100 columns: {line:?}");
-        assert!(!line.contains('\x1b'), "colour codes with NO_COLOR: {line:?}");
+        assert!(
+            line.chars().count() <= 100,
+            "line over 100 columns: {line:?}"
+        );
+        assert!(
+            !line.contains('\x1b'),
+            "colour codes with NO_COLOR: {line:?}"
+        );
     }
 }
 
@@ -50,7 +60,9 @@ fn analyze_table_on_shipped_resnet_sample() {
 /// (../shared/reference/expected-values.md §2.1), through the CLI's JSON.
 #[test]
 fn json_report_reproduces_tensorboard_plugin_on_resnet_sample() {
-    let r = json_report(&common::sample("resnet50_v100_num_workers_0.pt.trace.json.gz"));
+    let r = json_report(&common::sample(
+        "resnet50_v100_num_workers_0.pt.trace.json.gz",
+    ));
     assert_eq!(r["schema_version"], 1);
     assert_eq!(r["source"]["events"], 75718);
     let steps = r["steps"].as_array().unwrap();
@@ -61,33 +73,86 @@ fn json_report_reproduces_tensorboard_plugin_on_resnet_sample() {
         close(s["duration_us"].as_f64().unwrap(), e, 1.0, "step total");
     }
     let b = &r["breakdown_us"];
-    close(r["step_time_us"].as_f64().unwrap(), 177592.0, 1.0, "average step");
+    close(
+        r["step_time_us"].as_f64().unwrap(),
+        177592.0,
+        1.0,
+        "average step",
+    );
     close(b["kernel"].as_f64().unwrap(), 98589.0, 1.0, "kernel");
     close(b["memcpy"].as_f64().unwrap(), 1915.0, 1.0, "memcpy");
     close(b["memset"].as_f64().unwrap(), 89.0, 1.0, "memset");
     close(b["runtime"].as_f64().unwrap(), 2908.0, 1.0, "runtime");
-    close(b["dataloader"].as_f64().unwrap(), 59262.0, 1.0, "dataloader");
+    close(
+        b["dataloader"].as_f64().unwrap(),
+        59262.0,
+        1.0,
+        "dataloader",
+    );
     close(b["cpu_exec"].as_f64().unwrap(), 13674.0, 1.0, "cpu_exec");
     close(b["other"].as_f64().unwrap(), 1156.0, 1.0, "other");
-    close(b["communication"].as_f64().unwrap(), 0.0, 0.0, "communication");
+    close(
+        b["communication"].as_f64().unwrap(),
+        0.0,
+        0.0,
+        "communication",
+    );
     let d = &r["devices"][0];
     assert_eq!(d["name"], "Tesla V100-DGXS-32GB");
     assert_eq!(d["sm_count"], 80);
-    close(d["utilization"].as_f64().unwrap(), 0.5551, 0.0001, "GPU utilization");
-    close(d["sm_efficiency"].as_f64().unwrap(), 0.5468, 0.0001, "SM efficiency");
-    close(d["achieved_occupancy"].as_f64().unwrap(), 0.4913, 0.0001, "occupancy");
-    close(d["tensor_core_ratio"].as_f64().unwrap(), 0.0, 0.0, "tensor cores");
+    close(
+        d["utilization"].as_f64().unwrap(),
+        0.5551,
+        0.0001,
+        "GPU utilization",
+    );
+    close(
+        d["sm_efficiency"].as_f64().unwrap(),
+        0.5468,
+        0.0001,
+        "SM efficiency",
+    );
+    close(
+        d["achieved_occupancy"].as_f64().unwrap(),
+        0.4913,
+        0.0001,
+        "occupancy",
+    );
+    close(
+        d["tensor_core_ratio"].as_f64().unwrap(),
+        0.0,
+        0.0,
+        "tensor cores",
+    );
     let k = &r["kernels"][0];
-    assert!(k["name"].as_str().unwrap().contains("dgrad_engine<float, 512, 6, 5, 3, 3, 3, false>"));
+    assert!(k["name"]
+        .as_str()
+        .unwrap()
+        .contains("dgrad_engine<float, 512, 6, 5, 3, 3, 3, false>"));
     assert_eq!(k["calls"], 162);
-    close(k["total_us"].as_f64().unwrap(), 80756.0, 1.0, "top kernel total");
+    close(
+        k["total_us"].as_f64().unwrap(),
+        80756.0,
+        1.0,
+        "top kernel total",
+    );
     assert_eq!(k["category"], "conv");
     assert_eq!(k["tensor_core"], false);
     let o = &r["ops"][0];
     assert_eq!(o["name"], "aten::cudnn_convolution_backward_weight");
     assert_eq!(o["calls"], 318);
-    close(o["device_self_us"].as_f64().unwrap(), 142461.0, 1.0, "top op device self");
-    close(o["host_total_us"].as_f64().unwrap(), 40246.0, 1.0, "top op host total");
+    close(
+        o["device_self_us"].as_f64().unwrap(),
+        142461.0,
+        1.0,
+        "top op device self",
+    );
+    close(
+        o["host_total_us"].as_f64().unwrap(),
+        40246.0,
+        1.0,
+        "top op host total",
+    );
 }
 
 fn timeline_csv(path: &std::path::Path) -> std::collections::HashMap<String, f64> {
@@ -152,7 +217,11 @@ fn stdin_gives_the_same_report_as_the_file() {
         .stdin(std::fs::File::open(&p).unwrap())
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let from_stdin: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(from_file["steps"], from_stdin["steps"]);
     assert_eq!(from_file["kernels"], from_stdin["kernels"]);
@@ -165,10 +234,23 @@ fn bad_inputs_exit_2_with_one_line_naming_the_file() {
     std::fs::create_dir_all(&dir).unwrap();
     let cases: Vec<(&str, Vec<u8>, &str)> = vec![
         ("empty.json", vec![], "empty"),
-        ("truncated.json", br#"{"traceEvents": [{"ph": "X", "name": "a", "ts": 1, "dur": 2}, {"ph": "X", "na"#.to_vec(), "truncated"),
+        (
+            "truncated.json",
+            br#"{"traceEvents": [{"ph": "X", "name": "a", "ts": 1, "dur": 2}, {"ph": "X", "na"#
+                .to_vec(),
+            "truncated",
+        ),
         ("garbage.json", b"this is not json".to_vec(), "not"),
-        ("other.json", br#"{"nodes": [], "schema": "1.0"}"#.to_vec(), "Execution Trace"),
-        ("db.sqlite", b"SQLite format 3\0xxxxxxxx".to_vec(), "Nsight Systems"),
+        (
+            "other.json",
+            br#"{"nodes": [], "schema": "1.0"}"#.to_vec(),
+            "Execution Trace",
+        ),
+        (
+            "db.sqlite",
+            b"SQLite format 3\0xxxxxxxx".to_vec(),
+            "Nsight Systems",
+        ),
     ];
     for (name, bytes, needle) in cases {
         let p = dir.join(name);
@@ -201,8 +283,18 @@ fn truncated_file_can_be_analyzed_on_request() {
         br#"{"traceEvents": [{"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 1, "tid": 1, "ts": 1, "dur": 2}, {"ph": "X", "na"#,
     )
     .unwrap();
-    let out = stallscope(&["analyze", p.to_str().unwrap(), "--allow-truncated", "--format", "json"]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = stallscope(&[
+        "analyze",
+        p.to_str().unwrap(),
+        "--allow-truncated",
+        "--format",
+        "json",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let r: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(r["warnings"][0]["code"], "truncated");
     assert!(String::from_utf8_lossy(&out.stderr).contains("warning"));

@@ -27,7 +27,9 @@ fn is_kineto_name(name: &str) -> bool {
 
 #[test]
 fn every_corpus_file_loads_or_is_named() {
-    let Some(dir) = common::corpus_file("") else { return };
+    let Some(dir) = common::corpus_file("") else {
+        return;
+    };
     let mut files = Vec::new();
     walk(&dir, &mut files);
     files.sort();
@@ -55,7 +57,10 @@ fn every_corpus_file_loads_or_is_named() {
             Ok(Err(e)) => {
                 let msg = e.to_string();
                 assert!(!msg.contains('\n'), "{name}: multi-line error: {msg}");
-                assert!(msg.starts_with(&path), "{name}: error does not name the file: {msg}");
+                assert!(
+                    msg.starts_with(&path),
+                    "{name}: error does not name the file: {msg}"
+                );
                 assert!(
                     !is_kineto_name(&name)
                         || name.contains("memory_timeline")
@@ -88,7 +93,9 @@ fn parser_sanity_counts() {
         ("tbprof/docs__traces__after_fix_trace.json", 75, 1, 1, 0, 0, 0),
     ];
     for &(rel, events, kernels, runtime, driver, memcpy, memset) in cases {
-        let Some(p) = common::corpus_file(rel) else { return };
+        let Some(p) = common::corpus_file(rel) else {
+            return;
+        };
         let t = common::load(&p);
         let gk = |k: GpuKind| t.gpu.iter().filter(|g| g.kind == k).count();
         let ck = |k: CpuKind| t.cpu.iter().filter(|c| c.kind == k).count();

@@ -50,7 +50,9 @@ pub fn corpus_file(rel: &str) -> Option<PathBuf> {
 
 /// Path of a sample shipped in the repository (`samples/`).
 pub fn sample(rel: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("samples").join(rel)
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("samples")
+        .join(rel)
 }
 
 /// Loads a trace with default options, panicking with the error text on failure.
