@@ -1009,7 +1009,10 @@ fn select_inner(
         WindowSpec::Time { start, end } => {
             let origin = trace.start();
             let (lo, hi) = trace_bounds(trace);
-            let s = start.map(|v| origin.saturating_add(v)).unwrap_or(lo).max(lo);
+            let s = start
+                .map(|v| origin.saturating_add(v))
+                .unwrap_or(lo)
+                .max(lo);
             let e = end.map(|v| origin.saturating_add(v)).unwrap_or(hi).min(hi);
             if s >= e {
                 return Err(WindowError(format!(
