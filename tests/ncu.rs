@@ -19,8 +19,11 @@ fn close(actual: Option<f64>, expected: f64, tol: f64, what: &str) {
     );
 }
 
-/// (duration ns, SM %, Mem %, DRAM %, theoretical %, achieved %, waves, registers)
-const ESMM: [(f64, f64, f64, f64, f64, f64, f64, f64); 3] = [
+/// One ESMM launch: (duration ns, SM %, Mem %, DRAM %, theoretical %, achieved %, waves,
+/// registers).
+type LaunchRow = (f64, f64, f64, f64, f64, f64, f64, f64);
+
+const ESMM: [LaunchRow; 3] = [
     (139914240.0, 87.60, 33.62, 12.56, 22.92, 22.49, 18.62, 56.0),
     (90892608.0, 97.72, 97.72, 50.81, 22.92, 22.59, 18.62, 40.0),
     (90236288.0, 98.56, 98.56, 49.56, 22.92, 22.59, 18.62, 40.0),
