@@ -163,6 +163,38 @@ fn named_traces_get_the_expected_verdicts() {
     }
 }
 
+#[test]
+fn roofline_numbers_stay_under_the_h100_peaks() {
+    // Qwen1.5-0.5B on an H100 (bf16, record_shapes): GEMMs are compute-bound, pointwise ops
+    // memory-bound; achieved throughput is below the published peaks (989 TFLOP/s bf16,
+    // 3,350 GB/s) and far above nothing
+    let rel = "tracelens/tests__traces__h100__Qwen_Qwen1.5-0.5B-Chat__1016005.json.gz";
+    let Some(d) = run(rel) else { return };
+    let c = d
+        .findings
+        .iter()
+        .find(|f| f.id == "compute-bound")
+        .expect("compute-bound");
+    let tf = c.evidence.metrics["aten::linear/achieved_tflops"];
+    assert!((300.0..989.4).contains(&tf), "linear at {tf} TFLOP/s");
+    let m = d
+        .findings
+        .iter()
+        .find(|f| f.id == "memory-bound")
+        .expect("memory-bound");
+    let gbs = m.evidence.metrics["aten::mul/achieved_gbs"];
+    assert!((500.0..3350.0).contains(&gbs), "mul at {gbs} GB/s");
+    // the shapes behind the numbers are shown
+    assert!(
+        c.evidence
+            .facts
+            .iter()
+            .any(|x| x.contains("[[16, 559, 1024], [2816, 1024], []]")),
+        "{:?}",
+        c.evidence.facts
+    );
+}
+
 fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
     for e in std::fs::read_dir(dir).unwrap() {
         let p = e.unwrap().path();

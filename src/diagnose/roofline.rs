@@ -122,13 +122,13 @@ fn class_finding(f: &Facts, id: &'static str, pts: &[&OpPoint]) -> Option<Findin
             .shapes
             .iter()
             .max_by_key(|(k, v)| (**v, std::cmp::Reverse(**k)))
-            .map(|(k, _)| trace.name(crate::model::NameId(*k)).to_string())
+            .map(|(k, _)| compact(trace.name(crate::model::NameId(*k))))
             .unwrap_or_default();
         e.facts.push(format!(
             "  {} {}{} ×{}: {} per step, {:.1} TFLOP/s ({} of {:.0}{}), {:.0} GB/s ({} of {:.0}), \
              {:.1} FLOP/B (ridge {:.0}){}",
             name,
-            a.dtype,
+            if a.dtype == "other" { "" } else { a.dtype },
             if shape.is_empty() {
                 String::new()
             } else {
@@ -223,6 +223,12 @@ fn class_finding(f: &Facts, id: &'static str, pts: &[&OpPoint]) -> Option<Findin
     })
 }
 
+/// A recorded JSON array on one line (`[[16, 559], []]`), whatever the file's layout.
+pub fn compact(text: &str) -> String {
+    let s: String = text.chars().filter(|c| !c.is_whitespace()).collect();
+    s.replace(',', ", ")
+}
+
 /// Input shapes and dtypes of the first calls of the named operators, as evidence lines;
 /// `None` when the trace does not record shapes.
 pub fn shapes_of_ops(f: &Facts, names: &[String], n: usize) -> Option<Vec<String>> {
@@ -248,16 +254,15 @@ pub fn shapes_of_ops(f: &Facts, names: &[String], n: usize) -> Option<Vec<String
         out.push(format!(
             "  {} inputs {} {}{}",
             trace.name(e.name),
-            super::short(trace.name(s.dims), 80),
-            super::short(trace.name(s.types), 60),
-            if trace
-                .name(s.concrete)
-                .trim_matches(|c| c == '[' || c == ']' || c == '"' || c == ',' || c == ' ')
-                .is_empty()
+            super::short(&compact(trace.name(s.dims)), 80),
+            super::short(&compact(trace.name(s.types)), 60),
+            if compact(trace.name(s.concrete))
+                .chars()
+                .all(|c| matches!(c, '[' | ']' | '"' | ',' | ' '))
             {
                 String::new()
             } else {
-                format!(" {}", super::short(trace.name(s.concrete), 60))
+                format!(" {}", super::short(&compact(trace.name(s.concrete)), 60))
             }
         ));
     }
@@ -370,6 +375,14 @@ mod tests {
             .facts
             .iter()
             .any(|x| x.contains("[[8192, 8192], [8192, 8192]]")));
+    }
+
+    #[test]
+    fn compact_layout() {
+        assert_eq!(
+            super::compact("[\n  [\n    16,\n    559\n  ],\n  []\n]"),
+            "[[16, 559], []]"
+        );
     }
 
     #[test]
