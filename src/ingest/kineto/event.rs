@@ -283,12 +283,8 @@ impl<'de> Deserialize<'de> for RawArgs<'de> {
                         b"Total Allocated" => a.total_allocated = m.next_value()?,
                         b"name" => a.name = m.next_value()?,
                         b"labels" => a.labels = m.next_value()?,
-                        b"Input Dims" => {
-                            a.input_dims = Some(m.next_value::<&RawValue>()?.get())
-                        }
-                        b"Input type" => {
-                            a.input_type = Some(m.next_value::<&RawValue>()?.get())
-                        }
+                        b"Input Dims" => a.input_dims = Some(m.next_value::<&RawValue>()?.get()),
+                        b"Input type" => a.input_type = Some(m.next_value::<&RawValue>()?.get()),
                         b"Concrete Inputs" => {
                             a.concrete_inputs = Some(m.next_value::<&RawValue>()?.get())
                         }
