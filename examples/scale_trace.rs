@@ -464,7 +464,7 @@ impl<W: Write> Write for Counter<W> {
 /// Plain or gzip output.
 enum Sink {
     Plain(BufWriter<File>),
-    Gz(flate2::write::GzEncoder<BufWriter<File>>),
+    Gz(Box<flate2::write::GzEncoder<BufWriter<File>>>),
 }
 
 impl Write for Sink {
@@ -606,10 +606,10 @@ fn run(input: &str, output: &str, target: u64, gzip: bool, verify: bool) -> io::
     let tmp = format!("{output}.tmp");
     let file = BufWriter::with_capacity(1 << 20, File::create(&tmp)?);
     let sink = if gzip {
-        Sink::Gz(flate2::write::GzEncoder::new(
+        Sink::Gz(Box::new(flate2::write::GzEncoder::new(
             file,
             flate2::Compression::new(6),
-        ))
+        )))
     } else {
         Sink::Plain(file)
     };
