@@ -172,7 +172,9 @@ pub fn sort_ops(r: &mut Report, key: OpSort) {
         OpSort::DeviceSelf => r.ops.sort_by(|a, b| {
             desc(a.device_self_us, b.device_self_us).then(desc(a.host_total_us, b.host_total_us))
         }),
-        OpSort::DeviceTotal => r.ops.sort_by(|a, b| desc(a.device_total_us, b.device_total_us)),
+        OpSort::DeviceTotal => r
+            .ops
+            .sort_by(|a, b| desc(a.device_total_us, b.device_total_us)),
         OpSort::HostSelf => r.ops.sort_by(|a, b| desc(a.host_self_us, b.host_self_us)),
         OpSort::HostTotal => r.ops.sort_by(|a, b| desc(a.host_total_us, b.host_total_us)),
         OpSort::Calls => r.ops.sort_by_key(|o| std::cmp::Reverse(o.calls)),
@@ -258,8 +260,9 @@ fn analyze(args: AnalyzeArgs) -> Result<(), (i32, String)> {
         .render(&rep, &ropts, &mut buf)
         .map_err(|e| (1, format!("error: rendering the report: {e}")))?;
     match &args.output {
-        Some(p) => std::fs::write(p, &buf)
-            .map_err(|e| (1, format!("error: {}: {e}", p.display())))?,
+        Some(p) => {
+            std::fs::write(p, &buf).map_err(|e| (1, format!("error: {}: {e}", p.display())))?
+        }
         None => {
             let mut out = io::stdout().lock();
             if let Err(e) = out.write_all(&buf).and_then(|_| out.flush()) {
@@ -284,9 +287,7 @@ fn analyze_ncu(args: &AnalyzeArgs, path: &str) -> Result<(), (i32, String)> {
     let section = report::nvidia::NcuSection::new(&n, None);
     let mut buf: Vec<u8> = Vec::new();
     let written = match args.format {
-        Format::Table => {
-            report::nvidia::write_ncu(&section, args.top.unwrap_or(10), 100, &mut buf)
-        }
+        Format::Table => report::nvidia::write_ncu(&section, args.top.unwrap_or(10), 100, &mut buf),
         Format::Json => {
             // the versioned report of an empty timeline, with its `ncu` section
             let mut trace = crate::model::build::TraceBuilder::new().build();
@@ -298,11 +299,15 @@ fn analyze_ncu(args: &AnalyzeArgs, path: &str) -> Result<(), (i32, String)> {
             let a = analysis::analyze(&trace, &AnalyzeOptions::default());
             let mut rep = Report::new(&trace, &a);
             rep.ncu = Some(section);
-            report::json::Json.render(&rep, &report::RenderOptions {
-                top: 0,
-                color: false,
-                width: 100,
-            }, &mut buf)
+            report::json::Json.render(
+                &rep,
+                &report::RenderOptions {
+                    top: 0,
+                    color: false,
+                    width: 100,
+                },
+                &mut buf,
+            )
         }
         _ => {
             return Err((

@@ -186,8 +186,21 @@ impl TraceBuilder {
         kernel_dur_us: f64,
     ) -> u64 {
         let ext = self.op(op, op_start_us, op_dur_us);
-        let corr = self.runtime("cudaLaunchKernel", ext, op_start_us + 1.0, (op_dur_us - 2.0).max(0.5));
-        self.gpu(GpuKind::Kernel, kernel, 0, 7, kernel_start_us, kernel_dur_us, corr);
+        let corr = self.runtime(
+            "cudaLaunchKernel",
+            ext,
+            op_start_us + 1.0,
+            (op_dur_us - 2.0).max(0.5),
+        );
+        self.gpu(
+            GpuKind::Kernel,
+            kernel,
+            0,
+            7,
+            kernel_start_us,
+            kernel_dur_us,
+            corr,
+        );
         ext
     }
 

@@ -91,7 +91,10 @@ impl IntervalSet {
 
     /// First start and last end, if any.
     pub fn hull(&self) -> Option<Interval> {
-        Some(Interval::new(self.spans.first()?.start, self.spans.last()?.end))
+        Some(Interval::new(
+            self.spans.first()?.start,
+            self.spans.last()?.end,
+        ))
     }
 
     /// Union with another set.
@@ -220,11 +223,20 @@ mod tests {
         let b = set(&[(2, 4), (8, 22), (29, 40)]);
         assert_eq!(
             a.subtract(&b).spans(),
-            &[Interval::new(0, 2), Interval::new(4, 8), Interval::new(22, 29)]
+            &[
+                Interval::new(0, 2),
+                Interval::new(4, 8),
+                Interval::new(22, 29)
+            ]
         );
         assert_eq!(
             a.intersect(&b).spans(),
-            &[Interval::new(2, 4), Interval::new(8, 10), Interval::new(20, 22), Interval::new(29, 30)]
+            &[
+                Interval::new(2, 4),
+                Interval::new(8, 10),
+                Interval::new(20, 22),
+                Interval::new(29, 30)
+            ]
         );
         assert_eq!(a.subtract(&b).total() + a.intersect(&b).total(), a.total());
         assert_eq!(a.union(&b).total(), 40);

@@ -228,7 +228,10 @@ impl GpuEvent {
     }
     /// Kernels, copies and fills: the work that occupies a device.
     pub fn is_activity(&self) -> bool {
-        matches!(self.kind, GpuKind::Kernel | GpuKind::Memcpy | GpuKind::Memset)
+        matches!(
+            self.kind,
+            GpuKind::Kernel | GpuKind::Memcpy | GpuKind::Memset
+        )
     }
 }
 

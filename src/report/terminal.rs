@@ -136,7 +136,7 @@ impl Table {
             }
         }
         let others: usize = w[1..].iter().sum::<usize>() + 2 * (n - 1);
-        let first_max = width.saturating_sub(others).max(12);
+        let first_max = width.saturating_sub(others).max(6);
         w[0] = w[0].min(first_max);
         let line = |cells: &[String]| -> String {
             let mut s = String::new();
@@ -160,12 +160,7 @@ impl Table {
 }
 
 impl Renderer for Terminal {
-    fn render(
-        &self,
-        r: &Report,
-        opts: &RenderOptions,
-        out: &mut dyn Write,
-    ) -> io::Result<()> {
+    fn render(&self, r: &Report, opts: &RenderOptions, out: &mut dyn Write) -> io::Result<()> {
         let st = Style { color: opts.color };
         let width = opts.width.max(60);
         let file = std::path::Path::new(&r.source.path)
@@ -206,10 +201,19 @@ impl Renderer for Terminal {
         writeln!(out)?;
         writeln!(out, "{}", st.heading("GPU summary"))?;
         if r.devices.is_empty() {
-            writeln!(out, "  no GPU activity in this trace (CPU-only or kernels not traced)")?;
+            writeln!(
+                out,
+                "  no GPU activity in this trace (CPU-only or kernels not traced)"
+            )?;
         } else {
             let mut t = Table::new(&[
-                "device", "SMs", "memory", "CC", "utilization", "SM eff.", "occupancy",
+                "device",
+                "SMs",
+                "memory",
+                "CC",
+                "utilization",
+                "SM eff.",
+                "occupancy",
                 "tensor cores",
             ]);
             for d in &r.devices {
@@ -217,7 +221,11 @@ impl Renderer for Terminal {
                     sanitize(&format!(
                         "{} {}",
                         d.id,
-                        if d.name.is_empty() { "(unnamed)" } else { &d.name }
+                        if d.name.is_empty() {
+                            "(unnamed)"
+                        } else {
+                            &d.name
+                        }
                     )),
                     d.sm_count.map(|v| v.to_string()).unwrap_or("-".into()),
                     d.memory_bytes.map(fmt_bytes).unwrap_or("-".into()),
@@ -254,7 +262,11 @@ impl Renderer for Terminal {
             v
         };
         let show: Vec<&super::StepInfo> = if n > 12 {
-            r.steps.iter().take(6).chain(r.steps.iter().skip(n - 5)).collect()
+            r.steps
+                .iter()
+                .take(6)
+                .chain(r.steps.iter().skip(n - 5))
+                .collect()
         } else {
             r.steps.iter().collect()
         };
@@ -262,7 +274,9 @@ impl Renderer for Terminal {
             if n > 12 && i == 6 {
                 t.row(vec![format!("… {} more", n - 11)]);
             }
-            t.row(cells(sanitize(&s.name), s.duration_us, &s.breakdown_us));
+            // `ProfilerStep#101` → `#101`: the column stays narrow enough for 100 columns
+            let label = s.name.strip_prefix("ProfilerStep").unwrap_or(&s.name);
+            t.row(cells(sanitize(label), s.duration_us, &s.breakdown_us));
         }
         t.row(cells("average".into(), r.step_time_us, &r.breakdown_us));
         let total = r.step_time_us;
@@ -284,9 +298,18 @@ impl Renderer for Terminal {
         // Timeline
         if !r.gpu_timeline.is_empty() {
             writeln!(out)?;
-            writeln!(out, "{}", st.heading("GPU timeline (device-level union of all streams)"))?;
+            writeln!(
+                out,
+                "{}",
+                st.heading("GPU timeline (device-level union of all streams)")
+            )?;
             let mut t = Table::new(&[
-                "device", "total", "computation", "exposed comm", "exposed memcpy", "idle",
+                "device",
+                "total",
+                "computation",
+                "exposed comm",
+                "exposed memcpy",
+                "idle",
                 "idle %",
             ]);
             for g in &r.gpu_timeline {
@@ -347,7 +370,12 @@ impl Renderer for Terminal {
                 st.dim(&format!("{} distinct", r.ops.len()))
             )?;
             let mut t = Table::new(&[
-                "operator", "calls", "host self", "host total", "device self", "device total",
+                "operator",
+                "calls",
+                "host self",
+                "host total",
+                "device self",
+                "device total",
             ]);
             for o in r.ops.iter().take(top) {
                 t.row(vec![
@@ -390,7 +418,9 @@ fn write_diagnosis(r: &Report, width: usize, st: &Style, out: &mut dyn Write) ->
         out,
         "{}  {}",
         st.heading(&format!("Findings ({})", r.findings.len())),
-        st.dim("ranked by time recoverable per step (upper bounds; --format json for all evidence)")
+        st.dim(
+            "ranked by time recoverable per step (upper bounds; --format json for all evidence)"
+        )
     )?;
     for (i, f) in r.findings.iter().enumerate() {
         let head = format!(
@@ -436,7 +466,11 @@ fn write_diagnosis(r: &Report, width: usize, st: &Style, out: &mut dyn Write) ->
                 sanitize(&l.name),
                 fmt_us(l.duration_us)
             );
-            writeln!(out, "      {}", st.dim(&shorten_middle(&at, width.saturating_sub(6))))?;
+            writeln!(
+                out,
+                "      {}",
+                st.dim(&shorten_middle(&at, width.saturating_sub(6)))
+            )?;
         }
         for a in f.advice.iter().take(2) {
             write_wrapped(out, "      → ", &sanitize(a), 8, width)?;
@@ -765,7 +799,10 @@ mod tests {
 
     #[test]
     fn shortening_keeps_both_ends() {
-        let s = shorten_middle("void cudnn::detail::dgrad_engine<float, 512, 6>(int, float)", 20);
+        let s = shorten_middle(
+            "void cudnn::detail::dgrad_engine<float, 512, 6>(int, float)",
+            20,
+        );
         assert_eq!(s.chars().count(), 20);
         assert!(s.starts_with("void cudnn") && s.ends_with("float)"));
         assert_eq!(shorten_middle("short", 20), "short");
