@@ -145,7 +145,7 @@ pub fn load(path: &str, opts: &LoadOptions) -> Result<Trace, LoadError> {
     let mut buffered = BufReader::with_capacity(1 << 20, counting);
     let head = buffered.fill_buf().map_err(|e| LoadError::io(path, e))?;
     let gz = sniff::is_gzip(head);
-    // Smaller inputs get smaller blocks (at most `threads + 3` blocks are alive at once): a
+    // Smaller inputs get smaller blocks (at most `2 × threads + 1` are alive at once): a
     // 100 MB trace then peaks near a quarter of its size instead of holding 40 MB of blocks.
     // gzip traces inflate to about ten times their size.
     let mut sized;

@@ -14,7 +14,7 @@
 //!    the number of threads and the block size. Event vectors go back to the workers for
 //!    reuse.
 //!
-//! At most `threads + 2` blocks are alive at once, so peak memory is a few blocks plus the
+//! At most `2 × threads + 1` blocks are alive at once, so peak memory is a few blocks plus the
 //! compact model, never the file.
 
 pub mod event;
@@ -585,9 +585,20 @@ fn reader_loop<R: Read>(
     let mut seq = 0u64;
     let mut eof = false;
     let mut target = opts.block_size.max(1024);
+    let max_buffers = 2 * opts.threads.max(1) + 1;
+    let mut created = 0usize;
     loop {
-        // pooled buffers keep their length (zeroed once), so reading never clears memory
-        let (mut buf, mut ranges) = pool.try_recv().unwrap_or_default();
+        // A fixed set of buffers circulates between this thread and the workers: reused
+        // buffers keep their length (zeroed once), so reading never clears or faults in memory
+        // again, and their number bounds the memory in flight.
+        let (mut buf, mut ranges) = match pool.try_recv() {
+            Ok(b) => b,
+            Err(_) if created < max_buffers => {
+                created += 1;
+                Buffers::default()
+            }
+            Err(_) => pool.recv().unwrap_or_default(),
+        };
         ranges.clear();
         let room = target.max(tail.len());
         if buf.len() < room {
@@ -652,6 +663,7 @@ fn reader_loop<R: Read>(
             target = target.saturating_mul(2);
             tail = data[pos..].to_vec();
             base += pos as u64;
+            created -= 1; // this buffer is dropped
             continue;
         }
         if !done {
@@ -908,9 +920,9 @@ pub fn read<R: Read + Send>(
 ) -> Result<Trace, LoadError> {
     let threads = opts.threads.max(1);
     let (work_tx, work_rx) = bounded::<Batch>(threads);
-    let (pool_tx, pool_rx) = bounded::<Buffers>(threads + 2);
+    let (pool_tx, pool_rx) = bounded::<Buffers>(2 * threads + 1);
     let (part_tx, part_rx) = bounded::<Partial>(threads + 1);
-    let (vecs_tx, vecs_rx) = bounded::<(Vec<CpuEvent>, Vec<GpuEvent>)>(threads + 2);
+    let (vecs_tx, vecs_rx) = bounded::<(Vec<CpuEvent>, Vec<GpuEvent>)>(2 * threads + 4);
 
     let mut merger = Merger::new(threads);
     let outcome = std::thread::scope(|s| -> Result<ReaderOutcome, LoadError> {
