@@ -1,10 +1,10 @@
 //! Reader for torch.profiler / Kineto Chrome-trace JSON.
 //!
 //! Pipeline (bounded memory, all cores):
-//! 1. a reader thread pulls fixed-size blocks from the (possibly gzip) stream and runs the
-//!    [`scan::Scanner`] to cut each block at the last complete event; the incomplete tail is
-//!    carried into the next block;
-//!    (its SIMD fast path, [`scan::Scanner::next_events`], handles the events array);
+//! 1. a reader thread pulls fixed-size blocks from the (possibly gzip) stream into a fixed set
+//!    of reused buffers and runs the [`scan::Scanner`] (its SIMD fast path,
+//!    [`scan::Scanner::next_events`], over the events array) to cut each block at the last
+//!    complete event; the incomplete tail is carried into the next block;
 //! 2. worker threads parse the events of a block with a hand-written borrowing parser
 //!    ([`fast`]), falling back to serde (borrowed strings, skipped args) and then to the
 //!    [`lenient`] repair when strict parsing fails, into compact records. Each worker keeps
@@ -41,7 +41,7 @@ use scan::{Item, Scanner, Step};
 pub struct Options {
     /// Parser threads (at least 1).
     pub threads: usize,
-    /// Block size in bytes.
+    /// Block size in bytes ([`crate::ingest::load`] lowers it for small inputs).
     pub block_size: usize,
     /// Keep what was read from a truncated file (with a warning) instead of failing.
     pub allow_truncated: bool,
