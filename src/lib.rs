@@ -13,4 +13,5 @@ pub mod ingest;
 pub mod model;
 pub mod report;
 pub mod slice;
+pub mod text;
 pub mod window;

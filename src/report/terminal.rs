@@ -46,35 +46,8 @@ pub fn fmt_bytes(b: u64) -> String {
     }
 }
 
-/// Thousands separators.
-pub fn fmt_count(n: u64) -> String {
-    let s = n.to_string();
-    let mut out = String::new();
-    for (i, c) in s.chars().enumerate() {
-        if i > 0 && (s.len() - i) % 3 == 0 {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
-}
-
-/// Shortens `s` to at most `max` characters by cutting the middle (`head…tail`).
-pub fn shorten_middle(s: &str, max: usize) -> String {
-    let n = s.chars().count();
-    if n <= max {
-        return s.to_string();
-    }
-    if max <= 1 {
-        return "…".chars().take(max).collect();
-    }
-    let keep = max - 1;
-    let head = keep.div_ceil(2);
-    let tail = keep - head;
-    let h: String = s.chars().take(head).collect();
-    let t: String = s.chars().skip(n - tail).collect();
-    format!("{h}…{t}")
-}
+pub use crate::text::count as fmt_count;
+pub use crate::text::shorten_middle;
 
 /// Replaces control characters so that names from a trace cannot drive the terminal.
 pub fn sanitize(s: &str) -> String {
