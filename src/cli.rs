@@ -208,14 +208,15 @@ fn analyze(args: AnalyzeArgs) -> Result<(), (i32, String)> {
             eprintln!("warning: {}: {} ×{}{}", path, w.message, w.count, at);
         }
     }
-    let a = analysis::try_analyze(&trace, &args.window.options())
+    let mut a = analysis::try_analyze(&trace, &args.window.options())
         .map_err(|e| (2, format!("error: {e}")))?;
-    let mut rep = Report::new(&trace, &a);
     if let Some(p) = &args.ncu {
         let p = p.to_string_lossy().into_owned();
         let n = ingest::ncu::read(&p).map_err(|e| (2, format!("error: {e}")))?;
-        rep.ncu = Some(report::nvidia::NcuSection::new(&n, Some(&trace)));
+        let steps = a.steps.steps.len();
+        a.ncu = Some(analysis::ncu::joined(&trace, &a.selection, steps, &n));
     }
+    let mut rep = Report::new(&trace, &a);
     sort_ops(&mut rep, args.sort);
 
     let to_file = args.output.is_some();
@@ -275,7 +276,8 @@ fn analyze(args: AnalyzeArgs) -> Result<(), (i32, String)> {
     Ok(())
 }
 
-/// `stallscope analyze KERNELS.csv`: the Nsight Compute kernel table alone (table or JSON).
+/// `stallscope analyze KERNELS.csv`: the Nsight Compute findings (weighted by ncu's own
+/// durations) and kernel table alone (table or JSON).
 fn analyze_ncu(args: &AnalyzeArgs, path: &str) -> Result<(), (i32, String)> {
     if args.ncu.is_some() {
         return Err((
@@ -284,31 +286,43 @@ fn analyze_ncu(args: &AnalyzeArgs, path: &str) -> Result<(), (i32, String)> {
         ));
     }
     let n = ingest::ncu::read(path).map_err(|e| (2, format!("error: {e}")))?;
-    let section = report::nvidia::NcuSection::new(&n, None);
+    // the versioned report of an empty timeline, with the ncu facts, findings and section
+    let mut trace = crate::model::build::TraceBuilder::new().build();
+    trace.threads.clear();
+    trace.source.path = path.to_string();
+    trace.source.format = crate::model::SourceFormat::NcuCsv;
+    trace.source.bytes = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
+    trace.source.events = n.kernels.len() as u64;
+    let mut a = analysis::analyze(&trace, &AnalyzeOptions::default());
+    a.ncu = Some(analysis::ncu::standalone(&n));
+    let rep = Report::new(&trace, &a);
     let mut buf: Vec<u8> = Vec::new();
     let written = match args.format {
-        Format::Table => report::nvidia::write_ncu(&section, args.top.unwrap_or(10), 100, &mut buf),
-        Format::Json => {
-            // the versioned report of an empty timeline, with its `ncu` section
-            let mut trace = crate::model::build::TraceBuilder::new().build();
-            trace.threads.clear();
-            trace.source.path = path.to_string();
-            trace.source.format = crate::model::SourceFormat::NcuCsv;
-            trace.source.bytes = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
-            trace.source.events = section.launches.len() as u64;
-            let a = analysis::analyze(&trace, &AnalyzeOptions::default());
-            let mut rep = Report::new(&trace, &a);
-            rep.ncu = Some(section);
-            report::json::Json.render(
-                &rep,
-                &report::RenderOptions {
-                    top: 0,
-                    color: false,
-                    width: 100,
-                },
-                &mut buf,
-            )
+        Format::Table => {
+            let color = match args.color {
+                ColorChoice::Always => true,
+                ColorChoice::Never => false,
+                ColorChoice::Auto => {
+                    let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
+                    args.output.is_none() && io::stdout().is_terminal() && !no_color
+                }
+            };
+            report::terminal::write_findings(&rep, 100, color, &mut buf).and_then(|_| {
+                match &rep.ncu {
+                    Some(s) => report::nvidia::write_ncu(s, args.top.unwrap_or(10), 100, &mut buf),
+                    None => Ok(()),
+                }
+            })
         }
+        Format::Json => report::json::Json.render(
+            &rep,
+            &report::RenderOptions {
+                top: 0,
+                color: false,
+                width: 100,
+            },
+            &mut buf,
+        ),
         _ => {
             return Err((
                 2,

@@ -249,7 +249,15 @@ fn join_by_name_and_order() {
     assert_eq!(start(m[1]), Some(210_000));
     assert_eq!(name(m[2]).as_deref(), Some("copy(int)"));
     assert_eq!(m[3], None);
-    let s = stallscope::report::nvidia::NcuSection::new(&r, Some(&t));
+    let a = stallscope::analysis::analyze(
+        &t,
+        &stallscope::analysis::AnalyzeOptions {
+            all_steps: true,
+            ..Default::default()
+        },
+    );
+    let n = stallscope::analysis::ncu::joined(&t, &a.selection, 1, &r);
+    let s = stallscope::report::nvidia::NcuSection::new(&n, t.start());
     assert!(s.joined);
     assert_eq!(s.matched, 3);
 }

@@ -10,6 +10,7 @@ pub mod gpu;
 pub mod gpu_metrics;
 pub mod kernels;
 pub mod launch;
+pub mod ncu;
 pub mod ops;
 pub mod phases;
 pub mod roofline;
@@ -54,6 +55,9 @@ pub struct Analysis {
     /// Sampled GPU metrics per device, NVTX range and gap (Nsight Systems inputs with GPU
     /// metrics only).
     pub gpu_metrics: Option<gpu_metrics::GpuMetricsAnalysis>,
+    /// Nsight Compute launches and their weights (`--ncu`, or a CSV alone); set by the caller
+    /// with [`ncu::joined`] or [`ncu::standalone`], `None` from [`analyze`].
+    pub ncu: Option<ncu::NcuAnalysis>,
 }
 
 /// Runs every analysis over the window of `opts`. A window that cannot be selected (e.g.
@@ -118,5 +122,6 @@ fn analyze_window(
         step_timeline,
         // gaps of 20 µs and more: the profiling guide's "warning" band
         gpu_metrics: gpu_metrics::analyze_gpu_metrics(trace, window, 20_000),
+        ncu: None,
     }
 }

@@ -11,6 +11,7 @@
 //! | [`device`] | `fallback-kernel`, `fp32-matmul`, `small-kernels`, `low-occupancy` |
 //! | [`transfer`] | `exposed-communication`, `pageable-memcpy`, `memcpy-heavy`, `gpu-memory-pressure` |
 //! | [`roofline`] | `memory-bound`, `compute-bound` |
+//! | [`ncu`] | `ncu-register-spills`, `ncu-bank-conflicts`, `ncu-l2-hit-rate`, `ncu-occupancy`, `ncu-warp-stalls`, `ncu-other-rules` (with `--ncu`, or an Nsight Compute CSV alone) |
 //!
 //! # Recoverable time and double counting
 //!
@@ -27,8 +28,10 @@
 //!   largest per-device figure, never the sum.
 //! * **Device busy time** is claimed kernel by kernel: each kernel belongs to the first
 //!   device-side rule that claims it (fallback > fp32 GEMM > small kernels > roofline > low
-//!   occupancy). Exposed communication and exposed copies are disjoint by construction
-//!   (GPU timeline). A faster device only helps while the host waits for it, so each
+//!   occupancy > the `ncu-*` rules, which weigh each profiled launch by the unclaimed time of
+//!   its trace kernel and compose among themselves so that one kernel's ncu findings never
+//!   exceed its time; see [`ncu`]). Exposed communication and exposed copies are disjoint by
+//!   construction (GPU timeline). A faster device only helps while the host waits for it, so each
 //!   device-side bound is capped by the host's wait per step
 //!   ([`crate::analysis::gaps::StepWait`]); the uncapped figure is kept in the evidence.
 //!
@@ -40,6 +43,7 @@
 
 pub mod device;
 pub mod host;
+pub mod ncu;
 pub mod roofline;
 pub mod transfer;
 pub mod verdict;
@@ -272,6 +276,9 @@ pub fn short(s: &str, max: usize) -> String {
 
 /// Runs every rule and ranks the findings.
 pub fn diagnose(trace: &Trace, a: &Analysis) -> Diagnosis {
+    if let Some(n) = a.ncu.as_ref().filter(|n| !n.joined) {
+        return ncu::standalone(n);
+    }
     let f = Facts::new(trace, a);
     diagnose_facts(&f)
 }
@@ -284,6 +291,7 @@ pub fn diagnose_facts(f: &Facts) -> Diagnosis {
     findings.extend(device::rules(f, &mut claims));
     findings.extend(roofline::rules(f, &mut claims));
     findings.extend(device::late_rules(f, &mut claims));
+    findings.extend(ncu::rules(f, &mut claims));
     findings.extend(transfer::rules(f));
     for x in &mut findings {
         x.recoverable_us = round3(x.recoverable_us.max(0.0));

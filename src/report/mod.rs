@@ -410,7 +410,7 @@ impl Report {
                 .gpu_metrics
                 .as_ref()
                 .map(|m| nvidia::GpuMetricsInfo::new(m, origin)),
-            ncu: None,
+            ncu: a.ncu.as_ref().map(|n| nvidia::NcuSection::new(n, origin)),
             phases: a.phases.phases.iter().map(PhaseInfo::new).collect(),
         }
     }

@@ -6,8 +6,9 @@ use std::io::{self, Write};
 use serde::Serialize;
 
 use crate::analysis::gpu_metrics::{Basis, Boundness, GpuMetricsAnalysis, Sampled};
-use crate::ingest::ncu::{self, Layout, NcuKernel, NcuReport};
-use crate::model::{Ns, Trace};
+use crate::analysis::ncu::NcuAnalysis;
+use crate::ingest::ncu::{Layout, NcuKernel};
+use crate::model::Ns;
 
 fn us(ns: Ns) -> f64 {
     ns as f64 / 1000.0
@@ -24,6 +25,13 @@ pub struct TraceMatch {
     pub device: i64,
     /// Stream.
     pub stream: i64,
+    /// Device time of every kernel of that name in the analyzed window, µs.
+    pub window_us: f64,
+    /// Their number.
+    pub window_calls: u64,
+    /// The share of that time this launch stands for in the diagnosis (its ncu duration over
+    /// the summed ncu durations of the launches joined to the same name; 0..1).
+    pub share_of_kernel: f64,
 }
 
 /// One ncu launch in the report.
@@ -53,36 +61,35 @@ pub struct NcuSection {
 }
 
 impl NcuSection {
-    /// The section for a CSV, joined to `trace` when given (launch i of a kernel name ↔ the
-    /// i-th kernel of that name in the trace, by start time; base names when no exact name).
-    pub fn new(report: &NcuReport, trace: Option<&Trace>) -> NcuSection {
-        let matches = trace.map(|t| ncu::join(t, report));
-        let origin = trace.map(|t| t.start()).unwrap_or(0);
-        let launches: Vec<NcuLaunchInfo> = report
+    /// The section for the Nsight Compute facts (`analysis::ncu`); `origin` is the trace start
+    /// that `start_us` values are relative to.
+    pub fn new(n: &NcuAnalysis, origin: Ns) -> NcuSection {
+        let launches: Vec<NcuLaunchInfo> = n
+            .report
             .kernels
             .iter()
-            .enumerate()
-            .map(|(i, k)| NcuLaunchInfo {
+            .zip(&n.launches)
+            .map(|(k, l)| NcuLaunchInfo {
                 kernel: k.clone(),
-                trace_kernel: match (&matches, trace) {
-                    (Some(m), Some(t)) => m[i].map(|g| {
-                        let g = &t.gpu[g as usize];
-                        TraceMatch {
-                            start_us: us(g.start - origin),
-                            dur_us: us(g.dur),
-                            device: g.device as i64,
-                            stream: g.stream,
-                        }
-                    }),
-                    _ => None,
-                },
+                trace_kernel: l.trace_kernel.as_ref().map(|g| {
+                    let kt = l.kernel.map(|i| &n.kernels[i]);
+                    TraceMatch {
+                        start_us: us(g.start - origin),
+                        dur_us: us(g.dur),
+                        device: g.device,
+                        stream: g.stream,
+                        window_us: kt.map(|k| us(k.window_time)).unwrap_or(0.0),
+                        window_calls: kt.map(|k| k.calls).unwrap_or(0),
+                        share_of_kernel: l.share_of_kernel,
+                    }
+                }),
             })
             .collect();
         NcuSection {
-            path: report.path.clone(),
-            layout: report.layout,
-            joined: trace.is_some(),
-            matched: launches.iter().filter(|l| l.trace_kernel.is_some()).count() as u64,
+            path: n.report.path.clone(),
+            layout: n.report.layout,
+            joined: n.joined,
+            matched: n.matched() as u64,
             launches,
         }
     }

@@ -372,6 +372,17 @@ impl Renderer for Terminal {
     }
 }
 
+/// The verdict and the ranked findings alone (for inputs without a timeline, such as an
+/// Nsight Compute CSV).
+pub fn write_findings(
+    r: &Report,
+    width: usize,
+    color: bool,
+    out: &mut dyn Write,
+) -> io::Result<()> {
+    write_diagnosis(r, width, &Style { color }, out)
+}
+
 /// The verdict and the ranked findings (details of findings above `info`: their first facts,
 /// where to look, the first advice; everything is in the JSON report).
 fn write_diagnosis(r: &Report, width: usize, st: &Style, out: &mut dyn Write) -> io::Result<()> {
