@@ -751,3 +751,60 @@ fn cli_reports_nsys_exports() {
         assert!((busy - 303_795.463).abs() < 1e-6, "{tl}");
     }
 }
+
+/// Runs `stallscope analyze FILE --format json` and parses the report.
+fn analyze_json(p: &Path) -> serde_json::Value {
+    let out = Command::new(env!("CARGO_BIN_EXE_stallscope"))
+        .args(["analyze", p.to_str().unwrap(), "--format", "json"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+/// The check: CloverLeaf calls `cudaDeviceSynchronize` after every kernel, so the
+/// host sync ranks first. The window is the device work and its launches (from the first
+/// launch, 342.4 ms, to the last kernel's end), not the 269 ms of `cudaMalloc` at start-up,
+/// which would otherwise count as idle GPU time and make the verdict "Host-bound".
+#[test]
+fn cloverleaf_ranks_host_sync_first() {
+    let Some(p) = file("pipit_cloverleaf-cuda_4xa100_nsys2024.5.sqlite") else {
+        return;
+    };
+    let j = analyze_json(&p);
+    let ids: Vec<&str> = j["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids.first(), Some(&"host-sync"), "{ids:?}");
+    let verdict = j["verdict"].as_str().unwrap();
+    assert!(!verdict.starts_with("Host-bound"), "{verdict}");
+    let dur = j["window"]["duration_us"].as_f64().unwrap();
+    assert!((342_407.810..343_407.810).contains(&dur), "{dur}");
+}
+
+/// fastvideo's first activities have no launch record; the whole capture is the window, so
+/// every kernel is in the table, and the verdict names the copies that keep the GPUs busy.
+#[test]
+fn fastvideo_window_is_the_whole_device_work() {
+    let Some(p) = file("nsysai_fastvideo_2xh100_nsys2026.2.sqlite") else {
+        return;
+    };
+    let j = analyze_json(&p);
+    let calls: u64 = j["kernels"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|k| k["calls"].as_u64().unwrap())
+        .sum();
+    assert_eq!(calls, 3442);
+    let verdict = j["verdict"].as_str().unwrap();
+    assert!(verdict.contains("copies"), "{verdict}");
+    assert_eq!(j["findings"][0]["id"], "memcpy-heavy");
+}

@@ -105,7 +105,7 @@ fn analyze_window(
     let phases = phases::phases(trace, annotations, &selection);
     let window = selection.span;
     let devices = gpu::gpu_summaries(trace, window);
-    let timeline = timeline::gpu_timeline(trace, Some(window));
+    let timeline = timeline::gpu_timeline_auto(trace, Some(window));
     let kernels = kernels::kernel_table(trace, window);
     let ops = ops::op_table(trace, window);
     let step_timeline =

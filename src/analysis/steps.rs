@@ -27,7 +27,10 @@
 //!    When there is none, one step named `"0"` covers `[min start, max end]` of the
 //!    [`CpuKind::Op`] and [`CpuKind::Python`] events (the plugin's rule); a trace without
 //!    such events falls back to the hull of all host events and device activities, and a
-//!    trace without any event gets no step at all.
+//!    trace without any event gets no step at all. An Nsight Systems capture (no operators;
+//!    its threads start with the process) gets one step over its device activities and the
+//!    host calls that launched them, so process start-up before the first launch (e.g.
+//!    hundreds of ms of `cudaMalloc`) is not counted as idle GPU time.
 //! 2. **Launches inside a step**: the host calls that launch device work (runtime calls,
 //!    plus driver calls, see below) are walked in start order against the steps. A call
 //!    belongs to step *i* when it starts at or after the host step start and *ends* at or
@@ -39,9 +42,10 @@
 //!    in order, `start = max(previous step's new end, host start)` and
 //!    `end = max(host end, last end of the step's device work)` (`end = max(host end, start)`
 //!    for a step without device work, never before `start`). The "previous end" of the first
-//!    step is its own host start, pushed to the end of the latest device activity that was
-//!    launched by no step and ended before the first step's first device activity started
-//!    (stale work from before the profiled window). Steps therefore never overlap.
+//!    step is its own host start; with `ProfilerStep`s it is pushed to the end of the latest
+//!    device activity that was launched by no step and ended before the first step's first
+//!    device activity started (stale work from before the profiled window; a single step "0"
+//!    covers the whole capture, so nothing in it is stale). Steps therefore never overlap.
 //! 4. **Tail trimming** (only when at least one step has device work and there are ≥ 2
 //!    steps): trailing steps without device work are dropped, and the last step with device
 //!    work is dropped too when it has fewer than 80 % of the previous step's device
@@ -108,7 +112,7 @@
 use std::collections::HashSet;
 
 use super::classify;
-use crate::model::{CpuKind, GpuKind, Interval, IntervalSet, Ns, Trace, NONE};
+use crate::model::{CpuKind, GpuKind, Interval, IntervalSet, Ns, SourceFormat, Trace, NONE};
 use serde::Serialize;
 
 /// Time of one step split by role; the parts sum to the step duration.
@@ -275,6 +279,27 @@ fn host_steps(trace: &Trace) -> (Vec<HostStep>, bool) {
             })
         })
     };
+    // An Nsight Systems capture has no operators and its host threads run from process
+    // start-up (allocations, module loading) long before the first launch: one step over the
+    // device work and the calls that launched it, so start-up is not reported as idle GPU time.
+    if trace.source.format == SourceFormat::NsysSqlite {
+        let device = hull(
+            &mut trace.gpu.iter().filter(|g| g.is_activity()).flat_map(|g| {
+                let launch = (g.launch != NONE).then(|| trace.cpu[g.launch as usize].interval());
+                std::iter::once(g.interval()).chain(launch)
+            }),
+        );
+        if let Some(host) = device {
+            return (
+                vec![HostStep {
+                    name: "0".into(),
+                    number: None,
+                    host,
+                }],
+                false,
+            );
+        }
+    }
     let ops = hull(
         &mut trace
             .cpu
@@ -308,7 +333,11 @@ fn host_steps(trace: &Trace) -> (Vec<HostStep>, bool) {
 
 /// Device extension and tail trimming. Returns the kept steps (span, device activity
 /// count) and the dropped ones.
-fn extend_and_trim(trace: &Trace, hosts: &[HostStep]) -> (Vec<(Interval, u64)>, Vec<DroppedStep>) {
+fn extend_and_trim(
+    trace: &Trace,
+    hosts: &[HostStep],
+    stale_rule: bool,
+) -> (Vec<(Interval, u64)>, Vec<DroppedStep>) {
     let n = hosts.len();
     // Device activities per launching call: (launch index, gpu index), sorted by launch.
     let mut children: Vec<(u32, u32)> = trace
@@ -372,7 +401,7 @@ fn extend_and_trim(trace: &Trace, hosts: &[HostStep]) -> (Vec<(Interval, u64)>, 
     let mut spans: Vec<Interval> = hosts.iter().map(|h| h.host).collect();
     if any_matched {
         let mut prev_end = hosts[0].host.start;
-        if let Some(first_dev) = device[0] {
+        if let (true, Some(first_dev)) = (stale_rule, device[0]) {
             for (gi, g) in trace.gpu.iter().enumerate() {
                 if g.is_activity() && !matched[gi] && g.end() < first_dev.start {
                     prev_end = prev_end.max(g.end());
@@ -550,7 +579,7 @@ pub fn analyze_steps(trace: &Trace) -> StepAnalysis {
             ..StepAnalysis::default()
         };
     }
-    let (kept, dropped) = extend_and_trim(trace, &hosts);
+    let (kept, dropped) = extend_and_trim(trace, &hosts, from_profiler_steps);
     let roles = role_sets(trace);
     let steps: Vec<Step> = hosts
         .into_iter()

@@ -25,6 +25,8 @@
 //! So `computation + exposed_comm + exposed_memcpy + idle == total` exactly (integer ns).
 //! Devices without any counted event are omitted (even when they ran unlinked work: see
 //! [`GpuTimeline::unlinked`] and [`gpu_timeline_with`]). Results are sorted by device id.
+//! Reports use [`gpu_timeline_auto`], which counts unlinked events too where launch flows
+//! cannot exist (Nsight Systems input) or are missing for a whole device.
 
 use std::collections::BTreeMap;
 
@@ -109,6 +111,41 @@ pub fn gpu_timeline(trace: &Trace, window: Option<Interval>) -> Vec<GpuTimeline>
     gpu_timeline_with(trace, window, false)
 }
 
+/// The split a report shows: TraceLens's linked-only rule ([`gpu_timeline`]) where launch
+/// links exist, and every device activity ([`gpu_timeline_with`] with `include_unlinked`)
+/// where they cannot: for Nsight Systems input (its activities carry correlation ids, not
+/// Kineto flows) and when some device that ran work in the window has no linked event at all
+/// (traces written without flow events), which would otherwise vanish from the split.
+pub fn gpu_timeline_auto(trace: &Trace, window: Option<Interval>) -> Vec<GpuTimeline> {
+    use crate::model::SourceFormat;
+    if trace.source.format == SourceFormat::NsysSqlite {
+        return gpu_timeline_with(trace, window, true);
+    }
+    let linked = gpu_timeline(trace, window);
+    let mut active: Vec<i64> = trace
+        .gpu
+        .iter()
+        .filter(|g| g.is_activity() && window.is_none_or(|w| overlaps(g.interval(), w)))
+        .map(|g| g.device as i64)
+        .collect();
+    active.sort_unstable();
+    active.dedup();
+    if active.iter().all(|d| linked.iter().any(|t| t.device == *d)) {
+        linked
+    } else {
+        gpu_timeline_with(trace, window, true)
+    }
+}
+
+/// Whether `iv` counts inside `window`: it overlaps it, or, when zero-length, lies in it.
+fn overlaps(iv: Interval, window: Interval) -> bool {
+    if iv.is_empty() {
+        iv.start >= window.start && iv.start <= window.end
+    } else {
+        iv.overlap(&window) > 0
+    }
+}
+
 #[derive(Default)]
 struct DeviceAcc {
     comp: Vec<Interval>,
@@ -134,12 +171,7 @@ pub fn gpu_timeline_with(
         };
         let mut iv = g.interval();
         if let Some(w) = window {
-            let inside = if iv.is_empty() {
-                iv.start >= w.start && iv.start <= w.end
-            } else {
-                iv.overlap(&w) > 0
-            };
-            if !inside {
+            if !overlaps(iv, w) {
                 continue;
             }
             iv = Interval::new(iv.start.max(w.start), iv.end.min(w.end));

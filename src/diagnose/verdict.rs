@@ -3,7 +3,9 @@
 //! * No device activity in the window: a host-only verdict.
 //! * **GPU-bound** when the busiest device is busy ≥ 85 % of the window or its launch queue
 //!   was full: `GPU-bound: 91.0% busy, 62.0% of kernel time in tensor-core GEMMs` (the
-//!   largest kernel category by time, with tensor-core use for GEMM/conv/attention), plus
+//!   largest kernel category by time, with tensor-core use for GEMM/conv/attention; or
+//!   `X% of it copies with no kernel running` when exposed copies outweigh computation on
+//!   that device), plus
 //!   `launch queue full` when it was — or **communication-bound** when, busy as it is, 30 %
 //!   or more of the step is communication not overlapped by computation.
 //! * Otherwise the largest pool of lost device time names the bound: DataLoader, host syncs,
@@ -124,8 +126,18 @@ pub fn verdict(f: &Facts, findings: &[Finding]) -> String {
     }
     if busy >= GPU_BOUND_BUSY || queue_full {
         let mut v = format!("GPU-bound: {} busy", pct(busy));
-        if let Some(c) = category_phrase(f) {
-            v.push_str(&format!(", {c}"));
+        // A device kept busy mostly by copies is bound by transfers, not by its kernels.
+        let copies = f.a.timeline.iter().find(|t| t.device == p.device);
+        match copies {
+            Some(t) if t.exposed_memcpy > t.computation && p.busy > 0 => v.push_str(&format!(
+                ", {} of it copies with no kernel running",
+                pct(t.exposed_memcpy as f64 / p.busy as f64)
+            )),
+            _ => {
+                if let Some(c) = category_phrase(f) {
+                    v.push_str(&format!(", {c}"));
+                }
+            }
         }
         if queue_full {
             v.push_str(&format!(
