@@ -14,14 +14,7 @@ fn stallscope(args: &[&str]) -> std::process::Output {
 }
 
 fn json_report(path: &std::path::Path) -> serde_json::Value {
-    let out = stallscope(&["analyze", path.to_str().unwrap(), "--format", "json"]);
-    assert!(
-        out.status.success(),
-        "exit {:?}: {}",
-        out.status.code(),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).expect("valid JSON report")
+    common::analyze_json(path, &[])
 }
 
 fn close(actual: f64, expected: f64, tol: f64, what: &str) {

@@ -623,16 +623,21 @@ fn cli_bert_beside_resnet_sample() {
     ]);
     assert!(out.status.success());
     let j: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    // The `<unnamed>` distribution kernels are not joined by the degenerate base name
-    // `at::native::` (it would match any anonymous-namespace kernel of at::native); the
-    // splitKreduce, softmax, reduce and elementwise launches join.
-    assert_eq!(j["ncu"]["matched"], 9);
-    let ids: Vec<&str> = j["findings"]
+    // ncu writes the anonymous namespace `<unnamed>` and Kineto `(anonymous namespace)`: the
+    // join key spells both `{anon}`, so `<unnamed>::softmax_warp_forward` joins the trace's
+    // softmax kernel (it did not when `<` cut its base name to nothing), and the distribution
+    // kernels, which the ResNet trace does not run, join nothing (before the key, their base
+    // name was the degenerate `at::native::`). splitKreduce ×4, the elementwise ×4, softmax
+    // and reduce join.
+    assert_eq!(j["ncu"]["matched"], 10);
+    let softmax = j["ncu"]["launches"]
         .as_array()
         .unwrap()
         .iter()
-        .map(|f| f["id"].as_str().unwrap())
-        .collect();
+        .find(|l| l["name"].as_str().unwrap().contains("softmax_warp_forward"))
+        .unwrap();
+    assert_eq!(softmax["trace_kernel"]["window_calls"], 6);
+    let ids = common::finding_ids(&j);
     assert!(ids.contains(&"ncu-occupancy"), "{ids:?}");
     // the sgemm launches match no trace kernel (V100 trace): bank conflicts claim nothing
     let b = j["findings"]

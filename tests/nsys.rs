@@ -717,18 +717,7 @@ fn stdin_and_gzip_exports() {
 
 #[test]
 fn cli_reports_nsys_exports() {
-    let run = |p: &Path| {
-        let out = Command::new(env!("CARGO_BIN_EXE_stallscope"))
-            .args(["analyze", p.to_str().unwrap(), "--format", "json"])
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        serde_json::from_slice::<serde_json::Value>(&out.stdout).unwrap()
-    };
+    let run = |p: &Path| common::analyze_json(p, &[]);
     let p = tmp("cli-metrics.sqlite");
     synthetic_export(&p, false, false);
     let j = run(&p);
@@ -752,20 +741,6 @@ fn cli_reports_nsys_exports() {
     }
 }
 
-/// Runs `stallscope analyze FILE --format json` and parses the report.
-fn analyze_json(p: &Path) -> serde_json::Value {
-    let out = Command::new(env!("CARGO_BIN_EXE_stallscope"))
-        .args(["analyze", p.to_str().unwrap(), "--format", "json"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).unwrap()
-}
-
 /// The check: CloverLeaf calls `cudaDeviceSynchronize` after every kernel, so the
 /// host sync ranks first. The window is the device work and its launches (from the first
 /// launch, 342.4 ms, to the last kernel's end), not the 269 ms of `cudaMalloc` at start-up,
@@ -775,13 +750,8 @@ fn cloverleaf_ranks_host_sync_first() {
     let Some(p) = file("pipit_cloverleaf-cuda_4xa100_nsys2024.5.sqlite") else {
         return;
     };
-    let j = analyze_json(&p);
-    let ids: Vec<&str> = j["findings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|f| f["id"].as_str().unwrap())
-        .collect();
+    let j = common::analyze_json(&p, &[]);
+    let ids = common::finding_ids(&j);
     assert_eq!(ids.first(), Some(&"host-sync"), "{ids:?}");
     let verdict = j["verdict"].as_str().unwrap();
     assert!(!verdict.starts_with("Host-bound"), "{verdict}");
@@ -796,7 +766,7 @@ fn fastvideo_window_is_the_whole_device_work() {
     let Some(p) = file("nsysai_fastvideo_2xh100_nsys2026.2.sqlite") else {
         return;
     };
-    let j = analyze_json(&p);
+    let j = common::analyze_json(&p, &[]);
     let calls: u64 = j["kernels"]
         .as_array()
         .unwrap()

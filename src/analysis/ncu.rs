@@ -109,12 +109,13 @@ pub fn ncu_duration(k: &ncu::NcuKernel) -> Option<(f64, DurationBasis)> {
     (*cycles > 0.0 && *rate > 0.0).then(|| (cycles / rate * 1e9, DurationBasis::Cycles))
 }
 
-/// False for a join by base name that names no function: `void at::native::<unnamed>::k<…>`
-/// has the base name `at::native::` (the `<` of `<unnamed>` starts the template list), which
-/// would join any anonymous-namespace kernel of `at::native` to it.
+/// False for a join by base name that names no function (an empty base, or one ending in
+/// `::`, as a namespace spelt with `<` would give before [`ncu::join_key`] rewrote it): such a
+/// base would join unrelated kernels of that namespace.
 fn trusted_match(ncu_name: &str, trace_name: &str) -> bool {
     ncu_name == trace_name || {
-        let b = ncu::base_name(ncu_name);
+        let key = ncu::join_key(ncu_name);
+        let b = ncu::base_name(&key);
         !b.is_empty() && !b.ends_with("::")
     }
 }

@@ -760,36 +760,97 @@ pub fn looks_like(path: &str) -> bool {
 
 /// Joins ncu launches to the kernels of a trace by name and order: the i-th launch of a name
 /// in the CSV (in `ID` order) is the i-th kernel of that name in the trace (by start time).
-/// Names are compared exactly, else by [`base_name`] (ncu and the trace may differ in
-/// template arguments or parameter lists). Returns, per launch, the index in
-/// [`Trace::gpu`] of its kernel, or `None`.
+/// Names are compared exactly, else by [`join_key`] (the same demangled name as ncu, Kineto
+/// and Nsight Systems spell it: `(int)4` / `4`, `(anonymous namespace)` / `<unnamed>`), else
+/// by the [`base_name`] of that key (ncu and the trace may differ in template arguments or
+/// parameter lists). Returns, per launch, the index in [`Trace::gpu`] of its kernel, or `None`.
 pub fn join(trace: &crate::model::Trace, report: &NcuReport) -> Vec<Option<u32>> {
     use std::collections::HashMap;
     let mut exact: HashMap<&str, Vec<u32>> = HashMap::new();
-    let mut base: HashMap<&str, Vec<u32>> = HashMap::new();
+    let mut keyed: HashMap<String, Vec<u32>> = HashMap::new();
+    let mut based: HashMap<String, Vec<u32>> = HashMap::new();
     for (i, g) in trace.gpu.iter().enumerate() {
         if g.kind == crate::model::GpuKind::Kernel {
             let n = trace.name(g.name);
             exact.entry(n).or_default().push(i as u32);
-            base.entry(base_name(n)).or_default().push(i as u32);
+            let key = join_key(n);
+            based
+                .entry(base_name(&key).to_string())
+                .or_default()
+                .push(i as u32);
+            keyed.entry(key).or_default().push(i as u32);
         }
     }
     let mut order: Vec<usize> = (0..report.kernels.len()).collect();
     order.sort_by_key(|&i| report.kernels[i].id);
-    let mut used_exact: HashMap<&str, usize> = HashMap::new();
-    let mut used_base: HashMap<&str, usize> = HashMap::new();
+    // next unused kernel per name, per tier
+    let mut used: [HashMap<String, usize>; 3] = Default::default();
+    let mut take = |tier: usize, name: &str, v: &Vec<u32>| {
+        let u = used[tier].entry(name.to_string()).or_insert(0);
+        *u += 1;
+        v.get(*u - 1).copied()
+    };
     let mut out = vec![None; report.kernels.len()];
     for i in order {
         let name = report.kernels[i].name.as_str();
-        if let Some(v) = exact.get(name) {
-            let u = used_exact.entry(name).or_insert(0);
-            out[i] = v.get(*u).copied();
-            *u += 1;
-        } else if let Some(v) = base.get(base_name(name)) {
-            let u = used_base.entry(base_name(name)).or_insert(0);
-            out[i] = v.get(*u).copied();
-            *u += 1;
+        let key = join_key(name);
+        out[i] = if let Some(v) = exact.get(name) {
+            take(0, name, v)
+        } else if let Some(v) = keyed.get(&key) {
+            take(1, &key, v)
+        } else {
+            let b = base_name(&key);
+            based.get(b).and_then(|v| take(2, b, v))
+        };
+    }
+    out
+}
+
+/// A kernel name as the join compares it: leading `void ` dropped, the anonymous namespace
+/// spelt one way (`(anonymous namespace)` in ncu and Kineto, `<unnamed>` in Nsight Systems),
+/// and C casts of template values removed (`(int)4` → `4`, `(bool)1` → `true`), since ncu
+/// and Nsight Systems write them and Kineto does not.
+pub fn join_key(name: &str) -> String {
+    let n = name.trim();
+    let n = n.strip_prefix("void ").unwrap_or(n);
+    let n = n
+        .replace("(anonymous namespace)", "{anon}")
+        .replace("<unnamed>", "{anon}");
+    let b = n.as_bytes();
+    let mut out = String::with_capacity(n.len());
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'(' {
+            if let Some(close) = n[i..].find(')').map(|c| i + c) {
+                let ty = &n[i + 1..close];
+                let next = b.get(close + 1).copied();
+                let is_type = !ty.is_empty()
+                    && ty.bytes().all(|c| c.is_ascii_lowercase() || c == b' ')
+                    && ty.split(' ').all(|w| {
+                        matches!(
+                            w,
+                            "int" | "unsigned" | "signed" | "long" | "short" | "char" | "bool"
+                        )
+                    });
+                if is_type && next.is_some_and(|c| c.is_ascii_digit() || c == b'-') {
+                    let digits_end = n[close + 1..]
+                        .find(|c: char| !(c.is_ascii_alphanumeric() || c == '-'))
+                        .map_or(n.len(), |e| close + 1 + e);
+                    let value = &n[close + 1..digits_end];
+                    match (ty, value) {
+                        ("bool", "0") => out.push_str("false"),
+                        ("bool", "1") => out.push_str("true"),
+                        // integer literals may carry suffixes (`4u`, `4l`)
+                        _ => out.push_str(value.trim_end_matches(['u', 'l', 'U', 'L'])),
+                    }
+                    i = digits_end;
+                    continue;
+                }
+            }
         }
+        let c = n[i..].chars().next().unwrap_or(' ');
+        out.push(c);
+        i += c.len_utf8();
     }
     out
 }
@@ -907,5 +968,30 @@ mod tests {
         );
         assert_eq!(base_name("esmm_shmem_multi(int, int)"), "esmm_shmem_multi");
         assert_eq!(base_name("sm80_xmma_gemm_cublas"), "sm80_xmma_gemm_cublas");
+    }
+
+    #[test]
+    fn join_keys_agree_across_tools() {
+        // ncu (and Nsight Systems) vs Kineto spellings of the same PyTorch kernel
+        let ncu = "void at::native::(anonymous namespace)::fused_dropout_kernel_vec<double, \
+                   double, unsigned int, (int)1, (int)4, (bool)1>(float *)";
+        let kineto = "void at::native::(anonymous namespace)::fused_dropout_kernel_vec<double, \
+                      double, unsigned int, 1, 4, true>(float *)";
+        let nsys = "void at::native::<unnamed>::fused_dropout_kernel_vec<double, double, \
+                    unsigned int, (int)1, (int)4, (bool)1>(float *)";
+        assert_eq!(join_key(ncu), join_key(kineto));
+        assert_eq!(join_key(nsys), join_key(kineto));
+        assert_eq!(
+            base_name(&join_key(nsys)),
+            "at::native::{anon}::fused_dropout_kernel_vec"
+        );
+        // negative values, suffixes, and parentheses that are not casts
+        assert_eq!(
+            join_key("k<(long)-3, (unsigned int)7u>(int)"),
+            "k<-3, 7>(int)"
+        );
+        assert_eq!(join_key("k<(float)1>(int)"), "k<(float)1>(int)");
+        assert_eq!(join_key("f(int, float *)"), "f(int, float *)");
+        assert_eq!(join_key("ünï<(int)2>"), "ünï<2>");
     }
 }

@@ -60,3 +60,30 @@ pub fn load(path: &std::path::Path) -> stallscope::model::Trace {
     stallscope::ingest::load(path.to_str().unwrap(), &Default::default())
         .unwrap_or_else(|e| panic!("{e}"))
 }
+
+/// Runs `stallscope analyze PATH --format json [EXTRA…]`, asserts success and parses the
+/// report.
+pub fn analyze_json(path: &std::path::Path, extra: &[&str]) -> serde_json::Value {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_stallscope"))
+        .args(["analyze", path.to_str().unwrap(), "--format", "json"])
+        .args(extra)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "exit {:?}: {}",
+        out.status.code(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).expect("valid JSON report")
+}
+
+/// The ids of a JSON report's findings, in rank order.
+pub fn finding_ids(report: &serde_json::Value) -> Vec<&str> {
+    report["findings"]
+        .as_array()
+        .expect("findings array")
+        .iter()
+        .map(|f| f["id"].as_str().expect("finding id"))
+        .collect()
+}
