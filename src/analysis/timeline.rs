@@ -125,7 +125,7 @@ pub fn gpu_timeline_auto(trace: &Trace, window: Option<Interval>) -> Vec<GpuTime
     let mut active: Vec<i64> = trace
         .gpu
         .iter()
-        .filter(|g| g.is_activity() && window.is_none_or(|w| overlaps(g.interval(), w)))
+        .filter(|g| g.is_activity() && window.map_or(true, |w| overlaps(g.interval(), w)))
         .map(|g| g.device as i64)
         .collect();
     active.sort_unstable();
