@@ -108,7 +108,7 @@
 use std::collections::HashSet;
 
 use super::classify;
-use crate::model::{CpuKind, GpuKind, Interval, IntervalSet, Ns, Trace, NONE};
+use crate::model::{CpuKind, GpuKind, Interval, IntervalSet, Ns, Trace, UnionBuilder, NONE};
 use serde::Serialize;
 
 /// Time of one step split by role; the parts sum to the step duration.
@@ -428,7 +428,8 @@ fn extend_and_trim(trace: &Trace, hosts: &[HostStep]) -> (Vec<(Interval, u64)>, 
 /// Merged intervals of each role over the whole trace, in priority order
 /// (kernel, memcpy, memset, communication, runtime, dataloader, cpu_exec).
 fn role_sets(trace: &Trace) -> [IntervalSet; 7] {
-    let mut roles: [Vec<Interval>; 7] = Default::default();
+    // unions built as events come (in start order), not vectors of every event
+    let mut roles: [UnionBuilder; 7] = std::array::from_fn(|_| UnionBuilder::new());
     let (kernel, memcpy, memset, comm, runtime, dataloader, cpu_exec) = (0, 1, 2, 3, 4, 5, 6);
 
     let mut comm_ext: HashSet<u64> = HashSet::new();
@@ -481,7 +482,7 @@ fn role_sets(trace: &Trace) -> [IntervalSet; 7] {
         };
         roles[role].push(g.interval());
     }
-    roles.map(IntervalSet::from_intervals)
+    roles.map(UnionBuilder::finish)
 }
 
 /// Splits one step by the priority rule.

@@ -29,7 +29,7 @@
 use std::collections::BTreeMap;
 
 use super::classify;
-use crate::model::{GpuEvent, GpuKind, Interval, IntervalSet, Ns, Trace};
+use crate::model::{GpuEvent, GpuKind, Interval, Ns, Trace, UnionBuilder};
 
 /// One device's split.
 #[derive(Clone, Debug, PartialEq)]
@@ -111,9 +111,9 @@ pub fn gpu_timeline(trace: &Trace, window: Option<Interval>) -> Vec<GpuTimeline>
 
 #[derive(Default)]
 struct DeviceAcc {
-    comp: Vec<Interval>,
-    comm: Vec<Interval>,
-    memcpy: Vec<Interval>,
+    comp: UnionBuilder,
+    comm: UnionBuilder,
+    memcpy: UnionBuilder,
     first: Ns,
     last: Ns,
     events: u64,
@@ -165,9 +165,9 @@ pub fn gpu_timeline_with(
     devices
         .into_iter()
         .map(|(device, acc)| {
-            let comp = IntervalSet::from_intervals(acc.comp);
-            let comm = IntervalSet::from_intervals(acc.comm);
-            let memcpy = IntervalSet::from_intervals(acc.memcpy);
+            let comp = acc.comp.finish();
+            let comm = acc.comm.finish();
+            let memcpy = acc.memcpy.finish();
             let all = comp.union(&comm).union(&memcpy);
             let exposed_comm = comm.subtract(&comp).total();
             let exposed_memcpy = memcpy.subtract(&comp).subtract(&comm).total();

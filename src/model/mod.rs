@@ -16,7 +16,7 @@ pub mod intervals;
 use std::collections::HashMap;
 
 pub use intern::{Interner, NameId};
-pub use intervals::{Interval, IntervalSet};
+pub use intervals::{Interval, IntervalSet, UnionBuilder};
 
 /// Time in nanoseconds.
 pub type Ns = i64;
