@@ -645,7 +645,7 @@ pub fn analyze_gaps(
         let mut by_stream: HashMap<i64, (u64, UnionBuilder)> = HashMap::new();
         for &i in acts {
             let g = &trace.gpu[i as usize];
-            let (n, ivs) = by_stream.entry(g.stream).or_default();
+            let (n, ivs) = by_stream.entry(g.stream as i64).or_default();
             *n += 1;
             ivs.push(g.interval());
         }

@@ -197,7 +197,7 @@ mod tests {
     use super::*;
     use crate::model::build::TraceBuilder;
 
-    fn kernel(b: &mut TraceBuilder, name: &str, dev: i32, stream: i64, start: f64, dur: f64) {
+    fn kernel(b: &mut TraceBuilder, name: &str, dev: i32, stream: i32, start: f64, dur: f64) {
         let corr = b.runtime("cudaLaunchKernel", 0, start - 5.0, 1.0);
         b.gpu(GpuKind::Kernel, name, dev, stream, start, dur, corr);
     }
