@@ -92,25 +92,26 @@ fn digest(t: &Trace) -> u64 {
             .hash(&mut h);
     }
     for g in &t.gpu {
+        let k = t.kernel_info(g);
         (
             g.start,
             g.dur,
             t.name(g.name),
             g.kind as u8,
             g.device,
-            g.stream,
+            g.stream as i64, // hashed as before it was stored as i32
             g.correlation,
             g.external_id,
         )
             .hash(&mut h);
         (
-            g.blocks_per_sm.to_bits(),
-            g.warps_per_sm.to_bits(),
-            g.occupancy_pct.to_bits(),
-            g.registers,
-            g.grid,
-            g.block,
-            g.shared_mem,
+            k.blocks_per_sm.to_bits(),
+            k.warps_per_sm.to_bits(),
+            k.occupancy_pct.to_bits(),
+            k.registers,
+            k.grid,
+            k.block,
+            k.shared_mem,
             g.bytes,
             g.in_graph,
             g.flow_linked,

@@ -327,7 +327,7 @@ fn saxpy_old_schema() {
     assert_eq!(k.iter().map(|g| g.dur).sum::<Ns>(), 88_573_480);
     assert!(k
         .iter()
-        .all(|g| g.grid == [2, 1, 1] && g.block == [512, 1, 1]));
+        .all(|g| t.kernel_info(g).grid == [2, 1, 1] && t.kernel_info(g).block == [512, 1, 1]));
     // NVTX ranges of the MPI domain (textId) are named `MPI:MPI_Send`
     assert_eq!(
         t.cpu

@@ -57,6 +57,7 @@ fn rows(t: &Trace) -> Vec<String> {
         ));
     }
     for g in &t.gpu {
+        let k = t.kernel_info(g);
         v.push(format!(
             "gpu {} {} {:?} {:?} dev={} stream={} corr={} ext={} {:08x} {:08x} {:08x} regs={} \
              grid={:?} block={:?} smem={} bytes={} graph={} flow={} launch={}",
@@ -68,13 +69,13 @@ fn rows(t: &Trace) -> Vec<String> {
             g.stream,
             g.correlation,
             g.external_id,
-            g.blocks_per_sm.to_bits(),
-            g.warps_per_sm.to_bits(),
-            g.occupancy_pct.to_bits(),
-            g.registers,
-            g.grid,
-            g.block,
-            g.shared_mem,
+            k.blocks_per_sm.to_bits(),
+            k.warps_per_sm.to_bits(),
+            k.occupancy_pct.to_bits(),
+            k.registers,
+            k.grid,
+            k.block,
+            k.shared_mem,
             g.bytes,
             g.in_graph,
             g.flow_linked,

@@ -63,7 +63,7 @@ use std::collections::HashMap;
 
 use super::launch::LaunchAnalysis;
 use super::steps::{is_dataloader, Step};
-use crate::model::{CpuKind, Interval, IntervalSet, Ns, Trace, NONE};
+use crate::model::{CpuKind, Interval, IntervalSet, Ns, Trace, UnionBuilder, NONE};
 
 /// Gap length band.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
@@ -353,7 +353,8 @@ pub fn analyze_gaps(
     let sync_set: std::collections::HashSet<u32> = syncs.iter().map(|s| s.0).collect();
 
     // Host classes per thread.
-    let mut per_thread: HashMap<u32, [Vec<Interval>; 5]> = HashMap::new();
+    // unions built as events come (in start order), not vectors of every event
+    let mut per_thread: HashMap<u32, [UnionBuilder; 5]> = HashMap::new();
     let mut capture: Vec<Interval> = Vec::new();
     let mut open_capture: HashMap<u32, Ns> = HashMap::new();
     let mut launch_count: HashMap<u32, u64> = HashMap::new();
@@ -418,7 +419,7 @@ pub fn analyze_gaps(
     let thread_sets: HashMap<u32, ThreadSets> = per_thread
         .into_iter()
         .map(|(t, v)| {
-            let [a, _, c, d, e] = v.map(IntervalSet::from_intervals);
+            let [a, _, c, d, e] = v.map(UnionBuilder::finish);
             (
                 t,
                 ThreadSets {
@@ -641,16 +642,17 @@ pub fn analyze_gaps(
         }
 
         // per-stream detail
-        let mut by_stream: HashMap<i64, Vec<Interval>> = HashMap::new();
+        let mut by_stream: HashMap<i64, (u64, UnionBuilder)> = HashMap::new();
         for &i in acts {
             let g = &trace.gpu[i as usize];
-            by_stream.entry(g.stream).or_default().push(g.interval());
+            let (n, ivs) = by_stream.entry(g.stream as i64).or_default();
+            *n += 1;
+            ivs.push(g.interval());
         }
         let mut streams: Vec<StreamGaps> = by_stream
             .into_iter()
-            .map(|(stream, ivs)| {
-                let n = ivs.len() as u64;
-                let set = IntervalSet::from_intervals(ivs).intersect(mask);
+            .map(|(stream, (n, ivs))| {
+                let set = ivs.finish().intersect(mask);
                 let mut bands = [BandStat::default(); 5];
                 for g in set.gaps() {
                     let b = &mut bands[Band::of(g.len()) as usize];

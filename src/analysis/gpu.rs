@@ -65,14 +65,14 @@ pub struct GpuSummary {
 }
 
 /// ∫ min(1, Σ blocks per SM) over the window ÷ window length.
-fn sm_efficiency(kernels: &[&GpuEvent], window: Interval) -> Option<f64> {
+fn sm_efficiency(trace: &Trace, kernels: &[&GpuEvent], window: Interval) -> Option<f64> {
     if window.is_empty() {
         return None;
     }
     // (time, 0 = start / 1 = end, blocks per SM); starts before ends at equal times.
     let mut points: Vec<(Ns, u8, f64)> = Vec::new();
     for k in kernels {
-        let b = k.blocks_per_sm as f64;
+        let b = trace.kernel_info(k).blocks_per_sm as f64;
         if b.is_finite() && b > 0.0 && k.dur > 0 {
             points.push((k.start, 0, b));
             points.push((k.end(), 1, b));
@@ -106,11 +106,11 @@ fn sm_efficiency(kernels: &[&GpuEvent], window: Interval) -> Option<f64> {
 }
 
 /// Kernel-time weighted mean of `est. achieved occupancy %`, as a fraction.
-fn achieved_occupancy(kernels: &[&GpuEvent], window: Interval) -> Option<f64> {
+fn achieved_occupancy(trace: &Trace, kernels: &[&GpuEvent], window: Interval) -> Option<f64> {
     let mut weighted = 0.0f64;
     let mut time: Ns = 0;
     for k in kernels {
-        let occ = k.occupancy_pct as f64;
+        let occ = trace.kernel_info(k).occupancy_pct as f64;
         if !(occ.is_finite() && occ >= 0.0) {
             continue;
         }
@@ -164,8 +164,8 @@ pub fn gpu_summaries(trace: &Trace, window: Interval) -> Vec<GpuSummary> {
                 _ => None,
             },
             utilization,
-            sm_efficiency: sm_efficiency(&kernels, window),
-            achieved_occupancy: achieved_occupancy(&kernels, window),
+            sm_efficiency: sm_efficiency(trace, &kernels, window),
+            achieved_occupancy: achieved_occupancy(trace, &kernels, window),
             tensor_core_ratio: (kernel_time > 0).then(|| tc_time as f64 / kernel_time as f64),
             kernel_time,
         });
@@ -199,9 +199,11 @@ mod tests {
         blocks: f32,
         occ: f32,
     ) {
-        let g = b.gpu(GpuKind::Kernel, name, device, 7, start, dur, 0);
-        g.blocks_per_sm = blocks;
-        g.occupancy_pct = occ;
+        b.gpu(GpuKind::Kernel, name, device, 7, start, dur, 0);
+        b.kernel_info(|k| {
+            k.blocks_per_sm = blocks;
+            k.occupancy_pct = occ;
+        });
     }
 
     #[test]

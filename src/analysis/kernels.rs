@@ -131,8 +131,9 @@ pub fn kernel_table(trace: &Trace, window: Interval) -> Vec<KernelRow> {
         acc.total += g.dur;
         acc.min = acc.min.min(g.dur);
         acc.max = acc.max.max(g.dur);
-        acc.blocks.add(g.blocks_per_sm, g.dur);
-        acc.occupancy.add(g.occupancy_pct, g.dur);
+        let info = trace.kernel_info(g);
+        acc.blocks.add(info.blocks_per_sm, g.dur);
+        acc.occupancy.add(info.occupancy_pct, g.dur);
     }
     let grand_total: Ns = by_name.values().map(|a| a.total).sum();
     let mut rows: Vec<KernelRow> = by_name
@@ -176,9 +177,11 @@ mod tests {
 
     fn kernel(b: &mut TraceBuilder, name: &str, start: f64, dur: f64, bps: f32, occ: f32) {
         let corr = b.runtime("cudaLaunchKernel", 0, start - 5.0, 1.0);
-        let g = b.gpu(GpuKind::Kernel, name, 0, 7, start, dur, corr);
-        g.blocks_per_sm = bps;
-        g.occupancy_pct = occ;
+        b.gpu(GpuKind::Kernel, name, 0, 7, start, dur, corr);
+        b.kernel_info(|k| {
+            k.blocks_per_sm = bps;
+            k.occupancy_pct = occ;
+        });
     }
 
     #[test]

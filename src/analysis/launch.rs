@@ -185,7 +185,9 @@ pub fn analyze_launches(trace: &Trace, mask: &IntervalSet) -> LaunchAnalysis {
             }
             continue;
         }
-        let ev = queue_events.entry((g.device as i64, g.stream)).or_default();
+        let ev = queue_events
+            .entry((g.device as i64, g.stream as i64))
+            .or_default();
         ev.push((l.start, 1, g.launch));
         ev.push((g.start, -1, g.launch));
         if g.kind == GpuKind::Kernel && c.kernel_launch && inside(g.interval()) {

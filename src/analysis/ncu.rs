@@ -177,7 +177,7 @@ pub fn joined(trace: &Trace, window: &Window, n_steps: usize, report: &NcuReport
             start: g.start,
             dur: g.dur,
             device: g.device as i64,
-            stream: g.stream,
+            stream: g.stream as i64,
         });
     }
     if !kernels.is_empty() {

@@ -97,13 +97,18 @@ pub fn is_table_op(kind: CpuKind, name: &str) -> bool {
         && name != "DistributedDataParallel.forward"
 }
 
-/// A span of the call tree.
-#[derive(Clone, Default)]
+/// A span of the call tree. Children are a singly linked list (`first_child`, then each
+/// child's `next_sibling`), so building the tree allocates nothing per node.
+#[derive(Clone, Copy)]
 struct Node {
     /// Index in [`Trace::cpu`].
     cpu: u32,
-    /// Child nodes (indices into the node list).
-    children: Vec<u32>,
+    /// First child ([`NONE`] when none).
+    first_child: u32,
+    /// Next child of the same parent ([`NONE`] for the last).
+    next_sibling: u32,
+    /// Number of children.
+    n_children: u32,
     /// Σ durations of own launch calls.
     launch_host: Ns,
     /// Σ device time launched by own launch calls.
@@ -111,6 +116,14 @@ struct Node {
     device_total: Ns,
     /// False once merged into its same-name parent.
     alive: bool,
+}
+
+/// The children of node `n`.
+fn children(nodes: &[Node], n: usize) -> impl Iterator<Item = u32> + '_ {
+    std::iter::successors(
+        Some(nodes[n].first_child).filter(|&c| c != NONE),
+        move |&c| Some(nodes[c as usize].next_sibling).filter(|&s| s != NONE),
+    )
 }
 
 /// Like [`op_table`], with options.
@@ -144,38 +157,52 @@ pub fn op_table_with(trace: &Trace, window: Interval, opts: OpOptions) -> Vec<Op
             parent => parent.copied(),
         };
         let n = nodes.len() as u32;
+        let mut next_sibling = NONE;
         if let Some(p) = parent {
-            nodes[p as usize].children.push(n);
+            // prepended: children come out last first, which no sum below minds
+            let p = &mut nodes[p as usize];
+            next_sibling = p.first_child;
+            p.first_child = n;
+            p.n_children += 1;
         }
         nodes.push(Node {
             cpu: i as u32,
+            first_child: NONE,
+            next_sibling,
+            n_children: 0,
+            launch_host: 0,
+            launch_device: 0,
+            device_total: 0,
             alive: true,
-            ..Node::default()
         });
         node_of_cpu[i] = n;
         stack.push(n);
     }
+    drop(stacks);
 
     // 2. Own launch calls and their device time, by External id.
-    let mut device_of_launch: HashMap<u32, Ns> = HashMap::new();
+    let node_of_owner = |e: &crate::model::CpuEvent| -> Option<usize> {
+        if !is_launch_call(e.kind) || e.owner_op == NONE {
+            return None;
+        }
+        match node_of_cpu.get(e.owner_op as usize) {
+            Some(&n) if n != NONE => Some(n as usize),
+            _ => None,
+        }
+    };
+    for e in cpu {
+        if let Some(n) = node_of_owner(e) {
+            nodes[n].launch_host += e.dur;
+        }
+    }
     for g in &trace.gpu {
         if g.is_activity() && g.launch != NONE {
-            *device_of_launch.entry(g.launch).or_default() += g.dur;
+            if let Some(n) = node_of_owner(&cpu[g.launch as usize]) {
+                nodes[n].launch_device += g.dur;
+            }
         }
     }
-    for (i, e) in cpu.iter().enumerate() {
-        if !is_launch_call(e.kind) || e.owner_op == NONE {
-            continue;
-        }
-        let Some(&n) = node_of_cpu.get(e.owner_op as usize) else {
-            continue;
-        };
-        if n != NONE {
-            let node = &mut nodes[n as usize];
-            node.launch_host += e.dur;
-            node.launch_device += device_of_launch.get(&(i as u32)).copied().unwrap_or(0);
-        }
-    }
+    drop(node_of_cpu);
 
     // 3. Merge an operator with its only same-name operator child (top-down).
     if opts.merge_same_name_child {
@@ -183,17 +210,17 @@ pub fn op_table_with(trace: &Trace, window: Interval, opts: OpOptions) -> Vec<Op
             if !nodes[n].alive {
                 continue;
             }
-            while let [only] = nodes[n].children[..] {
-                let (p, c) = (
-                    &cpu[nodes[n].cpu as usize],
-                    &cpu[nodes[only as usize].cpu as usize],
-                );
+            while nodes[n].n_children == 1 {
+                let only = nodes[n].first_child as usize;
+                let (p, c) = (&cpu[nodes[n].cpu as usize], &cpu[nodes[only].cpu as usize]);
                 if p.name != c.name || p.kind != CpuKind::Op || c.kind != CpuKind::Op {
                     break;
                 }
-                let child = std::mem::take(&mut nodes[only as usize]);
+                let child = nodes[only];
+                nodes[only].alive = false;
                 let node = &mut nodes[n];
-                node.children = child.children;
+                node.first_child = child.first_child;
+                node.n_children = child.n_children;
                 node.launch_host = child.launch_host;
                 node.launch_device = child.launch_device;
             }
@@ -205,17 +232,15 @@ pub fn op_table_with(trace: &Trace, window: Interval, opts: OpOptions) -> Vec<Op
         if !nodes[n].alive {
             continue;
         }
-        let below: Ns = nodes[n]
-            .children
-            .iter()
-            .map(|&c| nodes[c as usize].device_total)
+        let below: Ns = children(&nodes, n)
+            .map(|c| nodes[c as usize].device_total)
             .sum();
         nodes[n].device_total = nodes[n].launch_device + below;
     }
 
     // 5. Rows.
     let mut by_name: HashMap<NameId, OpRow> = HashMap::new();
-    for n in nodes.iter().filter(|n| n.alive) {
+    for (k, n) in nodes.iter().enumerate().filter(|(_, n)| n.alive) {
         let e = &cpu[n.cpu as usize];
         if e.start < window.start || e.start >= window.end {
             continue;
@@ -224,10 +249,8 @@ pub fn op_table_with(trace: &Trace, window: Interval, opts: OpOptions) -> Vec<Op
         if !is_table_op(e.kind, name) {
             continue;
         }
-        let children_host: Ns = n
-            .children
-            .iter()
-            .map(|&c| cpu[nodes[c as usize].cpu as usize].dur)
+        let children_host: Ns = children(&nodes, k)
+            .map(|c| cpu[nodes[c as usize].cpu as usize].dur)
             .sum();
         let row = by_name.entry(e.name).or_insert_with(|| OpRow {
             name: name.to_string(),

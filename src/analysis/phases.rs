@@ -419,7 +419,9 @@ pub fn shortest_gpu_annotation(
     let mut anns: HashMap<(i32, i64), Vec<u32>> = HashMap::new();
     for (i, g) in trace.gpu.iter().enumerate() {
         if g.kind == GpuKind::Annotation && keep(g) {
-            anns.entry((g.device, g.stream)).or_default().push(i as u32);
+            anns.entry((g.device, g.stream as i64))
+                .or_default()
+                .push(i as u32);
         }
     }
     let mut out = vec![NONE; activities.len()];
@@ -431,7 +433,7 @@ pub fn shortest_gpu_annotation(
     let mut active: HashMap<(i32, i64), Vec<u32>> = HashMap::new();
     for (k, &gi) in activities.iter().enumerate() {
         let g = &trace.gpu[gi as usize];
-        let key = (g.device, g.stream);
+        let key = (g.device, g.stream as i64);
         let Some(list) = anns.get(&key) else {
             continue;
         };

@@ -233,7 +233,7 @@ pub fn step_timeline(trace: &Trace, steps: &[Step], max_events: usize) -> Option
             lanes
                 .entry(g.device as i64)
                 .or_default()
-                .entry(g.stream)
+                .entry(g.stream as i64)
                 .or_default()
                 .push(Ev {
                     start: s,

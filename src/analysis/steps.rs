@@ -112,7 +112,9 @@
 use std::collections::HashSet;
 
 use super::classify;
-use crate::model::{CpuKind, GpuKind, Interval, IntervalSet, Ns, SourceFormat, Trace, NONE};
+use crate::model::{
+    CpuKind, GpuKind, Interval, IntervalSet, Ns, SourceFormat, Trace, UnionBuilder, NONE,
+};
 use serde::Serialize;
 
 /// Time of one step split by role; the parts sum to the step duration.
@@ -457,7 +459,8 @@ fn extend_and_trim(
 /// Merged intervals of each role over the whole trace, in priority order
 /// (kernel, memcpy, memset, communication, runtime, dataloader, cpu_exec).
 fn role_sets(trace: &Trace) -> [IntervalSet; 7] {
-    let mut roles: [Vec<Interval>; 7] = Default::default();
+    // unions built as events come (in start order), not vectors of every event
+    let mut roles: [UnionBuilder; 7] = std::array::from_fn(|_| UnionBuilder::new());
     let (kernel, memcpy, memset, comm, runtime, dataloader, cpu_exec) = (0, 1, 2, 3, 4, 5, 6);
 
     let mut comm_ext: HashSet<u64> = HashSet::new();
@@ -510,7 +513,7 @@ fn role_sets(trace: &Trace) -> [IntervalSet; 7] {
         };
         roles[role].push(g.interval());
     }
-    roles.map(IntervalSet::from_intervals)
+    roles.map(UnionBuilder::finish)
 }
 
 /// Splits one step by the priority rule.

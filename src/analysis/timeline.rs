@@ -31,7 +31,7 @@
 use std::collections::BTreeMap;
 
 use super::classify;
-use crate::model::{GpuEvent, GpuKind, Interval, IntervalSet, Ns, Trace};
+use crate::model::{GpuEvent, GpuKind, Interval, Ns, Trace, UnionBuilder};
 
 /// One device's split.
 #[derive(Clone, Debug, PartialEq)]
@@ -148,9 +148,9 @@ fn overlaps(iv: Interval, window: Interval) -> bool {
 
 #[derive(Default)]
 struct DeviceAcc {
-    comp: Vec<Interval>,
-    comm: Vec<Interval>,
-    memcpy: Vec<Interval>,
+    comp: UnionBuilder,
+    comm: UnionBuilder,
+    memcpy: UnionBuilder,
     first: Ns,
     last: Ns,
     events: u64,
@@ -197,9 +197,9 @@ pub fn gpu_timeline_with(
     devices
         .into_iter()
         .map(|(device, acc)| {
-            let comp = IntervalSet::from_intervals(acc.comp);
-            let comm = IntervalSet::from_intervals(acc.comm);
-            let memcpy = IntervalSet::from_intervals(acc.memcpy);
+            let comp = acc.comp.finish();
+            let comm = acc.comm.finish();
+            let memcpy = acc.memcpy.finish();
             let all = comp.union(&comm).union(&memcpy);
             let exposed_comm = comm.subtract(&comp).total();
             let exposed_memcpy = memcpy.subtract(&comp).subtract(&comm).total();
@@ -229,7 +229,7 @@ mod tests {
     use super::*;
     use crate::model::build::TraceBuilder;
 
-    fn kernel(b: &mut TraceBuilder, name: &str, dev: i32, stream: i64, start: f64, dur: f64) {
+    fn kernel(b: &mut TraceBuilder, name: &str, dev: i32, stream: i32, start: f64, dur: f64) {
         let corr = b.runtime("cudaLaunchKernel", 0, start - 5.0, 1.0);
         b.gpu(GpuKind::Kernel, name, dev, stream, start, dur, corr);
     }

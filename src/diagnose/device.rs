@@ -513,7 +513,10 @@ fn small_kernels(f: &Facts, claims: &mut Claims) -> Option<Finding> {
     let mut streams: HashMap<(i32, i64), Vec<u32>> = HashMap::new();
     for &gi in &claims.kernels {
         let g = &trace.gpu[gi as usize];
-        streams.entry((g.device, g.stream)).or_default().push(gi);
+        streams
+            .entry((g.device, g.stream as i64))
+            .or_default()
+            .push(gi);
     }
     let mut keys: Vec<(i32, i64)> = streams.keys().copied().collect();
     keys.sort_unstable();
@@ -684,7 +687,7 @@ fn low_occupancy(f: &Facts, claims: &mut Claims) -> Option<Finding> {
         if !claims.free(gi) {
             continue;
         }
-        let b = g.blocks_per_sm as f64;
+        let b = trace.kernel_info(g).blocks_per_sm as f64;
         if b.is_finite() && b > 0.0 && b < 1.0 {
             claims.take(gi);
             raw_ns += g.dur as f64 * (1.0 - b);
@@ -703,18 +706,20 @@ fn low_occupancy(f: &Facts, claims: &mut Claims) -> Option<Finding> {
         let mut detail = String::new();
         if let Some(gi) = first[i] {
             let g = &trace.gpu[gi as usize];
-            if g.registers > 0 {
-                detail.push_str(&format!(", {} registers/thread", g.registers));
-                reg_limited |= g.registers >= 128;
+            let info = trace.kernel_info(g);
+            if info.registers > 0 {
+                detail.push_str(&format!(", {} registers/thread", info.registers));
+                reg_limited |= info.registers >= 128;
             }
-            if g.block[0] > 0 {
+            let block = info.block;
+            if block[0] > 0 {
                 detail.push_str(&format!(
                     ", block {}",
-                    g.block[0] as u64 * g.block[1].max(1) as u64 * g.block[2].max(1) as u64
+                    block[0] as u64 * block[1].max(1) as u64 * block[2].max(1) as u64
                 ));
             }
-            if g.shared_mem > 0 {
-                detail.push_str(&format!(", {} B shared", count(g.shared_mem as u64)));
+            if info.shared_mem > 0 {
+                detail.push_str(&format!(", {} B shared", count(info.shared_mem as u64)));
             }
             e.locations
                 .push(f.location("kernel", &k.name, g.start, g.dur));
@@ -799,6 +804,7 @@ mod tests {
     use super::super::testutil::{find, run};
     use super::*;
     use crate::model::build::TraceBuilder;
+    use crate::model::KernelInfo;
 
     fn busy_steps(b: &mut TraceBuilder, kernels: &[(&str, &str, f64)], steps: usize) {
         // each step launches `kernels` ahead of the GPU and ends with a device sync: the host
@@ -978,15 +984,21 @@ mod tests {
             2,
         );
         let mut t = b.build();
+        let first = t.kernel_infos.len();
+        t.kernel_infos.push(KernelInfo {
+            occupancy_pct: 12.0,
+            blocks_per_sm: 0.25,
+            registers: 168,
+            ..KernelInfo::UNKNOWN
+        });
+        t.kernel_infos.push(KernelInfo {
+            occupancy_pct: 50.0,
+            blocks_per_sm: 4.0,
+            ..KernelInfo::UNKNOWN
+        });
         for g in t.gpu.iter_mut() {
-            if t.names.resolve(g.name).starts_with("selective") {
-                g.occupancy_pct = 12.0;
-                g.blocks_per_sm = 0.25;
-                g.registers = 168;
-            } else {
-                g.occupancy_pct = 50.0;
-                g.blocks_per_sm = 4.0;
-            }
+            let selective = t.names.resolve(g.name).starts_with("selective");
+            g.info = first as u32 + u32::from(!selective);
         }
         let d = run(&t);
         let lo = find(&d, "low-occupancy").expect("low-occupancy");
@@ -1002,8 +1014,8 @@ mod tests {
             .iter()
             .any(|x| x.contains("selective_scan_fwd_kernel")));
         // all kernels well occupied: silent
-        for g in t.gpu.iter_mut() {
-            g.occupancy_pct = 60.0;
+        for k in &mut t.kernel_infos[first..] {
+            k.occupancy_pct = 60.0;
         }
         assert!(find(&run(&t), "low-occupancy").is_none());
     }

@@ -33,8 +33,8 @@ use rusqlite::{Connection, OpenFlags};
 
 use super::LoadError;
 use crate::model::{
-    CpuEvent, CpuKind, Device, GpuEvent, GpuKind, GpuMetricSeries, Interner, NameId, Ns, Source,
-    SourceFormat, Thread, Trace, Vendor, Warning, NONE,
+    stream_id, CpuEvent, CpuKind, Device, GpuEvent, GpuKind, GpuMetricSeries, Interner, KernelInfo,
+    KernelInfoTable, NameId, Ns, Source, SourceFormat, Thread, Trace, Vendor, Warning, NONE,
 };
 
 const RUNTIME: &str = "CUPTI_ACTIVITY_KIND_RUNTIME";
@@ -347,6 +347,7 @@ struct Reader<'p> {
     process_rank: HashMap<i64, u64>,
     cpu: Vec<CpuEvent>,
     gpu: Vec<GpuEvent>,
+    kernel_infos: KernelInfoTable,
     warnings: Warnings,
     sm_count: HashMap<i64, u32>,
     rows: u64,
@@ -421,14 +422,8 @@ impl<'p> Reader<'p> {
             stream: -1,
             correlation: 0,
             external_id: 0,
-            blocks_per_sm: f32::NAN,
-            warps_per_sm: f32::NAN,
-            occupancy_pct: f32::NAN,
-            registers: 0,
-            grid: [0; 3],
-            block: [0; 3],
-            shared_mem: 0,
             bytes: 0,
+            info: 0,
             in_graph: false,
             flow_linked: false,
             launch: NONE,
@@ -677,20 +672,24 @@ impl<'p> Reader<'p> {
             let mut g = self.gpu_event(name, GpuKind::Kernel, s, e);
             self.fill_common(&mut g, &v);
             let dim = |x: Option<i64>| x.unwrap_or(0).clamp(0, u32::MAX as i64) as u32;
-            g.grid = [dim(v[9]), dim(v[10]), dim(v[11])];
-            g.block = [dim(v[12]), dim(v[13]), dim(v[14])];
-            g.registers = v[15].unwrap_or(0).clamp(0, u16::MAX as i64) as u16;
-            g.shared_mem =
-                (v[16].unwrap_or(0) + v[17].unwrap_or(0)).clamp(0, u32::MAX as i64) as u32;
+            let mut k = KernelInfo {
+                grid: [dim(v[9]), dim(v[10]), dim(v[11])],
+                block: [dim(v[12]), dim(v[13]), dim(v[14])],
+                registers: v[15].unwrap_or(0).clamp(0, u16::MAX as i64) as u16,
+                shared_mem: (v[16].unwrap_or(0) + v[17].unwrap_or(0)).clamp(0, u32::MAX as i64)
+                    as u32,
+                ..KernelInfo::UNKNOWN
+            };
             g.in_graph = v[18].is_some_and(|x| x != 0) || v[19].is_some_and(|x| x != 0);
             if let Some(&sms) = self.sm_count.get(&(g.device as i64)) {
-                let blocks = g.grid.iter().map(|&x| x as f64).product::<f64>();
-                let threads = g.block.iter().map(|&x| x as f64).product::<f64>();
+                let blocks = k.grid.iter().map(|&x| x as f64).product::<f64>();
+                let threads = k.block.iter().map(|&x| x as f64).product::<f64>();
                 if blocks > 0.0 && sms > 0 {
-                    g.blocks_per_sm = (blocks / sms as f64) as f32;
-                    g.warps_per_sm = (blocks * (threads / 32.0).ceil() / sms as f64) as f32;
+                    k.blocks_per_sm = (blocks / sms as f64) as f32;
+                    k.warps_per_sm = (blocks * (threads / 32.0).ceil() / sms as f64) as f32;
                 }
             }
+            g.info = self.kernel_infos.intern(&k);
             self.gpu.push(g);
         }
         Ok(n)
@@ -699,7 +698,7 @@ impl<'p> Reader<'p> {
     /// Device, stream and correlation from the [`Self::GPU_COLS`] prefix.
     fn fill_common(&mut self, g: &mut GpuEvent, v: &[Option<i64>]) {
         g.device = v[2].unwrap_or(0) as i32;
-        g.stream = v[3].unwrap_or(-1);
+        g.stream = stream_id(v[3].unwrap_or(-1));
         g.correlation = self.correlation(v[5].map(pid_of), v[4]);
     }
 
@@ -1156,6 +1155,7 @@ pub fn read_file(file: &Path, path: &str, compressed: Option<u64>) -> Result<Tra
         process_rank: HashMap::new(),
         cpu: Vec::new(),
         gpu: Vec::new(),
+        kernel_infos: KernelInfoTable::new(),
         warnings: Warnings::default(),
         sm_count: HashMap::new(),
         rows: 0,
@@ -1268,6 +1268,7 @@ pub fn read_file(file: &Path, path: &str, compressed: Option<u64>) -> Result<Tra
         threads: r.threads,
         cpu: r.cpu,
         gpu: r.gpu,
+        kernel_infos: r.kernel_infos.into_vec(),
         distributed: None,
         base_time_ns: None,
         warnings: r.warnings.0.into_values().collect(),

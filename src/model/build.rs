@@ -7,6 +7,7 @@ use super::*;
 #[derive(Debug)]
 pub struct TraceBuilder {
     trace: Trace,
+    kernel_infos: KernelInfoTable,
     next_corr: u64,
     next_ext: u64,
 }
@@ -42,12 +43,14 @@ impl TraceBuilder {
                 }],
                 cpu: Vec::new(),
                 gpu: Vec::new(),
+                kernel_infos: Vec::new(),
                 distributed: None,
                 base_time_ns: None,
                 warnings: Vec::new(),
                 gpu_metrics: Vec::new(),
                 op_shapes: HashMap::new(),
             },
+            kernel_infos: KernelInfoTable::new(),
             next_corr: 1,
             next_ext: 1,
         }
@@ -144,7 +147,7 @@ impl TraceBuilder {
         kind: GpuKind,
         name: &str,
         device: i32,
-        stream: i64,
+        stream: i32,
         start_us: f64,
         dur_us: f64,
         corr: u64,
@@ -159,19 +162,22 @@ impl TraceBuilder {
             stream,
             correlation: corr,
             external_id: 0,
-            blocks_per_sm: f32::NAN,
-            warps_per_sm: f32::NAN,
-            occupancy_pct: f32::NAN,
-            registers: 0,
-            grid: [0; 3],
-            block: [0; 3],
-            shared_mem: 0,
             bytes: 0,
+            info: 0,
             in_graph: false,
             flow_linked: corr != 0,
             launch: NONE,
         });
         self.trace.gpu.last_mut().unwrap()
+    }
+
+    /// Sets the launch details of the last device event added: `f` edits a copy of its
+    /// current details (grid, block, registers, occupancy, ...).
+    pub fn kernel_info(&mut self, f: impl FnOnce(&mut KernelInfo)) {
+        let g = self.trace.gpu.last_mut().expect("a device event");
+        let mut info = *self.kernel_infos.get(g.info);
+        f(&mut info);
+        g.info = self.kernel_infos.intern(&info);
     }
 
     /// Convenience: an op that launches one kernel through `cudaLaunchKernel`.
@@ -218,6 +224,7 @@ impl TraceBuilder {
     /// Finishes: sorts and links like a reader does.
     pub fn build(mut self) -> Trace {
         self.trace.source.events = (self.trace.cpu.len() + self.trace.gpu.len()) as u64;
+        self.trace.kernel_infos = self.kernel_infos.into_vec();
         self.trace.finalize();
         self.trace
     }

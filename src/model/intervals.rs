@@ -52,26 +52,34 @@ impl IntervalSet {
     }
 
     /// Union of arbitrary (unsorted, overlapping) intervals. Empty intervals are dropped.
+    ///
+    /// Intervals that come in start order (the usual case: events are sorted by start) are
+    /// merged as they arrive, so memory stays at the size of the union, not of the input.
     pub fn from_intervals<I: IntoIterator<Item = Interval>>(iter: I) -> Self {
-        let mut v: Vec<Interval> = iter.into_iter().filter(|i| !i.is_empty()).collect();
-        v.sort_unstable();
-        Self::from_sorted(v)
+        let mut b = UnionBuilder::new();
+        for iv in iter {
+            b.push(iv);
+        }
+        b.finish()
     }
 
-    /// Union of intervals already sorted by start.
-    fn from_sorted(v: Vec<Interval>) -> Self {
-        let mut out: Vec<Interval> = Vec::with_capacity(v.len());
-        for iv in v {
-            match out.last_mut() {
-                Some(last) if iv.start <= last.end => {
-                    if iv.end > last.end {
-                        last.end = iv.end;
-                    }
+    /// Union of intervals already sorted by start, merged in place.
+    fn from_sorted(mut v: Vec<Interval>) -> Self {
+        let mut w = 0;
+        for r in 0..v.len() {
+            let iv = v[r];
+            if w > 0 && iv.start <= v[w - 1].end {
+                if iv.end > v[w - 1].end {
+                    v[w - 1].end = iv.end;
                 }
-                _ => out.push(iv),
+            } else {
+                v[w] = iv;
+                w += 1;
             }
         }
-        IntervalSet { spans: out }
+        v.truncate(w);
+        v.shrink_to_fit();
+        IntervalSet { spans: v }
     }
 
     /// The disjoint intervals, sorted.
@@ -202,6 +210,66 @@ impl IntervalSet {
     }
 }
 
+/// Builds an [`IntervalSet`] one interval at a time ([`IntervalSet::from_intervals`] without
+/// a collected input): while intervals arrive in start order they are merged with the last
+/// span right away, so the buffer holds the union, not every interval; an interval out of
+/// order switches to collecting the rest and sorting once at the end. The result is the same
+/// union either way.
+#[derive(Clone, Debug)]
+pub struct UnionBuilder {
+    spans: Vec<Interval>,
+    /// False once an interval arrived out of start order.
+    sorted: bool,
+}
+
+impl Default for UnionBuilder {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl UnionBuilder {
+    /// An empty builder.
+    pub fn new() -> Self {
+        UnionBuilder {
+            spans: Vec::new(),
+            sorted: true,
+        }
+    }
+
+    /// Adds an interval (empty ones are dropped).
+    #[inline]
+    pub fn push(&mut self, iv: Interval) {
+        if iv.is_empty() {
+            return;
+        }
+        if self.sorted {
+            if let Some(last) = self.spans.last_mut() {
+                if iv.start >= last.start {
+                    if iv.start <= last.end {
+                        if iv.end > last.end {
+                            last.end = iv.end;
+                        }
+                        return;
+                    }
+                } else {
+                    self.sorted = false;
+                }
+            }
+        }
+        self.spans.push(iv);
+    }
+
+    /// The union of everything pushed.
+    pub fn finish(self) -> IntervalSet {
+        let mut v = self.spans;
+        if !self.sorted {
+            v.sort_unstable();
+        }
+        IntervalSet::from_sorted(v)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -248,5 +316,31 @@ mod tests {
         assert_eq!(a.covered_within(Interval::new(5, 25)), 10);
         assert_eq!(a.clip(Interval::new(5, 25)).total(), 10);
         assert_eq!(a.covered_within(Interval::new(40, 50)), 0);
+    }
+
+    #[test]
+    fn builder_in_and_out_of_order_gives_the_same_union() {
+        let ivs = [
+            (0, 3),
+            (1, 2),
+            (3, 4),
+            (6, 9),
+            (6, 7),
+            (10, 10),
+            (12, 15),
+            (2, 13),
+            (20, 21),
+        ];
+        let want = set(&ivs);
+        let mut b = UnionBuilder::new();
+        for &(a, c) in &ivs[..5] {
+            b.push(Interval::new(a, c));
+        }
+        assert_eq!(b.spans.len(), 2); // merged as they came: [0, 4), [6, 9)
+        for &(a, c) in &ivs[5..] {
+            b.push(Interval::new(a, c));
+        }
+        assert_eq!(b.finish(), want);
+        assert_eq!(want.spans(), &[Interval::new(0, 15), Interval::new(20, 21)]);
     }
 }

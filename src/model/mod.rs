@@ -16,7 +16,7 @@ pub mod intervals;
 use std::collections::HashMap;
 
 pub use intern::{Interner, NameId};
-pub use intervals::{Interval, IntervalSet};
+pub use intervals::{Interval, IntervalSet, UnionBuilder};
 
 /// Time in nanoseconds.
 pub type Ns = i64;
@@ -175,46 +175,171 @@ pub enum GpuKind {
 }
 
 /// A device-side activity.
+///
+/// 64 bytes: kernel launch details (grid, block, registers, occupancy, ...) live in
+/// [`Trace::kernel_infos`], shared by every launch with the same details.
 #[derive(Clone, Copy, Debug)]
 pub struct GpuEvent {
     /// Start, ns.
     pub start: Ns,
     /// Duration, ns.
     pub dur: Ns,
-    /// Name.
-    pub name: NameId,
-    /// Role.
-    pub kind: GpuKind,
-    /// Device id (`args.device`, else `pid`).
-    pub device: i32,
-    /// Stream id (`args.stream`, else `tid`).
-    pub stream: i64,
     /// Correlation id of the launching runtime call (0 = none).
     pub correlation: u64,
     /// External id (0 = none).
     pub external_id: u64,
+    /// Bytes moved (memcpy/memset).
+    pub bytes: u64,
+    /// Name.
+    pub name: NameId,
+    /// Device id (`args.device`, else `pid`).
+    pub device: i32,
+    /// Stream id (`args.stream`, else `tid`); see [`stream_id`] for ids outside `i32`.
+    pub stream: i32,
+    /// Index in [`Trace::cpu`] of the runtime/driver call with the same correlation.
+    pub launch: u32,
+    /// Launch details: index in [`Trace::kernel_infos`] (0 = [`KernelInfo::UNKNOWN`]); see
+    /// [`Trace::kernel_info`].
+    pub info: u32,
+    /// Role.
+    pub kind: GpuKind,
+    /// True when the event carries a CUDA/HIP graph id (a graph replay).
+    pub in_graph: bool,
+    /// True when an `ac2g`-style flow starting on the host points at this correlation.
+    pub flow_linked: bool,
+}
+
+/// A stream id as stored in [`GpuEvent::stream`]: ids that fit in `i32` (CUDA and HIP stream
+/// numbers, `stream 7` names, `-1` for none) are kept as they are; anything else (a name
+/// hashed by the reader, a 64-bit handle) is folded to a stable code below `-2^30`, distinct
+/// for distinct ids unless two of them collide in 30 bits.
+pub fn stream_id(id: i64) -> i32 {
+    match i32::try_from(id) {
+        Ok(v) if v > -(1 << 30) => v,
+        _ => {
+            let h = (id as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 34; // 30 bits
+            -(1 << 30) - h as i32
+        }
+    }
+}
+
+/// Launch details of a kernel, as recorded (Kineto `args`, Nsight Systems kernel columns).
+/// Stored once per distinct value in [`Trace::kernel_infos`].
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct KernelInfo {
     /// `blocks per SM` (NaN when absent).
     pub blocks_per_sm: f32,
     /// `warps per SM` (NaN when absent).
     pub warps_per_sm: f32,
     /// `est. achieved occupancy %` (NaN when absent).
     pub occupancy_pct: f32,
-    /// Registers per thread (0 = unknown).
-    pub registers: u16,
     /// Grid dimensions (0 = unknown).
     pub grid: [u32; 3],
     /// Block dimensions (0 = unknown).
     pub block: [u32; 3],
     /// Static + dynamic shared memory per block, bytes.
     pub shared_mem: u32,
-    /// Bytes moved (memcpy/memset).
-    pub bytes: u64,
-    /// True when the event carries a CUDA/HIP graph id (a graph replay).
-    pub in_graph: bool,
-    /// True when an `ac2g`-style flow starting on the host points at this correlation.
-    pub flow_linked: bool,
-    /// Index in [`Trace::cpu`] of the runtime/driver call with the same correlation.
-    pub launch: u32,
+    /// Registers per thread (0 = unknown).
+    pub registers: u16,
+}
+
+impl KernelInfo {
+    /// Nothing recorded: entry 0 of [`Trace::kernel_infos`], the details of non-kernels.
+    pub const UNKNOWN: KernelInfo = KernelInfo {
+        blocks_per_sm: f32::NAN,
+        warps_per_sm: f32::NAN,
+        occupancy_pct: f32::NAN,
+        grid: [0; 3],
+        block: [0; 3],
+        shared_mem: 0,
+        registers: 0,
+    };
+
+    /// Every field as bits (equal keys = identical values, NaNs included).
+    fn key(&self) -> [u32; 11] {
+        let [g0, g1, g2] = self.grid;
+        let [b0, b1, b2] = self.block;
+        [
+            self.blocks_per_sm.to_bits(),
+            self.warps_per_sm.to_bits(),
+            self.occupancy_pct.to_bits(),
+            g0,
+            g1,
+            g2,
+            b0,
+            b1,
+            b2,
+            self.shared_mem,
+            self.registers as u32,
+        ]
+    }
+}
+
+impl Default for KernelInfo {
+    fn default() -> Self {
+        Self::UNKNOWN
+    }
+}
+
+/// Deduplicates [`KernelInfo`]s while a trace is read: launches of one kernel with one
+/// configuration share an entry. Id 0 is [`KernelInfo::UNKNOWN`].
+#[derive(Clone, Debug)]
+pub struct KernelInfoTable {
+    infos: Vec<KernelInfo>,
+    ids: HashMap<[u32; 11], u32>,
+}
+
+impl Default for KernelInfoTable {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl KernelInfoTable {
+    /// A table holding only [`KernelInfo::UNKNOWN`] (id 0).
+    pub fn new() -> Self {
+        let mut ids = HashMap::new();
+        ids.insert(KernelInfo::UNKNOWN.key(), 0);
+        KernelInfoTable {
+            infos: vec![KernelInfo::UNKNOWN],
+            ids,
+        }
+    }
+
+    /// Id of `info`, added when new.
+    pub fn intern(&mut self, info: &KernelInfo) -> u32 {
+        let next = self.infos.len() as u32;
+        let id = *self.ids.entry(info.key()).or_insert(next);
+        if id == next {
+            self.infos.push(*info);
+        }
+        id
+    }
+
+    /// The entry of an id.
+    pub fn get(&self, id: u32) -> &KernelInfo {
+        &self.infos[id as usize]
+    }
+
+    /// Entries in id order.
+    pub fn infos(&self) -> &[KernelInfo] {
+        &self.infos
+    }
+
+    /// Number of entries (at least 1).
+    pub fn len(&self) -> usize {
+        self.infos.len()
+    }
+
+    /// Never true (entry 0 is always there); for clippy's `len_without_is_empty`.
+    pub fn is_empty(&self) -> bool {
+        self.infos.is_empty()
+    }
+
+    /// The entries, for [`Trace::kernel_infos`].
+    pub fn into_vec(self) -> Vec<KernelInfo> {
+        self.infos
+    }
 }
 
 impl GpuEvent {
@@ -274,6 +399,9 @@ pub struct Trace {
     pub cpu: Vec<CpuEvent>,
     /// Device activities, sorted by start.
     pub gpu: Vec<GpuEvent>,
+    /// Distinct kernel launch details, indexed by [`GpuEvent::info`]; entry 0 is
+    /// [`KernelInfo::UNKNOWN`].
+    pub kernel_infos: Vec<KernelInfo>,
     /// Distributed setup, if recorded.
     pub distributed: Option<Distributed>,
     /// `baseTimeNanoseconds`, if given.
@@ -330,6 +458,13 @@ impl Trace {
         } else {
             s
         }
+    }
+
+    /// Launch details of a device event ([`KernelInfo::UNKNOWN`] when none were recorded).
+    pub fn kernel_info(&self, g: &GpuEvent) -> &KernelInfo {
+        self.kernel_infos
+            .get(g.info as usize)
+            .unwrap_or(&KernelInfo::UNKNOWN)
     }
 
     /// Device entry for an id, if any.
@@ -454,5 +589,43 @@ impl Trace {
             }
         }
         None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn event_sizes() {
+        // the model is most of the memory of a large trace: keep these from growing
+        assert_eq!(std::mem::size_of::<GpuEvent>(), 64);
+        assert_eq!(std::mem::size_of::<CpuEvent>(), 48);
+        assert_eq!(std::mem::size_of::<KernelInfo>(), 44);
+    }
+
+    #[test]
+    fn kernel_infos_are_shared() {
+        let mut t = KernelInfoTable::new();
+        let a = KernelInfo {
+            grid: [2, 1, 1],
+            registers: 32,
+            ..KernelInfo::UNKNOWN
+        };
+        assert_eq!(t.intern(&KernelInfo::UNKNOWN), 0);
+        assert_eq!(t.intern(&a), 1);
+        assert_eq!(t.intern(&KernelInfo { ..a }), 1);
+        assert_eq!(t.get(1).key(), a.key());
+        assert_eq!(t.len(), 2);
+    }
+
+    #[test]
+    fn stream_ids() {
+        assert_eq!(stream_id(7), 7);
+        assert_eq!(stream_id(-1), -1);
+        let a = stream_id(-4_000_000_000_000);
+        let b = stream_id(1 << 40);
+        assert!(a <= -(1 << 30) && b <= -(1 << 30) && a != b);
+        assert_eq!(a, stream_id(-4_000_000_000_000));
     }
 }

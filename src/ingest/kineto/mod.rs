@@ -30,8 +30,8 @@ use crossbeam_channel::{bounded, Receiver, Sender};
 
 use crate::ingest::LoadError;
 use crate::model::{
-    CpuEvent, CpuKind, Device, Distributed, GpuEvent, GpuKind, Interner, NameId, OpShape, Source,
-    SourceFormat, Thread, Trace, Vendor, Warning, NONE,
+    stream_id, CpuEvent, CpuKind, Device, Distributed, GpuEvent, GpuKind, Interner, KernelInfo,
+    KernelInfoTable, NameId, OpShape, Source, SourceFormat, Thread, Trace, Vendor, Warning, NONE,
 };
 use event::{id_value, micros_to_ns, IdValue, RawEvent};
 use scan::{Item, Scanner, Step};
@@ -188,6 +188,8 @@ struct Partial {
     worker: usize,
     new_names: Vec<Box<str>>,
     new_threads: Vec<(i64, i64)>,
+    /// Kernel launch details the worker met for the first time here (its ids continue).
+    new_infos: Vec<KernelInfo>,
     cpu: Vec<CpuEvent>,
     gpu: Vec<GpuEvent>,
     flow_starts: Vec<u64>,
@@ -207,6 +209,9 @@ struct Worker {
     names: FxHashMap<Box<str>, u32>,
     threads: FxHashMap<(i64, i64), u32>,
     last_thread: ((i64, i64), u32),
+    /// Kernel launch details seen by this worker, and how many were already sent.
+    infos: KernelInfoTable,
+    infos_sent: usize,
     p: Partial,
 }
 
@@ -301,6 +306,8 @@ impl Worker {
             names: FxHashMap::default(),
             threads: FxHashMap::default(),
             last_thread: ((i64::MIN, i64::MIN), NONE),
+            infos: KernelInfoTable::new(),
+            infos_sent: 1, // id 0 (unknown) is shared by every table
             p: Partial::default(),
         }
     }
@@ -445,15 +452,7 @@ impl Worker {
                     .clamp(i32::MIN as i64, i32::MAX as i64) as i32;
                 let stream = a.stream.int().unwrap_or_else(|| id_key(id_value(e.tid)));
                 let f32or = |n: event::Num| n.float().map(|v| v as f32).unwrap_or(f32::NAN);
-                self.p.gpu.push(GpuEvent {
-                    start,
-                    dur,
-                    name,
-                    kind,
-                    device,
-                    stream,
-                    correlation: a.correlation.id(),
-                    external_id: a.external_id.id(),
+                let info = KernelInfo {
                     blocks_per_sm: f32or(a.blocks_per_sm),
                     warps_per_sm: f32or(a.warps_per_sm),
                     occupancy_pct: f32or(a.occupancy),
@@ -461,7 +460,19 @@ impl Worker {
                     grid: a.grid.0,
                     block: a.block.0,
                     shared_mem: a.shared_memory.int().unwrap_or(0).clamp(0, u32::MAX as i64) as u32,
+                };
+                let info = self.infos.intern(&info);
+                self.p.gpu.push(GpuEvent {
+                    start,
+                    dur,
+                    name,
+                    kind,
+                    device,
+                    stream: stream_id(stream),
+                    correlation: a.correlation.id(),
+                    external_id: a.external_id.id(),
                     bytes: a.bytes.int().unwrap_or(0).max(0) as u64,
+                    info,
                     in_graph: a.graph_id.id() != 0,
                     flow_linked: false,
                     launch: NONE,
@@ -539,6 +550,8 @@ impl Worker {
         // sorted runs make the final sort a cheap merge (or a no-op for time-ordered files);
         // a stable sort of stably sorted blocks gives the same order as one big stable sort
         let mut p = std::mem::take(&mut self.p);
+        p.new_infos = self.infos.infos()[self.infos_sent..].to_vec();
+        self.infos_sent = self.infos.len();
         if !p.cpu.windows(2).all(|w| cpu_order(&w[0], &w[1]).is_le()) {
             p.cpu.sort_by(cpu_order);
         }
@@ -735,6 +748,9 @@ struct Merger {
     /// Per worker: its name ids and thread indexes mapped to the merged ones.
     name_maps: Vec<Vec<NameId>>,
     thread_maps: Vec<Vec<u32>>,
+    /// Kernel launch details in first-seen order, and per worker its ids mapped to these.
+    kernel_infos: KernelInfoTable,
+    info_maps: Vec<Vec<u32>>,
     cpu: Vec<CpuEvent>,
     gpu: Vec<GpuEvent>,
     flow_starts: FxHashSet<u64>,
@@ -755,6 +771,8 @@ impl Merger {
             thread_index: FxHashMap::default(),
             name_maps: vec![Vec::new(); workers],
             thread_maps: vec![Vec::new(); workers],
+            kernel_infos: KernelInfoTable::new(),
+            info_maps: vec![vec![0]; workers],
             cpu: Vec::new(),
             gpu: Vec::new(),
             flow_starts: FxHashSet::default(),
@@ -792,9 +810,14 @@ impl Merger {
             e.thread = thread_map[e.thread as usize];
             e
         }));
+        let info_map = &mut self.info_maps[p.worker];
+        for info in p.new_infos.drain(..) {
+            info_map.push(self.kernel_infos.intern(&info));
+        }
         self.gpu.reserve(p.gpu.len());
         self.gpu.extend(p.gpu.drain(..).map(|mut e| {
             e.name = name_map[e.name.0 as usize];
+            e.info = info_map[e.info as usize];
             e
         }));
         for (ext, [d, t, c]) in p.shapes {
@@ -1048,6 +1071,7 @@ pub fn read<R: Read + Send>(
         threads: threads_v,
         cpu: merger.cpu,
         gpu,
+        kernel_infos: merger.kernel_infos.into_vec(),
         distributed,
         base_time_ns,
         warnings: merger.warnings.map.into_values().collect(),
