@@ -87,6 +87,8 @@ enum View {
     Steps,
     /// One row per phase (annotation path) with the device time it launched.
     Phases,
+    /// One row per rank (a folder of per-rank traces).
+    Ranks,
 }
 
 /// Colour choice.
@@ -240,6 +242,12 @@ fn analyze(args: AnalyzeArgs) -> Result<(), (i32, String)> {
         Report::new(&trace, &a)
     };
     sort_ops(&mut rep, args.sort);
+    if args.view == Some(View::Ranks) && rep.ranks.is_none() {
+        return Err((
+            2,
+            "error: --view ranks needs a folder of per-rank traces".into(),
+        ));
+    }
 
     let to_file = args.output.is_some();
     let color = match args.color {
@@ -275,6 +283,7 @@ fn analyze(args: AnalyzeArgs) -> Result<(), (i32, String)> {
                 Some(View::Ops) => report::csv::View::Ops,
                 Some(View::Steps) | None => report::csv::View::Steps,
                 Some(View::Phases) => report::csv::View::Phases,
+                Some(View::Ranks) => report::csv::View::Ranks,
             },
         }),
     };

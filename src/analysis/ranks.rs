@@ -41,6 +41,17 @@ pub enum RankSource {
     Order,
 }
 
+impl RankSource {
+    /// The JSON spelling (`distributed_info`, `file_name`, `order`).
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            RankSource::DistributedInfo => "distributed_info",
+            RankSource::FileName => "file_name",
+            RankSource::Order => "order",
+        }
+    }
+}
+
 /// The headline finding of one rank's own diagnosis.
 #[derive(Clone, Debug, PartialEq)]
 pub struct TopFinding {
