@@ -172,8 +172,9 @@ pub fn analyze_folder(dir: &Path, opts: &FolderOptions) -> Result<FolderReport, 
         return Err(FolderError::Input(LoadError::new(
             &shown_dir,
             format!(
-                "none of the {} trace files could be analysed; the first: {first}",
-                files.len()
+                "no rank could be analysed ({} trace file{} tried); the first error: {first}",
+                files.len(),
+                if files.len() == 1 { "" } else { "s" }
             ),
         )));
     }
