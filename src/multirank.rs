@@ -107,6 +107,41 @@ fn one_rank(file: &RankFile, opts: &FolderOptions) -> Result<Done, String> {
     Ok(Done { facts, report })
 }
 
+/// Keeps glibc's mmap threshold at its default (128 KiB) for the whole folder. By default glibc
+/// raises it after a large block is freed (up to 32 MiB), so the second rank's large vectors
+/// grow on the heap by copying, leaving the smaller freed copies resident: on a 215 MB trace
+/// each rank after the first peaked tens of MB higher (docs/performance.md, "Folders of
+/// ranks"). Setting the threshold explicitly turns that adjustment off.
+fn fix_mmap_threshold() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    {
+        extern "C" {
+            fn mallopt(param: std::ffi::c_int, value: std::ffi::c_int) -> std::ffi::c_int;
+        }
+        const M_MMAP_THRESHOLD: std::ffi::c_int = -3;
+        // SAFETY: mallopt only changes an allocator setting; it takes no pointers.
+        unsafe {
+            mallopt(M_MMAP_THRESHOLD, 128 * 1024);
+        }
+    }
+}
+
+/// Hands the pages freed by a rank back to the system (glibc keeps freed memory in its
+/// arenas), so that the next rank starts from the same footprint.
+fn release_freed_memory() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    {
+        extern "C" {
+            fn malloc_trim(pad: usize) -> std::ffi::c_int;
+        }
+        // SAFETY: malloc_trim only returns free memory of the allocator's own arenas to the
+        // system; it takes no pointers and is thread-safe.
+        unsafe {
+            malloc_trim(0);
+        }
+    }
+}
+
 #[derive(Default)]
 struct State {
     facts: Vec<RankFacts>,
@@ -140,6 +175,7 @@ pub fn analyze_folder(dir: &Path, opts: &FolderOptions) -> Result<FolderReport, 
     let listing = folder::list(dir).map_err(FolderError::Input)?;
     let files = &listing.files;
     let jobs = opts.jobs.clamp(1, files.len());
+    fix_mmap_threshold();
     let next = AtomicUsize::new(0);
     let state = Mutex::new(State::default());
     std::thread::scope(|s| {
@@ -148,6 +184,8 @@ pub fn analyze_folder(dir: &Path, opts: &FolderOptions) -> Result<FolderReport, 
                 let i = next.fetch_add(1, Ordering::Relaxed);
                 let Some(file) = files.get(i) else { break };
                 let out = one_rank(file, opts);
+                // the rank's trace and analysis are gone: return their pages
+                release_freed_memory();
                 let mut st = state.lock().unwrap_or_else(|e| e.into_inner());
                 match out {
                     Ok(d) => st.add(d, opts.rank),
