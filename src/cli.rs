@@ -17,9 +17,11 @@ const ABOUT: &str = "Tells you why your GPU workload is slow, from the profile y
 const LONG_ABOUT: &str = "\
 Tells you why your GPU workload is slow, from the profile you already have.
 
-stallscope reads torch.profiler (Kineto) traces — .json, .json.gz or standard input — and prints
-where each training or inference step spends its time: kernels, copies, communication, runtime
-calls, the DataLoader, host work, and idle GPU time.";
+stallscope reads torch.profiler (Kineto) traces — .json, .json.gz, standard input, or a folder
+of per-rank traces — and prints where each training or inference step spends its time:
+kernels, copies, communication, runtime calls, the DataLoader, host work, and idle GPU time.
+For a folder it compares the ranks (straggler, communication imbalance) and shows the slowest
+rank in full.";
 
 const AFTER_HELP: &str = "\
 Examples:
@@ -30,6 +32,8 @@ Examples:
   stallscope analyze trace.json --top 25 --sort host-self
   stallscope analyze trace.json --steps 3..6        # only ProfilerStep#3 … #6
   stallscope analyze trace.json --focus denoise     # only the time inside `denoise`
+  stallscope analyze traces/                        # a folder of per-rank traces
+  stallscope analyze traces/ --rank 3 --jobs 4      # rank 3's report; 4 files at once
   zcat big.json.gz | stallscope analyze -
 
 Exit codes: 0 ok, 2 unreadable input or bad arguments, 1 other errors.
@@ -83,6 +87,8 @@ enum View {
     Steps,
     /// One row per phase (annotation path) with the device time it launched.
     Phases,
+    /// One row per rank (a folder of per-rank traces).
+    Ranks,
 }
 
 /// Colour choice.
@@ -117,7 +123,9 @@ pub enum OpSort {
 struct AnalyzeArgs {
     /// Trace file (.json or .json.gz, detected by content), or - for standard input.
     /// Also an Nsight Systems export (.sqlite, or .nsys-rep with nsys on PATH) or an Nsight
-    /// Compute CSV (its kernel table alone).
+    /// Compute CSV (its kernel table alone). A folder of per-rank traces (*.json,
+    /// *.json.gz) gives a table of the ranks, cross-rank findings and the full report of the
+    /// slowest rank.
     trace: PathBuf,
 
     /// Nsight Compute CSV (`ncu --csv --page details|raw`) whose kernels are joined to the
@@ -148,9 +156,19 @@ struct AnalyzeArgs {
     #[arg(long, value_enum, default_value_t = OpSort::DeviceSelf)]
     sort: OpSort,
 
-    /// Parser threads (default: all cores).
+    /// Parser threads per file (default: all cores; for a folder, the cores shared by the
+    /// jobs).
     #[arg(long, value_name = "N")]
     threads: Option<usize>,
+
+    /// Folder: rank files loaded and analysed at once (default: 2 or the number of cores,
+    /// whichever is smaller). Peak memory grows with it: about N × one rank.
+    #[arg(long, short = 'j', value_name = "N")]
+    jobs: Option<usize>,
+
+    /// Folder: show this rank's full report under the rank table (default: the slowest rank).
+    #[arg(long, value_name = "N")]
+    rank: Option<i64>,
 
     /// Analyze what was read from a truncated file instead of failing.
     #[arg(long)]
@@ -198,26 +216,38 @@ fn analyze(args: AnalyzeArgs) -> Result<(), (i32, String)> {
     if path != "-" && ingest::ncu::looks_like(&path) {
         return analyze_ncu(&args, &path);
     }
-    let trace = ingest::load(&path, &lopts).map_err(|e| (2, format!("error: {e}")))?;
-    if !args.quiet {
-        for w in &trace.warnings {
-            let at = w
-                .first_offset
-                .map(|o| format!(" (first at byte {o})"))
-                .unwrap_or_default();
-            eprintln!("warning: {}: {} ×{}{}", path, w.message, w.count, at);
+    let mut rep = if path != "-" && args.trace.is_dir() {
+        analyze_folder(&args, lopts)?
+    } else {
+        if args.rank.is_some() {
+            return Err((
+                2,
+                "error: --rank applies to a folder of per-rank traces".into(),
+            ));
         }
-    }
-    let mut a = analysis::try_analyze(&trace, &args.window.options())
-        .map_err(|e| (2, format!("error: {e}")))?;
-    if let Some(p) = &args.ncu {
-        let p = p.to_string_lossy().into_owned();
-        let n = ingest::ncu::read(&p).map_err(|e| (2, format!("error: {e}")))?;
-        let steps = a.steps.steps.len();
-        a.ncu = Some(analysis::ncu::joined(&trace, &a.selection, steps, &n));
-    }
-    let mut rep = Report::new(&trace, &a);
+        let trace = ingest::load(&path, &lopts).map_err(|e| (2, format!("error: {e}")))?;
+        if !args.quiet {
+            for w in &trace.warnings {
+                print_warning(&path, w);
+            }
+        }
+        let mut a = analysis::try_analyze(&trace, &args.window.options())
+            .map_err(|e| (2, format!("error: {e}")))?;
+        if let Some(p) = &args.ncu {
+            let p = p.to_string_lossy().into_owned();
+            let n = ingest::ncu::read(&p).map_err(|e| (2, format!("error: {e}")))?;
+            let steps = a.steps.steps.len();
+            a.ncu = Some(analysis::ncu::joined(&trace, &a.selection, steps, &n));
+        }
+        Report::new(&trace, &a)
+    };
     sort_ops(&mut rep, args.sort);
+    if args.view == Some(View::Ranks) && rep.ranks.is_none() {
+        return Err((
+            2,
+            "error: --view ranks needs a folder of per-rank traces".into(),
+        ));
+    }
 
     let to_file = args.output.is_some();
     let color = match args.color {
@@ -253,6 +283,7 @@ fn analyze(args: AnalyzeArgs) -> Result<(), (i32, String)> {
                 Some(View::Ops) => report::csv::View::Ops,
                 Some(View::Steps) | None => report::csv::View::Steps,
                 Some(View::Phases) => report::csv::View::Phases,
+                Some(View::Ranks) => report::csv::View::Ranks,
             },
         }),
     };
@@ -274,6 +305,67 @@ fn analyze(args: AnalyzeArgs) -> Result<(), (i32, String)> {
         }
     }
     Ok(())
+}
+
+fn print_warning(path: &str, w: &crate::model::Warning) {
+    let at = w
+        .first_offset
+        .map(|o| format!(" (first at byte {o})"))
+        .unwrap_or_default();
+    eprintln!("warning: {}: {} ×{}{}", path, w.message, w.count, at);
+}
+
+/// `stallscope analyze FOLDER`: every rank file with at most `--jobs` at once; the report of
+/// the slowest rank (or `--rank`) with the `ranks` section.
+fn analyze_folder(args: &AnalyzeArgs, mut lopts: LoadOptions) -> Result<Report, (i32, String)> {
+    if args.ncu.is_some() {
+        return Err((
+            2,
+            "error: --ncu joins an Nsight Compute CSV to one trace, not to a folder".into(),
+        ));
+    }
+    let jobs = args
+        .jobs
+        .unwrap_or_else(crate::multirank::default_jobs)
+        .max(1);
+    // one progress bar per file would interleave; parser threads share the cores
+    lopts.progress_over = None;
+    if args.threads.is_none() {
+        let cores = std::thread::available_parallelism()
+            .map(|n| n.get())
+            .unwrap_or(1);
+        lopts.kineto.threads = (cores / jobs).max(1);
+    }
+    let opts = crate::multirank::FolderOptions {
+        load: lopts,
+        analyze: args.window.options(),
+        jobs,
+        rank: args.rank,
+    };
+    let out = crate::multirank::analyze_folder(&args.trace, &opts).map_err(|e| match e {
+        crate::multirank::FolderError::Input(e) => (2, format!("error: {e}")),
+        crate::multirank::FolderError::NoSuchRank(m) => (2, m),
+    })?;
+    if !args.quiet {
+        for (p, w) in &out.warnings {
+            print_warning(p, w);
+        }
+    }
+    if let Some(r) = &out.report.ranks {
+        // skipped files and duplicate ranks are said even with --quiet: they change the table
+        for k in &r.skipped {
+            eprintln!("warning: skipped (not in the rank table): {}", k.error);
+        }
+        for d in &r.duplicates {
+            eprintln!(
+                "warning: rank {} appears in {} files: {}",
+                d.rank,
+                d.files.len(),
+                d.files.join(", ")
+            );
+        }
+    }
+    Ok(out.report)
 }
 
 /// `stallscope analyze KERNELS.csv`: the Nsight Compute findings (weighted by ncu's own

@@ -4,13 +4,15 @@
 //! [`ingest`] (one module per input format) → [`model`] (one timeline) →
 //! [`window`] (which part of the trace is analyzed: steady state, steps, time range, focus) →
 //! [`analysis`] (pure functions from model to serializable facts) → [`report`] (renderers
-//! that format, never compute) → `cli`. [`slice`] writes a window back out as a smaller trace.
+//! that format, never compute) → `cli`. [`multirank`] runs that pipeline over a folder of
+//! per-rank traces, a few ranks at a time. [`slice`] writes a window back out as a smaller trace.
 
 pub mod analysis;
 pub mod cli;
 pub mod diagnose;
 pub mod ingest;
 pub mod model;
+pub mod multirank;
 pub mod report;
 pub mod slice;
 pub mod text;

@@ -13,6 +13,7 @@ pub mod launch;
 pub mod ncu;
 pub mod ops;
 pub mod phases;
+pub mod ranks;
 pub mod roofline;
 pub mod step_timeline;
 pub mod steps;

@@ -11,6 +11,7 @@
 //! | [`device`] | `fallback-kernel`, `fp32-matmul`, `small-kernels`, `low-occupancy` |
 //! | [`transfer`] | `exposed-communication`, `pageable-memcpy`, `memcpy-heavy`, `gpu-memory-pressure` |
 //! | [`roofline`] | `memory-bound`, `compute-bound` |
+//! | [`ranks`] | `rank-straggler`, `comm-imbalance` (across the ranks of a folder, over their facts) |
 //! | [`ncu`] | `ncu-register-spills`, `ncu-bank-conflicts`, `ncu-l2-hit-rate`, `ncu-occupancy`, `ncu-warp-stalls`, `ncu-other-rules` (with `--ncu`, or an Nsight Compute CSV alone) |
 //!
 //! # Recoverable time and double counting
@@ -44,6 +45,7 @@
 pub mod device;
 pub mod host;
 pub mod ncu;
+pub mod ranks;
 pub mod roofline;
 pub mod transfer;
 pub mod verdict;

@@ -4,6 +4,7 @@
 //! the magic bytes say so (never by extension), recognises the format and hands the byte
 //! stream to the matching reader, which fills a [`crate::model::Trace`].
 
+pub mod folder;
 pub mod kineto;
 pub mod ncu;
 pub mod nsys;
@@ -124,7 +125,8 @@ pub fn load(path: &str, opts: &LoadOptions) -> Result<Trace, LoadError> {
         if p.is_dir() {
             return Err(LoadError::new(
                 path,
-                "is a folder; pass one trace file (reading a folder of rank files is planned)"
+                "is a folder; pass one trace file (`stallscope analyze FOLDER` reads a folder of \
+                 per-rank traces)"
                     .into(),
             ));
         }

@@ -18,6 +18,8 @@ pub enum View {
     Steps,
     /// One row per phase (annotation path).
     Phases,
+    /// One row per rank of a folder (the `ranks` section; empty for one file).
+    Ranks,
 }
 
 /// CSV of one view.
@@ -195,6 +197,58 @@ impl Renderer for Csv {
                     let mut cells = vec![s.name.clone(), num(s.start_us), num(s.duration_us)];
                     cells.extend(s.breakdown_us.parts().iter().map(|(_, v)| num(*v)));
                     row(out, &cells)?;
+                }
+            }
+            View::Ranks => {
+                header(
+                    out,
+                    &[
+                        "rank",
+                        "rank_source",
+                        "path",
+                        "steps",
+                        "step_time_us",
+                        "window_us",
+                        "device",
+                        "utilization",
+                        "total_us",
+                        "computation_us",
+                        "exposed_comm_us",
+                        "overlapped_comm_us",
+                        "exposed_memcpy_us",
+                        "idle_us",
+                        "top_finding",
+                        "top_finding_us",
+                    ],
+                )?;
+                for k in r.ranks.iter().flat_map(|s| &s.ranks) {
+                    row(
+                        out,
+                        &[
+                            k.rank.to_string(),
+                            k.rank_source.as_str().to_string(),
+                            k.path.clone(),
+                            k.steps.to_string(),
+                            num(k.step_time_us),
+                            num(k.window_us),
+                            k.device.map(|d| d.to_string()).unwrap_or_default(),
+                            opt(k.utilization),
+                            num(k.total_us),
+                            num(k.computation_us),
+                            num(k.exposed_comm_us),
+                            num(k.overlapped_comm_us),
+                            num(k.exposed_memcpy_us),
+                            num(k.idle_us),
+                            k.top_finding
+                                .as_ref()
+                                .map(|f| f.id.clone())
+                                .unwrap_or_default(),
+                            k.top_finding
+                                .as_ref()
+                                .map(|f| num(f.recoverable_us))
+                                .unwrap_or_default(),
+                        ],
+                    )?;
                 }
             }
         }

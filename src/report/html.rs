@@ -1244,6 +1244,102 @@ fn ops_table(s: &mut String, r: &Report, top: usize) {
     s.push_str("</tbody></table></div></section>");
 }
 
+/// A folder of ranks: the verdict over the ranks, the sortable per-rank table and the
+/// cross-rank findings, before the shown rank's report.
+fn ranks_section(s: &mut String, sec: &super::ranks::RanksSection) {
+    w!(
+        s,
+        r#"<section id="ranks"><h2>{} ranks <span class="file">{}</span></h2><div class="verdict"><span class="vlabel">Ranks</span>{}</div><p class="note">Per step, GPU split of each rank's main device; median step {}, slowest/median {:.2}×. Below: the full report of rank {} ({}).</p><div class="tablewrap"><table class="sortable"><thead><tr><th data-type="num" aria-sort="ascending">rank</th><th class="t">file</th><th data-type="num">steps</th><th data-type="num">step</th><th data-type="num">GPU busy</th><th data-type="num">computation</th><th data-type="num">exposed comm</th><th data-type="num">overlapped comm</th><th data-type="num">idle</th><th class="t">top finding</th></tr></thead><tbody>"#,
+        sec.count,
+        escape(&sec.folder),
+        rich(&sec.verdict),
+        escape(&fmt_us(sec.median_step_time_us)),
+        sec.spread,
+        sec.shown.rank,
+        if sec.shown.why == "requested" {
+            "--rank"
+        } else {
+            "the slowest"
+        }
+    );
+    for (row, name) in sec.ranks.iter().zip(sec.distinct_names()) {
+        w!(
+            s,
+            r#"<tr><td data-v="{}">{}</td><td class="t" title="{}">{}</td><td data-v="{}">{}</td>"#,
+            row.rank,
+            if row.rank == sec.slowest_rank {
+                format!("<strong>{}</strong> (slowest)", row.rank)
+            } else {
+                row.rank.to_string()
+            },
+            escape(&row.path),
+            escape(&name),
+            row.steps,
+            row.steps
+        );
+        num_td(s, row.step_time_us, &fmt_us(row.step_time_us));
+        num_td(s, row.utilization.unwrap_or(0.0), &fmt_pct(row.utilization));
+        for v in [
+            row.computation_us,
+            row.exposed_comm_us,
+            row.overlapped_comm_us,
+            row.idle_us,
+        ] {
+            let v = row.per_step(v);
+            num_td(s, v, &fmt_us(v));
+        }
+        w!(
+            s,
+            r#"<td class="t">{}</td></tr>"#,
+            row.top_finding
+                .as_ref()
+                .map(|f| format!(
+                    "<code>{}</code> {}",
+                    escape(&f.id),
+                    escape(&fmt_us(f.recoverable_us))
+                ))
+                .unwrap_or_else(|| "-".into())
+        );
+    }
+    s.push_str("</tbody></table></div>");
+    for k in &sec.skipped {
+        w!(s, r#"<p class="note">skipped: {}</p>"#, escape(&k.error));
+    }
+    for d in &sec.duplicates {
+        w!(
+            s,
+            r#"<p class="note">rank {} appears in {} files: {}</p>"#,
+            d.rank,
+            d.files.len(),
+            escape(&d.files.join(", "))
+        );
+    }
+    for f in &sec.findings {
+        w!(
+            s,
+            r#"<details class="finding sev-{}"><summary><span class="sev">{}</span><span class="ftitle">{}</span><span class="rec">up to {} per step</span></summary><div class="fbody"><ul class="facts">"#,
+            f.severity.as_str(),
+            f.severity.as_str(),
+            rich(&f.title),
+            escape(&fmt_us(f.recoverable_us))
+        );
+        for fact in &f.evidence.facts {
+            w!(s, "<li>{}</li>", rich(fact));
+        }
+        s.push_str(r#"</ul><p class="fh">What to do</p><ul class="advice">"#);
+        for a in &f.advice {
+            w!(s, "<li>{}</li>", rich(a));
+        }
+        w!(
+            s,
+            r#"</ul><p class="basis">Bound: {} <span class="rule">rule <code>{}</code></span></p></div></details>"#,
+            rich(&f.recoverable_basis),
+            escape(f.id)
+        );
+    }
+    s.push_str("</section>");
+}
+
 fn devices_table(s: &mut String, r: &Report) {
     if r.devices.is_empty() {
         return;
@@ -1399,6 +1495,9 @@ impl Renderer for Html {
         s.push_str("</style></head><body>");
         header(&mut s, r);
         s.push_str("<main>");
+        if let Some(sec) = &r.ranks {
+            ranks_section(&mut s, sec);
+        }
         diagnosis(&mut s, r);
         cards(&mut s, r);
         steps_chart(&mut s, r);

@@ -121,8 +121,124 @@ fn breakdown_cells(b: &BreakdownUs) -> Vec<String> {
     b.parts().iter().map(|(_, v)| fmt_us(*v)).collect()
 }
 
+/// A folder of ranks: the verdict over the ranks, the per-rank table and the cross-rank
+/// findings, before the shown rank's report.
+fn ranks_section(sec: &super::ranks::RanksSection, out: &mut dyn Write) -> io::Result<()> {
+    writeln!(
+        out,
+        "## stallscope: {} ranks in {}",
+        sec.count,
+        escape(&sec.folder)
+    )?;
+    writeln!(out)?;
+    writeln!(out, "> **Ranks:** {}", rich(&sec.verdict))?;
+    writeln!(out)?;
+    writeln!(
+        out,
+        "Per step, GPU split of each rank's main device; median step {}, slowest/median {:.2}×.",
+        fmt_us(sec.median_step_time_us),
+        sec.spread
+    )?;
+    writeln!(out)?;
+    let rows: Vec<Vec<String>> = sec
+        .ranks
+        .iter()
+        .zip(sec.distinct_names())
+        .map(|(row, name)| {
+            vec![
+                if row.rank == sec.slowest_rank {
+                    format!("**{}** (slowest)", row.rank)
+                } else {
+                    row.rank.to_string()
+                },
+                escape(&shorten_middle(&name, NAME_WIDTH)),
+                fmt_count(row.steps as u64),
+                fmt_us(row.step_time_us),
+                fmt_pct(row.utilization),
+                fmt_us(row.per_step(row.computation_us)),
+                fmt_us(row.per_step(row.exposed_comm_us)),
+                fmt_us(row.per_step(row.overlapped_comm_us)),
+                fmt_us(row.per_step(row.idle_us)),
+                row.top_finding
+                    .as_ref()
+                    .map(|f| format!("`{}` {}", f.id, fmt_us(f.recoverable_us)))
+                    .unwrap_or_else(|| "-".into()),
+            ]
+        })
+        .collect();
+    table(
+        out,
+        &[
+            "rank",
+            "file",
+            "steps",
+            "step",
+            "GPU busy",
+            "computation",
+            "exposed comm",
+            "overlapped comm",
+            "idle",
+            "top finding",
+        ],
+        &[
+            false, false, true, true, true, true, true, true, true, false,
+        ],
+        &rows,
+    )?;
+    writeln!(out)?;
+    for k in &sec.skipped {
+        writeln!(out, "> skipped: {}", escape(&k.error))?;
+    }
+    for d in &sec.duplicates {
+        writeln!(
+            out,
+            "> rank {} appears in {} files: {}",
+            d.rank,
+            d.files.len(),
+            escape(&d.files.join(", "))
+        )?;
+    }
+    if !sec.skipped.is_empty() || !sec.duplicates.is_empty() {
+        writeln!(out)?;
+    }
+    for (i, f) in sec.findings.iter().enumerate() {
+        writeln!(
+            out,
+            "{}. **{}** · {} — up to {} per step",
+            i + 1,
+            f.severity.as_str(),
+            rich(&f.title),
+            fmt_us(f.recoverable_us)
+        )?;
+        for fact in f.evidence.facts.iter().take(4) {
+            writeln!(out, "   - {}", rich(fact.trim()))?;
+        }
+        for a in f.advice.iter().take(3) {
+            writeln!(out, "   - *Do:* {}", rich(a))?;
+        }
+    }
+    if !sec.findings.is_empty() {
+        writeln!(out)?;
+    }
+    writeln!(
+        out,
+        "The full report of rank {} ({}) follows.",
+        sec.shown.rank,
+        if sec.shown.why == "requested" {
+            "`--rank`"
+        } else {
+            "the slowest"
+        }
+    )?;
+    writeln!(out)?;
+    Ok(())
+}
+
 impl Renderer for Markdown {
     fn render(&self, r: &Report, opts: &RenderOptions, out: &mut dyn Write) -> io::Result<()> {
+        if let Some(sec) = &r.ranks {
+            ranks_section(sec, out)?;
+        }
         let file = std::path::Path::new(&r.source.path)
             .file_name()
             .map(|s| s.to_string_lossy().into_owned())

@@ -9,6 +9,7 @@ pub mod html;
 pub mod json;
 pub mod markdown;
 pub mod nvidia;
+pub mod ranks;
 pub mod terminal;
 
 use serde::Serialize;
@@ -267,6 +268,10 @@ pub struct Report {
     pub ncu: Option<nvidia::NcuSection>,
     /// Annotation phases over the window, depth-first (see `analysis::phases`).
     pub phases: Vec<PhaseInfo>,
+    /// A folder of per-rank traces: the per-rank table and cross-rank findings (this report
+    /// is then the full report of the slowest rank, or of `--rank`). Absent for one file.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ranks: Option<ranks::RanksSection>,
 }
 
 impl Report {
@@ -412,6 +417,7 @@ impl Report {
                 .map(|m| nvidia::GpuMetricsInfo::new(m, origin)),
             ncu: a.ncu.as_ref().map(|n| nvidia::NcuSection::new(n, origin)),
             phases: a.phases.phases.iter().map(PhaseInfo::new).collect(),
+            ranks: None,
         }
     }
 }

@@ -84,10 +84,13 @@ impl Style {
     }
 }
 
-/// A simple table: the first column takes the width left over and is shortened in the middle.
+/// A simple table: the first column (or `flex`) takes the width left over and is shortened in
+/// the middle; the first column (and those in `left`) are left-aligned, the others right.
 struct Table {
     headers: Vec<String>,
     rows: Vec<Vec<String>>,
+    flex: usize,
+    left: Vec<usize>,
 }
 
 impl Table {
@@ -95,6 +98,8 @@ impl Table {
         Table {
             headers: headers.iter().map(|s| s.to_string()).collect(),
             rows: Vec::new(),
+            flex: 0,
+            left: vec![0],
         }
     }
     fn row(&mut self, cells: Vec<String>) {
@@ -108,17 +113,24 @@ impl Table {
                 w[i] = w[i].max(c.chars().count());
             }
         }
-        let others: usize = w[1..].iter().sum::<usize>() + 2 * (n - 1);
-        let first_max = width.saturating_sub(others).max(6);
-        w[0] = w[0].min(first_max);
+        let f = self.flex;
+        let others: usize = w.iter().sum::<usize>() - w[f] + 2 * (n - 1);
+        let flex_max = width.saturating_sub(others).max(6);
+        w[f] = w[f].min(flex_max);
         let line = |cells: &[String]| -> String {
             let mut s = String::new();
             for (i, c) in cells.iter().enumerate() {
-                if i == 0 {
-                    let c = shorten_middle(c, w[0]);
-                    s.push_str(&format!("{:<width$}", c, width = w[0]));
-                } else {
+                if i > 0 {
                     s.push_str("  ");
+                }
+                let c = if i == f {
+                    shorten_middle(c, w[i])
+                } else {
+                    c.clone()
+                };
+                if self.left.contains(&i) {
+                    s.push_str(&format!("{:<width$}", c, width = w[i]));
+                } else {
                     s.push_str(&format!("{:>width$}", c, width = w[i]));
                 }
             }
@@ -136,6 +148,9 @@ impl Renderer for Terminal {
     fn render(&self, r: &Report, opts: &RenderOptions, out: &mut dyn Write) -> io::Result<()> {
         let st = Style { color: opts.color };
         let width = opts.width.max(60);
+        if let Some(sec) = &r.ranks {
+            write_ranks(sec, width, &st, out)?;
+        }
         let file = std::path::Path::new(&r.source.path)
             .file_name()
             .map(|s| s.to_string_lossy().into_owned())
@@ -406,7 +421,17 @@ fn write_diagnosis(r: &Report, width: usize, st: &Style, out: &mut dyn Write) ->
             "ranked by time recoverable per step (upper bounds; --format json for all evidence)"
         )
     )?;
-    for (i, f) in r.findings.iter().enumerate() {
+    write_finding_items(&r.findings, width, st, out)
+}
+
+/// Findings, one numbered block each.
+fn write_finding_items(
+    findings: &[crate::diagnose::Finding],
+    width: usize,
+    st: &Style,
+    out: &mut dyn Write,
+) -> io::Result<()> {
+    for (i, f) in findings.iter().enumerate() {
         let head = format!(
             "{:>2}. {:<6} {:<21} {:>13}  ",
             i + 1,
@@ -460,6 +485,141 @@ fn write_diagnosis(r: &Report, width: usize, st: &Style, out: &mut dyn Write) ->
             write_wrapped(out, "      → ", &sanitize(a), 8, width)?;
         }
     }
+    Ok(())
+}
+
+/// A folder of ranks: the verdict over the ranks, the per-rank table, the cross-rank findings,
+/// then a rule before the full report of the shown rank.
+fn write_ranks(
+    sec: &super::ranks::RanksSection,
+    width: usize,
+    st: &Style,
+    out: &mut dyn Write,
+) -> io::Result<()> {
+    writeln!(
+        out,
+        "{}",
+        st.bold(&shorten_middle(
+            &format!(
+                "stallscope {} — {} ranks in {} ({} file{} at once)",
+                env!("CARGO_PKG_VERSION"),
+                sec.count,
+                sanitize(&sec.folder),
+                sec.jobs,
+                if sec.jobs == 1 { "" } else { "s" }
+            ),
+            width
+        ))
+    )?;
+    writeln!(out)?;
+    write_wrapped(
+        out,
+        &st.bold("Verdict: "),
+        &sanitize(&sec.verdict),
+        9,
+        width + st.bold("").len(),
+    )?;
+    // one unit for the table: ms unless the median step is under 1 ms
+    let (unit, scale) = if sec.median_step_time_us >= 1000.0 {
+        ("ms", 1000.0)
+    } else {
+        ("µs", 1.0)
+    };
+    let num = |v: f64| format!("{:.2}", v / scale);
+    writeln!(out)?;
+    writeln!(
+        out,
+        "{}  {}",
+        st.heading(&format!("Ranks ({})", sec.count)),
+        st.dim(&format!(
+            "{unit} per step, main GPU of each rank; * slowest; median step {}, spread {:.2}×",
+            fmt_us(sec.median_step_time_us),
+            sec.spread
+        ))
+    )?;
+    let mut t = Table::new(&[
+        "rank",
+        "file",
+        "steps",
+        "step",
+        "busy",
+        "compute",
+        "comm exp",
+        "comm ovl",
+        "idle",
+        "top finding",
+    ]);
+    t.flex = 1;
+    t.left = vec![0, 1, 9];
+    for (row, name) in sec.ranks.iter().zip(sec.distinct_names()) {
+        let mark = if row.rank == sec.slowest_rank {
+            "*"
+        } else {
+            ""
+        };
+        t.row(vec![
+            format!("{}{mark}", row.rank),
+            sanitize(&name),
+            fmt_count(row.steps as u64),
+            num(row.step_time_us),
+            row.utilization
+                .map(|u| format!("{:.1}%", u * 100.0))
+                .unwrap_or_else(|| "-".into()),
+            num(row.per_step(row.computation_us)),
+            num(row.per_step(row.exposed_comm_us)),
+            num(row.per_step(row.overlapped_comm_us)),
+            num(row.per_step(row.idle_us)),
+            row.top_finding
+                .as_ref()
+                .map(|f| f.id.clone())
+                .unwrap_or_else(|| "-".into()),
+        ]);
+    }
+    t.write(out, width, st)?;
+    for k in &sec.skipped {
+        write_wrapped(out, "skipped: ", &sanitize(&k.error), 9, width)?;
+    }
+    for d in &sec.duplicates {
+        let files: Vec<String> = d.files.iter().map(|f| sanitize(f)).collect();
+        write_wrapped(
+            out,
+            "",
+            &format!(
+                "rank {} appears in {} files: {}",
+                d.rank,
+                files.len(),
+                files.join(", ")
+            ),
+            2,
+            width,
+        )?;
+    }
+    if !sec.findings.is_empty() {
+        writeln!(out)?;
+        writeln!(
+            out,
+            "{}  {}",
+            st.heading(&format!("Across ranks ({})", sec.findings.len())),
+            st.dim("ranked by time recoverable per step (upper bounds)")
+        )?;
+        write_finding_items(&sec.findings, width, st, out)?;
+    }
+    writeln!(out)?;
+    let what = if sec.shown.why == "requested" {
+        format!("Rank {} (--rank)", sec.shown.rank)
+    } else {
+        format!(
+            "Rank {}, the slowest (--rank N for another)",
+            sec.shown.rank
+        )
+    };
+    let head = format!("══ {what} ");
+    let fill = width.saturating_sub(head.chars().count());
+    writeln!(
+        out,
+        "{}",
+        st.heading(&format!("{head}{}", "═".repeat(fill)))
+    )?;
     Ok(())
 }
 

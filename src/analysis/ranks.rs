@@ -1,0 +1,343 @@
+//! Multi-rank facts: what one rank's analysis is reduced to before its model is dropped
+//! ([`RankFacts::new`]), and the cross-rank summary over those facts ([`summarize`]: slowest
+//! rank, median step, straggler spread, exposed-communication spread).
+//!
+//! A folder of per-rank traces is analysed one rank at a time (a few at once, see
+//! `crate::folder`); nothing here holds a trace. Everything is a pure function of the facts.
+//!
+//! # Definitions
+//!
+//! * **Step time** of a rank: the mean duration of the steps in its analysed window (the
+//!   single-file report's `step_time_us`).
+//! * **Main device** of a rank: the device of its GPU timeline with the most busy time (ties:
+//!   the lower id). Per-rank traces normally have one. Its GPU-timeline split (computation,
+//!   exposed communication, exposed memcpy, idle; `analysis::timeline`) over the window is
+//!   kept, plus the communication hidden under computation (`overlapped_comm` = union of
+//!   communication − exposed communication). GPU busy is that device's utilization over the
+//!   window (the single-file GPU summary's `utilization`).
+//! * **Median step**: the median of the ranks' step times (the mean of the two middle values
+//!   for an even count). **Spread**: slowest step time ÷ median.
+//! * **Slowest rank**: the largest step time; ties go to the lower rank, then the path
+//!   ([`is_slower`], also used to pick the rank whose full report is kept while streaming).
+//! * **Own time** of a rank: its step time minus its exposed communication per step — the
+//!   step without the time spent in collectives not hidden by compute, which in synchronous
+//!   training is mostly waiting for the other ranks. The **straggler candidate** is the rank
+//!   with the largest own time (ties: the lower rank); a rank whose step is long only because
+//!   it waits in collectives is a victim, not a straggler. Without communication, own time is
+//!   the step time.
+
+use super::Analysis;
+use crate::model::{Ns, Trace};
+
+/// Where a rank number came from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RankSource {
+    /// `distributedInfo.rank` in the trace.
+    DistributedInfo,
+    /// The file name (`rank3`, `rank-3`, `rank_3`, `worker3`).
+    FileName,
+    /// The file's position in the folder listing (sorted by name).
+    Order,
+}
+
+impl RankSource {
+    /// The JSON spelling (`distributed_info`, `file_name`, `order`).
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            RankSource::DistributedInfo => "distributed_info",
+            RankSource::FileName => "file_name",
+            RankSource::Order => "order",
+        }
+    }
+}
+
+/// The headline finding of one rank's own diagnosis.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TopFinding {
+    /// Rule id.
+    pub id: String,
+    /// Severity name.
+    pub severity: &'static str,
+    /// Its recoverable time, µs per step.
+    pub recoverable_us: f64,
+    /// Its title.
+    pub title: String,
+}
+
+/// What a multi-rank report keeps of one rank.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RankFacts {
+    /// Rank number.
+    pub rank: i64,
+    /// Where it came from.
+    pub rank_source: RankSource,
+    /// The file, as found in the folder.
+    pub path: String,
+    /// `distributedInfo.world_size`, if recorded.
+    pub world_size: Option<i64>,
+    /// Steps in the analysed window.
+    pub steps: usize,
+    /// Mean step duration in the window, ns.
+    pub step_time: f64,
+    /// Counted time of the window, ns.
+    pub window: Ns,
+    /// Main device (none without device work).
+    pub device: Option<i64>,
+    /// Its utilization over the window (0..1).
+    pub utilization: Option<f64>,
+    /// Its GPU-timeline span over the window, ns.
+    pub timeline_total: Ns,
+    /// Computation, ns.
+    pub computation: Ns,
+    /// Communication not overlapped by computation, ns.
+    pub exposed_comm: Ns,
+    /// Communication overlapped by computation, ns.
+    pub overlapped_comm: Ns,
+    /// Copies not overlapped by computation or communication, ns.
+    pub exposed_memcpy: Ns,
+    /// Idle, ns.
+    pub idle: Ns,
+    /// The first finding of the rank's own diagnosis.
+    pub top_finding: Option<TopFinding>,
+}
+
+impl RankFacts {
+    /// Reduces one rank's analysis to its facts (`top_finding` is left empty: the caller
+    /// fills it from the rank's diagnosis).
+    pub fn new(
+        trace: &Trace,
+        a: &Analysis,
+        path: &str,
+        rank: i64,
+        rank_source: RankSource,
+    ) -> RankFacts {
+        let main = a
+            .timeline
+            .iter()
+            .max_by(|x, y| x.busy.cmp(&y.busy).then(y.device.cmp(&x.device)));
+        let device = main.map(|t| t.device);
+        let utilization = device.and_then(|d| {
+            a.devices
+                .iter()
+                .find(|g| g.device == d)
+                .and_then(|g| g.utilization)
+        });
+        RankFacts {
+            rank,
+            rank_source,
+            path: path.to_string(),
+            world_size: trace.distributed.as_ref().and_then(|d| d.world_size),
+            steps: a.steps.steps.len(),
+            step_time: a.steps.average.total,
+            window: a.selection.duration(),
+            device,
+            utilization,
+            timeline_total: main.map_or(0, |t| t.total),
+            computation: main.map_or(0, |t| t.computation),
+            exposed_comm: main.map_or(0, |t| t.exposed_comm),
+            overlapped_comm: main.map_or(0, |t| (t.total_comm - t.exposed_comm).max(0)),
+            exposed_memcpy: main.map_or(0, |t| t.exposed_memcpy),
+            idle: main.map_or(0, |t| t.idle),
+            top_finding: None,
+        }
+    }
+
+    /// Steps for per-step division (at least 1).
+    pub fn step_divisor(&self) -> f64 {
+        self.steps.max(1) as f64
+    }
+
+    /// Exposed communication per step, ns.
+    pub fn exposed_comm_per_step(&self) -> f64 {
+        self.exposed_comm as f64 / self.step_divisor()
+    }
+
+    /// Step time minus exposed communication per step, ns (at least 0).
+    pub fn own_time(&self) -> f64 {
+        (self.step_time - self.exposed_comm_per_step()).max(0.0)
+    }
+}
+
+/// True when `a` ranks as slower than `b`: larger step time, then lower rank, then path.
+pub fn is_slower(a: &RankFacts, b: &RankFacts) -> bool {
+    match a.step_time.total_cmp(&b.step_time) {
+        std::cmp::Ordering::Greater => true,
+        std::cmp::Ordering::Less => false,
+        std::cmp::Ordering::Equal => (a.rank, &a.path) < (b.rank, &b.path),
+    }
+}
+
+/// The cross-rank summary.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RankSummary {
+    /// One entry per rank file read, by rank then path.
+    pub ranks: Vec<RankFacts>,
+    /// Index in `ranks` of the slowest rank.
+    pub slowest: usize,
+    /// Index in `ranks` of the fastest rank (smallest step time; ties: lower rank).
+    pub fastest: usize,
+    /// Median step time over the ranks, ns.
+    pub median_step: f64,
+    /// Slowest step time ÷ median (1 when the median is 0).
+    pub spread: f64,
+    /// Index of the rank with the most exposed communication per step.
+    pub most_exposed_comm: usize,
+    /// Index of the rank with the least exposed communication per step.
+    pub least_exposed_comm: usize,
+    /// Median exposed communication per step, ns.
+    pub median_exposed_comm: f64,
+    /// Index of the rank with the largest own time (the straggler candidate).
+    pub most_own_time: usize,
+    /// Median own time, ns.
+    pub median_own_time: f64,
+    /// Ranks that appear in more than one file, with those files.
+    pub duplicates: Vec<(i64, Vec<String>)>,
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    if v.is_empty() {
+        return 0.0;
+    }
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    }
+}
+
+/// Summarizes the facts of every rank (at least one). Ranks are sorted by rank, then path.
+pub fn summarize(mut ranks: Vec<RankFacts>) -> RankSummary {
+    assert!(!ranks.is_empty(), "summarize needs at least one rank");
+    ranks.sort_by(|a, b| (a.rank, &a.path).cmp(&(b.rank, &b.path)));
+    let mut slowest = 0;
+    let mut fastest = 0;
+    for i in 1..ranks.len() {
+        if is_slower(&ranks[i], &ranks[slowest]) {
+            slowest = i;
+        }
+        // a strictly smaller step time; ties keep the lower rank (sorted first)
+        if ranks[i].step_time < ranks[fastest].step_time {
+            fastest = i;
+        }
+    }
+    let median_step = median(ranks.iter().map(|r| r.step_time).collect());
+    let spread = if median_step > 0.0 {
+        ranks[slowest].step_time / median_step
+    } else {
+        1.0
+    };
+    let mut most = 0;
+    let mut least = 0;
+    for i in 1..ranks.len() {
+        let c = ranks[i].exposed_comm_per_step();
+        if c > ranks[most].exposed_comm_per_step() {
+            most = i;
+        }
+        if c < ranks[least].exposed_comm_per_step() {
+            least = i;
+        }
+    }
+    let median_exposed_comm = median(ranks.iter().map(|r| r.exposed_comm_per_step()).collect());
+    let mut most_own_time = 0;
+    for i in 1..ranks.len() {
+        if ranks[i].own_time() > ranks[most_own_time].own_time() {
+            most_own_time = i;
+        }
+    }
+    let median_own_time = median(ranks.iter().map(|r| r.own_time()).collect());
+    let mut duplicates: Vec<(i64, Vec<String>)> = Vec::new();
+    for w in ranks.chunk_by(|a, b| a.rank == b.rank) {
+        if w.len() > 1 {
+            duplicates.push((w[0].rank, w.iter().map(|r| r.path.clone()).collect()));
+        }
+    }
+    RankSummary {
+        ranks,
+        slowest,
+        fastest,
+        median_step,
+        spread,
+        most_exposed_comm: most,
+        least_exposed_comm: least,
+        median_exposed_comm,
+        most_own_time,
+        median_own_time,
+        duplicates,
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+
+    /// Facts of a synthetic rank: step time and exposed communication per step, ms.
+    pub fn facts(rank: i64, step_ms: f64, exposed_ms: f64) -> RankFacts {
+        let ms = 1_000_000.0;
+        RankFacts {
+            rank,
+            rank_source: RankSource::DistributedInfo,
+            path: format!("rank{rank}.json"),
+            world_size: None,
+            steps: 2,
+            step_time: step_ms * ms,
+            window: (2.0 * step_ms * ms) as Ns,
+            device: Some(0),
+            utilization: Some(0.5),
+            timeline_total: (2.0 * step_ms * ms) as Ns,
+            computation: (step_ms * ms) as Ns,
+            exposed_comm: (2.0 * exposed_ms * ms) as Ns,
+            overlapped_comm: 0,
+            exposed_memcpy: 0,
+            idle: 0,
+            top_finding: None,
+        }
+    }
+
+    #[test]
+    fn slowest_median_spread() {
+        let s = summarize(vec![
+            facts(2, 10.0, 1.0),
+            facts(0, 10.0, 3.0),
+            facts(1, 15.0, 0.5),
+        ]);
+        assert_eq!(
+            s.ranks.iter().map(|r| r.rank).collect::<Vec<_>>(),
+            [0, 1, 2]
+        );
+        assert_eq!(s.ranks[s.slowest].rank, 1);
+        assert_eq!(s.ranks[s.fastest].rank, 0);
+        assert_eq!(s.median_step, 10_000_000.0);
+        assert!((s.spread - 1.5).abs() < 1e-12);
+        assert_eq!(s.ranks[s.most_exposed_comm].rank, 0);
+        assert_eq!(s.ranks[s.least_exposed_comm].rank, 1);
+        assert_eq!(s.median_exposed_comm, 1_000_000.0);
+        // own times 7, 14.5, 9 ms
+        assert_eq!(s.ranks[s.most_own_time].rank, 1);
+        assert_eq!(s.median_own_time, 9_000_000.0);
+        assert!(s.duplicates.is_empty());
+    }
+
+    #[test]
+    fn even_count_median_and_ties() {
+        let s = summarize(vec![facts(1, 12.0, 1.0), facts(0, 12.0, 1.0)]);
+        assert_eq!(s.median_step, 12_000_000.0);
+        assert_eq!(s.ranks[s.slowest].rank, 0, "ties go to the lower rank");
+        assert_eq!(s.spread, 1.0);
+        let s = summarize(vec![facts(0, 10.0, 1.0), facts(1, 20.0, 1.0)]);
+        assert_eq!(s.median_step, 15_000_000.0);
+    }
+
+    #[test]
+    fn duplicate_ranks_listed() {
+        let mut b = facts(0, 10.0, 1.0);
+        b.path = "copy.json".into();
+        let s = summarize(vec![facts(0, 10.0, 1.0), b, facts(1, 10.0, 1.0)]);
+        assert_eq!(
+            s.duplicates,
+            vec![(0, vec!["copy.json".to_string(), "rank0.json".to_string()])]
+        );
+    }
+}

@@ -1,0 +1,302 @@
+//! The `ranks` section of a folder's report: the per-rank table, the cross-rank verdict and
+//! findings, and which rank's full report surrounds it. Built from
+//! [`crate::analysis::ranks::RankSummary`]; it only converts units (ns → µs) and names.
+
+use serde::Serialize;
+
+use super::us;
+use crate::analysis::ranks::{RankFacts, RankSource, RankSummary};
+use crate::diagnose::ranks::RanksDiagnosis;
+use crate::diagnose::Finding;
+use crate::multirank::Skipped;
+
+/// The multi-rank part of a folder's report (docs/json-report.md, `ranks`).
+#[derive(Debug, Clone, Serialize)]
+pub struct RanksSection {
+    /// The folder as given.
+    pub folder: String,
+    /// Rank files analysed.
+    pub count: usize,
+    /// Files loaded and analysed at once.
+    pub jobs: usize,
+    /// Whose full report this is.
+    pub shown: ShownRank,
+    /// Rank with the largest step time (ties: the lower rank).
+    pub slowest_rank: i64,
+    /// Rank with the smallest step time.
+    pub fastest_rank: i64,
+    /// Median of the ranks' step times, µs.
+    pub median_step_time_us: f64,
+    /// Slowest step time ÷ median.
+    pub spread: f64,
+    /// Median exposed communication per step over the ranks, µs.
+    pub median_exposed_comm_us: f64,
+    /// One line about the ranks.
+    pub verdict: String,
+    /// Cross-rank findings (`rank-straggler`, `comm-imbalance`), by recoverable time.
+    pub findings: Vec<Finding>,
+    /// One row per rank file, by rank then path.
+    pub ranks: Vec<RankRow>,
+    /// Files that could not be analysed.
+    pub skipped: Vec<SkippedFile>,
+    /// Ranks found in more than one file.
+    pub duplicates: Vec<DuplicateRank>,
+    /// Folder entries that are not trace files (other extensions, hidden files, folders).
+    pub ignored_files: usize,
+}
+
+/// Whose full report surrounds the `ranks` section.
+#[derive(Debug, Clone, Serialize)]
+pub struct ShownRank {
+    /// Rank.
+    pub rank: i64,
+    /// Its file.
+    pub path: String,
+    /// `slowest`, or `requested` (`--rank`).
+    pub why: &'static str,
+}
+
+/// One rank of the table. Time fields are window totals of the rank's main device, the same
+/// numbers as that rank's own report (`gpu_timeline`); divide by `steps` for per-step values.
+#[derive(Debug, Clone, Serialize)]
+pub struct RankRow {
+    /// Rank.
+    pub rank: i64,
+    /// `distributed_info`, `file_name` or `order`.
+    pub rank_source: RankSource,
+    /// The file.
+    pub path: String,
+    /// `distributedInfo.world_size`, if recorded.
+    pub world_size: Option<i64>,
+    /// Steps in the analysed window.
+    pub steps: usize,
+    /// Mean step duration, µs (the rank's `step_time_us`).
+    pub step_time_us: f64,
+    /// Counted time of the window, µs (the rank's `window.duration_us`).
+    pub window_us: f64,
+    /// Main device (the one with the most busy time), null without device work.
+    pub device: Option<i64>,
+    /// Its utilization over the window, 0..1.
+    pub utilization: Option<f64>,
+    /// GPU-timeline span, µs.
+    pub total_us: f64,
+    /// Computation, µs.
+    pub computation_us: f64,
+    /// Communication not overlapped by computation, µs.
+    pub exposed_comm_us: f64,
+    /// Communication overlapped by computation, µs.
+    pub overlapped_comm_us: f64,
+    /// Copies not overlapped, µs.
+    pub exposed_memcpy_us: f64,
+    /// Idle, µs.
+    pub idle_us: f64,
+    /// The first finding of the rank's own report.
+    pub top_finding: Option<TopFindingInfo>,
+}
+
+impl RankRow {
+    /// A window total as a per-step value (÷ steps, at least 1).
+    pub fn per_step(&self, total_us: f64) -> f64 {
+        total_us / self.steps.max(1) as f64
+    }
+}
+
+/// A rank's own top finding.
+#[derive(Debug, Clone, Serialize)]
+pub struct TopFindingInfo {
+    /// Rule id.
+    pub id: String,
+    /// Severity.
+    pub severity: &'static str,
+    /// µs per step.
+    pub recoverable_us: f64,
+    /// Title.
+    pub title: String,
+}
+
+/// A file that could not be analysed.
+#[derive(Debug, Clone, Serialize)]
+pub struct SkippedFile {
+    /// The file.
+    pub path: String,
+    /// Why.
+    pub error: String,
+}
+
+/// A rank number claimed by several files.
+#[derive(Debug, Clone, Serialize)]
+pub struct DuplicateRank {
+    /// Rank.
+    pub rank: i64,
+    /// Its files.
+    pub files: Vec<String>,
+}
+
+impl RankRow {
+    fn new(r: &RankFacts) -> RankRow {
+        RankRow {
+            rank: r.rank,
+            rank_source: r.rank_source,
+            path: r.path.clone(),
+            world_size: r.world_size,
+            steps: r.steps,
+            step_time_us: r.step_time / 1000.0,
+            window_us: us(r.window),
+            device: r.device,
+            utilization: r.utilization,
+            total_us: us(r.timeline_total),
+            computation_us: us(r.computation),
+            exposed_comm_us: us(r.exposed_comm),
+            overlapped_comm_us: us(r.overlapped_comm),
+            exposed_memcpy_us: us(r.exposed_memcpy),
+            idle_us: us(r.idle),
+            top_finding: r.top_finding.as_ref().map(|t| TopFindingInfo {
+                id: t.id.clone(),
+                severity: t.severity,
+                recoverable_us: t.recoverable_us,
+                title: t.title.clone(),
+            }),
+        }
+    }
+}
+
+impl RanksSection {
+    /// Builds the section.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        folder: &str,
+        s: &RankSummary,
+        d: RanksDiagnosis,
+        shown: &RankFacts,
+        requested: bool,
+        jobs: usize,
+        skipped: Vec<Skipped>,
+        ignored_files: usize,
+    ) -> RanksSection {
+        RanksSection {
+            folder: folder.to_string(),
+            count: s.ranks.len(),
+            jobs,
+            shown: ShownRank {
+                rank: shown.rank,
+                path: shown.path.clone(),
+                why: if requested { "requested" } else { "slowest" },
+            },
+            slowest_rank: s.ranks[s.slowest].rank,
+            fastest_rank: s.ranks[s.fastest].rank,
+            median_step_time_us: s.median_step / 1000.0,
+            spread: s.spread,
+            median_exposed_comm_us: s.median_exposed_comm / 1000.0,
+            verdict: d.verdict,
+            findings: d.findings,
+            ranks: s.ranks.iter().map(RankRow::new).collect(),
+            skipped: skipped
+                .into_iter()
+                .map(|k| SkippedFile {
+                    path: k.path,
+                    error: k.error,
+                })
+                .collect(),
+            duplicates: s
+                .duplicates
+                .iter()
+                .map(|(rank, files)| DuplicateRank {
+                    rank: *rank,
+                    files: files.clone(),
+                })
+                .collect(),
+            ignored_files,
+        }
+    }
+
+    /// The file names of the rows without what they all share: the common prefix and suffix,
+    /// each cut back to a `_`, `-` or `.` boundary (`worker3_step_12…` rather than the whole
+    /// `et_replay__…__worker3_step_12.pt.trace.json.gz`). One row: the file name.
+    pub fn distinct_names(&self) -> Vec<String> {
+        let names: Vec<String> = self
+            .ranks
+            .iter()
+            .map(|r| {
+                std::path::Path::new(&r.path)
+                    .file_name()
+                    .map(|s| s.to_string_lossy().into_owned())
+                    .unwrap_or_else(|| r.path.clone())
+            })
+            .collect();
+        if names.len() < 2 {
+            return names;
+        }
+        let chars: Vec<Vec<char>> = names.iter().map(|n| n.chars().collect()).collect();
+        let min_len = chars.iter().map(|c| c.len()).min().unwrap_or(0);
+        let sep = |c: char| matches!(c, '_' | '-' | '.');
+        let mut pre = 0;
+        while pre < min_len && chars.iter().all(|c| c[pre] == chars[0][pre]) {
+            pre += 1;
+        }
+        // keep whole words: back to just after a separator
+        while pre > 0 && !sep(chars[0][pre - 1]) {
+            pre -= 1;
+        }
+        let mut suf = 0;
+        while suf < min_len - pre
+            && chars
+                .iter()
+                .all(|c| c[c.len() - 1 - suf] == chars[0][chars[0].len() - 1 - suf])
+        {
+            suf += 1;
+        }
+        while suf > 0 && !sep(chars[0][chars[0].len() - suf]) {
+            suf -= 1;
+        }
+        let out: Vec<String> = chars
+            .iter()
+            .map(|c| c[pre..c.len() - suf].iter().collect())
+            .collect();
+        if out.iter().any(|s: &String| s.is_empty()) {
+            names
+        } else {
+            out
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analysis::ranks::{summarize, tests::facts};
+
+    fn section(paths: &[&str]) -> RanksSection {
+        let f: Vec<RankFacts> = paths
+            .iter()
+            .enumerate()
+            .map(|(i, p)| {
+                let mut x = facts(i as i64, 10.0, 1.0);
+                x.path = p.to_string();
+                x
+            })
+            .collect();
+        let s = summarize(f);
+        let d = crate::diagnose::ranks::diagnose_ranks(&s);
+        let shown = s.ranks[0].clone();
+        RanksSection::new("dir", &s, d, &shown, false, 2, vec![], 0)
+    }
+
+    #[test]
+    fn distinct_names_strip_common_words() {
+        let s = section(&[
+            "d/et__dlrm__worker0_step_12.1694128201545.pt.trace.json.gz",
+            "d/et__dlrm__worker1_step_12.1694128201556.pt.trace.json.gz",
+        ]);
+        assert_eq!(
+            s.distinct_names(),
+            [
+                "worker0_step_12.1694128201545",
+                "worker1_step_12.1694128201556"
+            ]
+        );
+        let s = section(&["d/rank0.json", "d/rank1.json"]);
+        assert_eq!(s.distinct_names(), ["rank0", "rank1"]);
+        let s = section(&["d/only.json"]);
+        assert_eq!(s.distinct_names(), ["only.json"]);
+    }
+}

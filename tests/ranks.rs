@@ -1,0 +1,406 @@
+//! Folders of per-rank traces (`stallscope analyze DIR`): the rank table against each rank's
+//! own single-file report, the straggler rule on a real trace and a time-stretched copy of it,
+//! `--rank`, ranks from file names, and bad folders. Folders are built in a temporary
+//! directory from symbolic links (or small rewritten copies); nothing large is shipped.
+//!
+//! Corpus tests use `common::corpus_file` (skipped loudly without the corpus, failing with
+//! `STALLSCOPE_REQUIRE_CORPUS=1`); the others use the samples in the repository.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde_json::Value;
+
+const DLRM: &str = "param/et_replay__tests__inputs__dlrm_kineto.tar.gz__dlrm_kineto__";
+const DLRM_FILES: [&str; 8] = [
+    "worker0_step_12.1694128201545.pt.trace.json.gz",
+    "worker1_step_12.1694128201556.pt.trace.json.gz",
+    "worker2_step_12.1694128201554.pt.trace.json.gz",
+    "worker3_step_12.1694128201557.pt.trace.json.gz",
+    "worker4_step_12.1694128201547.pt.trace.json.gz",
+    "worker5_step_12.1694128201549.pt.trace.json.gz",
+    "worker6_step_12.1694128201553.pt.trace.json.gz",
+    "worker7_step_12.1694128201553.pt.trace.json.gz",
+];
+
+fn stallscope(args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_stallscope"))
+        .args(args)
+        .env("NO_COLOR", "1")
+        .output()
+        .expect("run stallscope")
+}
+
+fn ok_json(args: &[&str]) -> (Value, String) {
+    let out = stallscope(args);
+    assert!(
+        out.status.success(),
+        "{args:?}: exit {:?}: {}",
+        out.status.code(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (
+        serde_json::from_slice(&out.stdout).expect("valid JSON"),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// A fresh, empty temporary folder for one test.
+fn temp_folder(tag: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("stallscope-ranks-{tag}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn link(target: &Path, dir: &Path, name: &str) -> PathBuf {
+    let p = dir.join(name);
+    std::os::unix::fs::symlink(target, &p).unwrap();
+    p
+}
+
+/// The eight DLRM rank files linked into a folder, or `None` without the corpus.
+fn dlrm_folder(tag: &str) -> Option<(PathBuf, Vec<PathBuf>)> {
+    let mut targets = Vec::new();
+    for f in DLRM_FILES {
+        targets.push(common::corpus_file(&format!("{DLRM}{f}"))?);
+    }
+    let dir = temp_folder(tag);
+    let files = targets
+        .iter()
+        .map(|t| link(t, &dir, t.file_name().unwrap().to_str().unwrap()))
+        .collect();
+    Some((dir, files))
+}
+
+fn f(v: &Value) -> f64 {
+    v.as_f64().unwrap_or_else(|| panic!("not a number: {v}"))
+}
+
+#[test]
+fn rank_table_matches_each_rank_analysed_alone() {
+    let Some((dir, files)) = dlrm_folder("table") else {
+        return;
+    };
+    let (folder, _) = ok_json(&["analyze", dir.to_str().unwrap(), "-f", "json"]);
+    let ranks = &folder["ranks"];
+    assert_eq!(ranks["count"], 8);
+    let rows = ranks["ranks"].as_array().unwrap();
+    assert_eq!(rows.len(), 8);
+    let mut steps_us = Vec::new();
+    for (i, file) in files.iter().enumerate() {
+        let row = &rows[i];
+        assert_eq!(row["rank"], i as i64, "sorted by rank");
+        assert_eq!(row["rank_source"], "distributed_info");
+        assert_eq!(row["path"], file.to_str().unwrap());
+        assert_eq!(row["world_size"], 8);
+        let (one, _) = ok_json(&["analyze", file.to_str().unwrap(), "-f", "json"]);
+        // the same numbers as the rank's own report, to the bit
+        assert_eq!(row["steps"], one["steps"].as_array().unwrap().len());
+        assert_eq!(row["step_time_us"], one["step_time_us"], "rank {i}");
+        assert_eq!(row["window_us"], one["window"]["duration_us"]);
+        let dev = row["device"].as_i64().unwrap();
+        let tl = one["gpu_timeline"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|t| t["device"] == dev)
+            .expect("the main device is in the rank's GPU timeline");
+        for (a, b) in [
+            ("total_us", "total_us"),
+            ("computation_us", "computation_us"),
+            ("exposed_comm_us", "exposed_comm_us"),
+            ("exposed_memcpy_us", "exposed_memcpy_us"),
+            ("idle_us", "idle_us"),
+        ] {
+            assert_eq!(row[a], tl[b], "rank {i} {a}");
+        }
+        let d = one["devices"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|d| d["id"] == dev)
+            .unwrap();
+        assert_eq!(row["utilization"], d["utilization"]);
+        assert_eq!(row["top_finding"]["id"], one["findings"][0]["id"]);
+        assert_eq!(
+            row["top_finding"]["recoverable_us"],
+            one["findings"][0]["recoverable_us"]
+        );
+        // overlapped communication: the rank's kernels of category communication in this
+        // one-stream-per-collective trace, less the exposed part
+        let comm: f64 = one["kernels"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|k| k["category"] == "communication")
+            .map(|k| f(&k["total_us"]))
+            .sum();
+        let ovl = f(&row["overlapped_comm_us"]);
+        assert!(ovl >= 0.0 && ovl <= comm - f(&row["exposed_comm_us"]) + 1e-6);
+        steps_us.push(f(&one["step_time_us"]));
+    }
+    // slowest, median and spread over the single-file step times
+    let (slowest, max) =
+        steps_us
+            .iter()
+            .enumerate()
+            .fold((0, 0.0), |a, (i, &v)| if v > a.1 { (i, v) } else { a });
+    let mut sorted = steps_us.clone();
+    sorted.sort_by(f64::total_cmp);
+    let median = (sorted[3] + sorted[4]) / 2.0;
+    assert_eq!(ranks["slowest_rank"], slowest as i64);
+    assert!((f(&ranks["median_step_time_us"]) - median).abs() < 1e-9);
+    assert!((f(&ranks["spread"]) - max / median).abs() < 1e-12);
+    // the report around the section is the slowest rank's own report, byte for byte
+    assert_eq!(ranks["shown"]["rank"], slowest as i64);
+    assert_eq!(ranks["shown"]["why"], "slowest");
+    let mut shown = folder.clone();
+    shown.as_object_mut().unwrap().remove("ranks");
+    let (alone, _) = ok_json(&["analyze", files[slowest].to_str().unwrap(), "-f", "json"]);
+    assert_eq!(
+        serde_json::to_string(&shown).unwrap(),
+        serde_json::to_string(&alone).unwrap()
+    );
+    // one job or four: the same report
+    for jobs in ["1", "4"] {
+        let (again, _) = ok_json(&["analyze", dir.to_str().unwrap(), "-f", "json", "-j", jobs]);
+        let mut a = again.clone();
+        let mut b = folder.clone();
+        a["ranks"]["jobs"] = Value::Null;
+        b["ranks"]["jobs"] = Value::Null;
+        assert_eq!(a, b, "--jobs {jobs}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn rank_option_and_terminal_table() {
+    let Some((dir, files)) = dlrm_folder("rank") else {
+        return;
+    };
+    let d = dir.to_str().unwrap();
+    let (j, _) = ok_json(&["analyze", d, "-f", "json", "--rank", "5"]);
+    assert_eq!(j["ranks"]["shown"]["rank"], 5);
+    assert_eq!(j["ranks"]["shown"]["why"], "requested");
+    assert_eq!(j["source"]["path"], files[5].to_str().unwrap());
+    let out = stallscope(&["analyze", d]);
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    for l in text.lines() {
+        assert!(
+            l.chars().count() <= 100,
+            "{} columns: {l}",
+            l.chars().count()
+        );
+    }
+    assert!(text.contains("8 ranks in"), "{text}");
+    assert!(text.contains("rank  file"), "{text}");
+    assert!(
+        text.lines().any(|l| l.starts_with("7     worker7")),
+        "distinct file names: {text}"
+    );
+    assert!(text.contains("(--rank N for another)"), "{text}");
+    // the full single-rank report follows
+    assert!(text.contains("GPU timeline (device-level union of all streams)"));
+    let out = stallscope(&["analyze", d, "--rank", "42"]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("--rank 42: no such rank"), "{err}");
+    assert!(err.contains("0, 1, 2, 3, 4, 5, 6, 7"), "{err}");
+    for fmt in ["md", "html"] {
+        let out = stallscope(&["analyze", d, "-f", fmt]);
+        assert!(out.status.success());
+        let s = String::from_utf8(out.stdout).unwrap();
+        assert!(s.contains("overlapped comm"), "{fmt}");
+        assert!(s.contains("worker3"), "{fmt}");
+    }
+    let out = stallscope(&["analyze", d, "-f", "csv", "--view", "ranks"]);
+    let csv = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(csv.lines().count(), 9);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Rewrites a trace with every timestamp and duration stretched by `factor` around the first
+/// timestamp, and `distributedInfo.rank` set to `rank`.
+fn stretched(src: &Path, dst: &Path, factor: f64, rank: i64) {
+    let mut text = String::new();
+    let mut gz = flate2::read::MultiGzDecoder::new(std::fs::File::open(src).unwrap());
+    std::io::Read::read_to_string(&mut gz, &mut text).unwrap();
+    let mut v: Value = serde_json::from_str(&text).unwrap();
+    let events = v["traceEvents"].as_array_mut().unwrap();
+    let t0 = events
+        .iter()
+        .filter_map(|e| e["ts"].as_f64())
+        .fold(f64::INFINITY, f64::min);
+    for e in events.iter_mut() {
+        if let Some(ts) = e["ts"].as_f64() {
+            e["ts"] = Value::from(t0 + (ts - t0) * factor);
+        }
+        if let Some(d) = e["dur"].as_f64() {
+            e["dur"] = Value::from(d * factor);
+        }
+    }
+    v["distributedInfo"]["rank"] = Value::from(rank);
+    std::fs::write(dst, serde_json::to_vec(&v).unwrap()).unwrap();
+}
+
+#[test]
+fn straggler_on_a_stretched_copy() {
+    let Some(src) = common::corpus_file(&format!("{DLRM}{}", DLRM_FILES[0])) else {
+        return;
+    };
+    let dir = temp_folder("stretch");
+    link(&src, &dir, "rank0.pt.trace.json.gz");
+    stretched(&src, &dir.join("rank1.pt.trace.json"), 1.5, 1);
+    let (j, _) = ok_json(&["analyze", dir.to_str().unwrap(), "-f", "json"]);
+    let r = &j["ranks"];
+    let rows = r["ranks"].as_array().unwrap();
+    let (s0, s1) = (f(&rows[0]["step_time_us"]), f(&rows[1]["step_time_us"]));
+    assert!((s1 / s0 - 1.5).abs() < 0.01, "stretched step: {s0} → {s1}");
+    assert_eq!(r["slowest_rank"], 1);
+    assert_eq!(j["ranks"]["shown"]["rank"], 1);
+    // own time = step − exposed communication per step; two ranks: the median is their mean
+    let own = |row: &Value| {
+        f(&row["step_time_us"]) - f(&row["exposed_comm_us"]) / f(&row["steps"]).max(1.0)
+    };
+    let (o0, o1) = (own(&rows[0]), own(&rows[1]));
+    let median = (o0 + o1) / 2.0;
+    let st = r["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|x| x["id"] == "rank-straggler")
+        .expect("rank-straggler fires on the stretched rank");
+    assert_eq!(st["evidence"]["metrics"]["straggler_rank"], 1.0);
+    assert!((f(&st["recoverable_us"]) - (o1 - median)).abs() < 0.002);
+    assert!((f(&st["evidence"]["metrics"]["spread"]) - s1 / ((s0 + s1) / 2.0)).abs() < 1e-9);
+    assert!(
+        r["verdict"]
+            .as_str()
+            .unwrap()
+            .contains("rank 1 is the straggler")
+            || r["findings"][0]["id"] == "comm-imbalance",
+        "{}",
+        r["verdict"]
+    );
+    // the same trace twice: balanced, nothing to report
+    let dir2 = temp_folder("twins");
+    link(&src, &dir2, "a.json.gz");
+    link(&src, &dir2, "b.json.gz");
+    let (j, err) = ok_json(&["analyze", dir2.to_str().unwrap(), "-f", "json"]);
+    assert_eq!(j["ranks"]["findings"].as_array().unwrap().len(), 0);
+    assert_eq!(f(&j["ranks"]["spread"]), 1.0);
+    assert!(j["ranks"]["verdict"].as_str().unwrap().contains("balanced"));
+    // both files say rank 0
+    assert_eq!(j["ranks"]["duplicates"][0]["rank"], 0);
+    assert!(err.contains("rank 0 appears in 2 files"), "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
+    let _ = std::fs::remove_dir_all(&dir2);
+}
+
+#[test]
+fn ranks_from_file_names_and_order() {
+    // the ResNet-50 sample has no distributedInfo
+    let s = common::sample("resnet50_v100_num_workers_0.pt.trace.json.gz");
+    let dir = temp_folder("names");
+    link(&s, &dir, "rank-3.pt.trace.json.gz");
+    link(&s, &dir, "rank-1.pt.trace.json.gz");
+    link(&s, &dir, "trace.json.gz");
+    std::fs::write(dir.join("README.txt"), "not a trace").unwrap();
+    let (j, _) = ok_json(&["analyze", dir.to_str().unwrap(), "-f", "json", "-q"]);
+    let r = &j["ranks"];
+    let got: Vec<(i64, &str)> = r["ranks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| {
+            (
+                x["rank"].as_i64().unwrap(),
+                x["rank_source"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    // trace.json.gz is third in name order: rank 2 by order
+    assert_eq!(got, [(1, "file_name"), (2, "order"), (3, "file_name")]);
+    assert_eq!(r["ignored_files"], 1);
+    assert_eq!(r["slowest_rank"], 1, "equal steps: the lower rank");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn bad_folders() {
+    // no trace files
+    let dir = temp_folder("empty");
+    std::fs::write(dir.join("notes.txt"), "x").unwrap();
+    let out = stallscope(&["analyze", dir.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("no trace files in this folder"), "{err}");
+    assert!(err.contains(dir.to_str().unwrap()), "{err}");
+
+    // one broken file beside a good one: a warning naming it, the other rank analysed
+    let s = common::sample("resnet50_v100_num_workers_0.pt.trace.json.gz");
+    link(&s, &dir, "rank0.json.gz");
+    let broken = dir.join("rank1.json");
+    std::fs::write(
+        &broken,
+        "{\"traceEvents\": [{\"ph\": \"X\", \"name\": \"a\", \"ts\": 1,",
+    )
+    .unwrap();
+    let out = stallscope(&["analyze", dir.to_str().unwrap(), "-f", "json"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    let line = err
+        .lines()
+        .find(|l| l.contains("skipped"))
+        .unwrap_or_else(|| panic!("no skip warning: {err}"));
+    assert!(line.contains(broken.to_str().unwrap()), "{line}");
+    let j: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(j["ranks"]["count"], 1);
+    assert_eq!(j["ranks"]["skipped"][0]["path"], broken.to_str().unwrap());
+    let out = stallscope(&["analyze", dir.to_str().unwrap()]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("skipped: "), "the table says which: {text}");
+
+    // only broken files: an error naming one
+    std::fs::remove_file(dir.join("rank0.json.gz")).unwrap();
+    let out = stallscope(&["analyze", dir.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("no rank could be analysed"), "{err}");
+    assert!(err.contains(broken.to_str().unwrap()), "{err}");
+
+    // options that do not apply
+    let out = stallscope(&["analyze", s.to_str().unwrap(), "--rank", "1"]);
+    assert_eq!(out.status.code(), Some(2));
+    let out = stallscope(&[
+        "analyze",
+        s.to_str().unwrap(),
+        "-f",
+        "csv",
+        "--view",
+        "ranks",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    // the other commands read one file, and say so
+    let out = stallscope(&["phases", dir.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("is a folder"));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn single_file_json_has_no_ranks_section() {
+    let s = common::sample("resnet50_v100_num_workers_0.pt.trace.json.gz");
+    let (j, _) = ok_json(&["analyze", s.to_str().unwrap(), "-f", "json"]);
+    assert!(j.get("ranks").is_none());
+}
