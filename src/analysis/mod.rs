@@ -5,6 +5,7 @@
 
 pub mod classify;
 pub mod devices_db;
+pub mod fast;
 pub mod gaps;
 pub mod gpu;
 pub mod gpu_metrics;

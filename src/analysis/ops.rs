@@ -28,7 +28,7 @@
 //! Deliberate difference: driver calls (`cuLaunchKernel`, Triton) are launch calls here; the
 //! plugin ignores the `cuda_driver` category, so Triton kernels get no operator there.
 
-use std::collections::HashMap;
+use crate::analysis::fast::HashMap;
 
 use crate::model::{CpuKind, Interval, NameId, Ns, Trace, NONE};
 
@@ -157,7 +157,7 @@ pub fn op_table_with(trace: &Trace, window: Interval, opts: OpOptions) -> Vec<Op
     }
 
     // 2. Own launch calls and their device time, by External id.
-    let mut device_of_launch: HashMap<u32, Ns> = HashMap::new();
+    let mut device_of_launch: HashMap<u32, Ns> = HashMap::default();
     for g in &trace.gpu {
         if g.is_activity() && g.launch != NONE {
             *device_of_launch.entry(g.launch).or_default() += g.dur;
@@ -214,7 +214,7 @@ pub fn op_table_with(trace: &Trace, window: Interval, opts: OpOptions) -> Vec<Op
     }
 
     // 5. Rows.
-    let mut by_name: HashMap<NameId, OpRow> = HashMap::new();
+    let mut by_name: HashMap<NameId, OpRow> = HashMap::default();
     for n in nodes.iter().filter(|n| n.alive) {
         let e = &cpu[n.cpu as usize];
         if e.start < window.start || e.start >= window.end {
