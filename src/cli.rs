@@ -148,7 +148,7 @@ struct AnalyzeArgs {
     #[arg(long, value_enum, default_value_t = OpSort::DeviceSelf)]
     sort: OpSort,
 
-    /// Parser threads (default: all cores).
+    /// Parser and analysis threads (default: all cores; 1 runs the analyses one after another).
     #[arg(long, value_name = "N")]
     threads: Option<usize>,
 
@@ -208,8 +208,11 @@ fn analyze(args: AnalyzeArgs) -> Result<(), (i32, String)> {
             eprintln!("warning: {}: {} ×{}{}", path, w.message, w.count, at);
         }
     }
-    let mut a = analysis::try_analyze(&trace, &args.window.options())
-        .map_err(|e| (2, format!("error: {e}")))?;
+    let aopts = AnalyzeOptions {
+        threads: args.threads.unwrap_or(0),
+        ..args.window.options()
+    };
+    let mut a = analysis::try_analyze(&trace, &aopts).map_err(|e| (2, format!("error: {e}")))?;
     if let Some(p) = &args.ncu {
         let p = p.to_string_lossy().into_owned();
         let n = ingest::ncu::read(&p).map_err(|e| (2, format!("error: {e}")))?;
