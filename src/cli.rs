@@ -156,8 +156,8 @@ struct AnalyzeArgs {
     #[arg(long, value_enum, default_value_t = OpSort::DeviceSelf)]
     sort: OpSort,
 
-    /// Parser threads per file (default: all cores; for a folder, the cores shared by the
-    /// jobs).
+    /// Parser and analysis threads per file (default: all cores; 1 runs the analyses one
+    /// after another; for a folder, the cores are shared by the jobs).
     #[arg(long, value_name = "N")]
     threads: Option<usize>,
 
@@ -231,8 +231,12 @@ fn analyze(args: AnalyzeArgs) -> Result<(), (i32, String)> {
                 print_warning(&path, w);
             }
         }
-        let mut a = analysis::try_analyze(&trace, &args.window.options())
-            .map_err(|e| (2, format!("error: {e}")))?;
+        let aopts = AnalyzeOptions {
+            threads: args.threads.unwrap_or(0),
+            ..args.window.options()
+        };
+        let mut a =
+            analysis::try_analyze(&trace, &aopts).map_err(|e| (2, format!("error: {e}")))?;
         if let Some(p) = &args.ncu {
             let p = p.to_string_lossy().into_owned();
             let n = ingest::ncu::read(&p).map_err(|e| (2, format!("error: {e}")))?;

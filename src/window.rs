@@ -64,7 +64,7 @@
 //! within `within`'s mask, the host time the union of the calls within `within`'s host time.
 //! The steps of `within` are kept (the step table still describes whole steps).
 
-use std::collections::HashMap;
+use crate::analysis::fast::HashMap;
 use std::fmt;
 
 use crate::analysis::phases::Annotations;
@@ -572,7 +572,7 @@ fn count_maximal(items: &mut [(u32, Interval)]) -> u64 {
 /// Finds compile work over the whole trace and splits it by step.
 pub fn compile_work(trace: &Trace, steps: &[Step]) -> CompileWork {
     // (name, is python frame) → kind
-    let mut cache: HashMap<(NameId, bool), Option<CompileKind>> = HashMap::new();
+    let mut cache: HashMap<(NameId, bool), Option<CompileKind>> = HashMap::default();
     let mut marks: Vec<(u32, Interval, CompileKind)> = Vec::new();
     for e in &trace.cpu {
         let is_py = e.kind == CpuKind::PythonFunction;
@@ -652,8 +652,8 @@ fn step_extent(s: &Step) -> Interval {
 /// First runs of compiled regions that took over 1.5× the median of the later runs and at
 /// least 1 ms more.
 fn first_runs(trace: &Trace) -> Vec<&CpuEvent> {
-    let mut by_name: HashMap<NameId, Vec<&CpuEvent>> = HashMap::new();
-    let mut is_region: HashMap<NameId, bool> = HashMap::new();
+    let mut by_name: HashMap<NameId, Vec<&CpuEvent>> = HashMap::default();
+    let mut is_region: HashMap<NameId, bool> = HashMap::default();
     for e in &trace.cpu {
         if !matches!(e.kind, CpuKind::Op | CpuKind::UserAnnotation) {
             continue;

@@ -59,7 +59,7 @@
 //! waiting). A faster device can shorten the step by at most this much: the rest of the step
 //! is host work of its own.
 
-use std::collections::HashMap;
+use crate::analysis::fast::HashMap;
 
 use super::launch::LaunchAnalysis;
 use super::steps::{is_dataloader, Step};
@@ -350,16 +350,16 @@ pub fn analyze_gaps(
 ) -> GapAnalysis {
     let window = mask.hull().unwrap_or_default();
     let syncs = super::syncs::sync_calls(trace);
-    let sync_set: std::collections::HashSet<u32> = syncs.iter().map(|s| s.0).collect();
+    let sync_set: crate::analysis::fast::HashSet<u32> = syncs.iter().map(|s| s.0).collect();
 
     // Host classes per thread.
     // unions built as events come (in start order), not vectors of every event
-    let mut per_thread: HashMap<u32, [UnionBuilder; 5]> = HashMap::new();
+    let mut per_thread: HashMap<u32, [UnionBuilder; 5]> = HashMap::default();
     let mut capture: Vec<Interval> = Vec::new();
-    let mut open_capture: HashMap<u32, Ns> = HashMap::new();
-    let mut launch_count: HashMap<u32, u64> = HashMap::new();
+    let mut open_capture: HashMap<u32, Ns> = HashMap::default();
+    let mut launch_count: HashMap<u32, u64> = HashMap::default();
     let mut name_class: HashMap<crate::model::NameId, (bool, bool, bool, bool, bool, bool)> =
-        HashMap::new();
+        HashMap::default();
     for (i, e) in trace.cpu.iter().enumerate() {
         let (instantiate, dataloader, step, cap_begin, cap_end, management) =
             *name_class.entry(e.name).or_insert_with(|| {
@@ -474,7 +474,7 @@ pub fn analyze_gaps(
         let i = sp.partition_point(|m| m.start <= t);
         i > 0 && t < sp[i - 1].end
     };
-    let mut by_device: HashMap<i64, Vec<u32>> = HashMap::new();
+    let mut by_device: HashMap<i64, Vec<u32>> = HashMap::default();
     for (i, g) in trace.gpu.iter().enumerate() {
         if !g.is_activity() {
             continue;
@@ -642,7 +642,7 @@ pub fn analyze_gaps(
         }
 
         // per-stream detail
-        let mut by_stream: HashMap<i64, (u64, UnionBuilder)> = HashMap::new();
+        let mut by_stream: HashMap<i64, (u64, UnionBuilder)> = HashMap::default();
         for &i in acts {
             let g = &trace.gpu[i as usize];
             let (n, ivs) = by_stream.entry(g.stream as i64).or_default();

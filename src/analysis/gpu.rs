@@ -34,7 +34,7 @@
 //! f64. `blocks per SM` and occupancy are stored as `f32` in the model, which moves the
 //! results by about 1e-7 relative at most.
 
-use std::collections::HashMap;
+use crate::analysis::fast::HashMap;
 
 use super::classify;
 use crate::model::{GpuEvent, GpuKind, Interval, IntervalSet, NameId, Ns, Trace};
@@ -125,7 +125,7 @@ fn achieved_occupancy(trace: &Trace, kernels: &[&GpuEvent], window: Interval) ->
 
 /// Summaries of every device that ran work, in id order.
 pub fn gpu_summaries(trace: &Trace, window: Interval) -> Vec<GpuSummary> {
-    let mut tc_by_name: HashMap<NameId, bool> = HashMap::new();
+    let mut tc_by_name: HashMap<NameId, bool> = HashMap::default();
     let mut out = Vec::new();
     for dev in trace.devices.iter().filter(|d| d.active) {
         let kernels: Vec<&GpuEvent> = trace

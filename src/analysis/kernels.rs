@@ -19,7 +19,7 @@
 //! trace. On its ResNet-50 samples every kernel starts inside the all-steps span, so the span
 //! and the whole trace give the same table (checked in `tests/tables.rs`).
 
-use std::collections::HashMap;
+use crate::analysis::fast::HashMap;
 
 use super::classify::{self, KernelCategory};
 use crate::model::{GpuKind, Interval, NameId, Ns, Trace};
@@ -113,7 +113,7 @@ struct Acc {
 
 /// Rows by total time descending (then name).
 pub fn kernel_table(trace: &Trace, window: Interval) -> Vec<KernelRow> {
-    let mut by_name: HashMap<NameId, Acc> = HashMap::new();
+    let mut by_name: HashMap<NameId, Acc> = HashMap::default();
     for g in &trace.gpu {
         if g.kind != GpuKind::Kernel || g.start < window.start || g.start >= window.end {
             continue;

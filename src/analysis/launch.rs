@@ -28,7 +28,7 @@
 //! Every count and sum is over activities / calls that overlap the window's counted time
 //! ([`crate::window::Window::mask`]).
 
-use std::collections::HashMap;
+use crate::analysis::fast::HashMap;
 
 use crate::model::{CpuKind, GpuKind, Interval, IntervalSet, NameId, Ns, Trace, NONE};
 
@@ -153,7 +153,7 @@ pub fn analyze_launches(trace: &Trace, mask: &IntervalSet) -> LaunchAnalysis {
         kernel_launch: bool,
         graph: bool,
     }
-    let mut class: HashMap<NameId, NameClass> = HashMap::new();
+    let mut class: HashMap<NameId, NameClass> = HashMap::default();
     let mut class_of = |id: NameId| {
         *class.entry(id).or_insert_with(|| {
             let n = trace.name(id);
@@ -166,7 +166,7 @@ pub fn analyze_launches(trace: &Trace, mask: &IntervalSet) -> LaunchAnalysis {
 
     // Queue events per (device, stream): (time, delta, launch call index).
     type QueueEvents = HashMap<(i64, i64), Vec<(Ns, i32, u32)>>;
-    let mut queue_events: QueueEvents = HashMap::new();
+    let mut queue_events: QueueEvents = HashMap::default();
     let mut graph_calls: Vec<u32> = Vec::new();
     let mut launch_calls_seen: Vec<u32> = Vec::new();
     for g in &trace.gpu {
@@ -222,7 +222,7 @@ pub fn analyze_launches(trace: &Trace, mask: &IntervalSet) -> LaunchAnalysis {
     out.launch_p90 = percentile(&durs, 90);
 
     // Median duration per launch-call name (all launch calls with activities, in window).
-    let mut by_name: HashMap<NameId, Vec<Ns>> = HashMap::new();
+    let mut by_name: HashMap<NameId, Vec<Ns>> = HashMap::default();
     for ev in queue_events.values() {
         for &(_, d, l) in ev {
             if d == 1 {

@@ -5,6 +5,7 @@
 
 pub mod classify;
 pub mod devices_db;
+pub mod fast;
 pub mod gaps;
 pub mod gpu;
 pub mod gpu_metrics;
@@ -20,7 +21,9 @@ pub mod steps;
 pub mod syncs;
 pub mod timeline;
 
-use crate::model::{Interval, Trace};
+use std::sync::Mutex;
+
+use crate::model::{Interval, IntervalSet, Trace};
 use crate::window::{self as win, WindowError, WindowSpec};
 
 /// Settings for [`analyze`].
@@ -30,6 +33,95 @@ pub struct AnalyzeOptions {
     pub all_steps: bool,
     /// The window to analyze (default: the automatic steady state, see [`crate::window`]).
     pub window: WindowSpec,
+    /// Threads: 1 runs every analysis on the calling thread, one after another; 2 or more
+    /// runs independent analyses side by side on two threads; 0 (the default) runs them side
+    /// by side on a machine with several cores when the trace has at most
+    /// [`PARALLEL_MAX_EVENTS`] events. Results are identical either way.
+    pub threads: usize,
+}
+
+/// Largest trace (host + device events) that the default [`AnalyzeOptions::threads`] analyzes
+/// on two threads. The second thread's temporaries (and its malloc arena) are alive beside the
+/// first's: at 4.1 M events (1 GB of JSON) that raised the peak memory of `analyze` by 20–60
+/// MB, for ~0.1 s; at 0.9 M events (215 MB) it costs ~13 MB.
+pub const PARALLEL_MAX_EVENTS: usize = 2_000_000;
+
+impl AnalyzeOptions {
+    /// True when independent analyses run on two threads.
+    fn parallel(&self, trace: &Trace) -> bool {
+        match self.threads {
+            0 => {
+                trace.cpu.len() + trace.gpu.len() <= PARALLEL_MAX_EVENTS
+                    && std::thread::available_parallelism().is_ok_and(|n| n.get() > 1)
+            }
+            n => n > 1,
+        }
+    }
+}
+
+/// Runs `a` on the calling thread and `b` beside it on a scoped thread when `parallel`, else
+/// both in turn; a panic in either is passed on.
+fn join<A: Send, B: Send>(
+    parallel: bool,
+    a: impl FnOnce() -> A + Send,
+    b: impl FnOnce() -> B + Send,
+) -> (A, B) {
+    if !parallel {
+        let ra = a();
+        return (ra, b());
+    }
+    std::thread::scope(|s| {
+        let hb = s.spawn(b);
+        let ra = a();
+        let rb = hb.join().unwrap_or_else(|e| std::panic::resume_unwind(e));
+        (ra, rb)
+    })
+}
+
+/// The host-side facts of the diagnosis ([`crate::diagnose::Facts`]): launches and queues,
+/// device idle gaps and their host attribution, host syncs. They depend only on the trace and
+/// the window, so [`analyze`] computes them beside the views; the diagnosis takes them once
+/// ([`Analysis::take_host_facts`]) and computes them itself when they are missing or were
+/// computed for another window.
+#[derive(Debug)]
+pub struct HostFacts {
+    /// Launches and queues.
+    pub launch: launch::LaunchAnalysis,
+    /// Device idle gaps.
+    pub gaps: gaps::GapAnalysis,
+    /// Host syncs.
+    pub syncs: syncs::SyncAnalysis,
+    // the inputs they were computed from
+    mask: IntervalSet,
+    steps: Vec<steps::Step>,
+    compile: IntervalSet,
+}
+
+impl HostFacts {
+    /// Computes the facts over the counted time `mask` of a window with these steps and this
+    /// compile work ([`crate::window::CompileWork::spans`]).
+    pub fn compute(
+        trace: &Trace,
+        mask: &IntervalSet,
+        steps: &[steps::Step],
+        compile: &IntervalSet,
+    ) -> HostFacts {
+        let launch = launch::analyze_launches(trace, mask);
+        let gaps = gaps::analyze_gaps(trace, mask, steps, &launch, compile);
+        let syncs = syncs::analyze_syncs(trace, mask, steps, &gaps);
+        HostFacts {
+            launch,
+            gaps,
+            syncs,
+            mask: mask.clone(),
+            steps: steps.to_vec(),
+            compile: compile.clone(),
+        }
+    }
+
+    fn computed_from(&self, mask: &IntervalSet, steps: &[steps::Step], c: &IntervalSet) -> bool {
+        self.mask == *mask && self.steps == steps && self.compile == *c
+    }
 }
 
 /// Everything the views need, computed once.
@@ -59,14 +151,36 @@ pub struct Analysis {
     /// Nsight Compute launches and their weights (`--ncu`, or a CSV alone); set by the caller
     /// with [`ncu::joined`] or [`ncu::standalone`], `None` from [`analyze`].
     pub ncu: Option<ncu::NcuAnalysis>,
+    /// The diagnosis' host facts, computed beside the views (see [`HostFacts`]).
+    host_facts: Mutex<Option<HostFacts>>,
+}
+
+impl Analysis {
+    /// Takes the host facts computed by [`analyze`] if they were computed over this mask,
+    /// these steps and this compile work (a caller may have changed the selection since);
+    /// `None` when they were taken already or do not match.
+    pub fn take_host_facts(
+        &self,
+        mask: &IntervalSet,
+        steps: &[steps::Step],
+        compile: &IntervalSet,
+    ) -> Option<HostFacts> {
+        let mut slot = self.host_facts.lock().unwrap_or_else(|e| e.into_inner());
+        slot.take()
+            .filter(|h| h.computed_from(mask, steps, compile))
+    }
 }
 
 /// Runs every analysis over the window of `opts`. A window that cannot be selected (e.g.
 /// `--steps` on a trace without steps) falls back to every step, with a note saying why;
 /// [`try_analyze`] returns the error instead.
 pub fn analyze(trace: &Trace, opts: &AnalyzeOptions) -> Analysis {
-    let all_steps = steps::analyze_steps(trace);
-    let annotations = phases::Annotations::build(trace);
+    let par = opts.parallel(trace);
+    let (all_steps, annotations) = join(
+        par,
+        || steps::analyze_steps(trace),
+        || phases::Annotations::build(trace),
+    );
     let selection = match win::select(trace, &all_steps, &annotations, &spec_of(opts)) {
         Ok(w) => w,
         Err(e) => {
@@ -76,15 +190,25 @@ pub fn analyze(trace: &Trace, opts: &AnalyzeOptions) -> Analysis {
             w
         }
     };
-    analyze_window(trace, &all_steps, &annotations, selection)
+    analyze_window(trace, &all_steps, &annotations, selection, par)
 }
 
 /// Runs every analysis over the window of `opts`, or says why the window is empty.
 pub fn try_analyze(trace: &Trace, opts: &AnalyzeOptions) -> Result<Analysis, WindowError> {
-    let all_steps = steps::analyze_steps(trace);
-    let annotations = phases::Annotations::build(trace);
+    let par = opts.parallel(trace);
+    let (all_steps, annotations) = join(
+        par,
+        || steps::analyze_steps(trace),
+        || phases::Annotations::build(trace),
+    );
     let selection = win::select(trace, &all_steps, &annotations, &spec_of(opts))?;
-    Ok(analyze_window(trace, &all_steps, &annotations, selection))
+    Ok(analyze_window(
+        trace,
+        &all_steps,
+        &annotations,
+        selection,
+        par,
+    ))
 }
 
 fn spec_of(opts: &AnalyzeOptions) -> WindowSpec {
@@ -95,22 +219,50 @@ fn spec_of(opts: &AnalyzeOptions) -> WindowSpec {
     }
 }
 
-/// Runs every analysis over a selected window.
+/// Runs every analysis over a selected window: the operator table, then the other views on
+/// the calling thread and the diagnosis' host facts beside them when `par`.
 fn analyze_window(
     trace: &Trace,
     all_steps: &steps::StepAnalysis,
     annotations: &phases::Annotations,
     selection: win::Window,
+    par: bool,
 ) -> Analysis {
     let steps = selection.restrict_steps(all_steps);
-    let phases = phases::phases(trace, annotations, &selection);
     let window = selection.span;
-    let devices = gpu::gpu_summaries(trace, window);
-    let timeline = timeline::gpu_timeline_auto(trace, Some(window));
-    let kernels = kernels::kernel_table(trace, window);
+    // first and alone: the operator tree is the largest temporary of the analyses, and the
+    // gap attribution (temporaries and result) must not be alive beside it
     let ops = ops::op_table(trace, window);
-    let step_timeline =
-        step_timeline::step_timeline(trace, &steps.steps, step_timeline::MAX_EVENTS);
+    let (views, host) = join(
+        par,
+        || {
+            let phases = phases::phases(trace, annotations, &selection);
+            let devices = gpu::gpu_summaries(trace, window);
+            let timeline = timeline::gpu_timeline_auto(trace, Some(window));
+            let kernels = kernels::kernel_table(trace, window);
+            let step_timeline =
+                step_timeline::step_timeline(trace, &steps.steps, step_timeline::MAX_EVENTS);
+            // gaps of 20 µs and more: the profiling guide's "warning" band
+            let gpu_metrics = gpu_metrics::analyze_gpu_metrics(trace, window, 20_000);
+            (
+                phases,
+                devices,
+                timeline,
+                kernels,
+                step_timeline,
+                gpu_metrics,
+            )
+        },
+        || {
+            HostFacts::compute(
+                trace,
+                &selection.mask,
+                &steps.steps,
+                &selection.compile.spans,
+            )
+        },
+    );
+    let (phases, devices, timeline, kernels, step_timeline, gpu_metrics) = views;
     Analysis {
         steps,
         window,
@@ -121,8 +273,8 @@ fn analyze_window(
         kernels,
         ops,
         step_timeline,
-        // gaps of 20 µs and more: the profiling guide's "warning" band
-        gpu_metrics: gpu_metrics::analyze_gpu_metrics(trace, window, 20_000),
+        gpu_metrics,
         ncu: None,
+        host_facts: Mutex::new(Some(host)),
     }
 }

@@ -28,7 +28,7 @@
 //! Deliberate difference: driver calls (`cuLaunchKernel`, Triton) are launch calls here; the
 //! plugin ignores the `cuda_driver` category, so Triton kernels get no operator there.
 
-use std::collections::HashMap;
+use crate::analysis::fast::HashMap;
 
 use crate::model::{CpuKind, Interval, NameId, Ns, Trace, NONE};
 
@@ -239,7 +239,7 @@ pub fn op_table_with(trace: &Trace, window: Interval, opts: OpOptions) -> Vec<Op
     }
 
     // 5. Rows.
-    let mut by_name: HashMap<NameId, OpRow> = HashMap::new();
+    let mut by_name: HashMap<NameId, OpRow> = HashMap::default();
     for (k, n) in nodes.iter().enumerate().filter(|(_, n)| n.alive) {
         let e = &cpu[n.cpu as usize];
         if e.start < window.start || e.start >= window.end {

@@ -59,7 +59,7 @@
 //! union of those activities. Phases are listed depth-first, siblings by `gpu_time`
 //! descending, `(unannotated)` last.
 
-use std::collections::HashMap;
+use crate::analysis::fast::HashMap;
 
 use super::classify;
 use crate::model::{CpuKind, GpuEvent, GpuKind, Interval, IntervalSet, NameId, Ns, Trace, NONE};
@@ -137,10 +137,10 @@ impl Annotations {
     pub fn build(trace: &Trace) -> Annotations {
         let cpu = &trace.cpu;
         // candidate calls per thread, autograd threads, backward op intervals
-        let mut cand: HashMap<u32, Vec<u32>> = HashMap::new();
-        let mut phase_name: HashMap<(NameId, u8, bool), bool> = HashMap::new();
-        let mut eval_fn: HashMap<NameId, bool> = HashMap::new();
-        let mut backward_ops: HashMap<u32, Vec<Interval>> = HashMap::new();
+        let mut cand: HashMap<u32, Vec<u32>> = HashMap::default();
+        let mut phase_name: HashMap<(NameId, u8, bool), bool> = HashMap::default();
+        let mut eval_fn: HashMap<NameId, bool> = HashMap::default();
+        let mut backward_ops: HashMap<u32, Vec<Interval>> = HashMap::default();
         let mut step_thread: Option<u32> = None;
         for (i, e) in cpu.iter().enumerate() {
             if matches!(e.kind, CpuKind::Op | CpuKind::UserAnnotation)
@@ -186,7 +186,7 @@ impl Annotations {
             main_thread,
             ..Annotations::default()
         };
-        let mut path_index: HashMap<(u32, NameId), u32> = HashMap::new();
+        let mut path_index: HashMap<(u32, NameId), u32> = HashMap::default();
         // main thread first, then the others in id order (deterministic)
         let mut threads: Vec<u32> = cand.keys().copied().collect();
         threads.sort_by_key(|&t| (Some(t) != main_thread, t));
@@ -248,7 +248,7 @@ impl Annotations {
         let n = trace.gpu.len();
         a.activity_instance = vec![NONE; n];
         a.backward = vec![false; n];
-        let mut by_launch: HashMap<u32, (u32, bool)> = HashMap::new();
+        let mut by_launch: HashMap<u32, (u32, bool)> = HashMap::default();
         let mut unlinked: Vec<u32> = Vec::new();
         for (gi, g) in trace.gpu.iter().enumerate() {
             if !g.is_activity() {
@@ -359,7 +359,7 @@ impl Annotations {
     /// Calls whose name equals `name`, or, when none does, contains it.
     pub fn matching(&self, trace: &Trace, name: &str) -> Vec<u32> {
         let pick = |exact: bool| -> Vec<u32> {
-            let mut ok: HashMap<NameId, bool> = HashMap::new();
+            let mut ok: HashMap<NameId, bool> = HashMap::default();
             self.instances
                 .iter()
                 .enumerate()
@@ -387,7 +387,7 @@ impl Annotations {
 
     /// Names of root paths, most calls first.
     pub fn top_level_names(&self, trace: &Trace) -> Vec<String> {
-        let mut count: HashMap<u32, u64> = HashMap::new();
+        let mut count: HashMap<u32, u64> = HashMap::default();
         for i in &self.instances {
             if self.paths[i.path as usize].parent == NONE {
                 *count.entry(i.path).or_default() += 1;
@@ -416,7 +416,7 @@ pub fn shortest_gpu_annotation(
     activities: &[u32],
     keep: impl Fn(&GpuEvent) -> bool,
 ) -> Vec<u32> {
-    let mut anns: HashMap<(i32, i64), Vec<u32>> = HashMap::new();
+    let mut anns: HashMap<(i32, i64), Vec<u32>> = HashMap::default();
     for (i, g) in trace.gpu.iter().enumerate() {
         if g.kind == GpuKind::Annotation && keep(g) {
             anns.entry((g.device, g.stream as i64))
@@ -429,8 +429,8 @@ pub fn shortest_gpu_annotation(
         return out;
     }
     // per (device, stream) sweep with an active list
-    let mut next: HashMap<(i32, i64), usize> = HashMap::new();
-    let mut active: HashMap<(i32, i64), Vec<u32>> = HashMap::new();
+    let mut next: HashMap<(i32, i64), usize> = HashMap::default();
+    let mut active: HashMap<(i32, i64), Vec<u32>> = HashMap::default();
     for (k, &gi) in activities.iter().enumerate() {
         let g = &trace.gpu[gi as usize];
         let key = (g.device, g.stream as i64);
@@ -587,8 +587,8 @@ pub fn phases(trace: &Trace, ann: &Annotations, window: &Window) -> PhaseAnalysi
     let np = ann.paths.len();
     let unannotated = np; // extra slot
     let mut acc: Vec<Acc> = (0..=np).map(|_| Acc::default()).collect();
-    let mut inst_hull: HashMap<u32, Interval> = HashMap::new();
-    let mut comm_cache: HashMap<NameId, bool> = HashMap::new();
+    let mut inst_hull: HashMap<u32, Interval> = HashMap::default();
+    let mut comm_cache: HashMap<NameId, bool> = HashMap::default();
     let mut out = PhaseAnalysis::default();
 
     for (gi, g) in trace.gpu.iter().enumerate() {

@@ -28,6 +28,7 @@
 use std::collections::BTreeMap;
 
 use super::classify::{self, KernelCategory};
+use super::fast::NameMemo;
 use super::steps::Step;
 use crate::model::{GpuEvent, GpuKind, Interval, IntervalSet, NameId, Ns, Trace};
 
@@ -130,11 +131,14 @@ pub fn representative_step(steps: &[Step]) -> Option<usize> {
     Some(order[(order.len() - 1) / 2])
 }
 
-fn category_of(trace: &Trace, g: &GpuEvent) -> KernelCategory {
+fn category_of(
+    g: &GpuEvent,
+    categories: &mut NameMemo<KernelCategory, fn(&str) -> KernelCategory>,
+) -> KernelCategory {
     match g.kind {
         GpuKind::Memcpy => KernelCategory::Memcpy,
         GpuKind::Memset => KernelCategory::Memset,
-        _ => classify::categorize(trace.name(g.name)),
+        _ => categories.get(g.name),
     }
 }
 
@@ -224,6 +228,8 @@ pub fn step_timeline(trace: &Trace, steps: &[Step], max_events: usize) -> Option
     let upper = trace.gpu.partition_point(|g| g.start < span.end);
     let mut lanes: BTreeMap<i64, BTreeMap<i64, Vec<Ev>>> = BTreeMap::new();
     let mut dev_syncs: BTreeMap<i64, Vec<SyncMark>> = BTreeMap::new();
+    let mut categories: NameMemo<KernelCategory, fn(&str) -> KernelCategory> =
+        NameMemo::new(trace, classify::categorize);
     for g in &trace.gpu[..upper] {
         if !overlaps(span, g.start, g.dur) {
             continue;
@@ -240,7 +246,7 @@ pub fn step_timeline(trace: &Trace, steps: &[Step], max_events: usize) -> Option
                     end: e,
                     name: g.name,
                     kind: g.kind,
-                    category: category_of(trace, g),
+                    category: category_of(g, &mut categories),
                 });
         } else if g.kind == GpuKind::Sync {
             dev_syncs

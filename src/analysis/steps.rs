@@ -109,7 +109,7 @@
 //! * Device work linked to its launch by a correlation id shared by several runtime calls
 //!   belongs to the first such call (the plugin keeps the last one parsed).
 
-use std::collections::HashSet;
+use crate::analysis::fast::HashSet;
 
 use super::classify;
 use crate::model::{
@@ -463,7 +463,7 @@ fn role_sets(trace: &Trace) -> [IntervalSet; 7] {
     let mut roles: [UnionBuilder; 7] = std::array::from_fn(|_| UnionBuilder::new());
     let (kernel, memcpy, memset, comm, runtime, dataloader, cpu_exec) = (0, 1, 2, 3, 4, 5, 6);
 
-    let mut comm_ext: HashSet<u64> = HashSet::new();
+    let mut comm_ext: HashSet<u64> = HashSet::default();
     for e in &trace.cpu {
         match e.kind {
             CpuKind::Op | CpuKind::UserAnnotation | CpuKind::Python => {
@@ -487,7 +487,8 @@ fn role_sets(trace: &Trace) -> [IntervalSet; 7] {
         }
     }
 
-    let mut comm_name: std::collections::HashMap<crate::model::NameId, bool> = Default::default();
+    let mut comm_name: crate::analysis::fast::HashMap<crate::model::NameId, bool> =
+        Default::default();
     for g in &trace.gpu {
         let role = match g.kind {
             GpuKind::Kernel => {

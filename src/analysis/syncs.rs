@@ -22,7 +22,7 @@
 //! for a call made while the device was already idle, the part of the gap it covers).
 //! Calls are grouped into **sites** by (outer op, inner op, annotation, call name).
 
-use std::collections::HashMap;
+use crate::analysis::fast::HashMap;
 
 use super::gaps::GapAnalysis;
 use super::steps::Step;
@@ -120,7 +120,7 @@ pub fn sync_calls(trace: &Trace) -> Vec<(u32, SyncKind)> {
         .collect();
     pageable.sort_unstable();
     pageable.dedup();
-    let mut kind_by_name: HashMap<crate::model::NameId, Option<SyncKind>> = HashMap::new();
+    let mut kind_by_name: HashMap<crate::model::NameId, Option<SyncKind>> = HashMap::default();
     let mut out = Vec::new();
     for (i, e) in trace.cpu.iter().enumerate() {
         if !is_host_call(e.kind) {
@@ -167,15 +167,15 @@ pub fn sites_of(trace: &Trace, queries: &[u32]) -> Vec<Site> {
     if queries.is_empty() {
         return out;
     }
-    let mut by_index: HashMap<u32, Vec<usize>> = HashMap::new();
+    let mut by_index: HashMap<u32, Vec<usize>> = HashMap::default();
     for (qi, &ci) in queries.iter().enumerate() {
         by_index.entry(ci).or_default().push(qi);
     }
-    let threads: std::collections::HashSet<u32> = queries
+    let threads: crate::analysis::fast::HashSet<u32> = queries
         .iter()
         .map(|&q| trace.cpu[q as usize].thread)
         .collect();
-    let mut stacks: HashMap<u32, Vec<u32>> = HashMap::new();
+    let mut stacks: HashMap<u32, Vec<u32>> = HashMap::default();
     for (i, e) in trace.cpu.iter().enumerate() {
         if !threads.contains(&e.thread) {
             continue;
@@ -309,9 +309,9 @@ pub fn analyze_syncs(
             (e.start, e.end(), e.thread, i)
         })
         .collect();
-    let mut idle: HashMap<u32, Ns> = HashMap::new();
+    let mut idle: HashMap<u32, Ns> = HashMap::default();
     for d in &gaps.devices {
-        let mut per: HashMap<u32, Ns> = HashMap::new();
+        let mut per: HashMap<u32, Ns> = HashMap::default();
         for g in &d.gaps {
             let share = g.split[super::gaps::Cause::Sync as usize];
             if share == 0 {
@@ -353,7 +353,7 @@ pub fn analyze_syncs(
             trace.name(trace.cpu[i as usize].name).to_string()
         }
     };
-    let mut site_map: HashMap<(String, String, String, String), usize> = HashMap::new();
+    let mut site_map: HashMap<(String, String, String, String), usize> = HashMap::default();
     for ((ci, kind), site) in calls.into_iter().zip(sites) {
         let e = &trace.cpu[ci as usize];
         let step = steps

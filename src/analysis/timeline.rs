@@ -31,7 +31,8 @@
 use std::collections::BTreeMap;
 
 use super::classify;
-use crate::model::{GpuEvent, GpuKind, Interval, Ns, Trace, UnionBuilder};
+use super::fast::NameMemo;
+use crate::model::{GpuEvent, GpuKind, Interval, NameId, Ns, Trace, UnionBuilder};
 
 /// One device's split.
 #[derive(Clone, Debug, PartialEq)]
@@ -89,13 +90,29 @@ pub enum TimelineClass {
 /// Class of a device event under the TraceLens rules; `None` for events that are not
 /// kernels, copies or fills (syncs, GPU annotations).
 pub fn timeline_class(trace: &Trace, g: &GpuEvent) -> Option<TimelineClass> {
+    class_with(g, |id| name_flags(trace.name(id)))
+}
+
+/// (copy kernel, communication) of a name.
+fn name_flags(name: &str) -> (bool, bool) {
+    (
+        classify::is_copy_kernel(name),
+        classify::is_communication(name),
+    )
+}
+
+/// [`timeline_class`] with the name flags from `flags` (a per-name memo on large traces).
+fn class_with(
+    g: &GpuEvent,
+    mut flags: impl FnMut(NameId) -> (bool, bool),
+) -> Option<TimelineClass> {
     match g.kind {
         GpuKind::Memcpy => Some(TimelineClass::Memcpy),
         GpuKind::Kernel | GpuKind::Memset => {
-            let name = trace.name(g.name);
-            if g.kind == GpuKind::Kernel && classify::is_copy_kernel(name) {
+            let (copy, comm) = flags(g.name);
+            if g.kind == GpuKind::Kernel && copy {
                 Some(TimelineClass::Memcpy)
-            } else if classify::is_communication(name) {
+            } else if comm {
                 Some(TimelineClass::Communication)
             } else {
                 Some(TimelineClass::Computation)
@@ -165,8 +182,9 @@ pub fn gpu_timeline_with(
 ) -> Vec<GpuTimeline> {
     let mut devices: BTreeMap<i64, DeviceAcc> = BTreeMap::new();
     let mut unlinked: BTreeMap<i64, u64> = BTreeMap::new();
+    let mut flags = NameMemo::new(trace, name_flags);
     for g in &trace.gpu {
-        let Some(class) = timeline_class(trace, g) else {
+        let Some(class) = class_with(g, |id| flags.get(id)) else {
             continue;
         };
         let mut iv = g.interval();

@@ -4,7 +4,7 @@
 //! its bound counts: grids smaller than the GPU). Every bound is capped by the
 //! host's wait for the device ([`Facts::device_slack_us`]).
 
-use std::collections::HashMap;
+use crate::analysis::fast::{HashMap, NameMemo};
 
 use super::{count, fmt_ns, fmt_us, pct, short, Evidence, Facts, Finding, Severity};
 use crate::analysis::classify::{self, KernelCategory};
@@ -50,7 +50,7 @@ impl Claims {
             claimed: vec![false; f.trace.gpu.len()],
             kernels,
             kernel_time,
-            class: HashMap::new(),
+            class: HashMap::default(),
         }
     }
     /// Category and tensor-core use of a kernel name.
@@ -138,9 +138,11 @@ fn op_name<'a>(f: &'a Facts<'a>, gi: u32) -> Option<&'a str> {
 fn fallback_kernel(f: &Facts, claims: &mut Claims) -> Option<Finding> {
     let trace = f.trace;
     // outermost fallback operators per thread, sorted by start
-    let mut ops: HashMap<u32, Vec<(Ns, Ns, u32)>> = HashMap::new();
+    let mut ops: HashMap<u32, Vec<(Ns, Ns, u32)>> = HashMap::default();
+    let mut fallback_op = NameMemo::new(trace, is_fallback_op);
+    let mut fallback_kernel = NameMemo::new(trace, is_fallback_kernel);
     for (i, e) in trace.cpu.iter().enumerate() {
-        if e.kind == CpuKind::Op && is_fallback_op(trace.name(e.name)) {
+        if e.kind == CpuKind::Op && fallback_op.get(e.name) {
             let v = ops.entry(e.thread).or_default();
             if v.last().is_some_and(|&(_, end, _)| e.start < end) {
                 continue; // nested in the previous one
@@ -148,8 +150,8 @@ fn fallback_kernel(f: &Facts, claims: &mut Claims) -> Option<Finding> {
             v.push((e.start, e.end(), i as u32));
         }
     }
-    let mut by_op: HashMap<String, (u64, Ns, u32)> = HashMap::new(); // calls, time, first op
-    let mut by_kernel: HashMap<NameId, Ns> = HashMap::new();
+    let mut by_op: HashMap<String, (u64, Ns, u32)> = HashMap::default(); // calls, time, first op
+    let mut by_kernel: HashMap<NameId, Ns> = HashMap::default();
     let mut seen_ops: Vec<u32> = Vec::new();
     let mut total: Ns = 0;
     let kernels = claims.kernels.clone();
@@ -168,7 +170,7 @@ fn fallback_kernel(f: &Facts, claims: &mut Claims) -> Option<Finding> {
                 }
             }
         }
-        let by_name = is_fallback_kernel(trace.name(g.name));
+        let by_name = fallback_kernel.get(g.name);
         if owner.is_none() && !by_name {
             continue;
         }
@@ -304,11 +306,11 @@ fn is_fp64(name: &str) -> bool {
 
 fn fp32_matmul(f: &Facts, claims: &mut Claims) -> Option<Finding> {
     let trace = f.trace;
-    let mut specs: HashMap<i32, (Option<bool>, Option<&'static DeviceSpec>)> = HashMap::new();
+    let mut specs: HashMap<i32, (Option<bool>, Option<&'static DeviceSpec>)> = HashMap::default();
     let mut total: Ns = 0;
     let mut raw_ns: f64 = 0.0;
-    let mut by_kernel: HashMap<NameId, (u64, Ns)> = HashMap::new();
-    let mut by_op: HashMap<String, Ns> = HashMap::new();
+    let mut by_kernel: HashMap<NameId, (u64, Ns)> = HashMap::default();
+    let mut by_op: HashMap<String, Ns> = HashMap::default();
     let mut spec_used: Option<&'static DeviceSpec> = None;
     let mut any_unknown = false;
     let kernels = claims.kernels.clone();
@@ -510,7 +512,7 @@ fn small_kernels(f: &Facts, claims: &mut Claims) -> Option<Finding> {
             )
     };
     // runs per (device, stream) in start order
-    let mut streams: HashMap<(i32, i64), Vec<u32>> = HashMap::new();
+    let mut streams: HashMap<(i32, i64), Vec<u32>> = HashMap::default();
     for &gi in &claims.kernels {
         let g = &trace.gpu[gi as usize];
         streams
@@ -524,8 +526,8 @@ fn small_kernels(f: &Facts, claims: &mut Claims) -> Option<Finding> {
     let mut small_time: Ns = 0;
     let mut saved: Ns = 0;
     let mut runs: u64 = 0;
-    let mut seqs: HashMap<Vec<NameId>, (u64, u32, u32)> = HashMap::new();
-    let mut by_op: HashMap<String, u64> = HashMap::new();
+    let mut seqs: HashMap<Vec<NameId>, (u64, u32, u32)> = HashMap::default();
+    let mut by_op: HashMap<String, u64> = HashMap::default();
     for k in keys {
         let list = &streams[&k];
         let mut run: Vec<u32> = Vec::new();

@@ -54,10 +54,10 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use crate::analysis::gaps::{self, GapAnalysis};
-use crate::analysis::launch::{self, LaunchAnalysis};
-use crate::analysis::syncs::{self, SyncAnalysis};
-use crate::analysis::Analysis;
+use crate::analysis::gaps::GapAnalysis;
+use crate::analysis::launch::LaunchAnalysis;
+use crate::analysis::syncs::SyncAnalysis;
+use crate::analysis::{Analysis, HostFacts};
 use crate::model::{IntervalSet, Ns, Trace};
 
 /// How much a finding matters.
@@ -179,9 +179,16 @@ impl<'a> Facts<'a> {
     pub fn new(trace: &'a Trace, a: &'a Analysis) -> Facts<'a> {
         let mask = &a.selection.mask;
         let steps = &a.steps.steps;
-        let launch = launch::analyze_launches(trace, mask);
-        let gaps = gaps::analyze_gaps(trace, mask, steps, &launch, &a.selection.compile.spans);
-        let syncs = syncs::analyze_syncs(trace, mask, steps, &gaps);
+        let compile = &a.selection.compile.spans;
+        // computed by the analysis beside its views, unless the selection changed since
+        let HostFacts {
+            launch,
+            gaps,
+            syncs,
+            ..
+        } = a
+            .take_host_facts(mask, steps, compile)
+            .unwrap_or_else(|| HostFacts::compute(trace, mask, steps, compile));
         Facts {
             trace,
             a,
