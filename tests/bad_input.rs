@@ -145,6 +145,35 @@ fn json_that_is_not_a_trace_says_what_it_is() {
     expect_error(&p, false, Some(at), "malformed JSON: expected ',' or ']'");
 }
 
+/// HTA's memory_timeline.raw.gz is a JSON array of arrays: not a trace, said so at the first
+/// non-object value, not an empty report; a stray non-object among events is a warning.
+#[test]
+fn arrays_of_non_events_are_not_a_trace() {
+    let d = Dir::new("nonobjects");
+    let doc = b"[[-1, 1, 37888, 7], [-1, 1, 512, 7], 3, \"x\"]";
+    let p = d.file("timeline.json", doc);
+    expect_error(&p, false, Some(1), "4 values that are not events");
+    let p = d.gz("timeline.json.gz", doc);
+    expect_error(&p, false, Some(1), "not a Kineto trace");
+
+    let doc = trace_of(&[
+        GOOD_EVENT.as_bytes(),
+        b"[1, 2]",
+        GOOD_EVENT.as_bytes(),
+        b"7",
+    ]);
+    let first = doc.windows(6).position(|w| w == b"[1, 2]").unwrap() as u64;
+    let p = d.file("stray.json", &doc);
+    let t = try_load(&p, false).unwrap();
+    assert_eq!(t.cpu.len(), 2);
+    let w = t
+        .warnings
+        .iter()
+        .find(|w| w.code == "non-object-event")
+        .expect("a warning for the skipped values");
+    assert_eq!((w.count, w.first_offset), (2, Some(first)));
+}
+
 #[test]
 fn truncated_file_is_an_error_or_a_warning() {
     let d = Dir::new("trunc");
@@ -261,7 +290,8 @@ fn odd_but_valid_values_are_read_not_rejected() {
     ]);
     let p = d.file("odd.json", &doc);
     let t = try_load(&p, false).unwrap();
-    assert!(t.warnings.is_empty(), "{:?}", t.warnings);
+    // the array between the events is skipped with a warning; nothing else warns
+    assert_eq!(warning_codes(&t), ["non-object-event"], "{:?}", t.warnings);
     assert_eq!(t.gpu.len(), 1);
     let g = &t.gpu[0];
     assert_eq!(

@@ -574,6 +574,8 @@ struct ReaderOutcome {
     bytes: u64,
     saw_events: bool,
     truncated_at: Option<u64>,
+    /// Elements of the event array that are not objects, and the offset of the first.
+    non_objects: (u64, Option<u64>),
 }
 
 /// A read error (corrupt or cut gzip data, ...) at an offset of the uncompressed stream.
@@ -594,6 +596,7 @@ fn reader_loop<R: Read>(
     let mut scanner = Scanner::new();
     let mut header = Header::default();
     let mut base: u64 = 0; // absolute offset of buf[0]
+    let mut first_non_object: Option<u64> = None;
     let mut tail: Vec<u8> = Vec::new();
     let mut seq = 0u64;
     let mut eof = false;
@@ -636,7 +639,12 @@ fn reader_loop<R: Read>(
             let before = ranges.len();
             pos = scanner.next_events(data, pos, &mut ranges);
             progressed |= ranges.len() > before;
-            match scanner.next(data, pos, eof) {
+            let skipped_before = scanner.non_objects;
+            let step = scanner.next(data, pos, eof);
+            if skipped_before == 0 && scanner.non_objects > 0 {
+                first_non_object = scanner.first_non_object.map(|o| base + o as u64);
+            }
+            match step {
                 Ok(Step::Item(Item::Event { start, end, repair }, next)) => {
                     ranges.push((start as u32, end as u32, repair));
                     pos = next;
@@ -711,6 +719,7 @@ fn reader_loop<R: Read>(
                 bytes: base,
                 saw_events: scanner.saw_events,
                 truncated_at: None,
+                non_objects: (scanner.non_objects, first_non_object),
             });
         }
         if eof {
@@ -730,6 +739,7 @@ fn reader_loop<R: Read>(
                 bytes,
                 saw_events: scanner.saw_events,
                 truncated_at: Some(at),
+                non_objects: (scanner.non_objects, first_non_object),
             });
         }
     }
@@ -738,6 +748,7 @@ fn reader_loop<R: Read>(
         bytes: base,
         saw_events: scanner.saw_events,
         truncated_at: None,
+        non_objects: (scanner.non_objects, first_non_object),
     })
 }
 
@@ -993,6 +1004,24 @@ pub fn read<R: Read + Send>(
 
     if !outcome.saw_events {
         return Err(LoadError::at(path, 0, describe_non_trace(&outcome.header)));
+    }
+    if let (n @ 1.., first) = outcome.non_objects {
+        if merger.events == 0 {
+            return Err(LoadError::at(
+                path,
+                first.unwrap_or(0),
+                format!(
+                    "not a Kineto trace: its event array holds {n} values that are not events \
+                     (JSON objects) and no event"
+                ),
+            ));
+        }
+        merger.warnings.add("non-object-event", first, || {
+            "values in the event array that are not JSON objects were skipped".into()
+        });
+        if let Some(w) = merger.warnings.map.get_mut("non-object-event") {
+            w.count = n;
+        }
     }
     if let Some(at) = outcome.truncated_at {
         if !opts.allow_truncated {

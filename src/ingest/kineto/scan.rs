@@ -76,6 +76,10 @@ pub struct Scanner {
     key: String,
     /// True once the document turned out to be an object or array of events.
     pub saw_events: bool,
+    /// Elements of the event array that are not objects (skipped).
+    pub non_objects: u64,
+    /// Offset in the buffer of the last `next` call of the first such element.
+    pub first_non_object: Option<usize>,
 }
 
 impl Default for Scanner {
@@ -381,6 +385,8 @@ impl Scanner {
             state: State::Doc,
             key: String::new(),
             saw_events: false,
+            non_objects: 0,
+            first_non_object: None,
         }
     }
 
@@ -525,11 +531,15 @@ impl Scanner {
                     }
                     b',' => pos = i + 1, // tolerate empty slots / double commas
                     _ => {
-                        // a non-object element: skip it
+                        // a non-object element: skip it (counted; the reader warns)
                         let mut rep = false;
                         let Some(end) = skip_value(buf, i, eof, &mut rep) else {
                             return Ok(Step::NeedMore(pos));
                         };
+                        if self.non_objects == 0 {
+                            self.first_non_object = Some(i);
+                        }
+                        self.non_objects += 1;
                         self.state = State::ElemCommaOrEnd { in_object };
                         pos = end;
                     }
