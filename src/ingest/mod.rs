@@ -144,7 +144,9 @@ pub fn load(path: &str, opts: &LoadOptions) -> Result<Trace, LoadError> {
         inner: raw,
         bar: bar.clone(),
     };
-    let mut buffered = BufReader::with_capacity(1 << 20, counting);
+    // 64 KiB is room for sniffing; the block reads that follow are larger, so they bypass
+    // this buffer and go straight into the blocks (no copy)
+    let mut buffered = BufReader::with_capacity(64 << 10, counting);
     let head = buffered.fill_buf().map_err(|e| LoadError::io(path, e))?;
     let gz = sniff::is_gzip(head);
     // Smaller inputs get smaller blocks (at most `2 × threads + 1` are alive at once): a
@@ -162,7 +164,7 @@ pub fn load(path: &str, opts: &LoadOptions) -> Result<Trace, LoadError> {
     };
     let result = if gz {
         let mut decoder =
-            BufReader::with_capacity(1 << 20, flate2::read::MultiGzDecoder::new(buffered));
+            BufReader::with_capacity(64 << 10, flate2::bufread::MultiGzDecoder::new(buffered));
         let head = decoder
             .fill_buf()
             .map_err(|e| LoadError::io(path, e))?

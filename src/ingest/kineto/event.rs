@@ -379,13 +379,26 @@ impl<'de> Deserialize<'de> for RawEvent<'de> {
 /// integer nanoseconds, exactly for up to three fractional digits.
 pub fn micros_to_ns(raw: &str) -> Option<i64> {
     let b = raw.as_bytes();
-    if !b.is_empty() && b.len() <= 16 && b.iter().all(|c| c.is_ascii_digit()) {
-        // plain integer µs (older traces): the general path below gives the same
-        let mut v: i64 = 0;
-        for &c in b {
-            v = v * 10 + (c - b'0') as i64;
+    // the common shapes, plain integer µs (`1669783687493694`, older traces) and one fraction
+    // (`1712195495505543.250`): the general path below gives the same
+    if b.len() <= 16 {
+        if let Some(v) = super::fast::digits_value(b) {
+            return (v as i64).checked_mul(1000);
         }
-        return v.checked_mul(1000);
+    }
+    if let Some(dot) = b.iter().position(|&c| c == b'.') {
+        let (int, frac) = (&b[..dot], &b[dot + 1..]);
+        if int.len() <= 16 && (1..=3).contains(&frac.len()) {
+            if let (Some(i), Some(f)) = (
+                super::fast::digits_value(int),
+                super::fast::digits_value(frac),
+            ) {
+                let scale = [0, 100, 10, 1][frac.len()];
+                return (i as i64)
+                    .checked_mul(1000)
+                    .map(|ns| ns + (f * scale) as i64);
+            }
+        }
     }
     let s = raw.trim().trim_matches('"').trim();
     let b = s.as_bytes();
@@ -446,6 +459,10 @@ pub enum IdValue<'a> {
 /// Decodes a raw pid/tid/id value.
 pub fn id_value(raw: Option<&str>) -> IdValue<'_> {
     let Some(raw) = raw else { return IdValue::None };
+    if let Some(v) = super::fast::digits_value(raw.as_bytes()) {
+        // the common shape: a plain non-negative integer (at most 18 digits)
+        return IdValue::Int(v as i64);
+    }
     let t = raw.trim();
     if let Some(inner) = t.strip_prefix('"').and_then(|x| x.strip_suffix('"')) {
         let inner_t = inner.trim();

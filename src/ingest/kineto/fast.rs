@@ -63,13 +63,55 @@ fn ascii_str(bytes: &[u8]) -> Option<&str> {
     Some(unsafe { std::str::from_utf8_unchecked(bytes) })
 }
 
-/// True when all 8 bytes are ASCII digits.
+/// True when all 8 bytes of `x` (loaded little-endian) are ASCII digits.
 #[inline(always)]
-fn eight_digits(b: &[u8]) -> bool {
-    let x = u64::from_le_bytes(b.try_into().unwrap());
+fn eight_digits_u64(x: u64) -> bool {
     ((x & 0xF0F0_F0F0_F0F0_F0F0)
         | ((x.wrapping_add(0x0606_0606_0606_0606) & 0xF0F0_F0F0_F0F0_F0F0) >> 4))
         == 0x3333_3333_3333_3333
+}
+
+/// The value of 8 ASCII digits loaded little-endian (first digit in the lowest byte), in
+/// three multiply-and-mask steps instead of eight.
+#[inline(always)]
+pub(super) fn parse8(x: u64) -> u64 {
+    let x = x & 0x0F0F_0F0F_0F0F_0F0F;
+    let x = (x.wrapping_mul(10) + (x >> 8)) & 0x00FF_00FF_00FF_00FF;
+    let x = (x.wrapping_mul(100) + (x >> 16)) & 0x0000_FFFF_0000_FFFF;
+    (x.wrapping_mul(10_000) + (x >> 32)) & 0xFFFF_FFFF
+}
+
+/// The value of `b` when it is 1 to 18 ASCII digits (no sign, no other byte).
+#[inline]
+pub(super) fn digits_value(b: &[u8]) -> Option<u64> {
+    if b.is_empty() || b.len() > 18 {
+        return None;
+    }
+    let mut v: u64 = 0;
+    let mut c = b.chunks_exact(8);
+    for w in &mut c {
+        let x = u64::from_le_bytes(w.try_into().unwrap());
+        if !eight_digits_u64(x) {
+            return None;
+        }
+        v = v * 100_000_000 + parse8(x);
+    }
+    for &d in c.remainder() {
+        if !d.is_ascii_digit() {
+            return None;
+        }
+        v = v * 10 + (d - b'0') as u64;
+    }
+    Some(v)
+}
+
+/// What [`Cur::number`] found.
+#[derive(Clone, Copy)]
+enum NumTok {
+    /// A plain integer of at most 18 digits.
+    Int(i64),
+    /// Any other valid number.
+    Other,
 }
 
 /// High bit of each byte of `x` that equals `c` (exact, no false positives).
@@ -125,6 +167,25 @@ fn special_bytes(x: u64) -> u64 {
     (ctl | q | bs) & HIGHS
 }
 
+/// Bit i set when byte i of the 16 is `"`, `\\` or a control character (below 0x20).
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+fn special_16(b: &[u8]) -> u32 {
+    use std::arch::x86_64::*;
+    debug_assert!(b.len() >= 16);
+    // SAFETY: SSE2 is part of the x86_64 baseline; the load reads the 16 bytes of `b`
+    // (callers pass at least 16), unaligned.
+    unsafe {
+        let v = _mm_loadu_si128(b.as_ptr() as *const __m128i);
+        let q = _mm_cmpeq_epi8(v, _mm_set1_epi8(b'"' as i8));
+        let bs = _mm_cmpeq_epi8(v, _mm_set1_epi8(b'\\' as i8));
+        // unsigned c <= 0x1f  <=>  max(c, 0x1f) == 0x1f
+        let lim = _mm_set1_epi8(0x1f);
+        let ctl = _mm_cmpeq_epi8(_mm_max_epu8(v, lim), lim);
+        _mm_movemask_epi8(_mm_or_si128(_mm_or_si128(q, bs), ctl)) as u32
+    }
+}
+
 /// The contents of a string: where they end and whether they hold escapes.
 struct Span {
     start: usize,
@@ -176,14 +237,25 @@ impl<'a> Cur<'a> {
         let mut j = start;
         let mut escaped = false;
         loop {
-            while j + 8 <= b.len() {
-                let x = u64::from_le_bytes(b[j..j + 8].try_into().unwrap());
-                let m = special_bytes(x);
-                if m != 0 {
-                    j += (m.trailing_zeros() / 8) as usize;
-                    break;
+            'find: {
+                #[cfg(target_arch = "x86_64")]
+                while j + 16 <= b.len() {
+                    let m = special_16(&b[j..j + 16]);
+                    if m != 0 {
+                        j += m.trailing_zeros() as usize;
+                        break 'find;
+                    }
+                    j += 16;
                 }
-                j += 8;
+                while j + 8 <= b.len() {
+                    let x = u64::from_le_bytes(b[j..j + 8].try_into().unwrap());
+                    let m = special_bytes(x);
+                    if m != 0 {
+                        j += (m.trailing_zeros() / 8) as usize;
+                        break 'find;
+                    }
+                    j += 8;
+                }
             }
             let c = *b.get(j)?;
             match c {
@@ -228,28 +300,38 @@ impl<'a> Cur<'a> {
             .map(Cow::Owned)
     }
 
-    /// Skips a JSON number, checking its grammar; true when it is a plain integer.
+    /// Skips a JSON number, checking its grammar. Returns `Int(v)` for a plain integer of at
+    /// most 18 digits (`v` its value), `Other` for any other valid number (more digits, a
+    /// fraction or an exponent).
     #[inline(always)]
-    fn number(&mut self) -> Option<bool> {
+    fn number(&mut self) -> Option<NumTok> {
         let b = self.b;
         let mut j = self.i;
-        if b.get(j) == Some(&b'-') {
+        let neg = b.get(j) == Some(&b'-');
+        if neg {
             j += 1;
         }
+        let digits_from = j;
+        let mut mag: u64 = 0;
         match *b.get(j)? {
             b'0' => j += 1,
             b'1'..=b'9' => {
-                j += 1;
-                while j + 8 <= b.len() && eight_digits(&b[j..j + 8]) {
+                while j + 8 <= b.len() {
+                    let x = u64::from_le_bytes(b[j..j + 8].try_into().unwrap());
+                    if !eight_digits_u64(x) {
+                        break;
+                    }
+                    mag = mag.wrapping_mul(100_000_000).wrapping_add(parse8(x));
                     j += 8;
                 }
                 while j < b.len() && b[j].is_ascii_digit() {
+                    mag = mag.wrapping_mul(10).wrapping_add((b[j] - b'0') as u64);
                     j += 1;
                 }
             }
             _ => return None,
         }
-        let mut int = true;
+        let mut int = j - digits_from <= 18;
         if b.get(j) == Some(&b'.') {
             int = false;
             j += 1;
@@ -276,7 +358,13 @@ impl<'a> Cur<'a> {
             }
         }
         self.i = j;
-        Some(int)
+        Some(if int {
+            // at most 18 digits: below 10^18 < 2^63
+            let v = mag as i64;
+            NumTok::Int(if neg { -v } else { v })
+        } else {
+            NumTok::Other
+        })
     }
 
     fn literal(&mut self, word: &[u8]) -> Option<()> {
@@ -444,20 +532,10 @@ impl<'a> Cur<'a> {
     }
 
     fn num(&mut self) -> Option<Num> {
-        let b = self.b;
         if let b'-' | b'0'..=b'9' = self.peek()? {
             let s = self.i;
-            if self.number()? && self.i - s <= 18 {
-                let (neg, digits) = if b[s] == b'-' {
-                    (true, &b[s + 1..self.i])
-                } else {
-                    (false, &b[s..self.i])
-                };
-                let mut v: i64 = 0;
-                for &d in digits {
-                    v = v * 10 + (d - b'0') as i64;
-                }
-                return Some(Num::Int(if neg { -v } else { v }));
+            if let NumTok::Int(v) = self.number()? {
+                return Some(Num::Int(v));
             }
             self.i = s;
         }
@@ -476,14 +554,17 @@ impl<'a> Cur<'a> {
             }
             loop {
                 let s = self.i;
-                match self.peek()? {
-                    b'0'..=b'9' if self.number()? && self.i - s <= 9 => {
+                let small = match self.peek()? {
+                    b'0'..=b'9' => match self.number()? {
+                        NumTok::Int(v) if self.i - s <= 9 => Some(v),
+                        _ => None,
+                    },
+                    _ => None,
+                };
+                match small {
+                    Some(v) => {
                         if k < 3 {
-                            let mut v: u64 = 0;
-                            for &d in &self.b[s..self.i] {
-                                v = v * 10 + (d - b'0') as u64;
-                            }
-                            out[k] = v.min(u32::MAX as u64) as u32;
+                            out[k] = (v as u64).min(u32::MAX as u64) as u32;
                         }
                         k += 1;
                     }

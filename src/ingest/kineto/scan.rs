@@ -182,18 +182,20 @@ fn skip_value(buf: &[u8], i: usize, eof: bool, repair: &mut bool) -> Option<usiz
     }
 }
 
-/// Bit masks of one 64-byte chunk: quotes, backslashes, `{`, `}`.
+/// Bit masks of one 64-byte chunk: quotes, backslashes, `{`, `}`, and the bytes that may
+/// follow a closing quote directly (`:` `,` `}` `]`).
 #[derive(Clone, Copy)]
 struct Masks {
     quote: u64,
     backslash: u64,
     open: u64,
     close: u64,
+    sep: u64,
 }
 
 #[cfg(target_arch = "x86_64")]
 #[inline(always)]
-fn masks(chunk: &[u8; 64]) -> Masks {
+fn masks_sse2(chunk: &[u8; 64]) -> Masks {
     // SSE2 is part of the x86_64 baseline: no runtime detection needed.
     use std::arch::x86_64::*;
     // SAFETY: SSE2 is always available on x86_64; loads are unaligned loads of 16 bytes
@@ -203,32 +205,96 @@ fn masks(chunk: &[u8; 64]) -> Masks {
         let b = _mm_set1_epi8(b'\\' as i8);
         let o = _mm_set1_epi8(b'{' as i8);
         let c = _mm_set1_epi8(b'}' as i8);
+        let colon = _mm_set1_epi8(b':' as i8);
+        let comma = _mm_set1_epi8(b',' as i8);
+        let rb = _mm_set1_epi8(b']' as i8);
         let mut m = Masks {
             quote: 0,
             backslash: 0,
             open: 0,
             close: 0,
+            sep: 0,
         };
         for k in 0..4 {
             let v = _mm_loadu_si128(chunk.as_ptr().add(16 * k) as *const __m128i);
             let sh = 16 * k as u32;
-            m.quote |= ((_mm_movemask_epi8(_mm_cmpeq_epi8(v, q)) as u32 as u64) & 0xffff) << sh;
-            m.backslash |= ((_mm_movemask_epi8(_mm_cmpeq_epi8(v, b)) as u32 as u64) & 0xffff) << sh;
-            m.open |= ((_mm_movemask_epi8(_mm_cmpeq_epi8(v, o)) as u32 as u64) & 0xffff) << sh;
-            m.close |= ((_mm_movemask_epi8(_mm_cmpeq_epi8(v, c)) as u32 as u64) & 0xffff) << sh;
+            let bits = |x: __m128i| ((_mm_movemask_epi8(x) as u32 as u64) & 0xffff) << sh;
+            let close = bits(_mm_cmpeq_epi8(v, c));
+            m.quote |= bits(_mm_cmpeq_epi8(v, q));
+            m.backslash |= bits(_mm_cmpeq_epi8(v, b));
+            m.open |= bits(_mm_cmpeq_epi8(v, o));
+            m.close |= close;
+            let sep = _mm_or_si128(
+                _mm_or_si128(_mm_cmpeq_epi8(v, colon), _mm_cmpeq_epi8(v, comma)),
+                _mm_cmpeq_epi8(v, rb),
+            );
+            m.sep |= close | bits(sep);
         }
         m
     }
 }
 
+/// The AVX2 masks: two 32-byte halves instead of four 16-byte quarters.
+///
+/// # Safety
+/// The CPU must support AVX2 (checked once by [`fast_events`]).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+#[inline]
+unsafe fn masks_avx2(chunk: &[u8; 64]) -> Masks {
+    use std::arch::x86_64::*;
+    let lo = _mm256_loadu_si256(chunk.as_ptr() as *const __m256i);
+    let hi = _mm256_loadu_si256(chunk.as_ptr().add(32) as *const __m256i);
+    let (q, b, o, c) = (
+        _mm256_set1_epi8(b'"' as i8),
+        _mm256_set1_epi8(b'\\' as i8),
+        _mm256_set1_epi8(b'{' as i8),
+        _mm256_set1_epi8(b'}' as i8),
+    );
+    let (colon, comma, rb) = (
+        _mm256_set1_epi8(b':' as i8),
+        _mm256_set1_epi8(b',' as i8),
+        _mm256_set1_epi8(b']' as i8),
+    );
+    // one mask of 64 bits from the same comparison on both halves
+    macro_rules! bits {
+        (|$v:ident| $e:expr) => {{
+            let l = {
+                let $v = lo;
+                $e
+            };
+            let h = {
+                let $v = hi;
+                $e
+            };
+            (_mm256_movemask_epi8(l) as u32 as u64)
+                | ((_mm256_movemask_epi8(h) as u32 as u64) << 32)
+        }};
+    }
+    let close = bits!(|v| _mm256_cmpeq_epi8(v, c));
+    Masks {
+        quote: bits!(|v| _mm256_cmpeq_epi8(v, q)),
+        backslash: bits!(|v| _mm256_cmpeq_epi8(v, b)),
+        open: bits!(|v| _mm256_cmpeq_epi8(v, o)),
+        close,
+        // `}` joins as bits: sharing its comparison vector made LLVM spill it byte by byte
+        sep: close
+            | bits!(|v| _mm256_or_si256(
+                _mm256_or_si256(_mm256_cmpeq_epi8(v, colon), _mm256_cmpeq_epi8(v, comma)),
+                _mm256_cmpeq_epi8(v, rb),
+            )),
+    }
+}
+
 #[cfg(not(target_arch = "x86_64"))]
 #[inline(always)]
-fn masks(chunk: &[u8; 64]) -> Masks {
+fn masks_sse2(chunk: &[u8; 64]) -> Masks {
     let mut m = Masks {
         quote: 0,
         backslash: 0,
         open: 0,
         close: 0,
+        sep: 0,
     };
     for (i, &c) in chunk.iter().enumerate() {
         let bit = 1u64 << i;
@@ -236,7 +302,11 @@ fn masks(chunk: &[u8; 64]) -> Masks {
             b'"' => m.quote |= bit,
             b'\\' => m.backslash |= bit,
             b'{' => m.open |= bit,
-            b'}' => m.close |= bit,
+            b'}' => {
+                m.close |= bit;
+                m.sep |= bit;
+            }
+            b':' | b',' | b']' => m.sep |= bit,
             _ => {}
         }
     }
@@ -255,6 +325,20 @@ fn find_escaped(backslash: u64, prev: &mut u64) -> u64 {
     *prev = overflow as u64;
     let invert = even_starts << 1;
     (EVEN ^ invert) & follows
+}
+
+/// [`prefix_xor`] in one carry-less multiplication by all ones.
+///
+/// # Safety
+/// The CPU must support PCLMULQDQ (checked once by [`fast_events`]).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "pclmulqdq")]
+#[inline]
+unsafe fn prefix_xor_clmul(x: u64) -> u64 {
+    use std::arch::x86_64::*;
+    let a = _mm_set_epi64x(0, x as i64);
+    let ones = _mm_set1_epi8(-1);
+    _mm_cvtsi128_si64(_mm_clmulepi64_si128(a, ones, 0)) as u64
 }
 
 /// Bit i = XOR of bits 0..=i.
@@ -283,6 +367,49 @@ fn is_ws(c: u8) -> bool {
 /// non-object element, an event cut by the end of the buffer) stops it before that point, for
 /// [`Scanner::next`] to handle.
 fn fast_events(buf: &[u8], pos: usize, out: &mut Vec<(u32, u32, bool)>) -> usize {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::sync::atomic::{AtomicU8, Ordering};
+        // 0 = not checked yet, 1 = SSE2 only, 2 = AVX2 and PCLMULQDQ
+        static LEVEL: AtomicU8 = AtomicU8::new(0);
+        let mut level = LEVEL.load(Ordering::Relaxed);
+        if level == 0 {
+            level = if std::env::var_os("STALLSCOPE_NO_AVX2").is_none()
+                && is_x86_feature_detected!("avx2")
+                && is_x86_feature_detected!("pclmulqdq")
+            {
+                2
+            } else {
+                1
+            };
+            LEVEL.store(level, Ordering::Relaxed);
+        }
+        if level == 2 {
+            // SAFETY: the CPU supports both features (checked above).
+            return unsafe { fast_events_avx2(buf, pos, out) };
+        }
+    }
+    fast_events_with::<false>(buf, pos, out)
+}
+
+/// [`fast_events`] compiled for AVX2 and PCLMULQDQ.
+///
+/// # Safety
+/// The CPU must support both.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,pclmulqdq")]
+unsafe fn fast_events_avx2(buf: &[u8], pos: usize, out: &mut Vec<(u32, u32, bool)>) -> usize {
+    fast_events_with::<true>(buf, pos, out)
+}
+
+/// The body of [`fast_events`]; `AVX2` selects the AVX2 masks and the carry-less prefix XOR
+/// (only inside [`fast_events_avx2`]).
+#[inline(always)]
+fn fast_events_with<const AVX2: bool>(
+    buf: &[u8],
+    pos: usize,
+    out: &mut Vec<(u32, u32, bool)>,
+) -> usize {
     let n = buf.len();
     let mut depth: u32 = 0;
     let mut in_str: u64 = 0; // all ones when a string continues into the next chunk
@@ -305,10 +432,32 @@ fn fast_events(buf: &[u8], pos: usize, out: &mut Vec<(u32, u32, bool)>) -> usize
         } else {
             (1u64 << (n - off)) - 1
         };
-        let m = masks(chunk);
-        let esc = find_escaped(m.backslash, &mut prev_esc);
-        let quote = m.quote & !esc;
-        let inside = prefix_xor(quote) ^ in_str;
+        #[cfg(target_arch = "x86_64")]
+        let (m, esc, quote, inside) = {
+            // SAFETY: AVX2 is true only inside `fast_events_avx2`, whose caller checked both
+            // features.
+            let m = if AVX2 {
+                unsafe { masks_avx2(chunk) }
+            } else {
+                masks_sse2(chunk)
+            };
+            let esc = find_escaped(m.backslash, &mut prev_esc);
+            let quote = m.quote & !esc;
+            let px = if AVX2 {
+                unsafe { prefix_xor_clmul(quote) }
+            } else {
+                prefix_xor(quote)
+            };
+            (m, esc, quote, px ^ in_str)
+        };
+        #[cfg(not(target_arch = "x86_64"))]
+        let (m, esc, quote, inside) = {
+            let m = masks_sse2(chunk);
+            let esc = find_escaped(m.backslash, &mut prev_esc);
+            let quote = m.quote & !esc;
+            (m, esc, quote, prefix_xor(quote) ^ in_str)
+        };
+        let _ = esc;
         in_str = ((inside as i64) >> 63) as u64;
         // a backslash outside a string, or a closing quote not followed by a structural
         // character, ends the fast path at that position
@@ -317,7 +466,9 @@ fn fast_events(buf: &[u8], pos: usize, out: &mut Vec<(u32, u32, bool)>) -> usize
         if bad_bs != 0 {
             stop_at = bad_bs.trailing_zeros();
         }
-        let mut closing = quote & !inside & valid;
+        // closing quotes directly followed by `:` `,` `}` or `]` are fine; the others (space
+        // after them, the last byte of the chunk, anything else) are checked byte by byte
+        let mut closing = quote & !inside & valid & !(m.sep >> 1);
         while closing != 0 {
             let b = closing.trailing_zeros();
             if b >= stop_at {
@@ -815,11 +966,54 @@ mod tests {
             let mut prev = 0u64;
             for c in 0..2 {
                 let chunk: &[u8; 64] = bytes[c * 64..c * 64 + 64].try_into().unwrap();
-                let esc = find_escaped(masks(chunk).backslash, &mut prev);
+                let esc = find_escaped(masks_sse2(chunk).backslash, &mut prev);
                 for k in 0..64 {
                     assert_eq!(esc >> k & 1 == 1, want[c * 64 + k], "{:?}", bytes);
                 }
             }
+        }
+    }
+
+    /// The AVX2 masks and carry-less prefix XOR equal the SSE2/scalar ones, and both fast
+    /// paths cut the same events (the dispatching one may use either).
+    #[test]
+    fn simd_levels_agree() {
+        let mut r = Rng(0x2545_f491_4f6c_dd1d);
+        let alphabet = b"\"\\{}[]:, \nax0";
+        #[cfg(target_arch = "x86_64")]
+        let avx = is_x86_feature_detected!("avx2") && is_x86_feature_detected!("pclmulqdq");
+        for _ in 0..20000 {
+            let mut chunk = [0u8; 64];
+            for b in chunk.iter_mut() {
+                *b = alphabet[r.below(alphabet.len())];
+            }
+            let m = masks_sse2(&chunk);
+            for (i, &c) in chunk.iter().enumerate() {
+                let bit = |x: u64| x >> i & 1 == 1;
+                assert_eq!(bit(m.quote), c == b'"');
+                assert_eq!(bit(m.backslash), c == b'\\');
+                assert_eq!(bit(m.open), c == b'{');
+                assert_eq!(bit(m.close), c == b'}');
+                assert_eq!(bit(m.sep), matches!(c, b':' | b',' | b'}' | b']'));
+            }
+            #[cfg(target_arch = "x86_64")]
+            if avx {
+                // SAFETY: both features were detected above.
+                let (a, px) = unsafe { (masks_avx2(&chunk), prefix_xor_clmul(m.quote)) };
+                assert_eq!(
+                    (a.quote, a.backslash, a.open, a.close, a.sep),
+                    (m.quote, m.backslash, m.open, m.close, m.sep)
+                );
+                assert_eq!(px, prefix_xor(m.quote));
+            }
+        }
+        for _ in 0..2000 {
+            let doc = random_doc(&mut r);
+            let (mut a, mut b) = (Vec::new(), Vec::new());
+            let skip = doc.iter().position(|&c| c == b'[').map_or(0, |p| p + 1);
+            let ea = fast_events(&doc, skip, &mut a);
+            let eb = fast_events_with::<false>(&doc, skip, &mut b);
+            assert_eq!((ea, a), (eb, b), "{:?}", String::from_utf8_lossy(&doc));
         }
     }
 
