@@ -200,15 +200,22 @@ pub fn sort_ops(r: &mut Report, key: OpSort) {
     }
 }
 
+/// Load settings every command starts from: a progress bar over 50 MB, and the memory map
+/// unless `STALLSCOPE_NO_MMAP` is set (for benchmarks and for files that may shrink while read).
+fn base_load_options() -> LoadOptions {
+    LoadOptions {
+        progress_over: Some(50 << 20),
+        no_mmap: std::env::var_os("STALLSCOPE_NO_MMAP").is_some(),
+        ..LoadOptions::default()
+    }
+}
+
 fn analyze(args: AnalyzeArgs) -> Result<(), (i32, String)> {
     if args.view.is_some() && args.format != Format::Csv {
         return Err((2, "error: --view applies only to --format csv".into()));
     }
     let path = args.trace.to_string_lossy().into_owned();
-    let mut lopts = LoadOptions {
-        progress_over: Some(50 << 20),
-        ..LoadOptions::default()
-    };
+    let mut lopts = base_load_options();
     if let Some(t) = args.threads {
         lopts.kineto.threads = t.max(1);
     }
@@ -625,10 +632,7 @@ fn load_for(
     allow_truncated: bool,
     quiet: bool,
 ) -> Result<crate::model::Trace, (i32, String)> {
-    let mut lopts = LoadOptions {
-        progress_over: Some(50 << 20),
-        ..LoadOptions::default()
-    };
+    let mut lopts = base_load_options();
     if let Some(t) = threads {
         lopts.kineto.threads = t.max(1);
     }

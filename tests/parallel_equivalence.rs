@@ -1,6 +1,7 @@
 //! The Kineto reader gives the same model whatever the number of threads and the block size:
 //! one thread with 4 KiB blocks (every block boundary falls inside some event, the tails are
-//! carried over thousands of times) against two (and three) threads with the default blocks.
+//! carried over thousands of times) against two (and three) threads with the default blocks,
+//! and a memory-mapped file against the same file read into buffers.
 //! Events are compared field by field with names resolved, and so are threads, devices,
 //! warnings and the source counts.
 
@@ -113,6 +114,11 @@ fn check(path: &Path) {
         &par3,
         &format!("{p}: threads=1/4KiB vs threads=3/64KiB"),
     );
+    // uncompressed files are memory-mapped by default: read them into buffers too
+    let mut o = opts(2, None);
+    o.no_mmap = true;
+    let read = load(p, &o).unwrap_or_else(|e| panic!("{e}"));
+    assert_same(&seq, &read, &format!("{p}: mapped vs read into buffers"));
 }
 
 /// Traces of every kind in the corpus: DDP + NCCL, ns timestamps, AMD, legacy 2021

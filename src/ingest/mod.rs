@@ -78,6 +78,9 @@ pub struct LoadOptions {
     pub kineto: kineto::Options,
     /// Show a progress bar on stderr for inputs over this many bytes (when stderr is a TTY).
     pub progress_over: Option<u64>,
+    /// Read uncompressed Kineto files with `read` into buffers instead of through a memory map
+    /// (the map saves a copy of every byte; both give the same trace).
+    pub no_mmap: bool,
 }
 
 /// Counts compressed bytes as they are read (for progress and for the report).
@@ -118,6 +121,8 @@ fn progress_bar(len: u64, path: &str) -> indicatif::ProgressBar {
 /// Opens, sniffs and reads one input.
 pub fn load(path: &str, opts: &LoadOptions) -> Result<Trace, LoadError> {
     use std::io::IsTerminal;
+    // a second handle on a regular file, for the memory map
+    let mut mappable: Option<File> = None;
     let (raw, len): (Box<dyn Read + Send>, Option<u64>) = if path == "-" {
         (Box::new(io::stdin()), None)
     } else {
@@ -131,8 +136,11 @@ pub fn load(path: &str, opts: &LoadOptions) -> Result<Trace, LoadError> {
             ));
         }
         let f = File::open(p).map_err(|e| LoadError::io(path, e))?;
-        let len = f.metadata().ok().map(|m| m.len());
-        (Box::new(f), len)
+        let meta = f.metadata().ok();
+        if !opts.no_mmap && meta.as_ref().is_some_and(|m| m.is_file() && m.len() > 0) {
+            mappable = f.try_clone().ok();
+        }
+        (Box::new(f), meta.map(|m| m.len()))
     };
     let bar = match (opts.progress_over, len) {
         (Some(min), Some(l)) if l > min && io::stderr().is_terminal() => {
@@ -170,6 +178,13 @@ pub fn load(path: &str, opts: &LoadOptions) -> Result<Trace, LoadError> {
             .map_err(|e| LoadError::io(path, e))?
             .to_vec();
         dispatch(decoder, &head, path, len, opts)
+    } else if let (Some(file), Some(len), Format::Json) = (&mappable, len, sniff::sniff(head)) {
+        let source: kineto::Input<'_, io::Empty> = kineto::Input::Mapped {
+            file,
+            len,
+            progress: bar.clone(),
+        };
+        kineto::read_from(source, path, None, &opts.kineto)
     } else {
         let head = head.to_vec();
         dispatch(buffered, &head, path, None, opts)

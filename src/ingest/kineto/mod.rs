@@ -66,9 +66,49 @@ struct Batch {
     seq: u64,
     base: u64,
     /// `buf[..len]` holds the block; the rest is room kept for reuse.
-    buf: Vec<u8>,
+    buf: Storage,
     len: usize,
     ranges: Vec<(u32, u32, bool)>,
+}
+
+/// The bytes of a block: a pooled buffer the stream was read into, or a window of a mapped
+/// file (no copy; unmapped when the block is dropped).
+enum Storage {
+    Heap(Vec<u8>),
+    Map(memmap2::Mmap),
+}
+
+impl Storage {
+    fn bytes(&self) -> &[u8] {
+        match self {
+            Storage::Heap(v) => v,
+            Storage::Map(m) => m,
+        }
+    }
+    /// The buffer to reuse (an empty one for a mapped window, which is unmapped here).
+    fn into_reusable(self) -> Vec<u8> {
+        match self {
+            Storage::Heap(v) => v,
+            Storage::Map(_) => Vec::new(),
+        }
+    }
+}
+
+/// Where the reader gets its bytes.
+pub enum Input<'f, R> {
+    /// A byte stream (gzip, standard input, ...), read into a fixed set of reused buffers.
+    Stream(R),
+    /// A regular file of this length, read through windows of a memory map: the bytes go
+    /// from the page cache to the parser without a copy. The file must not shrink while it
+    /// is read (a truncated mapping faults).
+    Mapped {
+        /// The open file.
+        file: &'f std::fs::File,
+        /// Its length.
+        len: u64,
+        /// Advanced as blocks are read.
+        progress: Option<indicatif::ProgressBar>,
+    },
 }
 
 /// Aggregated warnings keyed by code.
@@ -500,7 +540,7 @@ impl Worker {
         };
         let mut ev = RawEvent::default();
         for &(s, e, repair_hint) in &batch.ranges {
-            let slice = &batch.buf[..batch.len][s as usize..e as usize];
+            let slice = &batch.buf.bytes()[..batch.len][s as usize..e as usize];
             let offset = batch.base + s as u64;
             if !repair_hint {
                 if fast::parse(slice, &mut ev) {
@@ -585,9 +625,18 @@ fn io_error_at(path: &str, offset: u64, e: std::io::Error) -> LoadError {
     err
 }
 
-#[allow(clippy::too_many_arguments)]
+/// A block as read from the [`Input`], before it is cut at its last complete event.
+struct Block {
+    storage: Storage,
+    len: usize,
+    /// True when nothing follows the block.
+    eof: bool,
+}
+
+/// The reader thread: cuts the input into blocks at event boundaries ([`Scanner`]) and sends
+/// them to the workers; top-level values other than the events are kept in the [`Header`].
 fn reader_loop<R: Read>(
-    mut input: R,
+    mut src: Input<'_, R>,
     opts: &Options,
     work: Sender<Batch>,
     pool: Receiver<Buffers>,
@@ -595,18 +644,20 @@ fn reader_loop<R: Read>(
 ) -> Result<ReaderOutcome, LoadError> {
     let mut scanner = Scanner::new();
     let mut header = Header::default();
-    let mut base: u64 = 0; // absolute offset of buf[0]
+    // absolute offset of the first byte not consumed yet (the start of the next block)
+    let mut base: u64 = 0;
     let mut first_non_object: Option<u64> = None;
-    let mut tail: Vec<u8> = Vec::new();
+    let mut tail: Vec<u8> = Vec::new(); // stream input only: the carried incomplete item
     let mut seq = 0u64;
-    let mut eof = false;
+    let mut stream_eof = false;
     let mut target = opts.block_size.max(1024);
     let max_buffers = 2 * opts.threads.max(1) + 1;
     let mut created = 0usize;
     loop {
         // A fixed set of buffers circulates between this thread and the workers: reused
         // buffers keep their length (zeroed once), so reading never clears or faults in memory
-        // again, and their number bounds the memory in flight.
+        // again, and their number bounds the memory in flight (mapped windows take one each
+        // too, so at most as many are mapped at once).
         let (mut buf, mut ranges) = match pool.try_recv() {
             Ok(b) => b,
             Err(_) if created < max_buffers => {
@@ -616,22 +667,63 @@ fn reader_loop<R: Read>(
             Err(_) => pool.recv().unwrap_or_default(),
         };
         ranges.clear();
-        let room = target.max(tail.len());
-        if buf.len() < room {
-            buf.resize(room, 0);
-        }
-        buf[..tail.len()].copy_from_slice(&tail);
-        let mut len = tail.len();
-        tail.clear();
-        while !eof && len < target {
-            match input.read(&mut buf[len..target]) {
-                Ok(0) => eof = true,
-                Ok(n) => len += n,
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                Err(e) => return Err(io_error_at(path, base + len as u64, e)),
+        let block = match &mut src {
+            Input::Stream(input) => {
+                let room = target.max(tail.len());
+                if buf.len() < room {
+                    buf.resize(room, 0);
+                }
+                buf[..tail.len()].copy_from_slice(&tail);
+                let mut len = tail.len();
+                tail.clear();
+                while !stream_eof && len < target {
+                    match input.read(&mut buf[len..target]) {
+                        Ok(0) => stream_eof = true,
+                        Ok(n) => len += n,
+                        Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                        Err(e) => return Err(io_error_at(path, base + len as u64, e)),
+                    }
+                }
+                Block {
+                    storage: Storage::Heap(buf),
+                    len,
+                    eof: stream_eof,
+                }
             }
-        }
-        let data = &buf[..len];
+            Input::Mapped {
+                file,
+                len: file_len,
+                progress,
+            } => {
+                let end = (base + target as u64).min(*file_len);
+                let len = (end - base) as usize;
+                let storage = if len == 0 {
+                    Storage::Heap(Vec::new())
+                } else {
+                    // SAFETY: the map is read only and dropped with the block; the file is
+                    // not modified by this process (see `Input::Mapped`).
+                    let map = unsafe {
+                        memmap2::MmapOptions::new()
+                            .offset(base)
+                            .len(len)
+                            .populate()
+                            .map(*file)
+                    }
+                    .map_err(|e| io_error_at(path, base, e))?;
+                    Storage::Map(map)
+                };
+                if let Some(bar) = progress {
+                    bar.set_position(end);
+                }
+                Block {
+                    storage,
+                    len,
+                    eof: end == *file_len,
+                }
+            }
+        };
+        let Block { storage, len, eof } = block;
+        let data = &storage.bytes()[..len];
         let mut pos = 0usize;
         let mut progressed = false;
         let mut done = false;
@@ -682,19 +774,53 @@ fn reader_loop<R: Read>(
         if !done && !eof && !progressed {
             // one item is larger than the block: read more into a bigger block
             target = target.saturating_mul(2);
-            tail = data[pos..].to_vec();
+            if let Storage::Heap(_) = storage {
+                tail = data[pos..].to_vec();
+            }
             base += pos as u64;
             created -= 1; // this buffer is dropped
             continue;
         }
+        if eof && !done {
+            let rest = &data[pos..];
+            let trailing = rest.iter().all(|c| c.is_ascii_whitespace());
+            // the cut event starts after any whitespace
+            let at = base
+                + pos as u64
+                + rest.iter().take_while(|c| c.is_ascii_whitespace()).count() as u64;
+            let bytes = base + len as u64;
+            if !scanner.saw_events && header.keys.is_empty() && trailing {
+                return Err(LoadError::at(
+                    path,
+                    at,
+                    "empty file: no JSON document".into(),
+                ));
+            }
+            let _ = work.send(Batch {
+                seq,
+                base,
+                buf: storage,
+                len,
+                ranges,
+            });
+            return Ok(ReaderOutcome {
+                header,
+                bytes,
+                saw_events: scanner.saw_events,
+                truncated_at: Some(at),
+                non_objects: (scanner.non_objects, first_non_object),
+            });
+        }
         if !done {
-            tail.extend_from_slice(&data[pos..]);
+            if let Storage::Heap(_) = storage {
+                tail.extend_from_slice(&data[pos..]);
+            }
         }
         let consumed = if done { len } else { pos };
         let batch = Batch {
             seq,
             base,
-            buf,
+            buf: storage,
             len,
             ranges,
         };
@@ -705,40 +831,25 @@ fn reader_loop<R: Read>(
         }
         target = opts.block_size.max(1024);
         if done {
-            // drain the rest of the input (trailing whitespace/garbage is ignored)
-            let mut sink = [0u8; 1 << 16];
-            loop {
-                match input.read(&mut sink) {
-                    Ok(0) => break,
-                    Ok(n) => base += n as u64,
-                    Err(e) => return Err(io_error_at(path, base, e)),
+            // the rest of the input (trailing whitespace/garbage is ignored)
+            match &mut src {
+                Input::Stream(input) => {
+                    let mut sink = [0u8; 1 << 16];
+                    loop {
+                        match input.read(&mut sink) {
+                            Ok(0) => break,
+                            Ok(n) => base += n as u64,
+                            Err(e) => return Err(io_error_at(path, base, e)),
+                        }
+                    }
                 }
+                Input::Mapped { len, .. } => base = *len,
             }
             return Ok(ReaderOutcome {
                 header,
                 bytes: base,
                 saw_events: scanner.saw_events,
                 truncated_at: None,
-                non_objects: (scanner.non_objects, first_non_object),
-            });
-        }
-        if eof {
-            let trailing = tail.iter().all(|c| c.is_ascii_whitespace());
-            // the cut event starts after any whitespace
-            let at = base + tail.iter().take_while(|c| c.is_ascii_whitespace()).count() as u64;
-            let bytes = base + tail.len() as u64;
-            if !scanner.saw_events && header.keys.is_empty() && trailing {
-                return Err(LoadError::at(
-                    path,
-                    at,
-                    "empty file: no JSON document".into(),
-                ));
-            }
-            return Ok(ReaderOutcome {
-                header,
-                bytes,
-                saw_events: scanner.saw_events,
-                truncated_at: Some(at),
                 non_objects: (scanner.non_objects, first_non_object),
             });
         }
@@ -952,6 +1063,16 @@ pub fn read<R: Read + Send>(
     compressed_bytes: Option<u64>,
     opts: &Options,
 ) -> Result<Trace, LoadError> {
+    read_from(Input::Stream(input), path, compressed_bytes, opts)
+}
+
+/// Reads a Kineto trace from a stream or a mapped file ([`Input`]).
+pub fn read_from<R: Read + Send>(
+    input: Input<'_, R>,
+    path: &str,
+    compressed_bytes: Option<u64>,
+    opts: &Options,
+) -> Result<Trace, LoadError> {
     let threads = opts.threads.max(1);
     let (work_tx, work_rx) = bounded::<Batch>(threads);
     let (pool_tx, pool_rx) = bounded::<Buffers>(2 * threads + 1);
@@ -971,7 +1092,7 @@ pub fn read<R: Read + Send>(
                 for batch in work_rx.iter() {
                     let (cpu, gpu) = vecs_rx.try_recv().unwrap_or_default();
                     let p = worker.parse_batch(&batch, cpu, gpu);
-                    let _ = pool_tx.try_send((batch.buf, batch.ranges));
+                    let _ = pool_tx.try_send((batch.buf.into_reusable(), batch.ranges));
                     if part_tx.send(p).is_err() {
                         break;
                     }
