@@ -134,6 +134,29 @@ fn eq_bytes(x: u64, c: u8) -> u64 {
 #[inline(never)]
 fn ws_run(b: &[u8]) -> usize {
     let mut i = 0;
+    #[cfg(target_arch = "x86_64")]
+    while i + 16 <= b.len() {
+        use std::arch::x86_64::*;
+        // SAFETY: SSE2 is part of the x86_64 baseline; the load reads b[i..i + 16].
+        let other = unsafe {
+            let v = _mm_loadu_si128(b.as_ptr().add(i) as *const __m128i);
+            let ws = _mm_or_si128(
+                _mm_or_si128(
+                    _mm_cmpeq_epi8(v, _mm_set1_epi8(b' ' as i8)),
+                    _mm_cmpeq_epi8(v, _mm_set1_epi8(b'\n' as i8)),
+                ),
+                _mm_or_si128(
+                    _mm_cmpeq_epi8(v, _mm_set1_epi8(b'\r' as i8)),
+                    _mm_cmpeq_epi8(v, _mm_set1_epi8(b'\t' as i8)),
+                ),
+            );
+            !(_mm_movemask_epi8(ws) as u32) & 0xffff
+        };
+        if other != 0 {
+            return i + other.trailing_zeros() as usize;
+        }
+        i += 16;
+    }
     while i + 8 <= b.len() {
         let x = u64::from_le_bytes(b[i..i + 8].try_into().unwrap());
         let ws = eq_bytes(x, b' ') | eq_bytes(x, b'\n') | eq_bytes(x, b'\r') | eq_bytes(x, b'\t');
