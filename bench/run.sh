@@ -58,13 +58,14 @@ e2e() { # e2e LABEL FILE [taskset args]
             cat "$log"
             return 1
         }
-        local wall rss
+        local wall rss cpu
         wall=$(awk -F': ' '/Elapsed \(wall clock\)/ {n=split($2,a,":"); s=0; for(i=1;i<=n;i++) s=s*60+a[i]; print s}' "$log")
         rss=$(awk -F': ' '/Maximum resident set size/ {print $2}' "$log")
+        cpu=$(awk -F': ' '/User time|System time/ {s+=$2} END {printf "%.2f", s}' "$log")
         rm -f "$log"
         if [[ -z $best ]] || awk "BEGIN{exit !($wall < $best)}"; then
             best=$wall
-            bestline="$wall s, peak RSS $((rss / 1024)) MB"
+            bestline="$wall s (CPU $cpu s), peak RSS $((rss / 1024)) MB"
         fi
     done
     local bytes

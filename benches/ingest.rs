@@ -9,14 +9,16 @@
 //! Every measurement runs in a fresh child process (this binary re-executed with `--child`),
 //! so its peak RSS (`VmHWM` from /proc/self/status) is its own. Cases:
 //! - `load-1core`: `load` with `threads = 1`, pinned to CPU 0 (`taskset -c 0`, when present);
+//! - `load-1core-read`: the same, with the file read into buffers instead of memory-mapped
+//!   (`LoadOptions::no_mmap`; gzip input is read the same way by both);
 //! - `load-2cores`: `load` with `threads = 2`;
 //! - `floor-ignoredany`: the file read (and inflated) into memory, then one
 //!   `serde_json::from_slice::<IgnoredAny>` over it, on one core; only the parse is timed;
 //! - `floor-read`: reading (and inflating) the file to a sink, on one core.
 //!
 //! The children of the load cases print a digest of the whole model (every event field, names
-//! resolved, threads, devices, warnings); the parent fails when the digests of `threads = 1`
-//! and `threads = 2` differ. When `FILE.meta.json` (written by scale_trace) exists, the loaded
+//! resolved, threads, devices, warnings); the parent fails when the digests of the load cases
+//! differ. When `FILE.meta.json` (written by scale_trace) exists, the loaded
 //! event count must match it.
 //!
 //! MB are 10^6 bytes of uncompressed input.
@@ -33,6 +35,7 @@ use stallscope::model::Trace;
 
 const ALL_CASES: &[&str] = &[
     "load-1core",
+    "load-1core-read",
     "load-2cores",
     "floor-ignoredany",
     "floor-read",
@@ -144,9 +147,10 @@ fn child(case: &str, path: &str) -> ExitCode {
     let mut out = serde_json::Map::new();
     out.insert("case".into(), case.into());
     match case {
-        "load-1core" | "load-2cores" => {
+        "load-1core" | "load-1core-read" | "load-2cores" => {
             let mut opts = LoadOptions::default();
-            opts.kineto.threads = if case == "load-1core" { 1 } else { 2 };
+            opts.kineto.threads = if case == "load-2cores" { 2 } else { 1 };
+            opts.no_mmap = case == "load-1core-read";
             let c0 = cpu_secs();
             let t0 = Instant::now();
             let trace = match ingest::load(path, &opts) {

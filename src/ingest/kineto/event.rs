@@ -322,6 +322,28 @@ impl<'de> Deserialize<'de> for RawArgs<'de> {
     }
 }
 
+/// Values the fast parser ([`super::fast`]) decoded while it read the raw texts of
+/// [`RawEvent`], so that they are not decoded twice; `None` means "decode the text". They are
+/// exactly what the text decodes to, so they are left out of `Debug` (an event read by serde,
+/// which fills none of them, prints the same).
+#[derive(Default, Clone, Copy, PartialEq)]
+pub struct Decoded {
+    /// `ts` in nanoseconds ([`micros_to_ns`] of the text).
+    pub ts_ns: Option<i64>,
+    /// `dur` in nanoseconds.
+    pub dur_ns: Option<i64>,
+    /// `pid` as an integer ([`IdValue::Int`] of the text).
+    pub pid: Option<i64>,
+    /// `tid` as an integer.
+    pub tid: Option<i64>,
+}
+
+impl fmt::Debug for Decoded {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("_")
+    }
+}
+
 /// One `traceEvents` entry, borrowing from the input.
 #[derive(Debug, Default)]
 pub struct RawEvent<'a> {
@@ -339,6 +361,8 @@ pub struct RawEvent<'a> {
     /// Raw JSON text of `id`.
     pub id: Option<&'a str>,
     pub args: RawArgs<'a>,
+    /// What the fast parser already decoded from the texts above.
+    pub decoded: Decoded,
 }
 
 impl<'de> Deserialize<'de> for RawEvent<'de> {

@@ -14,7 +14,7 @@ use std::borrow::Cow;
 
 use serde::Deserialize;
 
-use super::event::{BStr, Dim3, Num, RawArgs, RawEvent};
+use super::event::{BStr, Decoded, Dim3, Num, RawArgs, RawEvent};
 
 /// Parses one event object (`bytes` is exactly `{...}`) into `out`; false lets serde decide
 /// (`out` is then unspecified).
@@ -599,6 +599,21 @@ impl<'a> Cur<'a> {
         }
     }
 
+    /// [`Cur::raw`], and the value when the text is a plain integer of at most 18 digits.
+    #[inline(always)]
+    fn raw_int(&mut self) -> Option<(&'a str, Option<i64>)> {
+        if let b'-' | b'0'..=b'9' = self.peek()? {
+            let s = self.i;
+            let t = self.number()?;
+            let v = match t {
+                NumTok::Int(v) => Some(v),
+                _ => None,
+            };
+            return Some((&self.s[s..self.i], v));
+        }
+        Some((self.raw()?, None))
+    }
+
     fn num(&mut self) -> Option<Num> {
         if let b'-' | b'0'..=b'9' = self.peek()? {
             let s = self.i;
@@ -710,6 +725,7 @@ impl<'a> Cur<'a> {
         e.dur = None;
         e.id = None;
         e.args = RawArgs::default();
+        e.decoded = Decoded::default();
         self.i += 1;
         self.ws();
         if self.eat(b'}').is_some() {
@@ -744,12 +760,45 @@ impl<'a> Cur<'a> {
         predicted!(b"\"ph\":", e.ph = self.bstr()?);
         predicted!(b"\"cat\":", e.cat = self.bstr()?);
         predicted!(b"\"name\":", e.name = self.bstr()?);
-        predicted!(b"\"pid\":", e.pid = Some(self.raw()?));
-        predicted!(b"\"tid\":", e.tid = Some(self.raw()?));
-        predicted!(b"\"ts\":", e.ts = Some(self.raw()?));
-        predicted!(b"\"dur\":", e.dur = Some(self.raw()?));
+        predicted!(b"\"pid\":", self.pid(e)?);
+        predicted!(b"\"tid\":", self.tid(e)?);
+        predicted!(b"\"ts\":", self.ts(e)?);
+        predicted!(b"\"dur\":", self.dur(e)?);
         predicted!(b"\"args\":", self.args(&mut e.args)?);
         self.members_from_key(|c, k| c.event_member(e, k))
+    }
+
+    /// `pid`: its text and, for a plain integer, its value (what `id_value` would give).
+    #[inline(always)]
+    fn pid(&mut self, e: &mut RawEvent<'a>) -> Option<()> {
+        let (t, v) = self.raw_int()?;
+        (e.pid, e.decoded.pid) = (Some(t), v);
+        Some(())
+    }
+
+    /// `tid`, as [`Cur::pid`].
+    #[inline(always)]
+    fn tid(&mut self, e: &mut RawEvent<'a>) -> Option<()> {
+        let (t, v) = self.raw_int()?;
+        (e.tid, e.decoded.tid) = (Some(t), v);
+        Some(())
+    }
+
+    /// `ts`: its text and, for integer microseconds, the nanoseconds (what `micros_to_ns`
+    /// would give; fractions are left to it).
+    #[inline(always)]
+    fn ts(&mut self, e: &mut RawEvent<'a>) -> Option<()> {
+        let (t, v) = self.raw_int()?;
+        (e.ts, e.decoded.ts_ns) = (Some(t), v.and_then(|us| us.checked_mul(1000)));
+        Some(())
+    }
+
+    /// `dur`, as [`Cur::ts`].
+    #[inline(always)]
+    fn dur(&mut self, e: &mut RawEvent<'a>) -> Option<()> {
+        let (t, v) = self.raw_int()?;
+        (e.dur, e.decoded.dur_ns) = (Some(t), v.and_then(|us| us.checked_mul(1000)));
+        Some(())
     }
 
     /// One member of an event, the cursor on its value.
@@ -759,10 +808,10 @@ impl<'a> Cur<'a> {
             b"ph" => e.ph = self.bstr()?,
             b"cat" => e.cat = self.bstr()?,
             b"name" => e.name = self.bstr()?,
-            b"pid" => e.pid = Some(self.raw()?),
-            b"tid" => e.tid = Some(self.raw()?),
-            b"ts" => e.ts = Some(self.raw()?),
-            b"dur" => e.dur = Some(self.raw()?),
+            b"pid" => self.pid(e)?,
+            b"tid" => self.tid(e)?,
+            b"ts" => self.ts(e)?,
+            b"dur" => self.dur(e)?,
             b"id" => e.id = Some(self.raw()?),
             b"args" => self.args(&mut e.args)?,
             _ => {
@@ -795,6 +844,24 @@ mod tests {
                     "{:?}",
                     String::from_utf8_lossy(doc)
                 );
+                // what was decoded on the way is what the texts decode to
+                use super::super::event::{id_value, micros_to_ns, IdValue};
+                let d = fast.decoded;
+                let int = |t: Option<&str>| match id_value(t) {
+                    IdValue::Int(v) => Some(v),
+                    _ => None,
+                };
+                let doc = String::from_utf8_lossy(doc);
+                assert!(
+                    d.ts_ns.is_none() || d.ts_ns == fast.ts.and_then(micros_to_ns),
+                    "{doc}"
+                );
+                assert!(
+                    d.dur_ns.is_none() || d.dur_ns == fast.dur.and_then(micros_to_ns),
+                    "{doc}"
+                );
+                assert!(d.pid.is_none() || d.pid == int(fast.pid), "{doc}");
+                assert!(d.tid.is_none() || d.tid == int(fast.tid), "{doc}");
             }
             None => {
                 // deferring is always allowed; it must be rare on valid input, which the
@@ -874,6 +941,8 @@ mod tests {
             br#"{"grid": [1,2,3,4,5], "args": {"grid": [4294967296, 7, 8, 9], "block": []}}"#,
             br#"{"\u0070h": "X", "args": {"Device Type": 1, "Device Id": -1, "Total Allocated": 99}}"#,
             br#"{"ph": "X", "ts": -0.5, "dur": 0, "args": {"bytes": 00}}"#,
+            br#"{"ph": "X", "pid": -3, "tid": 9999999999999999, "ts": 9999999999999999, "dur": -2}"#,
+            br#"{"ph": "X", "pid": 1, "pid": "x", "tid": 2, "tid": 3.5, "ts": 5, "ts": 6.5}"#,
             br#"{"ph": "X", "ts": 1., "args": {}}"#,
             br#"{"ph": "X", "ts": 1, "args": {"a": [1,]}}"#,
             br#"{"ph": "X", "ts": 1,}"#,

@@ -432,13 +432,22 @@ impl Worker {
         if let Class::Skip = class {
             return;
         }
-        let Some(start) = e.ts.and_then(micros_to_ns) else {
+        let ts = match e.decoded.ts_ns {
+            Some(ns) => Some(ns),
+            None => e.ts.and_then(micros_to_ns),
+        };
+        let Some(start) = ts else {
             self.p.warnings.add("missing-ts", Some(offset), || {
                 "an X event has no usable `ts`; it was skipped".to_string()
             });
             return;
         };
-        let dur = match e.dur.map(micros_to_ns) {
+        let dur = match e
+            .decoded
+            .dur_ns
+            .map(Some)
+            .or_else(|| e.dur.map(micros_to_ns))
+        {
             Some(Some(d)) if d >= 0 => d,
             Some(Some(_)) => {
                 self.p.warnings.add("negative-dur", Some(offset), || {
@@ -456,8 +465,8 @@ impl Worker {
                 if kind == CpuKind::Runtime && name_str.starts_with("hip") {
                     self.p.hip = true;
                 }
-                let pid = id_key(id_value(e.pid));
-                let tid = id_key(id_value(e.tid));
+                let pid = e.decoded.pid.unwrap_or_else(|| id_key(id_value(e.pid)));
+                let tid = e.decoded.tid.unwrap_or_else(|| id_key(id_value(e.tid)));
                 let thread = self.thread(pid, tid);
                 // record_shapes: the raw JSON texts of an operator's inputs
                 if let (CpuKind::Op, Some(dims)) = (kind, a.input_dims) {
@@ -488,9 +497,17 @@ impl Worker {
                 let device = a
                     .device
                     .int()
-                    .unwrap_or_else(|| id_key(id_value(e.pid)).max(0))
+                    .unwrap_or_else(|| {
+                        e.decoded
+                            .pid
+                            .unwrap_or_else(|| id_key(id_value(e.pid)))
+                            .max(0)
+                    })
                     .clamp(i32::MIN as i64, i32::MAX as i64) as i32;
-                let stream = a.stream.int().unwrap_or_else(|| id_key(id_value(e.tid)));
+                let stream = a
+                    .stream
+                    .int()
+                    .unwrap_or_else(|| e.decoded.tid.unwrap_or_else(|| id_key(id_value(e.tid))));
                 let f32or = |n: event::Num| n.float().map(|v| v as f32).unwrap_or(f32::NAN);
                 let info = KernelInfo {
                     blocks_per_sm: f32or(a.blocks_per_sm),
