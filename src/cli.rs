@@ -223,6 +223,7 @@ fn analyze(args: AnalyzeArgs) -> Result<(), (i32, String)> {
     if path != "-" && ingest::ncu::looks_like(&path) {
         return analyze_ncu(&args, &path);
     }
+    let mut timings = Timings::from_env();
     let mut rep = if path != "-" && args.trace.is_dir() {
         analyze_folder(&args, lopts)?
     } else {
@@ -233,6 +234,7 @@ fn analyze(args: AnalyzeArgs) -> Result<(), (i32, String)> {
             ));
         }
         let trace = ingest::load(&path, &lopts).map_err(|e| (2, format!("error: {e}")))?;
+        timings.lap("load");
         if !args.quiet {
             for w in &trace.warnings {
                 print_warning(&path, w);
@@ -250,7 +252,13 @@ fn analyze(args: AnalyzeArgs) -> Result<(), (i32, String)> {
             let steps = a.steps.steps.len();
             a.ncu = Some(analysis::ncu::joined(&trace, &a.selection, steps, &n));
         }
-        Report::new(&trace, &a)
+        timings.lap("analyze");
+        let rep = Report::new(&trace, &a);
+        timings.lap("diagnose+report");
+        drop(a);
+        drop(trace);
+        timings.lap("free");
+        rep
     };
     sort_ops(&mut rep, args.sort);
     if args.view == Some(View::Ranks) && rep.ranks.is_none() {
@@ -302,6 +310,7 @@ fn analyze(args: AnalyzeArgs) -> Result<(), (i32, String)> {
     renderer
         .render(&rep, &ropts, &mut buf)
         .map_err(|e| (1, format!("error: rendering the report: {e}")))?;
+    timings.lap("render");
     match &args.output {
         Some(p) => {
             std::fs::write(p, &buf).map_err(|e| (1, format!("error: {}: {e}", p.display())))?
@@ -316,6 +325,24 @@ fn analyze(args: AnalyzeArgs) -> Result<(), (i32, String)> {
         }
     }
     Ok(())
+}
+
+/// Phase times on stderr when `STALLSCOPE_TIMINGS` is set (for profiling; the report is
+/// unchanged): `timing: load 2.104 s`, ...
+struct Timings(Option<std::time::Instant>);
+
+impl Timings {
+    fn from_env() -> Self {
+        Timings(
+            std::env::var_os("STALLSCOPE_TIMINGS").map(|_| std::time::Instant::now()),
+        )
+    }
+    fn lap(&mut self, phase: &str) {
+        if let Some(t) = &mut self.0 {
+            eprintln!("timing: {phase} {:.3} s", t.elapsed().as_secs_f64());
+            *t = std::time::Instant::now();
+        }
+    }
 }
 
 fn print_warning(path: &str, w: &crate::model::Warning) {
