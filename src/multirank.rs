@@ -169,16 +169,18 @@ fn reading_message(files: usize, done: usize) -> String {
 /// and the files total over `load.progress_over` bytes, or none.
 pub fn folder_bar(listing: &Listing, load: &LoadOptions) -> Option<(indicatif::ProgressBar, bool)> {
     let total = listing.total_bytes();
-    let (bar, own) = match (&load.progress, load.progress_over) {
-        (Some(b), _) => (b.clone(), false),
-        (None, Some(min)) if total > min && std::io::stderr().is_terminal() => {
-            (ingest::progress_bar(total, String::new()), true)
+    let message = reading_message(listing.files.len(), 0);
+    match (&load.progress, load.progress_over) {
+        (Some(b), _) => {
+            b.set_length(total);
+            b.set_message(message);
+            Some((b.clone(), false))
         }
-        _ => return None,
-    };
-    bar.set_length(total);
-    bar.set_message(reading_message(listing.files.len(), 0));
-    Some((bar, own))
+        (None, Some(min)) if total > min && std::io::stderr().is_terminal() => {
+            Some((ingest::progress_bar(total, message), true))
+        }
+        _ => None,
+    }
 }
 
 /// Analyses every rank file of `dir` with at most `opts.jobs` at once. Files that fail are
