@@ -366,8 +366,8 @@ fn analyze_folder(args: &AnalyzeArgs, mut lopts: LoadOptions) -> Result<Report, 
         .jobs
         .unwrap_or_else(crate::multirank::default_jobs)
         .max(1);
-    // one progress bar per file would interleave; parser threads share the cores
-    lopts.progress_over = None;
+    // one progress bar for the folder (multirank::folder_bar), not one per file; parser
+    // threads share the cores
     if args.threads.is_none() {
         let cores = std::thread::available_parallelism()
             .map(|n| n.get())

@@ -7,7 +7,11 @@
 //! the slowest rank's (by [`ranks::is_slower`], the order [`ranks::summarize`] uses), or the
 //! rank asked for with `--rank`. The cross-rank summary and rules run over the facts alone
 //! ([`ranks::summarize`], [`diagnose::ranks::diagnose_ranks`]).
+//!
+//! Progress is one bar for the whole folder ([`folder_bar`]): every rank's load advances it by
+//! the bytes it reads, and its message counts the ranks done.
 
+use std::io::IsTerminal;
 use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
@@ -15,7 +19,7 @@ use std::sync::Mutex;
 use crate::analysis::ranks::{self, RankFacts, RankSource, TopFinding};
 use crate::analysis::{self, AnalyzeOptions};
 use crate::diagnose;
-use crate::ingest::folder::{self, RankFile};
+use crate::ingest::folder::{self, Listing, RankFile};
 use crate::ingest::{self, LoadError, LoadOptions};
 use crate::model::Warning;
 use crate::report::ranks::RanksSection;
@@ -24,7 +28,8 @@ use crate::report::Report;
 /// Settings for [`analyze_folder`].
 #[derive(Clone, Debug, Default)]
 pub struct FolderOptions {
-    /// Reader settings for every rank file.
+    /// Reader settings for every rank file. Their progress settings apply to the folder as a
+    /// whole ([`folder_bar`]); no rank shows a bar of its own.
     pub load: LoadOptions,
     /// The window of every rank.
     pub analyze: AnalyzeOptions,
@@ -150,12 +155,50 @@ impl State {
     }
 }
 
+/// "reading 8 ranks (3 done)"
+fn reading_message(files: usize, done: usize) -> String {
+    format!(
+        "reading {files} rank{} ({done} done)",
+        if files == 1 { "" } else { "s" }
+    )
+}
+
+/// The folder's progress bar, over the bytes of all its trace files as stored
+/// ([`Listing::total_bytes`]; ranks read in parallel advance it together), and whether it is
+/// ours to clear: the caller's bar (`load.progress`), or a bar on stderr when it is a terminal
+/// and the files total over `load.progress_over` bytes, or none.
+pub fn folder_bar(listing: &Listing, load: &LoadOptions) -> Option<(indicatif::ProgressBar, bool)> {
+    let total = listing.total_bytes();
+    let message = reading_message(listing.files.len(), 0);
+    match (&load.progress, load.progress_over) {
+        (Some(b), _) => {
+            b.set_length(total);
+            b.set_message(message);
+            Some((b.clone(), false))
+        }
+        (None, Some(min)) if total > min && std::io::stderr().is_terminal() => {
+            Some((ingest::progress_bar(total, message), true))
+        }
+        _ => None,
+    }
+}
+
 /// Analyses every rank file of `dir` with at most `opts.jobs` at once. Files that fail are
 /// skipped (listed in the `ranks` section); it is an error when none can be read.
 pub fn analyze_folder(dir: &Path, opts: &FolderOptions) -> Result<FolderReport, FolderError> {
     let listing = folder::list(dir).map_err(FolderError::Input)?;
     let files = &listing.files;
     let jobs = opts.jobs.clamp(1, files.len());
+    // one bar for the folder, shared by the ranks' loads; none of their own
+    let bar = folder_bar(&listing, &opts.load);
+    let opts = &FolderOptions {
+        load: LoadOptions {
+            progress: bar.as_ref().map(|(b, _)| b.clone()),
+            progress_over: None,
+            ..opts.load.clone()
+        },
+        ..opts.clone()
+    };
     let next = AtomicUsize::new(0);
     let state = Mutex::new(State::default());
     std::thread::scope(|s| {
@@ -174,9 +217,19 @@ pub fn analyze_folder(dir: &Path, opts: &FolderOptions) -> Result<FolderReport, 
                         error,
                     }),
                 }
+                // under the lock, so that the counts shown only grow
+                if let Some((b, _)) = &bar {
+                    b.set_message(reading_message(
+                        files.len(),
+                        st.facts.len() + st.skipped.len(),
+                    ));
+                }
             });
         }
     });
+    if let Some((b, true)) = &bar {
+        b.finish_and_clear();
+    }
     let mut st = state.into_inner().unwrap_or_else(|e| e.into_inner());
     st.skipped.sort_by(|a, b| a.path.cmp(&b.path));
     st.warnings.sort_by(|a, b| a.0.cmp(&b.0));
@@ -225,4 +278,94 @@ pub fn analyze_folder(dir: &Path, opts: &FolderOptions) -> Result<FolderReport, 
         report,
         warnings: st.warnings,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::PathBuf;
+
+    /// A temporary folder of rank files linked to (or cut from) the samples, removed on drop.
+    struct Folder(PathBuf);
+
+    impl Drop for Folder {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
+    }
+
+    fn folder(tag: &str) -> Folder {
+        let dir =
+            std::env::temp_dir().join(format!("stallscope-multirank-{tag}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let samples = Path::new(env!("CARGO_MANIFEST_DIR")).join("samples");
+        std::os::unix::fs::symlink(
+            samples.join("h100_bert_small.json.gz"),
+            dir.join("rank0.json.gz"),
+        )
+        .unwrap();
+        std::os::unix::fs::symlink(
+            samples.join("h100_kineto_2026_format.json"),
+            dir.join("rank1.json"),
+        )
+        .unwrap();
+        std::os::unix::fs::symlink(
+            samples.join("mi300x_bert_small.json.gz"),
+            dir.join("rank2.json.gz"),
+        )
+        .unwrap();
+        Folder(dir)
+    }
+
+    /// The caller's bar gets the folder's total as its length, ends there with every rank
+    /// loaded in parallel (a failed one included), counts the ranks done, and is left to the
+    /// caller to clear.
+    #[test]
+    fn one_bar_for_the_folder() {
+        let f = folder("bar");
+        // a rank that fails: half a trace
+        let text = std::fs::read(
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("samples/h100_kineto_2026_format.json"),
+        )
+        .unwrap();
+        std::fs::write(f.0.join("rank3.json"), &text[..text.len() / 2]).unwrap();
+        let total = folder::list(&f.0).unwrap().total_bytes();
+        let bar = indicatif::ProgressBar::hidden();
+        let mut opts = FolderOptions {
+            jobs: 2,
+            ..FolderOptions::default()
+        };
+        opts.load.progress = Some(bar.clone());
+        opts.load.kineto.block_size = 4096;
+        let out = analyze_folder(&f.0, &opts).unwrap();
+        assert_eq!(out.report.ranks.as_ref().unwrap().skipped.len(), 1);
+        assert_eq!(bar.length(), Some(total));
+        assert_eq!(bar.position(), total);
+        assert_eq!(bar.message(), "reading 4 ranks (4 done)");
+        assert!(!bar.is_finished());
+    }
+
+    #[test]
+    fn folder_bar_only_when_asked() {
+        let f = folder("ask");
+        let listing = folder::list(&f.0).unwrap();
+        // no bar of the caller's and no threshold: none (whether stderr is a terminal or not)
+        assert!(folder_bar(&listing, &LoadOptions::default()).is_none());
+        // a threshold above the total: none
+        let over = LoadOptions {
+            progress_over: Some(listing.total_bytes()),
+            ..LoadOptions::default()
+        };
+        assert!(folder_bar(&listing, &over).is_none());
+        let hidden = LoadOptions {
+            progress: Some(indicatif::ProgressBar::hidden()),
+            ..LoadOptions::default()
+        };
+        let (bar, own) = folder_bar(&listing, &hidden).unwrap();
+        assert!(!own);
+        assert_eq!(bar.length(), Some(listing.total_bytes()));
+        assert_eq!(bar.message(), "reading 3 ranks (0 done)");
+        assert_eq!(reading_message(1, 1), "reading 1 rank (1 done)");
+    }
 }

@@ -19,6 +19,8 @@ pub struct RankFile {
     pub name_rank: Option<i64>,
     /// Its position in the listing (sorted by name), the last fallback for its rank.
     pub index: usize,
+    /// Its size in bytes as stored (compressed for `.json.gz`), when listed.
+    pub size: u64,
 }
 
 /// The trace files of a folder.
@@ -28,6 +30,14 @@ pub struct Listing {
     pub files: Vec<RankFile>,
     /// Other entries left out (other extensions, hidden files, sub-folders).
     pub ignored: usize,
+}
+
+impl Listing {
+    /// The bytes to read: the sizes of the trace files as stored (compressed for `.json.gz`,
+    /// as the progress bar counts compressed bytes).
+    pub fn total_bytes(&self) -> u64 {
+        self.files.iter().map(|f| f.size).sum()
+    }
 }
 
 /// True for names that look like Kineto traces: `*.json` or `*.json.gz` (any case).
@@ -63,17 +73,18 @@ pub fn rank_from_name(name: &str) -> Option<i64> {
 pub fn list(dir: &Path) -> Result<Listing, LoadError> {
     let shown = dir.to_string_lossy().into_owned();
     let rd = std::fs::read_dir(dir).map_err(|e| LoadError::io(&shown, e))?;
-    let mut names: Vec<String> = Vec::new();
+    let mut names: Vec<(String, u64)> = Vec::new();
     let mut ignored = 0;
     for entry in rd {
         let entry = entry.map_err(|e| LoadError::io(&shown, e))?;
         let name = entry.file_name().to_string_lossy().into_owned();
-        // follows symbolic links: a link to a trace counts as a trace
-        let is_file = std::fs::metadata(entry.path())
-            .map(|m| m.is_file())
-            .unwrap_or(false);
-        if is_file && is_trace_name(&name) {
-            names.push(name);
+        // follows symbolic links: a link to a trace counts as a trace (of the target's size)
+        let file_size = std::fs::metadata(entry.path())
+            .ok()
+            .filter(|m| m.is_file())
+            .map(|m| m.len());
+        if let (Some(size), true) = (file_size, is_trace_name(&name)) {
+            names.push((name, size));
         } else {
             ignored += 1;
         }
@@ -92,10 +103,11 @@ pub fn list(dir: &Path) -> Result<Listing, LoadError> {
     let files = names
         .into_iter()
         .enumerate()
-        .map(|(index, name)| RankFile {
+        .map(|(index, (name, size))| RankFile {
             name_rank: rank_from_name(&name),
             path: dir.join(&name),
             index,
+            size,
         })
         .collect();
     Ok(Listing { files, ignored })
@@ -131,5 +143,31 @@ mod tests {
         assert_eq!(rank_from_name("Rank3_worker5.json"), Some(3));
         assert_eq!(rank_from_name("ranking_worker2.json"), Some(2));
         assert_eq!(rank_from_name("trace.json"), None);
+    }
+
+    /// The total is the sum of the trace files' sizes as stored (a gzip file's compressed
+    /// size, a link's target's size); files left out do not count.
+    #[test]
+    fn total_bytes_of_a_folder() {
+        let dir =
+            std::env::temp_dir().join(format!("stallscope-folder-total-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let samples = Path::new(env!("CARGO_MANIFEST_DIR")).join("samples");
+        let gz = samples.join("h100_bert_small.json.gz");
+        let plain = samples.join("h100_kineto_2026_format.json");
+        std::fs::copy(&gz, dir.join("rank0.json.gz")).unwrap();
+        std::os::unix::fs::symlink(&plain, dir.join("rank1.json")).unwrap();
+        std::fs::write(dir.join("notes.txt"), "not a trace").unwrap();
+        std::fs::write(dir.join(".hidden.json"), "{}").unwrap();
+        let listing = list(&dir);
+        let _ = std::fs::remove_dir_all(&dir);
+        let listing = listing.unwrap();
+        let size = |p: &Path| std::fs::metadata(p).unwrap().len();
+        assert_eq!(listing.files.len(), 2);
+        assert_eq!(listing.files[0].size, size(&gz));
+        assert_eq!(listing.files[1].size, size(&plain));
+        assert_eq!(listing.total_bytes(), size(&gz) + size(&plain));
+        assert_eq!(listing.ignored, 2);
     }
 }

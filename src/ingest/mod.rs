@@ -14,6 +14,8 @@ use std::fmt;
 use std::fs::File;
 use std::io::{self, BufRead, BufReader, Read};
 use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 
 use crate::model::Trace;
 use sniff::Format;
@@ -78,28 +80,63 @@ pub struct LoadOptions {
     pub kineto: kineto::Options,
     /// Show a progress bar on stderr for inputs over this many bytes (when stderr is a TTY).
     pub progress_over: Option<u64>,
+    /// A progress bar owned by the caller, used instead of one of [`load`]'s own (and then
+    /// `progress_over` is not looked at): advanced by the bytes read (compressed bytes for
+    /// gzip), by the file's size in all once the load returns, never given a length nor
+    /// cleared. Several loads, in parallel too, can advance one bar (the ranks of a folder).
+    pub progress: Option<indicatif::ProgressBar>,
     /// Read uncompressed Kineto files with `read` into buffers instead of through a memory map
     /// (the map saves a copy of every byte; both give the same trace).
     pub no_mmap: bool,
 }
 
+/// A progress bar and the bytes one load has put on it: the bar may be shared with other
+/// loads, so it is only ever advanced (`inc`), by what this load has not counted yet.
+struct Meter {
+    bar: indicatif::ProgressBar,
+    counted: AtomicU64,
+}
+
+impl Meter {
+    fn new(bar: indicatif::ProgressBar) -> Self {
+        Meter {
+            bar,
+            counted: AtomicU64::new(0),
+        }
+    }
+    /// `n` more bytes read.
+    fn add(&self, n: u64) {
+        self.counted.fetch_add(n, Ordering::Relaxed);
+        self.bar.inc(n);
+    }
+    /// The first `pos` bytes of the input are read (counts only what was not counted yet).
+    fn reach(&self, pos: u64) {
+        let before = self.counted.fetch_max(pos, Ordering::Relaxed);
+        if pos > before {
+            self.bar.inc(pos - before);
+        }
+    }
+}
+
 /// Counts compressed bytes as they are read (for progress and for the report).
 struct Counting<R> {
     inner: R,
-    bar: Option<indicatif::ProgressBar>,
+    meter: Option<Arc<Meter>>,
 }
 
 impl<R: Read> Read for Counting<R> {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         let n = self.inner.read(buf)?;
-        if let Some(b) = &self.bar {
-            b.inc(n as u64);
+        if let Some(m) = &self.meter {
+            m.add(n as u64);
         }
         Ok(n)
     }
 }
 
-fn progress_bar(len: u64, path: &str) -> indicatif::ProgressBar {
+/// A byte progress bar on stderr (redrawn at most 8 times a second) of `len` bytes, with
+/// `message` before it. Draws only when stderr is a terminal.
+pub(crate) fn progress_bar(len: u64, message: String) -> indicatif::ProgressBar {
     let bar = indicatif::ProgressBar::with_draw_target(
         Some(len),
         indicatif::ProgressDrawTarget::stderr_with_hz(8),
@@ -110,11 +147,7 @@ fn progress_bar(len: u64, path: &str) -> indicatif::ProgressBar {
     .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar())
     .progress_chars("=> ");
     bar.set_style(style);
-    let short = Path::new(path)
-        .file_name()
-        .map(|s| s.to_string_lossy().into_owned())
-        .unwrap_or_else(|| path.to_string());
-    bar.set_message(format!("reading {short}"));
+    bar.set_message(message);
     bar
 }
 
@@ -142,15 +175,22 @@ pub fn load(path: &str, opts: &LoadOptions) -> Result<Trace, LoadError> {
         }
         (Box::new(f), meta.map(|m| m.len()))
     };
-    let bar = match (opts.progress_over, len) {
-        (Some(min), Some(l)) if l > min && io::stderr().is_terminal() => {
-            Some(progress_bar(l, path))
+    // the caller's bar, or one of our own (finished and cleared here)
+    let (bar, own) = match (&opts.progress, opts.progress_over, len) {
+        (Some(b), _, _) => (Some(b.clone()), false),
+        (None, Some(min), Some(l)) if l > min && io::stderr().is_terminal() => {
+            let short = Path::new(path)
+                .file_name()
+                .map(|s| s.to_string_lossy().into_owned())
+                .unwrap_or_else(|| path.to_string());
+            (Some(progress_bar(l, format!("reading {short}"))), true)
         }
-        _ => None,
+        _ => (None, false),
     };
+    let meter = bar.map(|b| Arc::new(Meter::new(b)));
     let counting = Counting {
         inner: raw,
-        bar: bar.clone(),
+        meter: meter.clone(),
     };
     // 64 KiB is room for sniffing; the block reads that follow are larger, so they bypass
     // this buffer and go straight into the blocks (no copy)
@@ -179,18 +219,31 @@ pub fn load(path: &str, opts: &LoadOptions) -> Result<Trace, LoadError> {
             .to_vec();
         dispatch(decoder, &head, path, len, opts)
     } else if let (Some(file), Some(len), Format::Json) = (&mappable, len, sniff::sniff(head)) {
+        // the windows report how far the file is read; the sniffed head is counted already
+        let reach = |pos: u64| {
+            if let Some(m) = &meter {
+                m.reach(pos);
+            }
+        };
         let source: kineto::Input<'_, io::Empty> = kineto::Input::Mapped {
             file,
             len,
-            progress: bar.clone(),
+            progress: meter.is_some().then_some(&reach as &(dyn Fn(u64) + Sync)),
         };
         kineto::read_from(source, path, None, &opts.kineto)
     } else {
         let head = head.to_vec();
         dispatch(buffered, &head, path, None, opts)
     };
-    if let Some(b) = bar {
-        b.finish_and_clear();
+    if let Some(m) = meter {
+        // the whole file counts once its load is over, whatever part of it was read (an
+        // error, a SQLite file opened by path, trailing bytes after the events)
+        if let Some(l) = len {
+            m.reach(l);
+        }
+        if own {
+            m.bar.finish_and_clear();
+        }
     }
     result
 }
@@ -213,5 +266,105 @@ fn dispatch<R: Read + Send>(
         Format::NsysRep => nsys::read_rep(path, head),
         Format::Empty => Err(LoadError::at(path, 0, "empty file".into())),
         other => Err(LoadError::at(path, 0, other.unsupported_message())),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::PathBuf;
+
+    /// A copy of a sample in a fresh temporary folder, removed on drop.
+    struct Temp(PathBuf);
+
+    impl Temp {
+        fn copy(tag: &str, sample: &str) -> (Self, String) {
+            let dir = std::env::temp_dir()
+                .join(format!("stallscope-progress-{tag}-{}", std::process::id()));
+            let _ = std::fs::remove_dir_all(&dir);
+            std::fs::create_dir_all(&dir).unwrap();
+            let from = Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("samples")
+                .join(sample);
+            let to = dir.join(sample);
+            std::fs::copy(&from, &to).unwrap();
+            (Temp(dir), to.to_string_lossy().into_owned())
+        }
+    }
+
+    impl Drop for Temp {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
+    }
+
+    /// Small blocks (many windows over a mapped file, overlapping where an event is carried
+    /// over) and the caller's hidden bar.
+    fn opts(bar: &indicatif::ProgressBar, no_mmap: bool) -> LoadOptions {
+        let mut o = LoadOptions {
+            progress_over: Some(0),
+            progress: Some(bar.clone()),
+            no_mmap,
+            ..LoadOptions::default()
+        };
+        o.kineto.block_size = 4096;
+        o.kineto.threads = 2;
+        o
+    }
+
+    fn size(path: &str) -> u64 {
+        std::fs::metadata(path).unwrap().len()
+    }
+
+    /// A shared bar advances by the file's size (compressed for gzip), is neither given a
+    /// length nor finished, and a second load adds as much again.
+    fn advances_by_size(tag: &str, sample: &str, no_mmap: bool) {
+        let (_dir, path) = Temp::copy(tag, sample);
+        let bar = indicatif::ProgressBar::hidden();
+        let o = opts(&bar, no_mmap);
+        load(&path, &o).unwrap();
+        assert_eq!(bar.position(), size(&path), "{sample} no_mmap={no_mmap}");
+        load(&path, &o).unwrap();
+        assert_eq!(
+            bar.position(),
+            2 * size(&path),
+            "{sample} no_mmap={no_mmap}"
+        );
+        assert_eq!(bar.length(), None);
+        assert!(!bar.is_finished());
+    }
+
+    #[test]
+    fn shared_bar_plain_file() {
+        advances_by_size("plain", "h100_kineto_2026_format.json", true);
+    }
+
+    #[test]
+    fn shared_bar_mapped_file() {
+        advances_by_size("mapped", "h100_kineto_2026_format.json", false);
+    }
+
+    #[test]
+    fn shared_bar_gzip_file() {
+        advances_by_size("gz", "h100_bert_small.json.gz", false);
+    }
+
+    /// Loads in parallel add up on one bar; a file that fails still counts in full.
+    #[test]
+    fn shared_bar_parallel_and_failed_loads() {
+        let (_a, plain) = Temp::copy("par-plain", "h100_kineto_2026_format.json");
+        let (_b, gz) = Temp::copy("par-gz", "h100_bert_small.json.gz");
+        let (_c, bad) = Temp::copy("par-bad", "h100_kineto_2026_format.json");
+        // cut in the middle of the events: an error without --allow-truncated
+        let bytes = std::fs::read(&bad).unwrap();
+        std::fs::write(&bad, &bytes[..bytes.len() / 2]).unwrap();
+        let bar = indicatif::ProgressBar::hidden();
+        let o = opts(&bar, false);
+        std::thread::scope(|s| {
+            s.spawn(|| load(&plain, &o).unwrap());
+            s.spawn(|| load(&gz, &o).unwrap());
+            s.spawn(|| assert!(load(&bad, &o).is_err()));
+        });
+        assert_eq!(bar.position(), size(&plain) + size(&gz) + size(&bad));
     }
 }

@@ -106,8 +106,9 @@ pub enum Input<'f, R> {
         file: &'f std::fs::File,
         /// Its length.
         len: u64,
-        /// Advanced as blocks are read.
-        progress: Option<indicatif::ProgressBar>,
+        /// Called with the number of bytes of the file read so far (the end of each window;
+        /// windows overlap where an event is carried over, so a position may repeat).
+        progress: Option<&'f (dyn Fn(u64) + Sync)>,
     },
 }
 
@@ -729,8 +730,8 @@ fn reader_loop<R: Read>(
                     .map_err(|e| io_error_at(path, base, e))?;
                     Storage::Map(map)
                 };
-                if let Some(bar) = progress {
-                    bar.set_position(end);
+                if let Some(report) = progress {
+                    report(end);
                 }
                 Block {
                     storage,
