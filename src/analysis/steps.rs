@@ -113,7 +113,7 @@ use crate::analysis::fast::HashSet;
 
 use super::classify;
 use crate::model::{
-    CpuKind, GpuKind, Interval, IntervalSet, Ns, SourceFormat, Trace, UnionBuilder, NONE,
+    CpuKind, GpuKind, Interval, IntervalSet, Ns, Remainder, SourceFormat, Trace, UnionBuilder, NONE,
 };
 use serde::Serialize;
 
@@ -519,16 +519,8 @@ fn role_sets(trace: &Trace) -> [IntervalSet; 7] {
 
 /// Splits one step by the priority rule.
 fn breakdown(roles: &[IntervalSet; 7], span: Interval) -> Breakdown {
-    let mut free = IntervalSet::from_intervals([span]);
-    let mut parts: [Ns; 7] = [0; 7];
-    for (part, role) in parts.iter_mut().zip(roles) {
-        if free.is_empty() {
-            break;
-        }
-        let taken = role.clip(span).intersect(&free);
-        *part = taken.total();
-        free = free.subtract(&taken);
-    }
+    let mut free = Remainder::new(span);
+    let parts: [Ns; 7] = std::array::from_fn(|k| free.take(&roles[k]));
     Breakdown {
         kernel: parts[0],
         memcpy: parts[1],

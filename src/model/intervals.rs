@@ -210,6 +210,86 @@ impl IntervalSet {
     }
 }
 
+/// What is left of one interval while sets take their parts of it in priority order: each
+/// [`Remainder::take`] gets only the time no earlier take got, so the takes and the final
+/// [`Remainder::total`] sum exactly to the interval's length.
+///
+/// The same as clipping each set to the interval, intersecting with what is left and
+/// subtracting the result, without building those sets: [`Remainder::reset`] reuses the
+/// buffers, so a loop over many intervals (one per gap, per step) allocates nothing.
+#[derive(Clone, Debug, Default)]
+pub struct Remainder {
+    /// What is left, sorted and disjoint.
+    free: Vec<Interval>,
+    /// Scratch for the next `free`.
+    next: Vec<Interval>,
+}
+
+impl Remainder {
+    /// All of `iv` is left.
+    pub fn new(iv: Interval) -> Self {
+        let mut r = Remainder::default();
+        r.reset(iv);
+        r
+    }
+
+    /// Starts over: all of `iv` is left (nothing when it is empty).
+    pub fn reset(&mut self, iv: Interval) {
+        self.free.clear();
+        if !iv.is_empty() {
+            self.free.push(iv);
+        }
+    }
+
+    /// True when nothing is left.
+    pub fn is_empty(&self) -> bool {
+        self.free.is_empty()
+    }
+
+    /// Length left, ns.
+    pub fn total(&self) -> Ns {
+        self.free.iter().map(|i| i.len()).sum()
+    }
+
+    /// Removes the part of what is left that `set` covers; returns its length.
+    pub fn take(&mut self, set: &IntervalSet) -> Ns {
+        let (Some(first), Some(last)) = (self.free.first(), self.free.last()) else {
+            return 0;
+        };
+        let spans = set.spans();
+        let mut j = spans.partition_point(|s| s.end <= first.start);
+        if j == spans.len() || spans[j].start >= last.end {
+            return 0;
+        }
+        self.next.clear();
+        let mut taken = 0;
+        for &f in &self.free {
+            let mut cur = f.start;
+            while j < spans.len() && spans[j].end <= cur {
+                j += 1;
+            }
+            for b in &spans[j..] {
+                if b.start >= f.end {
+                    break;
+                }
+                if b.start > cur {
+                    self.next.push(Interval::new(cur, b.start));
+                }
+                taken += b.end.min(f.end) - b.start.max(cur);
+                cur = b.end;
+                if cur >= f.end {
+                    break;
+                }
+            }
+            if cur < f.end {
+                self.next.push(Interval::new(cur, f.end));
+            }
+        }
+        std::mem::swap(&mut self.free, &mut self.next);
+        taken
+    }
+}
+
 /// Builds an [`IntervalSet`] one interval at a time ([`IntervalSet::from_intervals`] without
 /// a collected input): while intervals arrive in start order they are merged with the last
 /// span right away, so the buffer holds the union, not every interval; an interval out of
@@ -316,6 +396,41 @@ mod tests {
         assert_eq!(a.covered_within(Interval::new(5, 25)), 10);
         assert_eq!(a.clip(Interval::new(5, 25)).total(), 10);
         assert_eq!(a.covered_within(Interval::new(40, 50)), 0);
+    }
+
+    #[test]
+    fn remainder_takes_like_clip_intersect_subtract() {
+        // a small deterministic generator: sets of up to 12 random intervals in [0, 100)
+        let mut x: u64 = 0x2545_f491_4f6c_dd1d;
+        let mut next = |m: i64| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            (x % m as u64) as i64
+        };
+        for _ in 0..500 {
+            let sets: Vec<IntervalSet> = (0..4)
+                .map(|_| {
+                    let n = next(12);
+                    IntervalSet::from_intervals((0..n).map(|_| {
+                        let a = next(100);
+                        Interval::new(a, a + next(20))
+                    }))
+                })
+                .collect();
+            let a = next(100);
+            let span = Interval::new(a, a + next(60));
+            let mut free = IntervalSet::from_intervals([span]);
+            let mut r = Remainder::new(span);
+            for set in &sets {
+                let got = set.clip(span).intersect(&free);
+                free = free.subtract(&got);
+                assert_eq!(r.take(set), got.total());
+                assert_eq!(r.free, free.spans());
+            }
+            assert_eq!(r.total(), free.total());
+            assert_eq!(r.is_empty(), free.is_empty());
+        }
     }
 
     #[test]
