@@ -99,10 +99,18 @@ impl<'t, T: Copy, F: Fn(&str) -> T> NameMemo<'t, T, F> {
     /// `f` of the name behind `id`.
     #[inline]
     pub fn get(&mut self, id: NameId) -> T {
-        let i = id.0 as usize;
-        if let Some(Some(v)) = self.cache.get(i) {
-            return *v;
+        match self.cache.get(id.0 as usize) {
+            Some(Some(v)) => *v,
+            _ => self.compute(id),
         }
+    }
+
+    /// The first [`NameMemo::get`] of a name: out of line, so the lookup stays small enough
+    /// to inline into per-event loops.
+    #[cold]
+    #[inline(never)]
+    fn compute(&mut self, id: NameId) -> T {
+        let i = id.0 as usize;
         if i >= self.cache.len() {
             self.cache.resize(self.trace.names.len().max(i + 1), None);
         }
