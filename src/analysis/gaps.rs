@@ -531,9 +531,16 @@ pub fn analyze_gaps_with(
     let empty = ThreadSets::default();
     // what is left of each gap's host part while the causes take theirs (buffers reused)
     let mut free = Remainder::default();
+    // where the searches of the host sets start: the gaps of a device come in time order
+    // (per thread: sync, dataloader, runtime, cpu)
+    let mut cursors: Vec<[usize; 4]> = Vec::new();
+    let mut compile_cursor;
     let mut devices = Vec::new();
     for dev in device_ids {
         let acts = &by_device[&dev];
+        cursors.clear();
+        cursors.resize(thread_sets.len(), [0; 4]);
+        compile_cursor = 0;
         let max_dur = acts
             .iter()
             .map(|&i| trace.gpu[i as usize].dur)
@@ -609,6 +616,8 @@ pub fn analyze_gaps_with(
                 .map(|l| l.thread)
                 .unwrap_or(main_thread);
             let sets = thread_sets.get(thread as usize).unwrap_or(&empty);
+            let mut spare = [0; 4];
+            let cur = cursors.get_mut(thread as usize).unwrap_or(&mut spare);
             let mut split = [0 as Ns; N_CAUSES];
             let mut sync = NONE;
             let gap = Interval::new(a, b);
@@ -623,32 +632,34 @@ pub fn analyze_gaps_with(
                         .unwrap_or(b);
                     split[Cause::Queued as usize] += b - l_latency_end;
                     free.reset(Interval::new(a, l_start));
-                    let mut take = |set: &IntervalSet, cause: Cause, free: &mut Remainder| {
-                        split[cause as usize] += free.take(set);
+                    let mut take = |set: &IntervalSet, cause: Cause, cursor: &mut usize| {
+                        split[cause as usize] += free.take_from(set, cursor);
                     };
                     let s = sync_in_progress(a);
                     if s != NONE {
                         sync = s;
-                        take(&compile_set, Cause::Compile, &mut free);
-                        take(&sets.dataloader, Cause::Dataloader, &mut free);
+                        take(&compile_set, Cause::Compile, &mut compile_cursor);
+                        take(&sets.dataloader, Cause::Dataloader, &mut cur[1]);
                         split[Cause::Sync as usize] += free.total() + (l_latency_end - l_start);
                     } else {
-                        take(&sets.sync, Cause::Sync, &mut free);
-                        take(&compile_set, Cause::Compile, &mut free);
-                        take(&sets.dataloader, Cause::Dataloader, &mut free);
-                        take(&sets.runtime, Cause::Launch, &mut free);
-                        take(&sets.cpu, Cause::Cpu, &mut free);
+                        take(&sets.sync, Cause::Sync, &mut cur[0]);
+                        take(&compile_set, Cause::Compile, &mut compile_cursor);
+                        take(&sets.dataloader, Cause::Dataloader, &mut cur[1]);
+                        take(&sets.runtime, Cause::Launch, &mut cur[2]);
+                        take(&sets.cpu, Cause::Cpu, &mut cur[3]);
                         split[Cause::Untraced as usize] += free.total();
                         split[Cause::Launch as usize] += l_latency_end - l_start;
                     }
                 }
             }
             debug_assert_eq!(split.iter().sum::<Ns>(), gap.len());
-            let cause = CAUSES
-                .iter()
-                .copied()
-                .max_by_key(|c| (split[*c as usize], std::cmp::Reverse(*c as usize)))
-                .unwrap_or(Cause::Untraced);
+            // the largest share; the first cause on ties
+            let mut cause = CAUSES[0];
+            for c in CAUSES {
+                if split[c as usize] > split[cause as usize] {
+                    cause = c;
+                }
+            }
             let band = Band::of(gap.len());
             let bs = &mut out.bands[band as usize];
             bs.count += 1;

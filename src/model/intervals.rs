@@ -253,21 +253,46 @@ impl Remainder {
 
     /// Removes the part of what is left that `set` covers; returns its length.
     pub fn take(&mut self, set: &IntervalSet) -> Ns {
+        self.take_from(set, &mut 0)
+    }
+
+    /// [`Remainder::take`] for a caller that takes from the same set over and over, at
+    /// times that only move forward (the gaps of a device, in time order): `cursor` is where
+    /// the search of `set` starts and is left where the next one should start. Any value is
+    /// correct (a cursor past the interval's start is ignored); a fresh one is 0.
+    pub fn take_from(&mut self, set: &IntervalSet, cursor: &mut usize) -> Ns {
         let (Some(first), Some(last)) = (self.free.first(), self.free.last()) else {
             return 0;
         };
         let spans = set.spans();
-        let mut j = spans.partition_point(|s| s.end <= first.start);
+        let from = match *cursor {
+            c if c <= spans.len() && (c == 0 || spans[c - 1].end <= first.start) => c,
+            _ => 0,
+        };
+        let mut j = gallop(spans, from, |s| s.end <= first.start);
+        *cursor = j;
         if j == spans.len() || spans[j].start >= last.end {
             return 0;
         }
         self.next.clear();
         let mut taken = 0;
-        for &f in &self.free {
-            let mut cur = f.start;
-            while j < spans.len() && spans[j].end <= cur {
-                j += 1;
+        let mut i = 0;
+        while i < self.free.len() {
+            if j == spans.len() {
+                self.next.extend_from_slice(&self.free[i..]);
+                break;
             }
+            // pieces that end before the next span starts keep whole
+            let next_start = spans[j].start;
+            if self.free[i].end <= next_start {
+                let k = gallop(&self.free, i + 1, |f| f.end <= next_start);
+                self.next.extend_from_slice(&self.free[i..k]);
+                i = k;
+                continue;
+            }
+            let f = self.free[i];
+            let mut cur = f.start;
+            j = gallop(spans, j, |s| s.end <= cur);
             for b in &spans[j..] {
                 if b.start >= f.end {
                     break;
@@ -284,10 +309,31 @@ impl Remainder {
             if cur < f.end {
                 self.next.push(Interval::new(cur, f.end));
             }
+            i += 1;
         }
         std::mem::swap(&mut self.free, &mut self.next);
         taken
     }
+}
+
+/// First index at or after `from` where `pred` fails, for a `pred` that holds on a prefix of
+/// `v` (e.g. "ends by t" over sorted spans): a galloping search, a few steps when the answer
+/// is near `from`, logarithmic when it is far.
+fn gallop<T>(v: &[T], from: usize, pred: impl Fn(&T) -> bool) -> usize {
+    let mut lo = from;
+    let mut step = 1;
+    while lo < v.len() && pred(&v[lo]) {
+        // the answer is past `lo`
+        let probe = lo + step;
+        if probe < v.len() && pred(&v[probe]) {
+            lo = probe + 1;
+            step *= 2;
+        } else {
+            let hi = probe.min(v.len());
+            return lo + 1 + v[lo + 1..hi].partition_point(&pred);
+        }
+    }
+    lo
 }
 
 /// Builds an [`IntervalSet`] one interval at a time ([`IntervalSet::from_intervals`] without
@@ -425,11 +471,24 @@ mod tests {
             for set in &sets {
                 let got = set.clip(span).intersect(&free);
                 free = free.subtract(&got);
-                assert_eq!(r.take(set), got.total());
+                // any cursor gives the same result
+                let mut cursor = next(set.spans().len() as i64 + 2) as usize;
+                assert_eq!(r.take_from(set, &mut cursor), got.total());
                 assert_eq!(r.free, free.spans());
             }
             assert_eq!(r.total(), free.total());
             assert_eq!(r.is_empty(), free.is_empty());
+        }
+    }
+
+    #[test]
+    fn gallop_finds_the_end_of_a_prefix() {
+        let v: Vec<i64> = (0..100).collect();
+        for from in 0..=100 {
+            for t in -1..=101 {
+                let want = (t.max(0) as usize).clamp(from, 100);
+                assert_eq!(gallop(&v, from, |&x| x < t), want, "from {from} t {t}");
+            }
         }
     }
 
