@@ -333,11 +333,6 @@ struct ThreadSets {
     cpu: IntervalSet,
 }
 
-fn steps_index(steps: &[Step], t: Ns) -> Option<usize> {
-    let i = steps.partition_point(|s| s.span.end <= t);
-    (i < steps.len() && steps[i].span.start <= t).then_some(i)
-}
-
 /// Gaps of every device in the window's counted time `mask`, attributed; host wait per step.
 /// `compile` is the host compile / autotune work ([`crate::window::CompileWork::spans`]);
 /// graph capture (`cudaStreamBeginCapture` … `cudaStreamEndCapture` on one thread) and graph
@@ -511,7 +506,9 @@ pub fn analyze_gaps_with(
         let i = sp.partition_point(|m| m.start <= t);
         i > 0 && t < sp[i - 1].end
     };
-    let mut by_device: HashMap<i64, Vec<u32>> = HashMap::default();
+    // (device, its activities); few devices, and runs of one device: a search from the last
+    let mut by_device: Vec<(i64, Vec<u32>)> = Vec::new();
+    let mut last = 0;
     for (i, g) in trace.gpu.iter().enumerate() {
         if !g.is_activity() {
             continue;
@@ -522,11 +519,20 @@ pub fn analyze_gaps_with(
             in_mask(g.start)
         };
         if inside {
-            by_device.entry(g.device as i64).or_default().push(i as u32);
+            let dev = g.device as i64;
+            if !by_device.get(last).is_some_and(|d| d.0 == dev) {
+                last = match by_device.iter().position(|d| d.0 == dev) {
+                    Some(k) => k,
+                    None => {
+                        by_device.push((dev, Vec::new()));
+                        by_device.len() - 1
+                    }
+                };
+            }
+            by_device[last].1.push(i as u32);
         }
     }
-    let mut device_ids: Vec<i64> = by_device.keys().copied().collect();
-    device_ids.sort_unstable();
+    by_device.sort_unstable_by_key(|d| d.0);
 
     let empty = ThreadSets::default();
     // what is left of each gap's host part while the causes take theirs (buffers reused)
@@ -536,11 +542,12 @@ pub fn analyze_gaps_with(
     let mut cursors: Vec<[usize; 4]> = Vec::new();
     let mut compile_cursor;
     let mut devices = Vec::new();
-    for dev in device_ids {
-        let acts = &by_device[&dev];
+    for (dev, acts) in &by_device {
+        let dev = *dev;
         cursors.clear();
         cursors.resize(thread_sets.len(), [0; 4]);
         compile_cursor = 0;
+        let mut step_cursor = 0;
         let max_dur = acts
             .iter()
             .map(|&i| trace.gpu[i as usize].dur)
@@ -669,12 +676,20 @@ pub fn analyze_gaps_with(
                 out.by_band_cause[band as usize][k] += v;
             }
             out.idle += gap.len();
+            // gaps come in time order: a cursor finds their steps
+            while steps.get(step_cursor).is_some_and(|s| s.span.end <= a) {
+                step_cursor += 1;
+            }
+            let step = steps
+                .get(step_cursor)
+                .is_some_and(|s| s.span.start <= a)
+                .then_some(step_cursor);
             out.gaps.push(Gap {
                 start: a,
                 end: b,
                 cause,
                 split,
-                step: steps_index(steps, a),
+                step,
                 prev,
                 next,
                 thread,

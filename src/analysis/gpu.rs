@@ -71,8 +71,8 @@ fn sm_efficiency(trace: &Trace, kernels: &[&GpuEvent], window: Interval) -> Opti
     }
     // (time, blocks per SM) of kernel starts and of kernel ends, each in time order and, at
     // equal times, in kernel order (the order of the additions below, which round)
-    let mut starts: Vec<(Ns, f64)> = Vec::new();
-    let mut ends: Vec<(Ns, f64)> = Vec::new();
+    let mut starts: Vec<(Ns, f64)> = Vec::with_capacity(kernels.len());
+    let mut ends: Vec<(Ns, f64)> = Vec::with_capacity(kernels.len());
     for k in kernels {
         let b = trace.kernel_info(k).blocks_per_sm as f64;
         if b.is_finite() && b > 0.0 && k.dur > 0 {

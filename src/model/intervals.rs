@@ -389,9 +389,12 @@ impl UnionBuilder {
     /// The union of everything pushed.
     pub fn finish(self) -> IntervalSet {
         let mut v = self.spans;
-        if !self.sorted {
-            v.sort_unstable();
+        if self.sorted {
+            // merged as they came: already disjoint, non-adjacent and sorted
+            v.shrink_to_fit();
+            return IntervalSet { spans: v };
         }
+        v.sort_unstable();
         IntervalSet::from_sorted(v)
     }
 }
