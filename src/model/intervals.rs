@@ -144,6 +144,21 @@ impl IntervalSet {
         IntervalSet { spans: out }
     }
 
+    /// Length of the intersection with another set, without building it.
+    pub fn overlap_total(&self, other: &IntervalSet) -> Ns {
+        let (mut i, mut j, mut total) = (0, 0, 0);
+        while i < self.spans.len() && j < other.spans.len() {
+            let (a, b) = (self.spans[i], other.spans[j]);
+            total += a.overlap(&b);
+            if a.end < b.end {
+                i += 1;
+            } else {
+                j += 1;
+            }
+        }
+        total
+    }
+
     /// This set minus another.
     pub fn subtract(&self, other: &IntervalSet) -> IntervalSet {
         let mut out = Vec::new();
@@ -436,6 +451,8 @@ mod tests {
             ]
         );
         assert_eq!(a.subtract(&b).total() + a.intersect(&b).total(), a.total());
+        assert_eq!(a.overlap_total(&b), a.intersect(&b).total());
+        assert_eq!(b.overlap_total(&a), a.intersect(&b).total());
         assert_eq!(a.union(&b).total(), 40);
     }
 
