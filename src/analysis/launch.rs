@@ -123,12 +123,14 @@ impl LaunchAnalysis {
     }
 }
 
-fn percentile(sorted: &[Ns], p: usize) -> Ns {
-    if sorted.is_empty() {
+/// The `p`-th percentile of `v` (the value at rank ⌈(n − 1)·p / 100⌉ in sorted order; 0 when
+/// empty), found by selection: `v` is reordered, not sorted.
+fn percentile(v: &mut [Ns], p: usize) -> Ns {
+    if v.is_empty() {
         return 0;
     }
-    let i = ((sorted.len() - 1) * p).div_ceil(100);
-    sorted[i.min(sorted.len() - 1)]
+    let i = ((v.len() - 1) * p).div_ceil(100);
+    *v.select_nth_unstable(i.min(v.len() - 1)).1
 }
 
 /// Launch statistics over the window's counted time `mask`.
@@ -222,44 +224,18 @@ pub fn analyze_launches(trace: &Trace, mask: &IntervalSet) -> LaunchAnalysis {
         .iter()
         .map(|&i| (i, trace.cpu[i as usize].dur))
         .max_by_key(|&(i, d)| (d, std::cmp::Reverse(i)));
-    durs.sort_unstable();
-    out.launch_p50 = percentile(&durs, 50);
-    out.launch_p90 = percentile(&durs, 90);
-
-    // Median duration per launch-call name (all launch calls with activities, in window).
-    let mut by_name: HashMap<NameId, Vec<Ns>> = HashMap::default();
-    for (_, q) in &queues {
-        for &(_, l) in &q.enter {
-            let c = &trace.cpu[l as usize];
-            if inside(c.interval()) {
-                by_name.entry(c.name).or_default().push(c.dur);
-            }
-        }
-    }
-    // a call with several activities on one stream appears several times: fine for a median
-    let median: HashMap<NameId, Ns> = by_name
-        .into_iter()
-        .map(|(k, mut v)| {
-            v.sort_unstable();
-            (k, percentile(&v, 50))
-        })
-        .collect();
+    out.launch_p50 = percentile(&mut durs, 50);
+    out.launch_p90 = percentile(&mut durs, 90);
 
     // Sweep each stream's queue.
     let mut blocked: Vec<Interval> = Vec::new();
     let mut full_calls: Vec<u32> = Vec::new();
     queues.sort_unstable_by_key(|&(key, _)| key);
-    for (
-        key,
-        Queue {
-            mut enter,
-            mut leave,
-        },
-    ) in queues
-    {
+    for (key, Queue { enter, leave }) in &mut queues {
+        let key = *key;
         // calls enter in start order; at equal times an activity leaves first (the depth is
         // never overstated); the order among equal times of one kind changes nothing below
-        for v in [&mut enter, &mut leave] {
+        for v in [&mut *enter, &mut *leave] {
             if !v.windows(2).all(|w| w[0].0 <= w[1].0) {
                 v.sort_unstable_by_key(|&(t, _)| t);
             }
@@ -309,6 +285,32 @@ pub fn analyze_launches(trace: &Trace, mask: &IntervalSet) -> LaunchAnalysis {
     full_calls.sort_unstable();
     full_calls.dedup();
     out.queue_full_launches = full_calls.len() as u64;
+
+    // Median duration per launch-call name (all launch calls with activities, in window), for
+    // the names of the calls made while a queue was full (usually none)
+    let mut full_names: Vec<NameId> = full_calls
+        .iter()
+        .map(|&l| trace.cpu[l as usize].name)
+        .collect();
+    full_names.sort_unstable();
+    full_names.dedup();
+    let mut by_name: HashMap<NameId, Vec<Ns>> = HashMap::default();
+    if !full_names.is_empty() {
+        for (_, q) in &queues {
+            for &(_, l) in &q.enter {
+                let c = &trace.cpu[l as usize];
+                if full_names.binary_search(&c.name).is_ok() && inside(c.interval()) {
+                    by_name.entry(c.name).or_default().push(c.dur);
+                }
+            }
+        }
+    }
+    drop(queues);
+    // a call with several activities on one stream appears several times: fine for a median
+    let median: HashMap<NameId, Ns> = by_name
+        .into_iter()
+        .map(|(k, mut v)| (k, percentile(&mut v, 50)))
+        .collect();
     for &l in &full_calls {
         let c = &trace.cpu[l as usize];
         let typical = median.get(&c.name).copied().unwrap_or(0);
