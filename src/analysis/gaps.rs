@@ -59,7 +59,7 @@
 //! waiting). A faster device can shorten the step by at most this much: the rest of the step
 //! is host work of its own.
 
-use crate::analysis::fast::{HashMap, NameMemo};
+use crate::analysis::fast::{HashMap, NameMemo, RunMap};
 
 use super::launch::LaunchAnalysis;
 use super::steps::{is_dataloader, Step};
@@ -506,9 +506,7 @@ pub fn analyze_gaps_with(
         let i = sp.partition_point(|m| m.start <= t);
         i > 0 && t < sp[i - 1].end
     };
-    // (device, its activities); few devices, and runs of one device: a search from the last
-    let mut by_device: Vec<(i64, Vec<u32>)> = Vec::new();
-    let mut last = 0;
+    let mut by_device: RunMap<i64, Vec<u32>> = RunMap::default();
     for (i, g) in trace.gpu.iter().enumerate() {
         if !g.is_activity() {
             continue;
@@ -519,20 +517,12 @@ pub fn analyze_gaps_with(
             in_mask(g.start)
         };
         if inside {
-            let dev = g.device as i64;
-            if !by_device.get(last).is_some_and(|d| d.0 == dev) {
-                last = match by_device.iter().position(|d| d.0 == dev) {
-                    Some(k) => k,
-                    None => {
-                        by_device.push((dev, Vec::new()));
-                        by_device.len() - 1
-                    }
-                };
-            }
-            by_device[last].1.push(i as u32);
+            by_device
+                .get_or_insert_with(g.device as i64, Vec::new)
+                .push(i as u32);
         }
     }
-    by_device.sort_unstable_by_key(|d| d.0);
+    let by_device = by_device.into_sorted();
 
     let empty = ThreadSets::default();
     // what is left of each gap's host part while the causes take theirs (buffers reused)

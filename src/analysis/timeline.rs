@@ -31,7 +31,7 @@
 use std::collections::BTreeMap;
 
 use super::classify;
-use super::fast::NameMemo;
+use super::fast::{NameMemo, RunMap};
 use crate::model::{GpuEvent, GpuKind, Interval, NameId, Ns, Trace, UnionBuilder};
 
 /// One device's split.
@@ -183,9 +183,7 @@ pub fn gpu_timeline_with(
     window: Option<Interval>,
     include_unlinked: bool,
 ) -> Vec<GpuTimeline> {
-    // (device, accumulator): a few devices, usually in runs; sorted by id at the end
-    let mut devices: Vec<(i64, DeviceAcc)> = Vec::new();
-    let mut last = 0;
+    let mut devices: RunMap<i64, DeviceAcc> = RunMap::default();
     let mut unlinked: BTreeMap<i64, u64> = BTreeMap::new();
     let mut flags = NameMemo::new(trace, name_flags);
     for g in &trace.gpu {
@@ -203,22 +201,11 @@ pub fn gpu_timeline_with(
             *unlinked.entry(g.device as i64).or_default() += 1;
             continue;
         }
-        let dev = g.device as i64;
-        if !devices.get(last).is_some_and(|d| d.0 == dev) {
-            last = match devices.iter().position(|d| d.0 == dev) {
-                Some(k) => k,
-                None => {
-                    let acc = DeviceAcc {
-                        first: Ns::MAX,
-                        last: Ns::MIN,
-                        ..DeviceAcc::default()
-                    };
-                    devices.push((dev, acc));
-                    devices.len() - 1
-                }
-            };
-        }
-        let acc = &mut devices[last].1;
+        let acc = devices.get_or_insert_with(g.device as i64, || DeviceAcc {
+            first: Ns::MAX,
+            last: Ns::MIN,
+            ..DeviceAcc::default()
+        });
         acc.first = acc.first.min(iv.start);
         acc.last = acc.last.max(iv.end);
         acc.events += 1;
@@ -228,8 +215,8 @@ pub fn gpu_timeline_with(
             TimelineClass::Memcpy => acc.memcpy.push(iv),
         }
     }
-    devices.sort_unstable_by_key(|d| d.0);
     devices
+        .into_sorted()
         .into_iter()
         .map(|(device, acc)| {
             let comp = acc.comp.finish();
