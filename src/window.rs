@@ -64,7 +64,7 @@
 //! within `within`'s mask, the host time the union of the calls within `within`'s host time.
 //! The steps of `within` are kept (the step table still describes whole steps).
 
-use crate::analysis::fast::HashMap;
+use crate::analysis::fast::{HashMap, NameMemo};
 use std::fmt;
 
 use crate::analysis::phases::Annotations;
@@ -571,14 +571,17 @@ fn count_maximal(items: &mut [(u32, Interval)]) -> u64 {
 
 /// Finds compile work over the whole trace and splits it by step.
 pub fn compile_work(trace: &Trace, steps: &[Step]) -> CompileWork {
-    // (name, is python frame) → kind
-    let mut cache: HashMap<(NameId, bool), Option<CompileKind>> = HashMap::default();
+    // by name: Python frames by file and function, other spans by annotation name; runtime
+    // and driver calls never are compile work
+    let mut frame_kind = NameMemo::new(trace, |n: &str| compile_kind(n, CpuKind::PythonFunction));
+    let mut span_kind = NameMemo::new(trace, |n: &str| compile_kind(n, CpuKind::Op));
     let mut marks: Vec<(u32, Interval, CompileKind)> = Vec::new();
     for e in &trace.cpu {
-        let is_py = e.kind == CpuKind::PythonFunction;
-        let k = *cache
-            .entry((e.name, is_py))
-            .or_insert_with(|| compile_kind(trace.name(e.name), e.kind));
+        let k = match e.kind {
+            CpuKind::Runtime | CpuKind::Driver | CpuKind::OtherRuntime => None,
+            CpuKind::PythonFunction => frame_kind.get(e.name),
+            _ => span_kind.get(e.name),
+        };
         if let Some(k) = k {
             marks.push((e.thread, e.interval(), k));
         }
@@ -653,16 +656,14 @@ fn step_extent(s: &Step) -> Interval {
 /// least 1 ms more.
 fn first_runs(trace: &Trace) -> Vec<&CpuEvent> {
     let mut by_name: HashMap<NameId, Vec<&CpuEvent>> = HashMap::default();
-    let mut is_region: HashMap<NameId, bool> = HashMap::default();
+    let mut is_region = NameMemo::new(trace, |n: &str| {
+        COMPILED_REGION_PREFIXES.iter().any(|p| n.starts_with(p))
+    });
     for e in &trace.cpu {
         if !matches!(e.kind, CpuKind::Op | CpuKind::UserAnnotation) {
             continue;
         }
-        let r = *is_region.entry(e.name).or_insert_with(|| {
-            let n = trace.name(e.name);
-            COMPILED_REGION_PREFIXES.iter().any(|p| n.starts_with(p))
-        });
-        if r {
+        if is_region.get(e.name) {
             by_name.entry(e.name).or_default().push(e);
         }
     }

@@ -324,10 +324,12 @@ pub fn uses_tensor_cores(name: &str) -> bool {
     if has(name, TB_TC_PATTERNS) {
         return true;
     }
-    matches!(
-        categorize(name),
-        KernelCategory::Gemm | KernelCategory::Conv | KernelCategory::Attention
-    ) && has(&l, MODERN_TC_PATTERNS)
+    // the fragment test first: it is the cheaper of the two
+    has(&l, MODERN_TC_PATTERNS)
+        && matches!(
+            categorize(name),
+            KernelCategory::Gemm | KernelCategory::Conv | KernelCategory::Attention
+        )
 }
 
 /// The TensorBoard plugin's own (2021) tensor-core test, for peer-compatible figures.

@@ -99,15 +99,65 @@ impl<'t, T: Copy, F: Fn(&str) -> T> NameMemo<'t, T, F> {
     /// `f` of the name behind `id`.
     #[inline]
     pub fn get(&mut self, id: NameId) -> T {
-        let i = id.0 as usize;
-        if let Some(Some(v)) = self.cache.get(i) {
-            return *v;
+        match self.cache.get(id.0 as usize) {
+            Some(Some(v)) => *v,
+            _ => self.compute(id),
         }
+    }
+
+    /// The first [`NameMemo::get`] of a name: out of line, so the lookup stays small enough
+    /// to inline into per-event loops.
+    #[cold]
+    #[inline(never)]
+    fn compute(&mut self, id: NameId) -> T {
+        let i = id.0 as usize;
         if i >= self.cache.len() {
             self.cache.resize(self.trace.names.len().max(i + 1), None);
         }
         let v = (self.f)(self.trace.name(id));
         self.cache[i] = Some(v);
+        v
+    }
+}
+
+/// A map for the few devices of a trace, whose events come in runs of one device: a lookup
+/// checks the last key hit, then searches the entries in order (no hashing). Meant for a
+/// handful of keys; use [`HashMap`] for many.
+#[derive(Clone, Debug)]
+pub struct RunMap<K, V> {
+    entries: Vec<(K, V)>,
+    last: usize,
+}
+
+impl<K, V> Default for RunMap<K, V> {
+    fn default() -> Self {
+        RunMap {
+            entries: Vec::new(),
+            last: 0,
+        }
+    }
+}
+
+impl<K: Copy + Ord, V> RunMap<K, V> {
+    /// The value of `key`, made by `init` when the key is new.
+    #[inline]
+    pub fn get_or_insert_with(&mut self, key: K, init: impl FnOnce() -> V) -> &mut V {
+        if !self.entries.get(self.last).is_some_and(|e| e.0 == key) {
+            self.last = match self.entries.iter().position(|e| e.0 == key) {
+                Some(k) => k,
+                None => {
+                    self.entries.push((key, init()));
+                    self.entries.len() - 1
+                }
+            };
+        }
+        &mut self.entries[self.last].1
+    }
+
+    /// The entries, by key.
+    pub fn into_sorted(self) -> Vec<(K, V)> {
+        let mut v = self.entries;
+        v.sort_unstable_by_key(|e| e.0);
         v
     }
 }
@@ -127,6 +177,18 @@ mod tests {
         assert_ne!(h("abc"), h("abc\0"));
         assert_ne!(h(""), h("\0"));
         assert_eq!(h("nccl:all_reduce"), h("nccl:all_reduce"));
+    }
+
+    #[test]
+    fn run_map_keeps_one_entry_per_key() {
+        let mut m: RunMap<i64, Vec<u32>> = RunMap::default();
+        for (i, k) in [3, 3, 1, 3, 2, 1, 1].into_iter().enumerate() {
+            m.get_or_insert_with(k, Vec::new).push(i as u32);
+        }
+        assert_eq!(
+            m.into_sorted(),
+            vec![(1, vec![2, 5, 6]), (2, vec![4]), (3, vec![0, 1, 3])]
+        );
     }
 
     #[test]

@@ -59,11 +59,12 @@
 //! waiting). A faster device can shorten the step by at most this much: the rest of the step
 //! is host work of its own.
 
-use crate::analysis::fast::HashMap;
+use crate::analysis::fast::{HashMap, NameMemo, RunMap};
 
 use super::launch::LaunchAnalysis;
 use super::steps::{is_dataloader, Step};
-use crate::model::{CpuKind, Interval, IntervalSet, Ns, Trace, UnionBuilder, NONE};
+use super::syncs::SyncKind;
+use crate::model::{CpuKind, Interval, IntervalSet, Ns, Remainder, Trace, UnionBuilder, NONE};
 
 /// Gap length band.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
@@ -332,11 +333,6 @@ struct ThreadSets {
     cpu: IntervalSet,
 }
 
-fn steps_index(steps: &[Step], t: Ns) -> Option<usize> {
-    let i = steps.partition_point(|s| s.span.end <= t);
-    (i < steps.len() && steps[i].span.start <= t).then_some(i)
-}
-
 /// Gaps of every device in the window's counted time `mask`, attributed; host wait per step.
 /// `compile` is the host compile / autotune work ([`crate::window::CompileWork::spans`]);
 /// graph capture (`cudaStreamBeginCapture` … `cudaStreamEndCapture` on one thread) and graph
@@ -348,65 +344,102 @@ pub fn analyze_gaps(
     launch: &LaunchAnalysis,
     compile: &IntervalSet,
 ) -> GapAnalysis {
-    let window = mask.hull().unwrap_or_default();
     let syncs = super::syncs::sync_calls(trace);
-    let sync_set: crate::analysis::fast::HashSet<u32> = syncs.iter().map(|s| s.0).collect();
+    analyze_gaps_with(trace, mask, steps, launch, compile, &syncs)
+}
 
-    // Host classes per thread.
+/// How [`analyze_gaps`] classifies a host span by its name.
+#[derive(Clone, Copy)]
+struct NameClass {
+    instantiate: bool,
+    dataloader: bool,
+    step: bool,
+    cap_begin: bool,
+    cap_end: bool,
+    management: bool,
+    command_buffer_full: bool,
+}
+
+impl NameClass {
+    fn of(n: &str) -> NameClass {
+        NameClass {
+            instantiate: n.contains("GraphInstantiate"),
+            dataloader: is_dataloader(n),
+            step: n.starts_with("ProfilerStep#"),
+            cap_begin: is_capture_begin(n),
+            cap_end: is_capture_end(n),
+            management: is_runtime_management(n),
+            command_buffer_full: n == super::launch::COMMAND_BUFFER_FULL,
+        }
+    }
+}
+
+/// [`analyze_gaps`] with the trace's sync calls already found ([`super::syncs::sync_calls`]).
+pub fn analyze_gaps_with(
+    trace: &Trace,
+    mask: &IntervalSet,
+    steps: &[Step],
+    launch: &LaunchAnalysis,
+    compile: &IntervalSet,
+    syncs: &[(u32, SyncKind)],
+) -> GapAnalysis {
+    let window = mask.hull().unwrap_or_default();
+
+    // Host classes per thread (index = thread): sync, dataloader, runtime, cpu.
     // unions built as events come (in start order), not vectors of every event
-    let mut per_thread: HashMap<u32, [UnionBuilder; 5]> = HashMap::default();
+    let mut per_thread: Vec<[UnionBuilder; 4]> = Vec::new();
     let mut capture: Vec<Interval> = Vec::new();
     let mut open_capture: HashMap<u32, Ns> = HashMap::default();
-    let mut launch_count: HashMap<u32, u64> = HashMap::default();
-    let mut name_class: HashMap<crate::model::NameId, (bool, bool, bool, bool, bool, bool)> =
-        HashMap::default();
+    // launch calls per thread; `None` for threads without host calls
+    let mut launch_count: Vec<Option<u64>> = Vec::new();
+    let mut name_class = NameMemo::new(trace, NameClass::of);
+    // sync calls come in `trace.cpu` order: a cursor finds them
+    let mut next_sync = syncs.iter().map(|s| s.0).peekable();
     for (i, e) in trace.cpu.iter().enumerate() {
-        let (instantiate, dataloader, step, cap_begin, cap_end, management) =
-            *name_class.entry(e.name).or_insert_with(|| {
-                let n = trace.name(e.name);
-                (
-                    n.contains("GraphInstantiate"),
-                    is_dataloader(n),
-                    n.starts_with("ProfilerStep#"),
-                    is_capture_begin(n),
-                    is_capture_end(n),
-                    is_runtime_management(n),
-                )
-            });
-        let sets = per_thread.entry(e.thread).or_default();
+        let t = e.thread as usize;
+        if per_thread.len() <= t {
+            per_thread.resize_with(t + 1, Default::default);
+        }
+        let sets = &mut per_thread[t];
         let iv = e.interval();
         let mut compile_iv = None;
         match e.kind {
             CpuKind::Runtime | CpuKind::Driver | CpuKind::OtherRuntime => {
-                *launch_count.entry(e.thread).or_default() += (e.correlation != 0) as u64;
-                if sync_set.contains(&(i as u32)) {
-                    sets[0].push(iv);
-                } else if instantiate {
-                    compile_iv = Some(iv);
-                } else if management {
-                    sets[4].push(iv);
-                } else {
-                    sets[3].push(iv);
+                let c = name_class.get(e.name);
+                if launch_count.len() <= t {
+                    launch_count.resize(t + 1, None);
                 }
-                if cap_begin {
+                *launch_count[t].get_or_insert(0) += (e.correlation != 0) as u64;
+                while next_sync.next_if(|&s| s < i as u32).is_some() {}
+                if next_sync.next_if_eq(&(i as u32)).is_some() {
+                    sets[0].push(iv);
+                } else if c.instantiate {
+                    compile_iv = Some(iv);
+                } else if c.management {
+                    sets[3].push(iv);
+                } else {
+                    sets[2].push(iv);
+                }
+                if c.cap_begin {
                     open_capture.insert(e.thread, e.start);
-                } else if cap_end {
+                } else if c.cap_end {
                     if let Some(s) = open_capture.remove(&e.thread) {
                         compile_iv = Some(Interval::new(s, e.end()));
                     }
                 }
             }
             CpuKind::Op | CpuKind::UserAnnotation | CpuKind::Python | CpuKind::PythonFunction => {
-                if dataloader && e.kind != CpuKind::Python {
-                    sets[2].push(iv);
-                } else if e.kind != CpuKind::UserAnnotation && !step {
+                let c = name_class.get(e.name);
+                if c.dataloader && e.kind != CpuKind::Python {
+                    sets[1].push(iv);
+                } else if e.kind != CpuKind::UserAnnotation && !c.step {
                     // annotations only label time; operators and Python frames are work
-                    sets[4].push(iv);
+                    sets[3].push(iv);
                 }
             }
             CpuKind::Other => {
-                if trace.name(e.name) != super::launch::COMMAND_BUFFER_FULL {
-                    sets[4].push(iv);
+                if !name_class.get(e.name).command_buffer_full {
+                    sets[3].push(iv);
                 }
             }
         }
@@ -416,25 +449,24 @@ pub fn analyze_gaps(
     }
     // compile work counts on every thread: it holds the process (GIL, compile workers)
     let compile_set = compile.union(&IntervalSet::from_intervals(capture));
-    let thread_sets: HashMap<u32, ThreadSets> = per_thread
+    let thread_sets: Vec<ThreadSets> = per_thread
         .into_iter()
-        .map(|(t, v)| {
-            let [a, _, c, d, e] = v.map(UnionBuilder::finish);
-            (
-                t,
-                ThreadSets {
-                    sync: a,
-                    dataloader: c,
-                    runtime: d,
-                    cpu: e,
-                },
-            )
+        .map(|v| {
+            let [sync, dataloader, runtime, cpu] = v.map(UnionBuilder::finish);
+            ThreadSets {
+                sync,
+                dataloader,
+                runtime,
+                cpu,
+            }
         })
         .collect();
     let main_thread = launch_count
         .iter()
-        .max_by_key(|(t, c)| (**c, std::cmp::Reverse(**t)))
-        .map(|(t, _)| *t)
+        .enumerate()
+        .filter_map(|(t, c)| c.map(|c| (t as u32, c)))
+        .max_by_key(|&(t, c)| (c, std::cmp::Reverse(t)))
+        .map(|(t, _)| t)
         .unwrap_or(NONE);
 
     // Sync calls sorted by start with a running max of ends (for "in progress at t").
@@ -474,7 +506,7 @@ pub fn analyze_gaps(
         let i = sp.partition_point(|m| m.start <= t);
         i > 0 && t < sp[i - 1].end
     };
-    let mut by_device: HashMap<i64, Vec<u32>> = HashMap::default();
+    let mut by_device: RunMap<i64, Vec<u32>> = RunMap::default();
     for (i, g) in trace.gpu.iter().enumerate() {
         if !g.is_activity() {
             continue;
@@ -485,16 +517,27 @@ pub fn analyze_gaps(
             in_mask(g.start)
         };
         if inside {
-            by_device.entry(g.device as i64).or_default().push(i as u32);
+            by_device
+                .get_or_insert_with(g.device as i64, Vec::new)
+                .push(i as u32);
         }
     }
-    let mut device_ids: Vec<i64> = by_device.keys().copied().collect();
-    device_ids.sort_unstable();
+    let by_device = by_device.into_sorted();
 
     let empty = ThreadSets::default();
+    // what is left of each gap's host part while the causes take theirs (buffers reused)
+    let mut free = Remainder::default();
+    // where the searches of the host sets start: the gaps of a device come in time order
+    // (per thread: sync, dataloader, runtime, cpu)
+    let mut cursors: Vec<[usize; 4]> = Vec::new();
+    let mut compile_cursor;
     let mut devices = Vec::new();
-    for dev in device_ids {
-        let acts = &by_device[&dev];
+    for (dev, acts) in &by_device {
+        let dev = *dev;
+        cursors.clear();
+        cursors.resize(thread_sets.len(), [0; 4]);
+        compile_cursor = 0;
+        let mut step_cursor = 0;
         let max_dur = acts
             .iter()
             .map(|&i| trace.gpu[i as usize].dur)
@@ -569,7 +612,9 @@ pub fn analyze_gaps(
                 .or_else(|| launch_of(prev))
                 .map(|l| l.thread)
                 .unwrap_or(main_thread);
-            let sets = thread_sets.get(&thread).unwrap_or(&empty);
+            let sets = thread_sets.get(thread as usize).unwrap_or(&empty);
+            let mut spare = [0; 4];
+            let cur = cursors.get_mut(thread as usize).unwrap_or(&mut spare);
             let mut split = [0 as Ns; N_CAUSES];
             let mut sync = NONE;
             let gap = Interval::new(a, b);
@@ -583,42 +628,35 @@ pub fn analyze_gaps(
                         .map(|l| (l.end() + LAUNCH_LATENCY).clamp(l_start, b))
                         .unwrap_or(b);
                     split[Cause::Queued as usize] += b - l_latency_end;
-                    let host_part = Interval::new(a, l_start);
-                    let mut free = IntervalSet::from_intervals([host_part]);
-                    let mut take = |set: &IntervalSet, cause: Cause, free: &mut IntervalSet| {
-                        if free.is_empty() {
-                            return;
-                        }
-                        let got = set.clip(host_part).intersect(free);
-                        let n = got.total();
-                        if n > 0 {
-                            split[cause as usize] += n;
-                            *free = free.subtract(&got);
-                        }
+                    free.reset(Interval::new(a, l_start));
+                    let mut take = |set: &IntervalSet, cause: Cause, cursor: &mut usize| {
+                        split[cause as usize] += free.take_from(set, cursor);
                     };
                     let s = sync_in_progress(a);
                     if s != NONE {
                         sync = s;
-                        take(&compile_set, Cause::Compile, &mut free);
-                        take(&sets.dataloader, Cause::Dataloader, &mut free);
+                        take(&compile_set, Cause::Compile, &mut compile_cursor);
+                        take(&sets.dataloader, Cause::Dataloader, &mut cur[1]);
                         split[Cause::Sync as usize] += free.total() + (l_latency_end - l_start);
                     } else {
-                        take(&sets.sync, Cause::Sync, &mut free);
-                        take(&compile_set, Cause::Compile, &mut free);
-                        take(&sets.dataloader, Cause::Dataloader, &mut free);
-                        take(&sets.runtime, Cause::Launch, &mut free);
-                        take(&sets.cpu, Cause::Cpu, &mut free);
+                        take(&sets.sync, Cause::Sync, &mut cur[0]);
+                        take(&compile_set, Cause::Compile, &mut compile_cursor);
+                        take(&sets.dataloader, Cause::Dataloader, &mut cur[1]);
+                        take(&sets.runtime, Cause::Launch, &mut cur[2]);
+                        take(&sets.cpu, Cause::Cpu, &mut cur[3]);
                         split[Cause::Untraced as usize] += free.total();
                         split[Cause::Launch as usize] += l_latency_end - l_start;
                     }
                 }
             }
             debug_assert_eq!(split.iter().sum::<Ns>(), gap.len());
-            let cause = CAUSES
-                .iter()
-                .copied()
-                .max_by_key(|c| (split[*c as usize], std::cmp::Reverse(*c as usize)))
-                .unwrap_or(Cause::Untraced);
+            // the largest share; the first cause on ties
+            let mut cause = CAUSES[0];
+            for c in CAUSES {
+                if split[c as usize] > split[cause as usize] {
+                    cause = c;
+                }
+            }
             let band = Band::of(gap.len());
             let bs = &mut out.bands[band as usize];
             bs.count += 1;
@@ -628,12 +666,20 @@ pub fn analyze_gaps(
                 out.by_band_cause[band as usize][k] += v;
             }
             out.idle += gap.len();
+            // gaps come in time order: a cursor finds their steps
+            while steps.get(step_cursor).is_some_and(|s| s.span.end <= a) {
+                step_cursor += 1;
+            }
+            let step = steps
+                .get(step_cursor)
+                .is_some_and(|s| s.span.start <= a)
+                .then_some(step_cursor);
             out.gaps.push(Gap {
                 start: a,
                 end: b,
                 cause,
                 split,
-                step: steps_index(steps, a),
+                step,
                 prev,
                 next,
                 thread,

@@ -69,16 +69,40 @@ fn sm_efficiency(trace: &Trace, kernels: &[&GpuEvent], window: Interval) -> Opti
     if window.is_empty() {
         return None;
     }
-    // (time, 0 = start / 1 = end, blocks per SM); starts before ends at equal times.
-    let mut points: Vec<(Ns, u8, f64)> = Vec::new();
+    // (time, blocks per SM) of kernel starts and of kernel ends, each in time order and, at
+    // equal times, in kernel order (the order of the additions below, which round)
+    let mut starts: Vec<(Ns, f64)> = Vec::with_capacity(kernels.len());
+    let mut ends: Vec<(Ns, f64)> = Vec::with_capacity(kernels.len());
     for k in kernels {
         let b = trace.kernel_info(k).blocks_per_sm as f64;
         if b.is_finite() && b > 0.0 && k.dur > 0 {
-            points.push((k.start, 0, b));
-            points.push((k.end(), 1, b));
+            starts.push((k.start, b));
+            ends.push((k.end(), b));
         }
     }
-    points.sort_by_key(|p| (p.0, p.1));
+    // kernels come in start order, and most end in it too: sort (stably) only when needed
+    for v in [&mut starts, &mut ends] {
+        if !v.windows(2).all(|w| w[0].0 <= w[1].0) {
+            v.sort_by_key(|p| p.0);
+        }
+    }
+    // merged: starts before ends at equal times
+    let (mut i, mut j) = (0, 0);
+    let points = std::iter::from_fn(|| {
+        let start = match (starts.get(i), ends.get(j)) {
+            (Some(s), Some(e)) => s.0 <= e.0,
+            (Some(_), None) => true,
+            (None, Some(_)) => false,
+            (None, None) => return None,
+        };
+        Some(if start {
+            i += 1;
+            (starts[i - 1].0, 0u8, starts[i - 1].1)
+        } else {
+            j += 1;
+            (ends[j - 1].0, 1u8, ends[j - 1].1)
+        })
+    });
     let mut active = 0usize;
     let mut blocks = 0.0f64;
     let mut last = Ns::MIN;

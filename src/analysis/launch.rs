@@ -28,7 +28,7 @@
 //! Every count and sum is over activities / calls that overlap the window's counted time
 //! ([`crate::window::Window::mask`]).
 
-use crate::analysis::fast::HashMap;
+use crate::analysis::fast::{HashMap, NameMemo};
 
 use crate::model::{CpuKind, GpuKind, Interval, IntervalSet, NameId, Ns, Trace, NONE};
 
@@ -123,12 +123,14 @@ impl LaunchAnalysis {
     }
 }
 
-fn percentile(sorted: &[Ns], p: usize) -> Ns {
-    if sorted.is_empty() {
+/// The `p`-th percentile of `v` (the value at rank ⌈(n − 1)·p / 100⌉ in sorted order; 0 when
+/// empty), found by selection: `v` is reordered, not sorted.
+fn percentile(v: &mut [Ns], p: usize) -> Ns {
+    if v.is_empty() {
         return 0;
     }
-    let i = ((sorted.len() - 1) * p).div_ceil(100);
-    sorted[i.min(sorted.len() - 1)]
+    let i = ((v.len() - 1) * p).div_ceil(100);
+    *v.select_nth_unstable(i.min(v.len() - 1)).1
 }
 
 /// Launch statistics over the window's counted time `mask`.
@@ -147,26 +149,20 @@ pub fn analyze_launches(trace: &Trace, mask: &IntervalSet) -> LaunchAnalysis {
         }
     };
 
-    // Name classes, once per name.
-    #[derive(Clone, Copy)]
-    struct NameClass {
-        kernel_launch: bool,
-        graph: bool,
-    }
-    let mut class: HashMap<NameId, NameClass> = HashMap::default();
-    let mut class_of = |id: NameId| {
-        *class.entry(id).or_insert_with(|| {
-            let n = trace.name(id);
-            NameClass {
-                kernel_launch: is_kernel_launch(n),
-                graph: is_graph_launch(n),
-            }
-        })
-    };
+    // Name classes, once per name: (kernel launch, graph launch).
+    let mut class = NameMemo::new(trace, |n: &str| (is_kernel_launch(n), is_graph_launch(n)));
 
-    // Queue events per (device, stream): (time, delta, launch call index).
-    type QueueEvents = HashMap<(i64, i64), Vec<(Ns, i32, u32)>>;
-    let mut queue_events: QueueEvents = HashMap::default();
+    // Queue events per (device, stream): launch calls entering the queue (call start, call
+    // index) and activities leaving it (activity start, call index). Activities come in start
+    // order, so the leaving events are sorted as they are pushed.
+    #[derive(Default)]
+    struct Queue {
+        enter: Vec<(Ns, u32)>,
+        leave: Vec<(Ns, u32)>,
+    }
+    let mut queue_index: HashMap<(i64, i64), usize> = HashMap::default();
+    let mut queues: Vec<((i64, i64), Queue)> = Vec::new();
+    let mut last: Option<((i64, i64), usize)> = None;
     let mut graph_calls: Vec<u32> = Vec::new();
     let mut launch_calls_seen: Vec<u32> = Vec::new();
     for g in &trace.gpu {
@@ -177,20 +173,30 @@ pub fn analyze_launches(trace: &Trace, mask: &IntervalSet) -> LaunchAnalysis {
         if !is_host_call(l.kind) {
             continue;
         }
-        let c = class_of(l.name);
-        if c.graph {
+        let (kernel_launch, graph) = class.get(l.name);
+        if graph {
             if inside(l.interval()) {
                 out.graph_kernels += 1;
                 graph_calls.push(g.launch);
             }
             continue;
         }
-        let ev = queue_events
-            .entry((g.device as i64, g.stream as i64))
-            .or_default();
-        ev.push((l.start, 1, g.launch));
-        ev.push((g.start, -1, g.launch));
-        if g.kind == GpuKind::Kernel && c.kernel_launch && inside(g.interval()) {
+        let key = (g.device as i64, g.stream as i64);
+        let q = match last {
+            Some((k, q)) if k == key => q,
+            _ => {
+                let q = *queue_index.entry(key).or_insert_with(|| {
+                    queues.push((key, Queue::default()));
+                    queues.len() - 1
+                });
+                last = Some((key, q));
+                q
+            }
+        };
+        let q = &mut queues[q].1;
+        q.enter.push((l.start, g.launch));
+        q.leave.push((g.start, g.launch));
+        if g.kind == GpuKind::Kernel && kernel_launch && inside(g.interval()) {
             out.kernels += 1;
             launch_calls_seen.push(g.launch);
             if l.dur <= SHORT_LAUNCH_MAX && g.dur < l.dur {
@@ -200,6 +206,7 @@ pub fn analyze_launches(trace: &Trace, mask: &IntervalSet) -> LaunchAnalysis {
             }
         }
     }
+    drop(queue_index);
     graph_calls.sort_unstable();
     graph_calls.dedup();
     out.graph_launches = graph_calls.len() as u64;
@@ -217,39 +224,22 @@ pub fn analyze_launches(trace: &Trace, mask: &IntervalSet) -> LaunchAnalysis {
         .iter()
         .map(|&i| (i, trace.cpu[i as usize].dur))
         .max_by_key(|&(i, d)| (d, std::cmp::Reverse(i)));
-    durs.sort_unstable();
-    out.launch_p50 = percentile(&durs, 50);
-    out.launch_p90 = percentile(&durs, 90);
-
-    // Median duration per launch-call name (all launch calls with activities, in window).
-    let mut by_name: HashMap<NameId, Vec<Ns>> = HashMap::default();
-    for ev in queue_events.values() {
-        for &(_, d, l) in ev {
-            if d == 1 {
-                let c = &trace.cpu[l as usize];
-                if inside(c.interval()) {
-                    by_name.entry(c.name).or_default().push(c.dur);
-                }
-            }
-        }
-    }
-    // a call with several activities on one stream appears several times: fine for a median
-    let median: HashMap<NameId, Ns> = by_name
-        .into_iter()
-        .map(|(k, mut v)| {
-            v.sort_unstable();
-            (k, percentile(&v, 50))
-        })
-        .collect();
+    out.launch_p50 = percentile(&mut durs, 50);
+    out.launch_p90 = percentile(&mut durs, 90);
 
     // Sweep each stream's queue.
     let mut blocked: Vec<Interval> = Vec::new();
     let mut full_calls: Vec<u32> = Vec::new();
-    let mut keys: Vec<(i64, i64)> = queue_events.keys().copied().collect();
-    keys.sort_unstable();
-    for key in keys {
-        let mut ev = queue_events.remove(&key).unwrap_or_default();
-        ev.sort_unstable_by_key(|&(t, d, _)| (t, d));
+    queues.sort_unstable_by_key(|&(key, _)| key);
+    for (key, Queue { enter, leave }) in &mut queues {
+        let key = *key;
+        // calls enter in start order; at equal times an activity leaves first (the depth is
+        // never overstated); the order among equal times of one kind changes nothing below
+        for v in [&mut *enter, &mut *leave] {
+            if !v.windows(2).all(|w| w[0].0 <= w[1].0) {
+                v.sort_unstable_by_key(|&(t, _)| t);
+            }
+        }
         let mut q = StreamQueue {
             device: key.0,
             stream: key.1,
@@ -261,14 +251,22 @@ pub fn analyze_launches(trace: &Trace, mask: &IntervalSet) -> LaunchAnalysis {
         let mut depth: i64 = 0;
         let mut last_t: Ns = Ns::MIN;
         let mut calls: Vec<u32> = Vec::new();
-        for &(t, d, l) in &ev {
+        let (mut i, mut j) = (0, 0);
+        while i < enter.len() || j < leave.len() {
+            let take_leave = i == enter.len() || (j < leave.len() && leave[j].0 <= enter[i].0);
+            let (t, d, l) = if take_leave {
+                j += 1;
+                (leave[j - 1].0, -1, leave[j - 1].1)
+            } else {
+                i += 1;
+                (enter[i - 1].0, 1, enter[i - 1].1)
+            };
             if depth >= QUEUE_FULL_DEPTH as i64 && last_t != Ns::MIN {
                 q.full_time += mask.covered_within(Interval::new(last_t, t));
             }
-            depth = (depth + d as i64).max(0);
+            depth = (depth + d).max(0);
             last_t = t;
-            let in_window = point_in(t);
-            if d == 1 && in_window {
+            if d == 1 && point_in(t) {
                 calls.push(l);
                 if depth as u32 > q.max_depth {
                     q.max_depth = depth as u32;
@@ -287,6 +285,32 @@ pub fn analyze_launches(trace: &Trace, mask: &IntervalSet) -> LaunchAnalysis {
     full_calls.sort_unstable();
     full_calls.dedup();
     out.queue_full_launches = full_calls.len() as u64;
+
+    // Median duration per launch-call name (all launch calls with activities, in window), for
+    // the names of the calls made while a queue was full (usually none)
+    let mut full_names: Vec<NameId> = full_calls
+        .iter()
+        .map(|&l| trace.cpu[l as usize].name)
+        .collect();
+    full_names.sort_unstable();
+    full_names.dedup();
+    let mut by_name: HashMap<NameId, Vec<Ns>> = HashMap::default();
+    if !full_names.is_empty() {
+        for (_, q) in &queues {
+            for &(_, l) in &q.enter {
+                let c = &trace.cpu[l as usize];
+                if full_names.binary_search(&c.name).is_ok() && inside(c.interval()) {
+                    by_name.entry(c.name).or_default().push(c.dur);
+                }
+            }
+        }
+    }
+    drop(queues);
+    // a call with several activities on one stream appears several times: fine for a median
+    let median: HashMap<NameId, Ns> = by_name
+        .into_iter()
+        .map(|(k, mut v)| (k, percentile(&mut v, 50)))
+        .collect();
     for &l in &full_calls {
         let c = &trace.cpu[l as usize];
         let typical = median.get(&c.name).copied().unwrap_or(0);
@@ -296,11 +320,14 @@ pub fn analyze_launches(trace: &Trace, mask: &IntervalSet) -> LaunchAnalysis {
             blocked.push(iv);
         }
     }
-    for e in &trace.cpu {
-        if e.dur > 0 && trace.name(e.name) == COMMAND_BUFFER_FULL && inside(e.interval()) {
-            out.command_buffer_full += 1;
-            out.command_buffer_full_time += e.dur;
-            blocked.push(e.interval());
+    // names are interned once: compare ids, and skip the scan when the name never occurs
+    if let Some(command_buffer_full) = trace.names.get(COMMAND_BUFFER_FULL) {
+        for e in &trace.cpu {
+            if e.dur > 0 && e.name == command_buffer_full && inside(e.interval()) {
+                out.command_buffer_full += 1;
+                out.command_buffer_full_time += e.dur;
+                blocked.push(e.interval());
+            }
         }
     }
     out.blocked = IntervalSet::from_intervals(blocked).intersect(mask);

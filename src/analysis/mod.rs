@@ -106,9 +106,21 @@ impl HostFacts {
         steps: &[steps::Step],
         compile: &IntervalSet,
     ) -> HostFacts {
+        Self::compute_with(trace, mask, steps, compile, &syncs::sync_calls(trace))
+    }
+
+    /// [`HostFacts::compute`] with the trace's sync calls already found
+    /// ([`syncs::sync_calls`]).
+    pub fn compute_with(
+        trace: &Trace,
+        mask: &IntervalSet,
+        steps: &[steps::Step],
+        compile: &IntervalSet,
+        sync_calls: &[(u32, syncs::SyncKind)],
+    ) -> HostFacts {
         let launch = launch::analyze_launches(trace, mask);
-        let gaps = gaps::analyze_gaps(trace, mask, steps, &launch, compile);
-        let syncs = syncs::analyze_syncs(trace, mask, steps, &gaps);
+        let gaps = gaps::analyze_gaps_with(trace, mask, steps, &launch, compile, sync_calls);
+        let syncs = syncs::analyze_syncs_with(trace, mask, steps, &gaps, sync_calls);
         HostFacts {
             launch,
             gaps,
@@ -233,6 +245,8 @@ fn analyze_window(
     // first and alone: the operator tree is the largest temporary of the analyses, and the
     // gap attribution (temporaries and result) must not be alive beside it
     let ops = ops::op_table(trace, window);
+    // found once for the step timeline and the host facts
+    let sync_calls = syncs::sync_calls(trace);
     let (views, host) = join(
         par,
         || {
@@ -240,8 +254,12 @@ fn analyze_window(
             let devices = gpu::gpu_summaries(trace, window);
             let timeline = timeline::gpu_timeline_auto(trace, Some(window));
             let kernels = kernels::kernel_table(trace, window);
-            let step_timeline =
-                step_timeline::step_timeline(trace, &steps.steps, step_timeline::MAX_EVENTS);
+            let step_timeline = step_timeline::step_timeline_with(
+                trace,
+                &steps.steps,
+                step_timeline::MAX_EVENTS,
+                &sync_calls,
+            );
             // gaps of 20 µs and more: the profiling guide's "warning" band
             let gpu_metrics = gpu_metrics::analyze_gpu_metrics(trace, window, 20_000);
             (
@@ -254,11 +272,12 @@ fn analyze_window(
             )
         },
         || {
-            HostFacts::compute(
+            HostFacts::compute_with(
                 trace,
                 &selection.mask,
                 &steps.steps,
                 &selection.compile.spans,
+                &sync_calls,
             )
         },
     );

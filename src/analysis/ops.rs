@@ -28,9 +28,9 @@
 //! Deliberate difference: driver calls (`cuLaunchKernel`, Triton) are launch calls here; the
 //! plugin ignores the `cuda_driver` category, so Triton kernels get no operator there.
 
-use crate::analysis::fast::HashMap;
+use crate::analysis::fast::NameMemo;
 
-use crate::model::{CpuKind, Interval, NameId, Ns, Trace, NONE};
+use crate::model::{CpuKind, Interval, Ns, Trace, NONE};
 
 /// One operator name's statistics.
 #[derive(Clone, Debug, PartialEq)]
@@ -109,6 +109,8 @@ struct Node {
     next_sibling: u32,
     /// Number of children.
     n_children: u32,
+    /// Σ host durations of the children.
+    children_host: Ns,
     /// Σ durations of own launch calls.
     launch_host: Ns,
     /// Σ device time launched by own launch calls.
@@ -164,12 +166,14 @@ pub fn op_table_with(trace: &Trace, window: Interval, opts: OpOptions) -> Vec<Op
             next_sibling = p.first_child;
             p.first_child = n;
             p.n_children += 1;
+            p.children_host += e.dur;
         }
         nodes.push(Node {
             cpu: i as u32,
             first_child: NONE,
             next_sibling,
             n_children: 0,
+            children_host: 0,
             launch_host: 0,
             launch_device: 0,
             device_total: 0,
@@ -221,6 +225,7 @@ pub fn op_table_with(trace: &Trace, window: Interval, opts: OpOptions) -> Vec<Op
                 let node = &mut nodes[n];
                 node.first_child = child.first_child;
                 node.n_children = child.n_children;
+                node.children_host = child.children_host;
                 node.launch_host = child.launch_host;
                 node.launch_device = child.launch_device;
             }
@@ -238,35 +243,40 @@ pub fn op_table_with(trace: &Trace, window: Interval, opts: OpOptions) -> Vec<Op
         nodes[n].device_total = nodes[n].launch_device + below;
     }
 
-    // 5. Rows.
-    let mut by_name: HashMap<NameId, OpRow> = HashMap::default();
-    for (k, n) in nodes.iter().enumerate().filter(|(_, n)| n.alive) {
+    // 5. Rows, one per name (row index per name id).
+    let mut table_op = NameMemo::new(trace, |name: &str| is_table_op(CpuKind::Op, name));
+    let mut row_of: Vec<u32> = Vec::new();
+    let mut rows: Vec<OpRow> = Vec::new();
+    for n in nodes.iter().filter(|n| n.alive) {
         let e = &cpu[n.cpu as usize];
         if e.start < window.start || e.start >= window.end {
             continue;
         }
-        let name = trace.name(e.name);
-        if !is_table_op(e.kind, name) {
+        if e.kind != CpuKind::Op || !table_op.get(e.name) {
             continue;
         }
-        let children_host: Ns = children(&nodes, k)
-            .map(|c| cpu[nodes[c as usize].cpu as usize].dur)
-            .sum();
-        let row = by_name.entry(e.name).or_insert_with(|| OpRow {
-            name: name.to_string(),
-            calls: 0,
-            host_self: 0,
-            host_total: 0,
-            device_self: 0,
-            device_total: 0,
-        });
+        let id = e.name.0 as usize;
+        if row_of.len() <= id {
+            row_of.resize(trace.names.len().max(id + 1), NONE);
+        }
+        if row_of[id] == NONE {
+            row_of[id] = rows.len() as u32;
+            rows.push(OpRow {
+                name: trace.name(e.name).to_string(),
+                calls: 0,
+                host_self: 0,
+                host_total: 0,
+                device_self: 0,
+                device_total: 0,
+            });
+        }
+        let row = &mut rows[row_of[id] as usize];
         row.calls += 1;
         row.host_total += e.dur;
-        row.host_self += e.dur - children_host - n.launch_host;
+        row.host_self += e.dur - n.children_host - n.launch_host;
         row.device_self += n.launch_device;
         row.device_total += n.device_total;
     }
-    let mut rows: Vec<OpRow> = by_name.into_values().collect();
     rows.sort_by(|a, b| {
         b.device_self
             .cmp(&a.device_self)

@@ -59,7 +59,7 @@
 //! union of those activities. Phases are listed depth-first, siblings by `gpu_time`
 //! descending, `(unannotated)` last.
 
-use crate::analysis::fast::HashMap;
+use crate::analysis::fast::{HashMap, NameMemo};
 
 use super::classify;
 use crate::model::{CpuKind, GpuEvent, GpuKind, Interval, IntervalSet, NameId, Ns, Trace, NONE};
@@ -109,8 +109,8 @@ pub struct Annotations {
     pub main_thread: Option<u32>,
     /// Per call: [first start, last end] of the device activities attributed to it or below.
     hull: Vec<Option<Interval>>,
-    /// Per thread: (start, instance) in start order.
-    by_thread: HashMap<u32, Vec<(Ns, u32)>>,
+    /// Per thread (index = thread): (start, instance) in start order.
+    by_thread: Vec<Vec<(Ns, u32)>>,
 }
 
 fn is_phase_event(kind: CpuKind, is_module: bool, name: &str) -> bool {
@@ -137,37 +137,45 @@ impl Annotations {
     pub fn build(trace: &Trace) -> Annotations {
         let cpu = &trace.cpu;
         // candidate calls per thread, autograd threads, backward op intervals
-        let mut cand: HashMap<u32, Vec<u32>> = HashMap::default();
-        let mut phase_name: HashMap<(NameId, u8, bool), bool> = HashMap::default();
-        let mut eval_fn: HashMap<NameId, bool> = HashMap::default();
+        // candidate calls per thread (index = thread), autograd threads, backward op intervals
+        let mut cand: Vec<Vec<u32>> = Vec::new();
         let mut backward_ops: HashMap<u32, Vec<Interval>> = HashMap::default();
         let mut step_thread: Option<u32> = None;
+        // per name: (ProfilerStep, autograd `evaluate_function`, phase if an operator)
+        let mut name_class = NameMemo::new(trace, |n: &str| {
+            (
+                n.starts_with(STEP_PREFIX),
+                n.starts_with(EVALUATE_FUNCTION),
+                is_phase_event(CpuKind::Op, false, n),
+            )
+        });
         for (i, e) in cpu.iter().enumerate() {
-            if matches!(e.kind, CpuKind::Op | CpuKind::UserAnnotation)
-                && step_thread.is_none()
-                && trace.name(e.name).starts_with(STEP_PREFIX)
-            {
-                step_thread = Some(e.thread);
-            }
-            if e.kind == CpuKind::Op {
-                let bw = *eval_fn
-                    .entry(e.name)
-                    .or_insert_with(|| trace.name(e.name).starts_with(EVALUATE_FUNCTION));
-                if bw {
-                    backward_ops.entry(e.thread).or_default().push(e.interval());
-                }
-            }
             if !matches!(
                 e.kind,
                 CpuKind::UserAnnotation | CpuKind::Op | CpuKind::PythonFunction
             ) {
                 continue;
             }
-            let is = *phase_name
-                .entry((e.name, e.kind as u8, e.is_module))
-                .or_insert_with(|| is_phase_event(e.kind, e.is_module, trace.name(e.name)));
+            let (step, eval_fn, op_phase) = name_class.get(e.name);
+            if e.kind != CpuKind::PythonFunction && step_thread.is_none() && step {
+                step_thread = Some(e.thread);
+            }
+            if e.kind == CpuKind::Op && eval_fn {
+                backward_ops.entry(e.thread).or_default().push(e.interval());
+            }
+            // [`is_phase_event`]
+            let is = !step
+                && match e.kind {
+                    CpuKind::Op => op_phase,
+                    CpuKind::PythonFunction => e.is_module,
+                    _ => true,
+                };
             if is {
-                cand.entry(e.thread).or_default().push(i as u32);
+                let t = e.thread as usize;
+                if cand.len() <= t {
+                    cand.resize_with(t + 1, Vec::new);
+                }
+                cand[t].push(i as u32);
             }
         }
         let backward_sets: HashMap<u32, IntervalSet> = backward_ops
@@ -175,11 +183,18 @@ impl Annotations {
             .map(|(t, v)| (t, IntervalSet::from_intervals(v)))
             .collect();
         let is_autograd = |t: u32| backward_sets.contains_key(&t);
-        let main_thread = step_thread.or_else(|| {
+        // threads with candidates, in id order
+        let cand_threads = || {
             cand.iter()
-                .filter(|(t, _)| !is_autograd(**t))
-                .max_by_key(|(t, v)| (v.len(), std::cmp::Reverse(**t)))
-                .map(|(t, _)| *t)
+                .enumerate()
+                .filter(|(_, v)| !v.is_empty())
+                .map(|(t, v)| (t as u32, v))
+        };
+        let main_thread = step_thread.or_else(|| {
+            cand_threads()
+                .filter(|&(t, _)| !is_autograd(t))
+                .max_by_key(|&(t, v)| (v.len(), std::cmp::Reverse(t)))
+                .map(|(t, _)| t)
         });
 
         let mut a = Annotations {
@@ -188,10 +203,10 @@ impl Annotations {
         };
         let mut path_index: HashMap<(u32, NameId), u32> = HashMap::default();
         // main thread first, then the others in id order (deterministic)
-        let mut threads: Vec<u32> = cand.keys().copied().collect();
+        let mut threads: Vec<u32> = cand_threads().map(|(t, _)| t).collect();
         threads.sort_by_key(|&t| (Some(t) != main_thread, t));
         for t in threads {
-            let list = &cand[&t];
+            let list = &cand[t as usize];
             let mut stack: Vec<u32> = Vec::new();
             let mut mine: Vec<(Ns, u32)> = Vec::with_capacity(list.len());
             for &ci in list {
@@ -241,7 +256,11 @@ impl Annotations {
                 mine.push((e.start, id));
                 stack.push(id);
             }
-            a.by_thread.insert(t, mine);
+            let t = t as usize;
+            if a.by_thread.len() <= t {
+                a.by_thread.resize_with(t + 1, Vec::new);
+            }
+            a.by_thread[t] = mine;
         }
 
         // attribution of device activities
@@ -317,7 +336,7 @@ impl Annotations {
     /// Innermost call of thread `t` containing `[start, end]`, walking up from the last call
     /// that started at or before `start` (calls of a thread are nested), or [`NONE`].
     fn innermost(&self, t: u32, start: Ns, end: Ns, cpu: &[crate::model::CpuEvent]) -> u32 {
-        let Some(list) = self.by_thread.get(&t) else {
+        let Some(list) = self.by_thread.get(t as usize) else {
             return NONE;
         };
         let i = list.partition_point(|&(s, _)| s <= start);
@@ -587,8 +606,9 @@ pub fn phases(trace: &Trace, ann: &Annotations, window: &Window) -> PhaseAnalysi
     let np = ann.paths.len();
     let unannotated = np; // extra slot
     let mut acc: Vec<Acc> = (0..=np).map(|_| Acc::default()).collect();
-    let mut inst_hull: HashMap<u32, Interval> = HashMap::default();
-    let mut comm_cache: HashMap<NameId, bool> = HashMap::default();
+    // per call: [first start, last end] of its counted device activities and below
+    let mut inst_hull: Vec<Option<Interval>> = vec![None; ann.instances.len()];
+    let mut comm_name = NameMemo::new(trace, classify::is_communication);
     let mut out = PhaseAnalysis::default();
 
     for (gi, g) in trace.gpu.iter().enumerate() {
@@ -597,10 +617,7 @@ pub fn phases(trace: &Trace, ann: &Annotations, window: &Window) -> PhaseAnalysi
         }
         out.activities += 1;
         out.device_time += g.dur;
-        let comm = g.kind == GpuKind::Kernel
-            && *comm_cache
-                .entry(g.name)
-                .or_insert_with(|| classify::is_communication(trace.name(g.name)));
+        let comm = g.kind == GpuKind::Kernel && comm_name.get(g.name);
         let bw = ann.backward.get(gi).copied().unwrap_or(false);
         out.has_backward |= bw;
         let inst = ann.activity_instance.get(gi).copied().unwrap_or(NONE);
@@ -623,10 +640,11 @@ pub fn phases(trace: &Trace, ann: &Annotations, window: &Window) -> PhaseAnalysi
         let iv = g.interval();
         let mut c = inst;
         while c != NONE {
-            inst_hull
-                .entry(c)
-                .and_modify(|h| *h = Interval::new(h.start.min(iv.start), h.end.max(iv.end)))
-                .or_insert(iv);
+            let h = &mut inst_hull[c as usize];
+            *h = Some(match *h {
+                Some(h) => Interval::new(h.start.min(iv.start), h.end.max(iv.end)),
+                None => iv,
+            });
             c = ann.instances[c as usize].parent;
         }
     }
@@ -640,8 +658,8 @@ pub fn phases(trace: &Trace, ann: &Annotations, window: &Window) -> PhaseAnalysi
             a.calls += 1;
             a.cpu += inside;
         }
-        if let Some(h) = inst_hull.get(&(i as u32)) {
-            acc[inst.path as usize].spans.push(*h);
+        if let Some(h) = inst_hull[i] {
+            acc[inst.path as usize].spans.push(h);
         }
     }
 

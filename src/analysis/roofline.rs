@@ -33,8 +33,7 @@
 //! (peak ÷ bandwidth), **compute-bound** otherwise. Achieved TFLOP/s and GB/s are FLOPs and
 //! bytes over the measured device time.
 
-use std::collections::HashMap;
-use std::hash::{BuildHasherDefault, Hasher};
+use super::fast::HashMap;
 
 use super::classify;
 use super::devices_db::{self, DeviceSpec};
@@ -529,32 +528,6 @@ pub fn op_cost(name: &str, dims: &[Arg], types: &[String], concrete: &[String]) 
     }
 }
 
-/// FxHash (rustc's): a fast hasher for the small integer keys of the roofline's tables.
-#[derive(Default)]
-struct Fx(u64);
-
-impl Hasher for Fx {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.write_u64(b as u64);
-        }
-    }
-    fn write_u32(&mut self, i: u32) {
-        self.write_u64(i as u64);
-    }
-    fn write_u64(&mut self, i: u64) {
-        self.0 = (self.0.rotate_left(5) ^ i).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
-    }
-    fn write_i32(&mut self, i: i32) {
-        self.write_u64(i as u32 as u64);
-    }
-}
-
-type FxMap<K, V> = HashMap<K, V, BuildHasherDefault<Fx>>;
-
 /// One operator instance on the roofline.
 #[derive(Clone, Debug, PartialEq)]
 pub struct OpPoint {
@@ -622,8 +595,8 @@ pub fn roofline(trace: &Trace, counts: &dyn Fn(u32) -> bool) -> Vec<OpPoint> {
         return Vec::new();
     }
     // formula ops per thread, outermost only
-    let mut cache: FxMap<(NameId, NameId, NameId, NameId), Option<OpCost>> = FxMap::default();
-    let mut per_thread: FxMap<u32, Vec<(Ns, Ns, u32, OpCost)>> = FxMap::default();
+    let mut cache: HashMap<(NameId, NameId, NameId, NameId), Option<OpCost>> = HashMap::default();
+    let mut per_thread: HashMap<u32, Vec<(Ns, Ns, u32, OpCost)>> = HashMap::default();
     // 0 = not looked at, 1 = has a formula, 2 = has none
     let mut formula: Vec<u8> = vec![0; trace.names.len()];
     for (i, e) in trace.cpu.iter().enumerate() {
@@ -663,9 +636,9 @@ pub fn roofline(trace: &Trace, counts: &dyn Fn(u32) -> bool) -> Vec<OpPoint> {
         }
         v.push((e.start, e.end(), i as u32, cost));
     }
-    let mut points: FxMap<u32, OpPoint> = FxMap::default();
-    let mut tc_name: FxMap<NameId, bool> = FxMap::default();
-    let mut specs: FxMap<i32, Option<&'static DeviceSpec>> = FxMap::default();
+    let mut points: HashMap<u32, OpPoint> = HashMap::default();
+    let mut tc_name: HashMap<NameId, bool> = HashMap::default();
+    let mut specs: HashMap<i32, Option<&'static DeviceSpec>> = HashMap::default();
     for (gi, g) in trace.gpu.iter().enumerate() {
         if g.kind != GpuKind::Kernel || g.launch == NONE || !counts(gi as u32) {
             continue;

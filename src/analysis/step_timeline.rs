@@ -30,6 +30,7 @@ use std::collections::BTreeMap;
 use super::classify::{self, KernelCategory};
 use super::fast::NameMemo;
 use super::steps::Step;
+use super::syncs::SyncKind;
 use crate::model::{GpuEvent, GpuKind, Interval, IntervalSet, NameId, Ns, Trace};
 
 /// Default cap on the events listed over all devices.
@@ -217,6 +218,17 @@ fn blocks_of(evs: &[Ev], threshold: Option<Ns>) -> Vec<Block> {
 /// The timeline of the representative step, with at most `max_events` blocks over all
 /// devices. `None` when there is no step or the trace has no device activity.
 pub fn step_timeline(trace: &Trace, steps: &[Step], max_events: usize) -> Option<StepTimeline> {
+    step_timeline_with(trace, steps, max_events, &super::syncs::sync_calls(trace))
+}
+
+/// [`step_timeline`] with the trace's sync calls already found
+/// ([`super::syncs::sync_calls`]).
+pub fn step_timeline_with(
+    trace: &Trace,
+    steps: &[Step],
+    max_events: usize,
+    syncs: &[(u32, SyncKind)],
+) -> Option<StepTimeline> {
     let idx = representative_step(steps)?;
     if !trace.gpu.iter().any(|g| g.is_activity()) {
         return None;
@@ -325,9 +337,9 @@ pub fn step_timeline(trace: &Trace, steps: &[Step], max_events: usize) -> Option
         });
     }
 
-    let host_syncs: Vec<SyncMark> = super::syncs::sync_calls(trace)
-        .into_iter()
-        .map(|(i, _)| &trace.cpu[i as usize])
+    let host_syncs: Vec<SyncMark> = syncs
+        .iter()
+        .map(|&(i, _)| &trace.cpu[i as usize])
         .filter(|c| overlaps(span, c.start, c.dur))
         .map(|c| {
             let (s, e) = clip(c.start, c.end());

@@ -109,11 +109,11 @@
 //! * Device work linked to its launch by a correlation id shared by several runtime calls
 //!   belongs to the first such call (the plugin keeps the last one parsed).
 
-use crate::analysis::fast::HashSet;
+use crate::analysis::fast::{HashSet, NameMemo};
 
 use super::classify;
 use crate::model::{
-    CpuKind, GpuKind, Interval, IntervalSet, Ns, SourceFormat, Trace, UnionBuilder, NONE,
+    CpuKind, GpuKind, Interval, IntervalSet, Ns, Remainder, SourceFormat, Trace, UnionBuilder, NONE,
 };
 use serde::Serialize;
 
@@ -246,8 +246,9 @@ struct HostStep {
 
 fn host_steps(trace: &Trace) -> (Vec<HostStep>, bool) {
     let mut steps: Vec<HostStep> = Vec::new();
+    let mut is_step = NameMemo::new(trace, |n: &str| n.starts_with(STEP_PREFIX));
     for e in &trace.cpu {
-        if !matches!(e.kind, CpuKind::Op | CpuKind::UserAnnotation) {
+        if !matches!(e.kind, CpuKind::Op | CpuKind::UserAnnotation) || !is_step.get(e.name) {
             continue;
         }
         let name = trace.name(e.name);
@@ -360,6 +361,7 @@ fn extend_and_trim(
 
     // Two-way merge of launching calls (in start order) against the host steps.
     let mut i_step = 0;
+    let mut child = 0;
     let mut cur: Option<Interval> = None;
     let mut launches = trace
         .cpu
@@ -376,9 +378,12 @@ fn extend_and_trim(
             // Before this step, or straddling its end: belongs to no step.
             launches.next();
         } else if rt.end() <= step.end {
+            // launching calls come in index order: a cursor finds their children
             let ci = ci as u32;
-            let first = children.partition_point(|&(l, _)| l < ci);
-            for &(_, gi) in children[first..].iter().take_while(|&&(l, _)| l == ci) {
+            while children.get(child).is_some_and(|&(l, _)| l < ci) {
+                child += 1;
+            }
+            for &(_, gi) in children[child..].iter().take_while(|&&(l, _)| l == ci) {
                 let g = &trace.gpu[gi as usize];
                 let iv = g.interval();
                 cur = Some(match cur {
@@ -463,16 +468,24 @@ fn role_sets(trace: &Trace) -> [IntervalSet; 7] {
     let mut roles: [UnionBuilder; 7] = std::array::from_fn(|_| UnionBuilder::new());
     let (kernel, memcpy, memset, comm, runtime, dataloader, cpu_exec) = (0, 1, 2, 3, 4, 5, 6);
 
+    // what a host span's name says: (DataLoader, ProfilerStep, host collective)
+    let mut name_class = NameMemo::new(trace, |name: &str| {
+        (
+            is_dataloader(name),
+            name.starts_with(STEP_PREFIX),
+            is_host_collective(name),
+        )
+    });
     let mut comm_ext: HashSet<u64> = HashSet::default();
     for e in &trace.cpu {
         match e.kind {
             CpuKind::Op | CpuKind::UserAnnotation | CpuKind::Python => {
-                let name = trace.name(e.name);
-                let role = if e.kind != CpuKind::Python && is_dataloader(name) {
+                let (is_dl, is_step, is_collective) = name_class.get(e.name);
+                let role = if e.kind != CpuKind::Python && is_dl {
                     dataloader
-                } else if e.kind != CpuKind::Python && name.starts_with(STEP_PREFIX) {
+                } else if e.kind != CpuKind::Python && is_step {
                     continue;
-                } else if is_host_collective(name) {
+                } else if is_collective {
                     if e.external_id != 0 {
                         comm_ext.insert(e.external_id);
                     }
@@ -487,21 +500,20 @@ fn role_sets(trace: &Trace) -> [IntervalSet; 7] {
         }
     }
 
-    let mut comm_name: crate::analysis::fast::HashMap<crate::model::NameId, bool> =
-        Default::default();
+    let mut comm_name = NameMemo::new(trace, classify::is_communication);
     for g in &trace.gpu {
         let role = match g.kind {
             GpuKind::Kernel => {
-                let by_name = *comm_name
-                    .entry(g.name)
-                    .or_insert_with(|| classify::is_communication(trace.name(g.name)));
-                let launch_ext = if g.launch != NONE {
-                    trace.cpu[g.launch as usize].external_id
-                } else {
-                    0
+                let by_name = comm_name.get(g.name);
+                let by_op = !comm_ext.is_empty() && {
+                    let launch_ext = if g.launch != NONE {
+                        trace.cpu[g.launch as usize].external_id
+                    } else {
+                        0
+                    };
+                    (g.external_id != 0 && comm_ext.contains(&g.external_id))
+                        || (launch_ext != 0 && comm_ext.contains(&launch_ext))
                 };
-                let by_op = (g.external_id != 0 && comm_ext.contains(&g.external_id))
-                    || (launch_ext != 0 && comm_ext.contains(&launch_ext));
                 if by_name || by_op {
                     comm
                 } else {
@@ -519,16 +531,8 @@ fn role_sets(trace: &Trace) -> [IntervalSet; 7] {
 
 /// Splits one step by the priority rule.
 fn breakdown(roles: &[IntervalSet; 7], span: Interval) -> Breakdown {
-    let mut free = IntervalSet::from_intervals([span]);
-    let mut parts: [Ns; 7] = [0; 7];
-    for (part, role) in parts.iter_mut().zip(roles) {
-        if free.is_empty() {
-            break;
-        }
-        let taken = role.clip(span).intersect(&free);
-        *part = taken.total();
-        free = free.subtract(&taken);
-    }
+    let mut free = Remainder::new(span);
+    let parts: [Ns; 7] = std::array::from_fn(|k| free.take(&roles[k]));
     Breakdown {
         kernel: parts[0],
         memcpy: parts[1],

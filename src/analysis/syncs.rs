@@ -22,7 +22,7 @@
 //! for a call made while the device was already idle, the part of the gap it covers).
 //! Calls are grouped into **sites** by (outer op, inner op, annotation, call name).
 
-use crate::analysis::fast::HashMap;
+use crate::analysis::fast::{HashMap, NameMemo};
 
 use super::gaps::GapAnalysis;
 use super::steps::Step;
@@ -110,26 +110,22 @@ fn is_host_call(kind: CpuKind) -> bool {
 
 /// Every sync call of the trace: (index in `trace.cpu`, kind), in start order.
 pub fn sync_calls(trace: &Trace) -> Vec<(u32, SyncKind)> {
+    let mut pageable_name = NameMemo::new(trace, is_pageable_dtoh);
     let mut pageable: Vec<u32> = trace
         .gpu
         .iter()
-        .filter(|g| {
-            g.kind == GpuKind::Memcpy && g.launch != NONE && is_pageable_dtoh(trace.name(g.name))
-        })
+        .filter(|g| g.kind == GpuKind::Memcpy && g.launch != NONE && pageable_name.get(g.name))
         .map(|g| g.launch)
         .collect();
     pageable.sort_unstable();
     pageable.dedup();
-    let mut kind_by_name: HashMap<crate::model::NameId, Option<SyncKind>> = HashMap::default();
+    let mut kind_by_name = NameMemo::new(trace, sync_kind);
     let mut out = Vec::new();
     for (i, e) in trace.cpu.iter().enumerate() {
         if !is_host_call(e.kind) {
             continue;
         }
-        let k = *kind_by_name
-            .entry(e.name)
-            .or_insert_with(|| sync_kind(trace.name(e.name)));
-        let k = k.or_else(|| {
+        let k = kind_by_name.get(e.name).or_else(|| {
             pageable
                 .binary_search(&(i as u32))
                 .is_ok()
@@ -288,9 +284,21 @@ pub fn analyze_syncs(
     steps: &[Step],
     gaps: &GapAnalysis,
 ) -> SyncAnalysis {
+    analyze_syncs_with(trace, mask, steps, gaps, &sync_calls(trace))
+}
+
+/// [`analyze_syncs`] with the trace's sync calls already found ([`sync_calls`]).
+pub fn analyze_syncs_with(
+    trace: &Trace,
+    mask: &IntervalSet,
+    steps: &[Step],
+    gaps: &GapAnalysis,
+    syncs: &[(u32, SyncKind)],
+) -> SyncAnalysis {
     let sp = mask.spans();
-    let calls: Vec<(u32, SyncKind)> = sync_calls(trace)
-        .into_iter()
+    let calls: Vec<(u32, SyncKind)> = syncs
+        .iter()
+        .copied()
         .filter(|&(i, _)| {
             let s = trace.cpu[i as usize].start;
             let k = sp.partition_point(|m| m.start <= s);

@@ -31,7 +31,7 @@
 use std::collections::BTreeMap;
 
 use super::classify;
-use super::fast::NameMemo;
+use super::fast::{NameMemo, RunMap};
 use crate::model::{GpuEvent, GpuKind, Interval, NameId, Ns, Trace, UnionBuilder};
 
 /// One device's split.
@@ -139,14 +139,17 @@ pub fn gpu_timeline_auto(trace: &Trace, window: Option<Interval>) -> Vec<GpuTime
         return gpu_timeline_with(trace, window, true);
     }
     let linked = gpu_timeline(trace, window);
-    let mut active: Vec<i64> = trace
-        .gpu
-        .iter()
-        .filter(|g| g.is_activity() && window.map_or(true, |w| overlaps(g.interval(), w)))
-        .map(|g| g.device as i64)
-        .collect();
-    active.sort_unstable();
-    active.dedup();
+    // the devices that ran work in the window (a few)
+    let mut active: Vec<i64> = Vec::new();
+    for g in &trace.gpu {
+        let d = g.device as i64;
+        if g.is_activity()
+            && !active.contains(&d)
+            && window.map_or(true, |w| overlaps(g.interval(), w))
+        {
+            active.push(d);
+        }
+    }
     if active.iter().all(|d| linked.iter().any(|t| t.device == *d)) {
         linked
     } else {
@@ -180,7 +183,7 @@ pub fn gpu_timeline_with(
     window: Option<Interval>,
     include_unlinked: bool,
 ) -> Vec<GpuTimeline> {
-    let mut devices: BTreeMap<i64, DeviceAcc> = BTreeMap::new();
+    let mut devices: RunMap<i64, DeviceAcc> = RunMap::default();
     let mut unlinked: BTreeMap<i64, u64> = BTreeMap::new();
     let mut flags = NameMemo::new(trace, name_flags);
     for g in &trace.gpu {
@@ -198,7 +201,7 @@ pub fn gpu_timeline_with(
             *unlinked.entry(g.device as i64).or_default() += 1;
             continue;
         }
-        let acc = devices.entry(g.device as i64).or_insert_with(|| DeviceAcc {
+        let acc = devices.get_or_insert_with(g.device as i64, || DeviceAcc {
             first: Ns::MAX,
             last: Ns::MIN,
             ..DeviceAcc::default()
@@ -213,17 +216,20 @@ pub fn gpu_timeline_with(
         }
     }
     devices
+        .into_sorted()
         .into_iter()
         .map(|(device, acc)| {
             let comp = acc.comp.finish();
             let comm = acc.comm.finish();
             let memcpy = acc.memcpy.finish();
-            let all = comp.union(&comm).union(&memcpy);
-            let exposed_comm = comm.subtract(&comp).total();
-            let exposed_memcpy = memcpy.subtract(&comp).subtract(&comm).total();
+            // measured, not built: exposed = own − covered by higher classes
+            let comp_comm = comp.union(&comm);
+            let memcpy_covered = memcpy.overlap_total(&comp_comm);
+            let exposed_comm = comm.total() - comm.overlap_total(&comp);
+            let exposed_memcpy = memcpy.total() - memcpy_covered;
             let span = Interval::new(acc.first, acc.last);
             let total = span.len();
-            let busy = all.total();
+            let busy = comp_comm.total() + memcpy.total() - memcpy_covered;
             GpuTimeline {
                 device,
                 total,

@@ -24,19 +24,29 @@ pub const LOW_OCCUPANCY_PCT: f64 = 30.0;
 /// Share of kernel time in low-occupancy kernels above which `low-occupancy` fires.
 pub const LOW_OCCUPANCY_SHARE: f64 = 0.10;
 
+/// Category and tensor-core use of a kernel name.
+type KernelClass = (KernelCategory, bool);
+
+fn kernel_class(name: &str) -> KernelClass {
+    (
+        classify::categorize(name),
+        classify::uses_tensor_cores(name),
+    )
+}
+
 /// Which device activities a device-side rule has already claimed.
-pub struct Claims {
+pub struct Claims<'t> {
     claimed: Vec<bool>,
     /// Kernels of the window (indices in `trace.gpu`), in start order.
     pub kernels: Vec<u32>,
     /// Their total duration, ns.
     pub kernel_time: Ns,
-    class: HashMap<NameId, (KernelCategory, bool)>,
+    class: NameMemo<'t, KernelClass, fn(&str) -> KernelClass>,
 }
 
-impl Claims {
+impl<'t> Claims<'t> {
     /// No claims yet; the window's kernels.
-    pub fn new(f: &Facts) -> Claims {
+    pub fn new(f: &Facts<'t>) -> Claims<'t> {
         let kernels: Vec<u32> = f
             .trace
             .gpu
@@ -50,15 +60,12 @@ impl Claims {
             claimed: vec![false; f.trace.gpu.len()],
             kernels,
             kernel_time,
-            class: HashMap::default(),
+            class: NameMemo::new(f.trace, kernel_class),
         }
     }
     /// Category and tensor-core use of a kernel name.
-    pub fn class(&mut self, trace: &Trace, name: NameId) -> (KernelCategory, bool) {
-        *self.class.entry(name).or_insert_with(|| {
-            let n = trace.name(name);
-            (classify::categorize(n), classify::uses_tensor_cores(n))
-        })
+    pub fn class(&mut self, name: NameId) -> KernelClass {
+        self.class.get(name)
     }
     /// True when not claimed yet.
     pub fn free(&self, gi: u32) -> bool {
@@ -130,9 +137,32 @@ pub fn is_fallback_kernel(name: &str) -> bool {
 }
 
 fn op_name<'a>(f: &'a Facts<'a>, gi: u32) -> Option<&'a str> {
+    op_name_id(f, gi).map(|n| f.trace.name(n))
+}
+
+/// Name of the operator that launched a device activity, if any.
+fn op_name_id(f: &Facts, gi: u32) -> Option<NameId> {
     f.trace
         .owner_op_of(&f.trace.gpu[gi as usize])
-        .map(|o| f.trace.name(f.trace.cpu[o as usize].name))
+        .map(|o| f.trace.cpu[o as usize].name)
+}
+
+/// Totals per launching operator ([`op_name_id`]) as totals per name, `(no operator)` for
+/// kernels without one: counted by id in the loops, named once.
+fn by_op_name<V: Copy + Default + std::ops::AddAssign>(
+    trace: &Trace,
+    by_id: HashMap<Option<NameId>, V>,
+) -> Vec<(String, V)> {
+    let mut by_name: HashMap<&str, V> = HashMap::default();
+    for (id, v) in by_id {
+        *by_name
+            .entry(id.map_or("(no operator)", |n| trace.name(n)))
+            .or_default() += v;
+    }
+    by_name
+        .into_iter()
+        .map(|(n, v)| (n.to_string(), v))
+        .collect()
 }
 
 fn fallback_kernel(f: &Facts, claims: &mut Claims) -> Option<Finding> {
@@ -310,7 +340,8 @@ fn fp32_matmul(f: &Facts, claims: &mut Claims) -> Option<Finding> {
     let mut total: Ns = 0;
     let mut raw_ns: f64 = 0.0;
     let mut by_kernel: HashMap<NameId, (u64, Ns)> = HashMap::default();
-    let mut by_op: HashMap<String, Ns> = HashMap::default();
+    let mut by_op: HashMap<Option<NameId>, Ns> = HashMap::default();
+    let mut fp64 = NameMemo::new(trace, is_fp64);
     let mut spec_used: Option<&'static DeviceSpec> = None;
     let mut any_unknown = false;
     let kernels = claims.kernels.clone();
@@ -319,7 +350,7 @@ fn fp32_matmul(f: &Facts, claims: &mut Claims) -> Option<Finding> {
             continue;
         }
         let g = &trace.gpu[gi as usize];
-        let (cat, tc) = claims.class(trace, g.name);
+        let (cat, tc) = claims.class(g.name);
         if tc || !matches!(cat, KernelCategory::Gemm | KernelCategory::Conv) {
             continue;
         }
@@ -329,7 +360,7 @@ fn fp32_matmul(f: &Facts, claims: &mut Claims) -> Option<Finding> {
                 .map(|d| (devices_db::has_tensor_cores(d), devices_db::lookup(d)))
                 .unwrap_or((None, None))
         });
-        if has_tc != Some(true) || is_fp64(trace.name(g.name)) {
+        if has_tc != Some(true) || fp64.get(g.name) {
             continue;
         }
         claims.take(gi);
@@ -347,9 +378,7 @@ fn fp32_matmul(f: &Facts, claims: &mut Claims) -> Option<Finding> {
         let x = by_kernel.entry(g.name).or_default();
         x.0 += 1;
         x.1 += g.dur;
-        *by_op
-            .entry(op_name(f, gi).unwrap_or("(no operator)").to_string())
-            .or_default() += g.dur;
+        *by_op.entry(op_name_id(f, gi)).or_default() += g.dur;
     }
     let kt = claims.kernel_time;
     if total == 0 || kt == 0 || (total as f64) < FP32_SHARE * kt as f64 {
@@ -387,7 +416,7 @@ fn fp32_matmul(f: &Facts, claims: &mut Claims) -> Option<Finding> {
             fmt_ns(*t as f64)
         ));
     }
-    let mut os: Vec<(String, Ns)> = by_op.into_iter().collect();
+    let mut os = by_op_name(trace, by_op);
     os.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
     let ops: Vec<String> = os
         .iter()
@@ -503,7 +532,7 @@ fn small_kernels(f: &Facts, claims: &mut Claims) -> Option<Finding> {
     let trace = f.trace;
     let is_small = |claims: &mut Claims, gi: u32| {
         let g = &trace.gpu[gi as usize];
-        let (cat, _) = claims.class(trace, g.name);
+        let (cat, _) = claims.class(g.name);
         g.dur < SMALL_KERNEL
             && claims.free(gi)
             && matches!(
@@ -527,7 +556,7 @@ fn small_kernels(f: &Facts, claims: &mut Claims) -> Option<Finding> {
     let mut saved: Ns = 0;
     let mut runs: u64 = 0;
     let mut seqs: HashMap<Vec<NameId>, (u64, u32, u32)> = HashMap::default();
-    let mut by_op: HashMap<String, u64> = HashMap::default();
+    let mut by_op: HashMap<Option<NameId>, u64> = HashMap::default();
     for k in keys {
         let list = &streams[&k];
         let mut run: Vec<u32> = Vec::new();
@@ -554,9 +583,7 @@ fn small_kernels(f: &Facts, claims: &mut Claims) -> Option<Finding> {
             if is_small(claims, gi) {
                 small_count += 1;
                 small_time += trace.gpu[gi as usize].dur;
-                *by_op
-                    .entry(op_name(f, gi).unwrap_or("(no operator)").to_string())
-                    .or_default() += 1;
+                *by_op.entry(op_name_id(f, gi)).or_default() += 1;
                 run.push(gi);
             } else {
                 flush(&mut run, claims);
@@ -592,7 +619,7 @@ fn small_kernels(f: &Facts, claims: &mut Claims) -> Option<Finding> {
             end - g.start,
         ));
     }
-    let mut ov: Vec<(String, u64)> = by_op.into_iter().collect();
+    let mut ov = by_op_name(trace, by_op);
     ov.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
     let ops: Vec<String> = ov
         .iter()
@@ -674,13 +701,14 @@ fn low_occupancy(f: &Facts, claims: &mut Claims) -> Option<Finding> {
         .enumerate()
         .map(|(i, k)| (k.name.as_str(), i))
         .collect();
+    let mut row_of = NameMemo::new(trace, |n: &str| names.get(n).copied());
     let mut raw_ns: f64 = 0.0;
     let mut underfilled: Ns = 0;
     let mut first: Vec<Option<u32>> = vec![None; low.len()];
     let kernels = claims.kernels.clone();
     for gi in kernels {
         let g = &trace.gpu[gi as usize];
-        let Some(&i) = names.get(trace.name(g.name)) else {
+        let Some(i) = row_of.get(g.name) else {
             continue;
         };
         if first[i].is_none() {

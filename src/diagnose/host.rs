@@ -695,9 +695,17 @@ fn gpu_idle_gaps(f: &Facts) -> Option<Finding> {
         }
     }
     // the longest gaps of the primary device, with what the host did
+    // (a device's gaps are disjoint: starts break every tie, so the top five are unique)
+    let longer = |a: &&crate::analysis::gaps::Gap, b: &&crate::analysis::gaps::Gap| {
+        b.len().cmp(&a.len()).then(a.start.cmp(&b.start))
+    };
     let mut longest: Vec<&crate::analysis::gaps::Gap> = primary.gaps.iter().collect();
-    longest.sort_by(|a, b| b.len().cmp(&a.len()).then(a.start.cmp(&b.start)));
-    for g in longest.iter().take(5) {
+    if longest.len() > 5 {
+        longest.select_nth_unstable_by(4, longer);
+        longest.truncate(5);
+    }
+    longest.sort_by(longer);
+    for g in &longest {
         let host = host_span_in(f, g.thread, Interval::new(g.start, g.end))
             .map(|i| f.trace.name(f.trace.cpu[i as usize].name).to_string());
         let name = match host {

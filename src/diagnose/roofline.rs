@@ -31,8 +31,12 @@ struct Agg {
 
 /// Roofline findings.
 pub fn rules(f: &Facts, claims: &mut Claims) -> Vec<Finding> {
-    let in_window: std::collections::HashSet<u32> = claims.kernels.iter().copied().collect();
-    let points = roofline::roofline(f.trace, &|gi| in_window.contains(&gi));
+    // per device activity: a kernel of the window
+    let mut in_window = vec![false; f.trace.gpu.len()];
+    for &k in &claims.kernels {
+        in_window[k as usize] = true;
+    }
+    let points = roofline::roofline(f.trace, &|gi| in_window[gi as usize]);
     if points.is_empty() {
         return Vec::new();
     }

@@ -144,6 +144,21 @@ impl IntervalSet {
         IntervalSet { spans: out }
     }
 
+    /// Length of the intersection with another set, without building it.
+    pub fn overlap_total(&self, other: &IntervalSet) -> Ns {
+        let (mut i, mut j, mut total) = (0, 0, 0);
+        while i < self.spans.len() && j < other.spans.len() {
+            let (a, b) = (self.spans[i], other.spans[j]);
+            total += a.overlap(&b);
+            if a.end < b.end {
+                i += 1;
+            } else {
+                j += 1;
+            }
+        }
+        total
+    }
+
     /// This set minus another.
     pub fn subtract(&self, other: &IntervalSet) -> IntervalSet {
         let mut out = Vec::new();
@@ -210,6 +225,132 @@ impl IntervalSet {
     }
 }
 
+/// What is left of one interval while sets take their parts of it in priority order: each
+/// [`Remainder::take`] gets only the time no earlier take got, so the takes and the final
+/// [`Remainder::total`] sum exactly to the interval's length.
+///
+/// The same as clipping each set to the interval, intersecting with what is left and
+/// subtracting the result, without building those sets: [`Remainder::reset`] reuses the
+/// buffers, so a loop over many intervals (one per gap, per step) allocates nothing.
+#[derive(Clone, Debug, Default)]
+pub struct Remainder {
+    /// What is left, sorted and disjoint.
+    free: Vec<Interval>,
+    /// Scratch for the next `free`.
+    next: Vec<Interval>,
+}
+
+impl Remainder {
+    /// All of `iv` is left.
+    pub fn new(iv: Interval) -> Self {
+        let mut r = Remainder::default();
+        r.reset(iv);
+        r
+    }
+
+    /// Starts over: all of `iv` is left (nothing when it is empty).
+    pub fn reset(&mut self, iv: Interval) {
+        self.free.clear();
+        if !iv.is_empty() {
+            self.free.push(iv);
+        }
+    }
+
+    /// True when nothing is left.
+    pub fn is_empty(&self) -> bool {
+        self.free.is_empty()
+    }
+
+    /// Length left, ns.
+    pub fn total(&self) -> Ns {
+        self.free.iter().map(|i| i.len()).sum()
+    }
+
+    /// Removes the part of what is left that `set` covers; returns its length.
+    pub fn take(&mut self, set: &IntervalSet) -> Ns {
+        self.take_from(set, &mut 0)
+    }
+
+    /// [`Remainder::take`] for a caller that takes from the same set over and over, at
+    /// times that only move forward (the gaps of a device, in time order): `cursor` is where
+    /// the search of `set` starts and is left where the next one should start. Any value is
+    /// correct (a cursor past the interval's start is ignored); a fresh one is 0.
+    pub fn take_from(&mut self, set: &IntervalSet, cursor: &mut usize) -> Ns {
+        let (Some(first), Some(last)) = (self.free.first(), self.free.last()) else {
+            return 0;
+        };
+        let spans = set.spans();
+        let from = match *cursor {
+            c if c <= spans.len() && (c == 0 || spans[c - 1].end <= first.start) => c,
+            _ => 0,
+        };
+        let mut j = gallop(spans, from, |s| s.end <= first.start);
+        *cursor = j;
+        if j == spans.len() || spans[j].start >= last.end {
+            return 0;
+        }
+        self.next.clear();
+        let mut taken = 0;
+        let mut i = 0;
+        while i < self.free.len() {
+            if j == spans.len() {
+                self.next.extend_from_slice(&self.free[i..]);
+                break;
+            }
+            // pieces that end before the next span starts keep whole
+            let next_start = spans[j].start;
+            if self.free[i].end <= next_start {
+                let k = gallop(&self.free, i + 1, |f| f.end <= next_start);
+                self.next.extend_from_slice(&self.free[i..k]);
+                i = k;
+                continue;
+            }
+            let f = self.free[i];
+            let mut cur = f.start;
+            j = gallop(spans, j, |s| s.end <= cur);
+            for b in &spans[j..] {
+                if b.start >= f.end {
+                    break;
+                }
+                if b.start > cur {
+                    self.next.push(Interval::new(cur, b.start));
+                }
+                taken += b.end.min(f.end) - b.start.max(cur);
+                cur = b.end;
+                if cur >= f.end {
+                    break;
+                }
+            }
+            if cur < f.end {
+                self.next.push(Interval::new(cur, f.end));
+            }
+            i += 1;
+        }
+        std::mem::swap(&mut self.free, &mut self.next);
+        taken
+    }
+}
+
+/// First index at or after `from` where `pred` fails, for a `pred` that holds on a prefix of
+/// `v` (e.g. "ends by t" over sorted spans): a galloping search, a few steps when the answer
+/// is near `from`, logarithmic when it is far.
+fn gallop<T>(v: &[T], from: usize, pred: impl Fn(&T) -> bool) -> usize {
+    let mut lo = from;
+    let mut step = 1;
+    while lo < v.len() && pred(&v[lo]) {
+        // the answer is past `lo`
+        let probe = lo + step;
+        if probe < v.len() && pred(&v[probe]) {
+            lo = probe + 1;
+            step *= 2;
+        } else {
+            let hi = probe.min(v.len());
+            return lo + 1 + v[lo + 1..hi].partition_point(&pred);
+        }
+    }
+    lo
+}
+
 /// Builds an [`IntervalSet`] one interval at a time ([`IntervalSet::from_intervals`] without
 /// a collected input): while intervals arrive in start order they are merged with the last
 /// span right away, so the buffer holds the union, not every interval; an interval out of
@@ -263,9 +404,12 @@ impl UnionBuilder {
     /// The union of everything pushed.
     pub fn finish(self) -> IntervalSet {
         let mut v = self.spans;
-        if !self.sorted {
-            v.sort_unstable();
+        if self.sorted {
+            // merged as they came: already disjoint, non-adjacent and sorted
+            v.shrink_to_fit();
+            return IntervalSet { spans: v };
         }
+        v.sort_unstable();
         IntervalSet::from_sorted(v)
     }
 }
@@ -307,6 +451,8 @@ mod tests {
             ]
         );
         assert_eq!(a.subtract(&b).total() + a.intersect(&b).total(), a.total());
+        assert_eq!(a.overlap_total(&b), a.intersect(&b).total());
+        assert_eq!(b.overlap_total(&a), a.intersect(&b).total());
         assert_eq!(a.union(&b).total(), 40);
     }
 
@@ -316,6 +462,54 @@ mod tests {
         assert_eq!(a.covered_within(Interval::new(5, 25)), 10);
         assert_eq!(a.clip(Interval::new(5, 25)).total(), 10);
         assert_eq!(a.covered_within(Interval::new(40, 50)), 0);
+    }
+
+    #[test]
+    fn remainder_takes_like_clip_intersect_subtract() {
+        // a small deterministic generator: sets of up to 12 random intervals in [0, 100)
+        let mut x: u64 = 0x2545_f491_4f6c_dd1d;
+        let mut next = |m: i64| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            (x % m as u64) as i64
+        };
+        for _ in 0..500 {
+            let sets: Vec<IntervalSet> = (0..4)
+                .map(|_| {
+                    let n = next(12);
+                    IntervalSet::from_intervals((0..n).map(|_| {
+                        let a = next(100);
+                        Interval::new(a, a + next(20))
+                    }))
+                })
+                .collect();
+            let a = next(100);
+            let span = Interval::new(a, a + next(60));
+            let mut free = IntervalSet::from_intervals([span]);
+            let mut r = Remainder::new(span);
+            for set in &sets {
+                let got = set.clip(span).intersect(&free);
+                free = free.subtract(&got);
+                // any cursor gives the same result
+                let mut cursor = next(set.spans().len() as i64 + 2) as usize;
+                assert_eq!(r.take_from(set, &mut cursor), got.total());
+                assert_eq!(r.free, free.spans());
+            }
+            assert_eq!(r.total(), free.total());
+            assert_eq!(r.is_empty(), free.is_empty());
+        }
+    }
+
+    #[test]
+    fn gallop_finds_the_end_of_a_prefix() {
+        let v: Vec<i64> = (0..100).collect();
+        for from in 0..=100 {
+            for t in -1..=101 {
+                let want = (t.max(0) as usize).clamp(from, 100);
+                assert_eq!(gallop(&v, from, |&x| x < t), want, "from {from} t {t}");
+            }
+        }
     }
 
     #[test]

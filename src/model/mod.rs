@@ -16,7 +16,7 @@ pub mod intervals;
 use std::collections::HashMap;
 
 pub use intern::{Interner, NameId};
-pub use intervals::{Interval, IntervalSet, UnionBuilder};
+pub use intervals::{Interval, IntervalSet, Remainder, UnionBuilder};
 
 /// Time in nanoseconds.
 pub type Ns = i64;

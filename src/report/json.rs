@@ -12,7 +12,11 @@ impl Renderer for Json {
         _opts: &RenderOptions,
         out: &mut dyn std::io::Write,
     ) -> std::io::Result<()> {
-        serde_json::to_writer_pretty(&mut *out, report)?;
-        writeln!(out)
+        // serialized into a vector first: through `dyn Write`, every piece of punctuation
+        // and indentation would be a dynamic call
+        let mut buf = Vec::with_capacity(1 << 16);
+        serde_json::to_writer_pretty(&mut buf, report)?;
+        buf.push(b'\n');
+        out.write_all(&buf)
     }
 }
