@@ -333,9 +333,7 @@ struct Timings(Option<std::time::Instant>);
 
 impl Timings {
     fn from_env() -> Self {
-        Timings(
-            std::env::var_os("STALLSCOPE_TIMINGS").map(|_| std::time::Instant::now()),
-        )
+        Timings(std::env::var_os("STALLSCOPE_TIMINGS").map(|_| std::time::Instant::now()))
     }
     fn lap(&mut self, phase: &str) {
         if let Some(t) = &mut self.0 {
