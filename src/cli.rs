@@ -158,7 +158,7 @@ struct AnalyzeArgs {
 
     /// Parser and analysis threads per file (default: all cores; 1 runs the analyses one
     /// after another; for a folder, the cores are shared by the jobs).
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", value_parser = parse_threads)]
     threads: Option<usize>,
 
     /// Folder: rank files loaded and analysed at once (default: 2 or the number of cores,
@@ -197,6 +197,16 @@ pub fn sort_ops(r: &mut Report, key: OpSort) {
         OpSort::HostTotal => r.ops.sort_by(|a, b| desc(a.host_total_us, b.host_total_us)),
         OpSort::Calls => r.ops.sort_by_key(|o| std::cmp::Reverse(o.calls)),
         OpSort::Name => r.ops.sort_by(|a, b| a.name.cmp(&b.name)),
+    }
+}
+
+/// `--threads N`: a positive count (0 used to mean one parser thread, unlike the analyses'
+/// "automatic"; leave the flag out for all cores).
+fn parse_threads(s: &str) -> Result<usize, String> {
+    match s.parse::<usize>() {
+        Ok(0) => Err("must be at least 1 (leave --threads out to use every core)".into()),
+        Ok(n) => Ok(n),
+        Err(e) => Err(e.to_string()),
     }
 }
 
@@ -618,7 +628,7 @@ struct PhasesArgs {
     format: PhasesFormat,
 
     /// Parser threads (default: all cores).
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", value_parser = parse_threads)]
     threads: Option<usize>,
 
     /// Analyze what was read from a truncated file instead of failing.
@@ -643,7 +653,7 @@ struct SliceArgs {
     output: PathBuf,
 
     /// Parser threads for the first reading (default: all cores).
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", value_parser = parse_threads)]
     threads: Option<usize>,
 
     /// Do not print reading warnings on stderr.

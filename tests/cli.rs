@@ -293,3 +293,34 @@ fn truncated_file_can_be_analyzed_on_request() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("warning"));
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// `--threads 0` is refused (it used to mean one parser thread while the analyses read 0 as
+/// "automatic"), and the memory-mapped read, the buffered read and the timings knob give the
+/// same report.
+#[test]
+fn threads_zero_is_refused_and_read_knobs_keep_the_report() {
+    let p = common::sample("h100_kineto_2026_format.json");
+    let p = p.to_str().unwrap();
+    let out = stallscope(&["analyze", p, "--threads", "0"]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("at least 1"), "{err}");
+    let run = |env: &[(&str, &str)]| {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_stallscope"));
+        c.args(["analyze", p, "--format", "json"]);
+        for (k, v) in env {
+            c.env(k, v);
+        }
+        let o = c.output().expect("run stallscope");
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        (o.stdout, String::from_utf8_lossy(&o.stderr).into_owned())
+    };
+    let (mapped, _) = run(&[]);
+    let (read, _) = run(&[("STALLSCOPE_NO_MMAP", "1"), ("STALLSCOPE_NO_AVX2", "1")]);
+    let (timed, stderr) = run(&[("STALLSCOPE_TIMINGS", "1")]);
+    assert_eq!(mapped, read);
+    assert_eq!(mapped, timed);
+    for phase in ["load", "analyze", "diagnose+report", "render"] {
+        assert!(stderr.contains(&format!("timing: {phase} ")), "{stderr}");
+    }
+}
