@@ -1,83 +1,12 @@
 //! Small helpers that keep the analyses fast on large traces.
 //!
-//! * [`HashMap`] / [`HashSet`]: the standard tables with a multiplicative hasher instead of
-//!   SipHash. Keys here are trace data (event indices, name ids, thread and stream ids, short
-//!   names), not attacker-chosen input, and SipHash was the largest single cost of the analyses
-//!   (~115 instructions per lookup). The hasher is deterministic, so table iteration order no
-//!   longer changes between runs (every output is sorted anyway).
+//! * [`HashMap`] / [`HashSet`]: the model's fast tables ([`crate::model::fasthash`]),
+//!   re-exported for the analyses.
 //! * [`NameMemo`]: a name classification (`&str → T`) computed once per interned name and read
 //!   by index afterwards, for rules that classify every event by its name.
 
-use std::hash::{BuildHasherDefault, Hasher};
-
+pub use crate::model::fasthash::{FastHasher, HashMap, HashSet};
 use crate::model::{NameId, Trace};
-
-/// Multiplicative hasher (the one of `rustc-hash` 2, with the model's id tables' constant).
-#[derive(Default, Clone, Copy)]
-pub struct FastHasher(u64);
-
-const K: u64 = 0xf135_7aea_2e62_a9c5;
-
-impl FastHasher {
-    #[inline]
-    fn add(&mut self, i: u64) {
-        self.0 = (self.0.rotate_left(26) ^ i).wrapping_mul(K);
-    }
-}
-
-impl Hasher for FastHasher {
-    #[inline]
-    fn write(&mut self, bytes: &[u8]) {
-        let mut chunks = bytes.chunks_exact(8);
-        for c in &mut chunks {
-            self.add(u64::from_le_bytes(c.try_into().expect("8 bytes")));
-        }
-        let r = chunks.remainder();
-        if !r.is_empty() {
-            let mut b = [0u8; 8];
-            b[..r.len()].copy_from_slice(r);
-            self.add(u64::from_le_bytes(b) ^ ((r.len() as u64) << 59));
-        }
-    }
-    #[inline]
-    fn write_u8(&mut self, i: u8) {
-        self.add(i as u64);
-    }
-    #[inline]
-    fn write_u16(&mut self, i: u16) {
-        self.add(i as u64);
-    }
-    #[inline]
-    fn write_u32(&mut self, i: u32) {
-        self.add(i as u64);
-    }
-    #[inline]
-    fn write_u64(&mut self, i: u64) {
-        self.add(i);
-    }
-    #[inline]
-    fn write_usize(&mut self, i: usize) {
-        self.add(i as u64);
-    }
-    #[inline]
-    fn write_i32(&mut self, i: i32) {
-        self.add(i as u32 as u64);
-    }
-    #[inline]
-    fn write_i64(&mut self, i: i64) {
-        self.add(i as u64);
-    }
-    #[inline]
-    fn finish(&self) -> u64 {
-        self.0.rotate_left(26)
-    }
-}
-
-/// `std::collections::HashMap` with [`FastHasher`]; build with `HashMap::default()`.
-pub type HashMap<K, V> = std::collections::HashMap<K, V, BuildHasherDefault<FastHasher>>;
-
-/// `std::collections::HashSet` with [`FastHasher`]; build with `HashSet::default()`.
-pub type HashSet<K> = std::collections::HashSet<K, BuildHasherDefault<FastHasher>>;
 
 /// A classification of names computed at most once per interned name.
 pub struct NameMemo<'t, T: Copy, F: Fn(&str) -> T> {
@@ -165,7 +94,7 @@ impl<K: Copy + Ord, V> RunMap<K, V> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::hash::{BuildHasher, Hash};
+    use std::hash::{BuildHasher, BuildHasherDefault, Hash};
 
     fn h<T: Hash>(v: T) -> u64 {
         BuildHasherDefault::<FastHasher>::default().hash_one(v)

@@ -10,6 +10,7 @@
 //! operator and its launches) are resolved once, in [`Trace::finalize`].
 
 pub mod build;
+pub mod fasthash;
 pub mod intern;
 pub mod intervals;
 
@@ -476,22 +477,7 @@ impl Trace {
     pub fn finalize(&mut self) {
         // Ids are trace data, not attacker input: a multiplicative hash is enough and several
         // times faster than SipHash on the million-entry tables of large traces.
-        #[derive(Default, Clone, Copy)]
-        struct IdHasher(u64);
-        impl std::hash::Hasher for IdHasher {
-            fn write(&mut self, bytes: &[u8]) {
-                for &b in bytes {
-                    self.write_u64(b as u64);
-                }
-            }
-            fn write_u64(&mut self, i: u64) {
-                self.0 = (self.0.rotate_left(26) ^ i).wrapping_mul(0xf135_7aea_2e62_a9c5);
-            }
-            fn finish(&self) -> u64 {
-                self.0.rotate_left(26)
-            }
-        }
-        type IdMap = HashMap<u64, u32, std::hash::BuildHasherDefault<IdHasher>>;
+        type IdMap = fasthash::HashMap<u64, u32>;
         let id_map = |n: usize| IdMap::with_capacity_and_hasher(n, Default::default());
 
         // Stable sorts; readers usually hand over time-ordered (or block-wise sorted) events,

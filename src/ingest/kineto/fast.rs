@@ -562,18 +562,28 @@ impl<'a> Cur<'a> {
         loop {
             let k = self.key()?;
             f(self, &k)?;
-            self.ws();
-            match self.peek()? {
-                b',' => {
-                    self.i += 1;
-                    self.ws();
-                }
-                b'}' => {
-                    self.i += 1;
-                    return Some(());
-                }
-                _ => return None,
+            if self.member_end()? {
+                return Some(());
             }
+        }
+    }
+
+    /// After a member's value: `,` (false, the cursor on the next key) or the closing `}`
+    /// (true); anything else is `None`.
+    #[inline(always)]
+    fn member_end(&mut self) -> Option<bool> {
+        self.ws();
+        match self.peek()? {
+            b',' => {
+                self.i += 1;
+                self.ws();
+                Some(false)
+            }
+            b'}' => {
+                self.i += 1;
+                Some(true)
+            }
+            _ => None,
         }
     }
 
@@ -743,17 +753,8 @@ impl<'a> Cur<'a> {
                 self.i += $key.len();
                 self.ws();
                 $value;
-                self.ws();
-                match self.peek()? {
-                    b',' => {
-                        self.i += 1;
-                        self.ws();
-                    }
-                    b'}' => {
-                        self.i += 1;
-                        return Some(());
-                    }
-                    _ => return None,
+                if self.member_end()? {
+                    return Some(());
                 }
             };
         }

@@ -22,8 +22,7 @@ mod fast;
 pub mod lenient;
 pub mod scan;
 
-use std::collections::{BTreeMap, HashMap, HashSet};
-use std::hash::{BuildHasherDefault, Hasher};
+use std::collections::{BTreeMap, HashMap};
 use std::io::Read;
 
 use crossbeam_channel::{bounded, Receiver, Sender};
@@ -160,66 +159,9 @@ impl Warnings {
     }
 }
 
-/// A fast non-cryptographic hasher (the rustc "Fx" hash) for the reader's private tables:
-/// names, threads and ids come from the trace, there is nothing to defend against.
-#[derive(Default, Clone, Copy)]
-struct FxHasher {
-    hash: u64,
-}
-
-const FX_K: u64 = 0xf135_7aea_2e62_a9c5;
-
-impl FxHasher {
-    #[inline(always)]
-    fn add(&mut self, w: u64) {
-        self.hash = (self.hash.rotate_left(26) ^ w).wrapping_mul(FX_K);
-    }
-}
-
-impl Hasher for FxHasher {
-    #[inline]
-    fn write(&mut self, bytes: &[u8]) {
-        let mut c = bytes.chunks_exact(8);
-        for w in &mut c {
-            self.add(u64::from_le_bytes(w.try_into().unwrap()));
-        }
-        let r = c.remainder();
-        if !r.is_empty() {
-            let mut w = [0u8; 8];
-            w[..r.len()].copy_from_slice(r);
-            self.add(u64::from_le_bytes(w) ^ ((r.len() as u64) << 59));
-        }
-    }
-    #[inline]
-    fn write_u8(&mut self, i: u8) {
-        self.add(i as u64);
-    }
-    #[inline]
-    fn write_u32(&mut self, i: u32) {
-        self.add(i as u64);
-    }
-    #[inline]
-    fn write_u64(&mut self, i: u64) {
-        self.add(i);
-    }
-    #[inline]
-    fn write_i64(&mut self, i: i64) {
-        self.add(i as u64);
-    }
-    #[inline]
-    fn write_usize(&mut self, i: usize) {
-        self.add(i as u64);
-    }
-    #[inline]
-    fn finish(&self) -> u64 {
-        // spread the high bits down: hashbrown takes its bucket from the low bits
-        self.hash.rotate_left(26)
-    }
-}
-
-type FxBuild = BuildHasherDefault<FxHasher>;
-type FxHashMap<K, V> = HashMap<K, V, FxBuild>;
-type FxHashSet<K> = HashSet<K, FxBuild>;
+/// The reader's private tables (names, threads, flow ids): the model's fast hash.
+type FxHashMap<K, V> = crate::model::fasthash::HashMap<K, V>;
+type FxHashSet<K> = crate::model::fasthash::HashSet<K>;
 
 /// What one block produced. Name and thread ids are those of the worker that parsed it;
 /// `new_names` and `new_threads` are the ones that worker met for the first time here.
