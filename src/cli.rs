@@ -233,7 +233,7 @@ fn analyze(args: AnalyzeArgs) -> Result<(), (i32, String)> {
     if path != "-" && ingest::ncu::looks_like(&path) {
         return analyze_ncu(&args, &path);
     }
-    let mut timings = Timings::from_env();
+    let mut timings = crate::timings::Timings::from_env();
     let mut rep = if path != "-" && args.trace.is_dir() {
         analyze_folder(&args, lopts)?
     } else {
@@ -335,22 +335,6 @@ fn analyze(args: AnalyzeArgs) -> Result<(), (i32, String)> {
         }
     }
     Ok(())
-}
-
-/// Phase times on stderr when `STALLSCOPE_TIMINGS` is set (for profiling; the report is
-/// unchanged): `timing: load 2.104 s`, ...
-struct Timings(Option<std::time::Instant>);
-
-impl Timings {
-    fn from_env() -> Self {
-        Timings(std::env::var_os("STALLSCOPE_TIMINGS").map(|_| std::time::Instant::now()))
-    }
-    fn lap(&mut self, phase: &str) {
-        if let Some(t) = &mut self.0 {
-            eprintln!("timing: {phase} {:.3} s", t.elapsed().as_secs_f64());
-            *t = std::time::Instant::now();
-        }
-    }
 }
 
 fn print_warning(path: &str, w: &crate::model::Warning) {

@@ -16,4 +16,5 @@ pub mod multirank;
 pub mod report;
 pub mod slice;
 pub mod text;
+pub mod timings;
 pub mod window;

@@ -11,9 +11,11 @@
 
 pub mod build;
 pub mod fasthash;
+pub mod idindex;
 pub mod intern;
 pub mod intervals;
 
+use idindex::IdIndex;
 use std::collections::HashMap;
 
 pub use intern::{Interner, NameId};
@@ -475,11 +477,6 @@ impl Trace {
 
     /// Sorts events and resolves links. Readers call this once after filling the vectors.
     pub fn finalize(&mut self) {
-        // Ids are trace data, not attacker input: a multiplicative hash is enough and several
-        // times faster than SipHash on the million-entry tables of large traces.
-        type IdMap = fasthash::HashMap<u64, u32>;
-        let id_map = |n: usize| IdMap::with_capacity_and_hasher(n, Default::default());
-
         // Stable sorts; readers usually hand over time-ordered (or block-wise sorted) events,
         // so check first: a sorted vector costs one pass and no scratch memory.
         let cpu_order = |a: &CpuEvent, b: &CpuEvent| a.start.cmp(&b.start).then(b.dur.cmp(&a.dur));
@@ -499,20 +496,20 @@ impl Trace {
         // device events -> launching call, by correlation (first call wins); one table at a
         // time keeps the peak memory of large traces down
         {
-            let n = self
-                .cpu
-                .iter()
-                .filter(|e| is_launch(e.kind) && e.correlation != 0)
-                .count();
-            let mut launch_by_corr = id_map(n);
+            let mut launch_by_corr = IdIndex::for_ids(
+                self.cpu
+                    .iter()
+                    .filter(|e| is_launch(e.kind) && e.correlation != 0)
+                    .map(|e| e.correlation),
+            );
             for (i, e) in self.cpu.iter().enumerate() {
                 if is_launch(e.kind) && e.correlation != 0 {
-                    launch_by_corr.entry(e.correlation).or_insert(i as u32);
+                    launch_by_corr.get_or_insert(e.correlation, i as u32);
                 }
             }
             for g in self.gpu.iter_mut() {
                 if g.correlation != 0 {
-                    if let Some(&l) = launch_by_corr.get(&g.correlation) {
+                    if let Some(l) = launch_by_corr.get(g.correlation) {
                         g.launch = l;
                     }
                 }
@@ -522,25 +519,26 @@ impl Trace {
         // traces; an operator is preferred over an annotation with the same id)
         {
             let is_op = |k: CpuKind| matches!(k, CpuKind::Op | CpuKind::UserAnnotation);
-            let n = self
-                .cpu
-                .iter()
-                .filter(|e| is_op(e.kind) && e.external_id != 0)
-                .count();
-            let mut op_by_ext = id_map(n);
+            let mut op_by_ext = IdIndex::for_ids(
+                self.cpu
+                    .iter()
+                    .filter(|e| is_op(e.kind) && e.external_id != 0)
+                    .map(|e| e.external_id),
+            );
             for (i, e) in self.cpu.iter().enumerate() {
                 if is_op(e.kind) && e.external_id != 0 {
-                    let entry = op_by_ext.entry(e.external_id).or_insert(i as u32);
-                    if e.kind == CpuKind::Op
-                        && self.cpu[*entry as usize].kind == CpuKind::UserAnnotation
-                    {
-                        *entry = i as u32;
+                    if let Some(entry) = op_by_ext.get_or_insert(e.external_id, i as u32) {
+                        if e.kind == CpuKind::Op
+                            && self.cpu[*entry as usize].kind == CpuKind::UserAnnotation
+                        {
+                            *entry = i as u32;
+                        }
                     }
                 }
             }
             for e in self.cpu.iter_mut() {
                 if is_launch(e.kind) && e.external_id != 0 {
-                    if let Some(&op) = op_by_ext.get(&e.external_id) {
+                    if let Some(op) = op_by_ext.get(e.external_id) {
                         e.owner_op = op;
                     }
                 }

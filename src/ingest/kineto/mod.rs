@@ -1039,6 +1039,7 @@ pub fn read_from<R: Read + Send>(
     let (part_tx, part_rx) = bounded::<Partial>(threads + 1);
     let (vecs_tx, vecs_rx) = bounded::<(Vec<CpuEvent>, Vec<GpuEvent>)>(2 * threads + 4);
 
+    let mut timings = crate::timings::Timings::nested();
     let mut merger = Merger::new(threads);
     let outcome = std::thread::scope(|s| -> Result<ReaderOutcome, LoadError> {
         let reader = s.spawn(move || reader_loop(input, opts, work_tx, pool_rx, path));
@@ -1121,6 +1122,7 @@ pub fn read_from<R: Read + Send>(
         });
     }
 
+    timings.lap("kineto read+parse+merge");
     let mut devices = devices_from_header(&outcome.header);
     for d in devices.iter_mut() {
         if merger.hip && d.vendor == Vendor::Other {
@@ -1188,7 +1190,9 @@ pub fn read_from<R: Read + Send>(
         gpu_metrics: Vec::new(),
         op_shapes: merger.op_shapes,
     };
+    timings.lap("kineto tables");
     trace.finalize();
+    timings.lap("kineto finalize");
     // Launch flows (TraceLens's linkage): a device event is linked when its launching call is
     // in the trace and a launch flow both starts and ends at its correlation id, or when it is
     // a kernel replayed by a graph launch (`*GraphLaunch*`: one call, many kernels). A flow
@@ -1206,5 +1210,6 @@ pub fn read_from<R: Read + Send>(
             g.kind == GpuKind::Kernel && launch.is_some_and(|l| graph_launch[l.name.0 as usize]);
         g.flow_linked = g.correlation != 0 && (by_flow || by_graph);
     }
+    timings.lap("kineto links");
     Ok(trace)
 }

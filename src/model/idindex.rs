@@ -1,0 +1,130 @@
+//! [`IdIndex`]: event ids (correlation ids, External ids, flow ids) to event indices.
+//!
+//! Profilers hand out these ids from counters, so the ids of one trace are nearly dense: a
+//! slot array indexed by `id - min` replaces the hash table whenever the id range is at most
+//! a few times the number of ids. Lookups are then one bounds check and one load, and ids met
+//! in time order touch the array in order (the hash table touched it at random, which made
+//! the two id tables of `Trace::finalize` half of its time on large traces). Sparse ids (a
+//! few huge values, ids from several processes) keep the hash table.
+
+use super::fasthash::HashMap;
+
+/// The value of an empty slot (event indices are below it).
+const EMPTY: u32 = u32::MAX;
+
+/// A map from non-zero `u64` ids to `u32` values below `u32::MAX`, dense or hashed.
+pub enum IdIndex {
+    /// `slots[id - base]`, `EMPTY` when absent.
+    Dense { base: u64, slots: Vec<u32> },
+    /// Any other id set.
+    Hashed(HashMap<u64, u32>),
+}
+
+impl IdIndex {
+    /// An empty index for the given ids (only their range and number are used); dense when
+    /// the range spans at most 8 slots per id (plus 4096): 32 bytes per id, about what a
+    /// hash table takes.
+    pub fn for_ids(ids: impl Iterator<Item = u64>) -> Self {
+        let (mut lo, mut hi, mut n) = (u64::MAX, 0u64, 0usize);
+        for id in ids {
+            lo = lo.min(id);
+            hi = hi.max(id);
+            n += 1;
+        }
+        if n == 0 {
+            return IdIndex::Dense {
+                base: 0,
+                slots: Vec::new(),
+            };
+        }
+        let span = hi - lo;
+        if span <= 8 * n as u64 + 4096 {
+            IdIndex::Dense {
+                base: lo,
+                slots: vec![EMPTY; span as usize + 1],
+            }
+        } else {
+            IdIndex::Hashed(HashMap::with_capacity_and_hasher(n, Default::default()))
+        }
+    }
+
+    /// The value of `id`.
+    #[inline]
+    pub fn get(&self, id: u64) -> Option<u32> {
+        match self {
+            IdIndex::Dense { base, slots } => {
+                let v = *slots.get(id.wrapping_sub(*base) as usize)?;
+                (v != EMPTY).then_some(v)
+            }
+            IdIndex::Hashed(m) => m.get(&id).copied(),
+        }
+    }
+
+    /// The value of `id`, set to `value` first when `id` has none. `id` must be one of the
+    /// ids the index was made for (others are ignored by a dense index: `None`).
+    #[inline]
+    pub fn get_or_insert(&mut self, id: u64, value: u32) -> Option<&mut u32> {
+        debug_assert!(value != EMPTY);
+        match self {
+            IdIndex::Dense { base, slots } => {
+                let s = slots.get_mut(id.wrapping_sub(*base) as usize)?;
+                if *s == EMPTY {
+                    *s = value;
+                }
+                Some(s)
+            }
+            IdIndex::Hashed(m) => Some(m.entry(id).or_insert(value)),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn both(ids: &[u64]) -> [IdIndex; 2] {
+        let dense = IdIndex::for_ids(ids.iter().copied());
+        assert!(matches!(dense, IdIndex::Dense { .. }));
+        let hashed = IdIndex::Hashed(HashMap::default());
+        [dense, hashed]
+    }
+
+    #[test]
+    fn dense_and_hashed_agree() {
+        let ids = [7u64, 9, 7, 12, 3000, 9];
+        for mut ix in both(&ids) {
+            for (i, &id) in ids.iter().enumerate() {
+                ix.get_or_insert(id, i as u32);
+            }
+            // first wins
+            assert_eq!(ix.get(7), Some(0));
+            assert_eq!(ix.get(9), Some(1));
+            assert_eq!(ix.get(12), Some(3));
+            assert_eq!(ix.get(3000), Some(4));
+            assert_eq!(ix.get(8), None);
+            assert_eq!(ix.get(0), None);
+            assert_eq!(ix.get(u64::MAX), None);
+            *ix.get_or_insert(9, 77).unwrap() = 5;
+            assert_eq!(ix.get(9), Some(5));
+        }
+    }
+
+    #[test]
+    fn sparse_ids_are_hashed() {
+        let ids = [1u64, 1 << 40, 5];
+        assert!(matches!(
+            IdIndex::for_ids(ids.iter().copied()),
+            IdIndex::Hashed(_)
+        ));
+        assert!(matches!(
+            IdIndex::for_ids(std::iter::empty()),
+            IdIndex::Dense { .. }
+        ));
+        let mut ix = IdIndex::for_ids(ids.iter().copied());
+        for (i, &id) in ids.iter().enumerate() {
+            ix.get_or_insert(id, i as u32);
+        }
+        assert_eq!(ix.get(1 << 40), Some(1));
+        assert_eq!(ix.get(4), None);
+    }
+}
