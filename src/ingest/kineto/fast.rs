@@ -34,6 +34,7 @@ pub fn parse<'a>(bytes: &'a [u8], out: &mut RawEvent<'a>) -> bool {
         s: text,
         b: bytes,
         i: 0,
+        args_seen: 0,
     };
     c.ws();
     if c.event(out).is_none() {
@@ -46,17 +47,36 @@ pub fn parse<'a>(bytes: &'a [u8], out: &mut RawEvent<'a>) -> bool {
 /// `bytes` as `&str` when it is all ASCII (the common case, checked 16 bytes at a time).
 #[inline]
 fn ascii_str(bytes: &[u8]) -> Option<&str> {
-    let mut c = bytes.chunks_exact(16);
-    let mut hi = 0u64;
-    for w in &mut c {
-        let a = u64::from_le_bytes(w[..8].try_into().unwrap());
-        let b = u64::from_le_bytes(w[8..].try_into().unwrap());
-        hi |= a | b;
+    let mut hi = 0u32;
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::*;
+        let n = bytes.len();
+        if n >= 16 {
+            let p = bytes.as_ptr();
+            // SAFETY: SSE2 is part of the x86_64 baseline; every load reads 16 bytes inside
+            // `bytes` (the last one ends at its end and may overlap the one before).
+            unsafe {
+                let mut acc = _mm_setzero_si128();
+                let mut i = 0;
+                while i + 16 <= n {
+                    acc = _mm_or_si128(acc, _mm_loadu_si128(p.add(i) as *const __m128i));
+                    i += 16;
+                }
+                acc = _mm_or_si128(acc, _mm_loadu_si128(p.add(n - 16) as *const __m128i));
+                hi = _mm_movemask_epi8(acc) as u32;
+            }
+        } else {
+            for &x in bytes {
+                hi |= (x >> 7) as u32;
+            }
+        }
     }
-    for &x in c.remainder() {
-        hi |= x as u64;
+    #[cfg(not(target_arch = "x86_64"))]
+    for &x in bytes {
+        hi |= (x >> 7) as u32;
     }
-    if hi & HIGHS != 0 {
+    if hi != 0 {
         return None;
     }
     // SAFETY: every byte is below 0x80, and ASCII is valid UTF-8.
@@ -69,6 +89,21 @@ fn eight_digits_u64(x: u64) -> bool {
     ((x & 0xF0F0_F0F0_F0F0_F0F0)
         | ((x.wrapping_add(0x0606_0606_0606_0606) & 0xF0F0_F0F0_F0F0_F0F0) >> 4))
         == 0x3333_3333_3333_3333
+}
+
+/// How many of the 8 bytes of `x` (loaded little-endian) are ASCII digits before the first
+/// other byte (8 when all are).
+#[inline(always)]
+fn leading_digits(x: u64) -> usize {
+    // byte - '0' is below 10 exactly for digits; adding 0x76 to the low 7 bits sets the high
+    // bit from 10 up (no carry crosses bytes), and bytes from 0x80 (after the xor) have it
+    let a = x ^ (ONES * u64::from(b'0'));
+    let other = ((a & !HIGHS).wrapping_add(ONES * 0x76) | a) & HIGHS;
+    if other == 0 {
+        8
+    } else {
+        (other.trailing_zeros() / 8) as usize
+    }
 }
 
 /// The value of 8 ASCII digits loaded little-endian (first digit in the lowest byte), in
@@ -177,6 +212,8 @@ struct Cur<'a> {
     s: &'a str,
     b: &'a [u8],
     i: usize,
+    /// Number of `args` members read (so [`Cur::event`] knows whether to reset `args`).
+    args_seen: u32,
 }
 
 #[inline(always)]
@@ -226,6 +263,19 @@ struct Span {
 }
 
 impl<'a> Cur<'a> {
+    /// `s[from..to]` without the two char-boundary checks of `&str` slicing (71 instructions
+    /// per event as an out-of-line call). Callers pass offsets of ASCII bytes (quotes, the
+    /// first byte of a value, the byte after a number or a string) or the end, which are char
+    /// boundaries of the valid UTF-8 text.
+    #[inline(always)]
+    fn text(&self, from: usize, to: usize) -> &'a str {
+        assert!(from <= to && to <= self.b.len());
+        debug_assert!(self.s.is_char_boundary(from) && self.s.is_char_boundary(to));
+        // SAFETY: in bounds (checked above); both offsets are char boundaries of the valid
+        // UTF-8 `s` (see above), so the bytes between them are valid UTF-8.
+        unsafe { std::str::from_utf8_unchecked(self.b.get_unchecked(from..to)) }
+    }
+
     #[inline(always)]
     fn ws(&mut self) {
         let b = self.b;
@@ -325,7 +375,7 @@ impl<'a> Cur<'a> {
         let at = self.i;
         let s = self.string()?;
         if !s.escaped {
-            return Some(Cow::Borrowed(&self.s[s.start..s.end]));
+            return Some(Cow::Borrowed(self.text(s.start, s.end)));
         }
         serde_json::from_slice::<String>(&self.b[at..self.i])
             .ok()
@@ -339,6 +389,19 @@ impl<'a> Cur<'a> {
     fn number(&mut self) -> Option<NumTok> {
         let b = self.b;
         let mut j = self.i;
+        // A non-negative integer of 1 to 7 digits (ids, pids, durations, sizes: most numbers)
+        // from one 8-byte load: count its digits, check the byte after them, value them.
+        if let Some(w) = b.get(j..j + 8) {
+            let x = u64::from_le_bytes(w.try_into().unwrap());
+            let n = leading_digits(x);
+            if (1..8).contains(&n) && (n == 1 || x & 0xff != u64::from(b'0')) {
+                let next = (x >> (8 * n)) as u8;
+                if !matches!(next, b'.' | b'e' | b'E') {
+                    self.i = j + n;
+                    return Some(NumTok::Int(parse8(x << (8 * (8 - n))) as i64));
+                }
+            }
+        }
         let neg = b.get(j) == Some(&b'-');
         if neg {
             j += 1;
@@ -541,19 +604,8 @@ impl<'a> Cur<'a> {
         Some(k)
     }
 
-    /// Iterates the members of an object at `{`: calls `f` with each key, the cursor on the
-    /// value (after whitespace); `f` must consume the value.
-    #[inline(always)]
-    fn members(&mut self, f: impl FnMut(&mut Self, &[u8]) -> Option<()>) -> Option<()> {
-        self.eat(b'{')?;
-        self.ws();
-        if self.eat(b'}').is_some() {
-            return Some(());
-        }
-        self.members_from_key(f)
-    }
-
-    /// The rest of [`Cur::members`], from the cursor on a member's key.
+    /// The members of an object from the cursor on a member's key: calls `f` with each key,
+    /// the cursor on the value (after whitespace); `f` must consume the value.
     #[inline(always)]
     fn members_from_key(
         &mut self,
@@ -600,11 +652,11 @@ impl<'a> Cur<'a> {
             b'-' | b'0'..=b'9' => {
                 let s = self.i;
                 self.number()?;
-                Some(&self.s[s..self.i])
+                Some(self.text(s, self.i))
             }
             _ => {
                 let (s, e) = self.skip()?;
-                Some(&self.s[s..e])
+                Some(self.text(s, e))
             }
         }
     }
@@ -619,7 +671,7 @@ impl<'a> Cur<'a> {
                 NumTok::Int(v) => Some(v),
                 _ => None,
             };
-            return Some((&self.s[s..self.i], v));
+            return Some((self.text(s, self.i), v));
         }
         Some((self.raw()?, None))
     }
@@ -687,42 +739,112 @@ impl<'a> Cur<'a> {
     fn args(&mut self, a: &mut RawArgs<'a>) -> Option<()> {
         if self.peek()? != b'{' {
             *a = self.serde::<RawArgs<'a>>()?;
+            self.args_seen += 1;
             return Some(());
         }
         *a = RawArgs::default();
-        self.members(|c, k| {
-            match k {
-                b"External id" | b"external id" => a.external_id = c.num()?,
-                b"correlation" => a.correlation = c.num()?,
-                b"device" => a.device = c.num()?,
-                b"stream" => a.stream = c.num()?,
-                b"blocks per SM" => a.blocks_per_sm = c.num()?,
-                b"warps per SM" => a.warps_per_sm = c.num()?,
-                b"est. achieved occupancy %" => a.occupancy = c.num()?,
-                b"registers per thread" => a.registers = c.num()?,
-                b"shared memory" => a.shared_memory = c.num()?,
-                b"grid" => a.grid = c.dim3()?,
-                b"block" => a.block = c.dim3()?,
-                b"bytes" => a.bytes = c.num()?,
-                b"graph id" => a.graph_id = c.num()?,
-                b"Python module id" => a.python_module_id = c.num()?,
-                b"Device Type" => a.device_type = c.num()?,
-                b"Device Id" => a.device_id = c.num()?,
-                b"Total Allocated" => a.total_allocated = c.num()?,
-                b"name" => a.name = c.bstr()?,
-                b"labels" => a.labels = c.bstr()?,
-                b"Input Dims" => a.input_dims = Some(c.raw()?),
-                b"Input type" => a.input_type = Some(c.raw()?),
-                b"Concrete Inputs" => a.concrete_inputs = Some(c.raw()?),
-                _ => {
-                    c.skip()?;
+        self.args_seen += 1;
+        self.i += 1;
+        self.ws();
+        if self.eat(b'}').is_some() {
+            return Some(());
+        }
+        // libkineto's orders of the `args` of runtime calls, kernels and memory copies and
+        // sets, predicted as in [`Cur::event`]; the general loop takes over at the first
+        // other key
+        macro_rules! predicted {
+            ($key:literal, $value:expr) => {
+                if !self.b[self.i..].starts_with($key) {
+                    return self.members_from_key(|c, k| c.arg_member(a, k));
                 }
+                self.i += $key.len();
+                self.ws();
+                $value;
+                if self.member_end()? {
+                    return Some(());
+                }
+            };
+        }
+        predicted!(b"\"External id\":", a.external_id = self.num()?);
+        let rest = &self.b[self.i..];
+        if rest.starts_with(b"\"cbid\":") {
+            predicted!(b"\"cbid\":", {
+                self.skip()?;
+            });
+            predicted!(b"\"correlation\":", a.correlation = self.num()?);
+        } else if rest.starts_with(b"\"queued\":") {
+            predicted!(b"\"queued\":", {
+                self.skip()?;
+            });
+            predicted!(b"\"device\":", a.device = self.num()?);
+            predicted!(b"\"context\":", {
+                self.skip()?;
+            });
+            predicted!(b"\"stream\":", a.stream = self.num()?);
+            predicted!(b"\"correlation\":", a.correlation = self.num()?);
+            predicted!(b"\"registers per thread\":", a.registers = self.num()?);
+            predicted!(b"\"shared memory\":", a.shared_memory = self.num()?);
+            predicted!(b"\"blocks per SM\":", a.blocks_per_sm = self.num()?);
+            predicted!(b"\"warps per SM\":", a.warps_per_sm = self.num()?);
+            predicted!(b"\"grid\":", a.grid = self.dim3()?);
+            predicted!(b"\"block\":", a.block = self.dim3()?);
+            predicted!(b"\"est. achieved occupancy %\":", a.occupancy = self.num()?);
+        } else if rest.starts_with(b"\"device\":") {
+            predicted!(b"\"device\":", a.device = self.num()?);
+            predicted!(b"\"context\":", {
+                self.skip()?;
+            });
+            predicted!(b"\"stream\":", a.stream = self.num()?);
+            predicted!(b"\"correlation\":", a.correlation = self.num()?);
+            predicted!(b"\"bytes\":", a.bytes = self.num()?);
+        }
+        self.members_from_key(|c, k| c.arg_member(a, k))
+    }
+
+    /// One member of `args`, the cursor on its value.
+    #[inline(always)]
+    fn arg_member(&mut self, a: &mut RawArgs<'a>, k: &[u8]) -> Option<()> {
+        match k {
+            b"External id" | b"external id" => a.external_id = self.num()?,
+            b"correlation" => a.correlation = self.num()?,
+            b"device" => a.device = self.num()?,
+            b"stream" => a.stream = self.num()?,
+            b"blocks per SM" => a.blocks_per_sm = self.num()?,
+            b"warps per SM" => a.warps_per_sm = self.num()?,
+            b"est. achieved occupancy %" => a.occupancy = self.num()?,
+            b"registers per thread" => a.registers = self.num()?,
+            b"shared memory" => a.shared_memory = self.num()?,
+            b"grid" => a.grid = self.dim3()?,
+            b"block" => a.block = self.dim3()?,
+            b"bytes" => a.bytes = self.num()?,
+            b"graph id" => a.graph_id = self.num()?,
+            b"Python module id" => a.python_module_id = self.num()?,
+            b"Device Type" => a.device_type = self.num()?,
+            b"Device Id" => a.device_id = self.num()?,
+            b"Total Allocated" => a.total_allocated = self.num()?,
+            b"name" => a.name = self.bstr()?,
+            b"labels" => a.labels = self.bstr()?,
+            b"Input Dims" => a.input_dims = Some(self.raw()?),
+            b"Input type" => a.input_type = Some(self.raw()?),
+            b"Concrete Inputs" => a.concrete_inputs = Some(self.raw()?),
+            _ => {
+                self.skip()?;
             }
-            Some(())
-        })
+        }
+        Some(())
     }
 
     fn event(&mut self, e: &mut RawEvent<'a>) -> Option<()> {
+        // `args` is reset by `Cur::args`, so only events without one need the reset here
+        let args_before = self.args_seen;
+        let r = self.event_members(e);
+        if self.args_seen == args_before {
+            e.args = RawArgs::default();
+        }
+        r
+    }
+
+    fn event_members(&mut self, e: &mut RawEvent<'a>) -> Option<()> {
         if self.peek()? != b'{' {
             return None;
         }
@@ -734,17 +856,18 @@ impl<'a> Cur<'a> {
         e.ts = None;
         e.dur = None;
         e.id = None;
-        e.args = RawArgs::default();
         e.decoded = Decoded::default();
         self.i += 1;
         self.ws();
         if self.eat(b'}').is_some() {
             return Some(());
         }
-        // libkineto writes `ph`, `cat`, `name`, `pid`, `tid`, `ts`, `dur`, `args` in this order
-        // (complete events, nine in ten): each predicted key costs one comparison instead of a
-        // string scan and a dispatch. The first other key hands over to the general loop,
-        // which gives the same result (a repeated key still overwrites, as with serde).
+        // libkineto writes the members of each kind of event in a fixed order (complete
+        // events: `ph`, `cat`, `name`, `pid`, `tid`, `ts`, `dur`, `args`; flows: `ph`, `id`,
+        // `pid`, `tid`, `ts`, `cat`, `name`; instants: `ph`, `cat`, `s`, `name`, `pid`, `tid`,
+        // `ts`, `args`): each predicted key costs one comparison instead of a string scan and
+        // a dispatch. The first other key hands over to the general loop, which gives the
+        // same result (a repeated key still overwrites, as with serde).
         macro_rules! predicted {
             ($key:literal, $value:expr) => {
                 if !self.b[self.i..].starts_with($key) {
@@ -759,13 +882,36 @@ impl<'a> Cur<'a> {
             };
         }
         predicted!(b"\"ph\":", e.ph = self.bstr()?);
-        predicted!(b"\"cat\":", e.cat = self.bstr()?);
-        predicted!(b"\"name\":", e.name = self.bstr()?);
-        predicted!(b"\"pid\":", self.pid(e)?);
-        predicted!(b"\"tid\":", self.tid(e)?);
-        predicted!(b"\"ts\":", self.ts(e)?);
-        predicted!(b"\"dur\":", self.dur(e)?);
-        predicted!(b"\"args\":", self.args(&mut e.args)?);
+        match e.ph.0.as_deref() {
+            Some("s" | "f") => {
+                predicted!(b"\"id\":", e.id = Some(self.raw()?));
+                predicted!(b"\"pid\":", self.pid(e)?);
+                predicted!(b"\"tid\":", self.tid(e)?);
+                predicted!(b"\"ts\":", self.ts(e)?);
+                predicted!(b"\"cat\":", e.cat = self.bstr()?);
+                predicted!(b"\"name\":", e.name = self.bstr()?);
+            }
+            Some("i") => {
+                predicted!(b"\"cat\":", e.cat = self.bstr()?);
+                predicted!(b"\"s\":", {
+                    self.skip()?;
+                });
+                predicted!(b"\"name\":", e.name = self.bstr()?);
+                predicted!(b"\"pid\":", self.pid(e)?);
+                predicted!(b"\"tid\":", self.tid(e)?);
+                predicted!(b"\"ts\":", self.ts(e)?);
+                predicted!(b"\"args\":", self.args(&mut e.args)?);
+            }
+            _ => {
+                predicted!(b"\"cat\":", e.cat = self.bstr()?);
+                predicted!(b"\"name\":", e.name = self.bstr()?);
+                predicted!(b"\"pid\":", self.pid(e)?);
+                predicted!(b"\"tid\":", self.tid(e)?);
+                predicted!(b"\"ts\":", self.ts(e)?);
+                predicted!(b"\"dur\":", self.dur(e)?);
+                predicted!(b"\"args\":", self.args(&mut e.args)?);
+            }
+        }
         self.members_from_key(|c, k| c.event_member(e, k))
     }
 
@@ -932,6 +1078,63 @@ mod tests {
         }
     }
 
+    /// Integers read by the one-load path (1 to 7 digits) and the general one give what serde
+    /// gives, whatever follows them.
+    #[test]
+    fn integers_match_serde() {
+        let mut x: u64 = 0x2545_f491_4f6c_dd1d;
+        let mut next = move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        let after = [
+            ",", "}", " ,", "\n}", ".5,", "e3,", "E-2}", "0,", "x,", ".,", "]",
+        ];
+        let mut valid = 0;
+        for _ in 0..20000 {
+            let len = 1 + next() % 20;
+            let mut t = String::new();
+            if next() % 8 == 0 {
+                t.push('-');
+            }
+            for k in 0..len {
+                let d = next() % 10;
+                // a leading zero now and then (invalid JSON when more digits follow)
+                let d = if k == 0 && next() % 4 != 0 {
+                    1 + d % 9
+                } else {
+                    d
+                };
+                t.push(char::from(b'0' + d as u8));
+            }
+            let tail = after[(next() % after.len() as u64) as usize];
+            let field = ["dur", "pid", "ts"][(next() % 3) as usize];
+            let doc = if tail.ends_with(',') {
+                format!(
+                    r#"{{"{field}": {t}{tail} "args": {{"External id": {t}{tail} "stream": 7}}}}"#
+                )
+            } else {
+                format!(r#"{{"args": {{"correlation": {t}{tail}}}"#)
+            };
+            check(doc.as_bytes());
+            // valid events stay on the fast path
+            if serde_json::from_slice::<RawEvent>(doc.as_bytes()).is_ok() {
+                assert!(parse(doc.as_bytes(), &mut RawEvent::default()), "{doc}");
+                valid += 1;
+            }
+        }
+        assert!(valid > 5000, "{valid}");
+        for d in [
+            &br#"{"dur": 7}"#[..],
+            br#"{"dur":0}"#,
+            br#"{"args":{"device":01}}"#,
+        ] {
+            check(d);
+        }
+    }
+
     #[test]
     fn odd_values_match_serde() {
         let docs: &[&[u8]] = &[
@@ -998,5 +1201,47 @@ mod tests {
             }
         }
         assert!(fast * 100 >= total * 99, "fast path on {fast} of {total}");
+    }
+}
+
+#[cfg(test)]
+mod microbench {
+    use super::*;
+
+    /// Not a test: `cargo test --release --lib microbench -- --ignored --nocapture` prints
+    /// the time per event of the fast parser on typical libkineto events.
+    #[test]
+    #[ignore]
+    fn parse_speed() {
+        let evs: [(&str, &[u8]); 5] = [
+            ("cpu_op", b"{\n    \"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"aten::expand\", \"pid\": 783658, \"tid\": 785244,\n    \"ts\": 1669783687464200, \"dur\": 19,\n    \"args\": {\n      \"External id\": 3075,\"Ev Idx\": 2\n    }\n  }"),
+            ("runtime", b"{\n    \"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": \"cudaLaunchKernel\", \"pid\": 783658, \"tid\": 783658,\n    \"ts\": 1669783687389292, \"dur\": 32,\n    \"args\": {\n      \"External id\": 73689,\n      \"cbid\": 211, \"correlation\": 73689\n    }\n  }"),
+            ("kernel", b"{\n    \"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<float>, at::detail::Array<char*, 1> >(int, at::native::FillFunctor<float>, at::detail::Array<char*, 1>)\", \"pid\": 1, \"tid\": 7,\n    \"ts\": 1669783687389324, \"dur\": 3,\n    \"args\": {\n      \"External id\": 73689,\n      \"queued\": 0, \"device\": 1, \"context\": 1,\n      \"stream\": 7, \"correlation\": 73689,\n      \"registers per thread\": 16,\n      \"shared memory\": 0,\n      \"blocks per SM\": 0.3,\n      \"warps per SM\": 1.2,\n      \"grid\": [24, 1, 1],\n      \"block\": [128, 1, 1],\n      \"est. achieved occupancy %\": 2\n    }\n  }"),
+            ("flow", b"{\n    \"ph\": \"s\", \"id\": 73689, \"pid\": 783658, \"tid\": 783658, \"ts\": 1669783687389292,\n    \"cat\": \"ac2g\", \"name\": \"ac2g\"\n  }"),
+            ("instant", b"{\n    \"ph\": \"i\", \"cat\": \"cpu_instant_event\", \"s\": \"t\", \"name\": \"[memory]\",\n    \"pid\": 783658, \"tid\": 785244,\n    \"ts\": 1669783687464300,\n    \"args\": {\n      \"Ev Idx\": 42070, \"Device Type\": 1, \"Device Id\": 1, \"Addr\": 139926520725504, \"Bytes\": 5242880, \"Total Allocated\": 5435638784, \"Total Reserved\": 12782141440\n    }\n  }"),
+        ];
+        let mut ev = RawEvent::default();
+        let only = std::env::var("MB_ONLY").ok();
+        let n: u32 = std::env::var("MB_N")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(2_000_000);
+        for (name, doc) in evs {
+            if only.as_deref().is_some_and(|o| o != name) {
+                continue;
+            }
+            assert!(parse(doc, &mut ev), "{name}");
+            let t = std::time::Instant::now();
+            for _ in 0..n {
+                assert!(parse(std::hint::black_box(doc), &mut ev));
+                std::hint::black_box(&ev);
+            }
+            let ns = t.elapsed().as_nanos() as f64 / n as f64;
+            eprintln!(
+                "{name:8} {:4} B  {ns:6.1} ns/event  {:.2} ns/B",
+                doc.len(),
+                ns / doc.len() as f64
+            );
+        }
     }
 }
