@@ -168,6 +168,14 @@ fn eq_bytes(x: u64, c: u8) -> u64 {
 /// Number of leading JSON whitespace bytes in `b` (at least one is known to be there).
 #[inline(never)]
 fn ws_run(b: &[u8]) -> usize {
+    // a newline and up to 6 spaces of indentation (pretty-printed traces) from one load
+    if let (Some(&b'\n'), Some(w)) = (b.first(), b.get(..8)) {
+        let x = u64::from_le_bytes(w.try_into().unwrap()) >> 8;
+        let n = 1 + (!eq_bytes(x, b' ') & HIGHS).trailing_zeros() as usize / 8;
+        if n < 8 && b[n] > b' ' {
+            return n;
+        }
+    }
     let mut i = 0;
     #[cfg(target_arch = "x86_64")]
     while i + 16 <= b.len() {
