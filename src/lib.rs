@@ -13,6 +13,7 @@ pub mod diagnose;
 pub mod ingest;
 pub mod model;
 pub mod multirank;
+pub mod par;
 pub mod report;
 pub mod slice;
 pub mod text;

@@ -24,6 +24,7 @@ pub mod timeline;
 use std::sync::Mutex;
 
 use crate::model::{Interval, IntervalSet, Trace};
+use crate::par::join;
 use crate::window::{self as win, WindowError, WindowSpec};
 
 /// Settings for [`analyze`].
@@ -58,25 +59,6 @@ impl AnalyzeOptions {
             n => n > 1,
         }
     }
-}
-
-/// Runs `a` on the calling thread and `b` beside it on a scoped thread when `parallel`, else
-/// both in turn; a panic in either is passed on.
-fn join<A: Send, B: Send>(
-    parallel: bool,
-    a: impl FnOnce() -> A + Send,
-    b: impl FnOnce() -> B + Send,
-) -> (A, B) {
-    if !parallel {
-        let ra = a();
-        return (ra, b());
-    }
-    std::thread::scope(|s| {
-        let hb = s.spawn(b);
-        let ra = a();
-        let rb = hb.join().unwrap_or_else(|e| std::panic::resume_unwind(e));
-        (ra, rb)
-    })
 }
 
 /// The host-side facts of the diagnosis ([`crate::diagnose::Facts`]): launches and queues,

@@ -15,6 +15,7 @@ pub mod idindex;
 pub mod intern;
 pub mod intervals;
 
+use crate::par::join;
 use idindex::IdIndex;
 use std::collections::HashMap;
 
@@ -477,15 +478,29 @@ impl Trace {
 
     /// Sorts events and resolves links. Readers call this once after filling the vectors.
     pub fn finalize(&mut self) {
+        self.finalize_with(false)
+    }
+
+    /// [`Trace::finalize`], on two threads when `parallel` (the two sorts side by side, then
+    /// the launch links beside the operator table; same result).
+    pub fn finalize_with(&mut self, parallel: bool) {
         // Stable sorts; readers usually hand over time-ordered (or block-wise sorted) events,
         // so check first: a sorted vector costs one pass and no scratch memory.
         let cpu_order = |a: &CpuEvent, b: &CpuEvent| a.start.cmp(&b.start).then(b.dur.cmp(&a.dur));
-        if !self.cpu.windows(2).all(|w| cpu_order(&w[0], &w[1]).is_le()) {
-            self.cpu.sort_by(cpu_order);
-        }
-        if !self.gpu.windows(2).all(|w| w[0].start <= w[1].start) {
-            self.gpu.sort_by_key(|g| g.start);
-        }
+        let (cpu, gpu) = (&mut self.cpu, &mut self.gpu);
+        join(
+            parallel,
+            || {
+                if !cpu.windows(2).all(|w| cpu_order(&w[0], &w[1]).is_le()) {
+                    cpu.sort_by(cpu_order);
+                }
+            },
+            || {
+                if !gpu.windows(2).all(|w| w[0].start <= w[1].start) {
+                    gpu.sort_by_key(|g| g.start);
+                }
+            },
+        );
 
         let is_launch = |k: CpuKind| {
             matches!(
@@ -493,57 +508,61 @@ impl Trace {
                 CpuKind::Runtime | CpuKind::Driver | CpuKind::OtherRuntime
             )
         };
-        // device events -> launching call, by correlation (first call wins); one table at a
-        // time keeps the peak memory of large traces down
-        {
-            let mut launch_by_corr = IdIndex::for_ids(
-                self.cpu
-                    .iter()
-                    .filter(|e| is_launch(e.kind) && e.correlation != 0)
-                    .map(|e| e.correlation),
-            );
-            for (i, e) in self.cpu.iter().enumerate() {
-                if is_launch(e.kind) && e.correlation != 0 {
-                    launch_by_corr.get_or_insert(e.correlation, i as u32);
-                }
-            }
-            for g in self.gpu.iter_mut() {
-                if g.correlation != 0 {
-                    if let Some(l) = launch_by_corr.get(g.correlation) {
-                        g.launch = l;
+        let is_op = |k: CpuKind| matches!(k, CpuKind::Op | CpuKind::UserAnnotation);
+        let (cpu, gpu) = (&self.cpu, &mut self.gpu);
+        let ((), op_by_ext) = join(
+            parallel,
+            || {
+                // device events -> launching call, by correlation (first call wins)
+                let mut launch_by_corr = IdIndex::for_ids(
+                    cpu.iter()
+                        .filter(|e| is_launch(e.kind) && e.correlation != 0)
+                        .map(|e| e.correlation),
+                );
+                for (i, e) in cpu.iter().enumerate() {
+                    if is_launch(e.kind) && e.correlation != 0 {
+                        launch_by_corr.get_or_insert(e.correlation, i as u32);
                     }
                 }
-            }
-        }
-        // runtime calls -> operator, by External id (first wins; ids are unique in well-formed
-        // traces; an operator is preferred over an annotation with the same id)
-        {
-            let is_op = |k: CpuKind| matches!(k, CpuKind::Op | CpuKind::UserAnnotation);
-            let mut op_by_ext = IdIndex::for_ids(
-                self.cpu
-                    .iter()
-                    .filter(|e| is_op(e.kind) && e.external_id != 0)
-                    .map(|e| e.external_id),
-            );
-            for (i, e) in self.cpu.iter().enumerate() {
-                if is_op(e.kind) && e.external_id != 0 {
-                    if let Some(entry) = op_by_ext.get_or_insert(e.external_id, i as u32) {
-                        if e.kind == CpuKind::Op
-                            && self.cpu[*entry as usize].kind == CpuKind::UserAnnotation
-                        {
-                            *entry = i as u32;
+                for g in gpu.iter_mut() {
+                    if g.correlation != 0 {
+                        if let Some(l) = launch_by_corr.get(g.correlation) {
+                            g.launch = l;
                         }
                     }
                 }
-            }
-            for e in self.cpu.iter_mut() {
-                if is_launch(e.kind) && e.external_id != 0 {
-                    if let Some(op) = op_by_ext.get(e.external_id) {
-                        e.owner_op = op;
+            },
+            || {
+                // operators by External id (first wins; ids are unique in well-formed traces;
+                // an operator is preferred over an annotation with the same id)
+                let mut op_by_ext = IdIndex::for_ids(
+                    cpu.iter()
+                        .filter(|e| is_op(e.kind) && e.external_id != 0)
+                        .map(|e| e.external_id),
+                );
+                for (i, e) in cpu.iter().enumerate() {
+                    if is_op(e.kind) && e.external_id != 0 {
+                        if let Some(entry) = op_by_ext.get_or_insert(e.external_id, i as u32) {
+                            if e.kind == CpuKind::Op
+                                && cpu[*entry as usize].kind == CpuKind::UserAnnotation
+                            {
+                                *entry = i as u32;
+                            }
+                        }
                     }
+                }
+                op_by_ext
+            },
+        );
+        // runtime calls -> operator
+        for e in self.cpu.iter_mut() {
+            if is_launch(e.kind) && e.external_id != 0 {
+                if let Some(op) = op_by_ext.get(e.external_id) {
+                    e.owner_op = op;
                 }
             }
         }
+        drop(op_by_ext);
         let mut active: Vec<i64> = Vec::new();
         for g in &self.gpu {
             if g.is_activity() && !active.contains(&(g.device as i64)) {

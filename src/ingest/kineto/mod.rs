@@ -1191,7 +1191,7 @@ pub fn read_from<R: Read + Send>(
         op_shapes: merger.op_shapes,
     };
     timings.lap("kineto tables");
-    trace.finalize();
+    trace.finalize_with(opts.threads > 1);
     timings.lap("kineto finalize");
     // Launch flows (TraceLens's linkage): a device event is linked when its launching call is
     // in the trace and a launch flow both starts and ends at its correlation id, or when it is
