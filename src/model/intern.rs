@@ -1,6 +1,6 @@
 //! String interning: every name in a trace is stored once and referred to by a [`NameId`].
 
-use std::collections::HashMap;
+use super::fasthash::HashMap;
 
 /// Index of an interned string in an [`Interner`].
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]

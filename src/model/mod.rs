@@ -290,7 +290,7 @@ impl Default for KernelInfo {
 #[derive(Clone, Debug)]
 pub struct KernelInfoTable {
     infos: Vec<KernelInfo>,
-    ids: HashMap<[u32; 11], u32>,
+    ids: fasthash::HashMap<[u32; 11], u32>,
 }
 
 impl Default for KernelInfoTable {
@@ -302,7 +302,7 @@ impl Default for KernelInfoTable {
 impl KernelInfoTable {
     /// A table holding only [`KernelInfo::UNKNOWN`] (id 0).
     pub fn new() -> Self {
-        let mut ids = HashMap::new();
+        let mut ids = fasthash::HashMap::default();
         ids.insert(KernelInfo::UNKNOWN.key(), 0);
         KernelInfoTable {
             infos: vec![KernelInfo::UNKNOWN],
