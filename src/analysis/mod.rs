@@ -148,6 +148,8 @@ pub struct Analysis {
     pub ncu: Option<ncu::NcuAnalysis>,
     /// The diagnosis' host facts, computed beside the views (see [`HostFacts`]).
     host_facts: Mutex<Option<HostFacts>>,
+    /// Whether the analyses ran on two threads (the diagnosis does the same).
+    pub parallel: bool,
 }
 
 impl Analysis {
@@ -280,5 +282,6 @@ fn analyze_window(
         gpu_metrics,
         ncu: None,
         host_facts: Mutex::new(Some(host)),
+        parallel: par,
     }
 }

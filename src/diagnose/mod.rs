@@ -59,6 +59,7 @@ use crate::analysis::launch::LaunchAnalysis;
 use crate::analysis::syncs::SyncAnalysis;
 use crate::analysis::{Analysis, HostFacts};
 use crate::model::{IntervalSet, Ns, Trace};
+use crate::par::join;
 
 /// How much a finding matters.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
@@ -294,13 +295,21 @@ pub fn diagnose(trace: &Trace, a: &Analysis) -> Diagnosis {
 
 /// Runs every rule over precomputed facts.
 pub fn diagnose_facts(f: &Facts) -> Diagnosis {
-    let mut findings: Vec<Finding> = Vec::new();
-    findings.extend(host::rules(f));
-    let mut claims = device::Claims::new(f);
-    findings.extend(device::rules(f, &mut claims));
-    findings.extend(roofline::rules(f, &mut claims));
-    findings.extend(device::late_rules(f, &mut claims));
-    findings.extend(ncu::rules(f, &mut claims));
+    // the host rules beside the device rules (which share the kernel claims); findings keep
+    // the order of a serial run (host first), so ranking ties break the same way
+    let (mut findings, device) = join(
+        f.a.parallel,
+        || host::rules(f),
+        || {
+            let mut claims = device::Claims::new(f);
+            let mut out = device::rules(f, &mut claims);
+            out.extend(roofline::rules(f, &mut claims));
+            out.extend(device::late_rules(f, &mut claims));
+            out.extend(ncu::rules(f, &mut claims));
+            out
+        },
+    );
+    findings.extend(device);
     findings.extend(transfer::rules(f));
     for x in &mut findings {
         x.recoverable_us = round3(x.recoverable_us.max(0.0));
