@@ -1268,11 +1268,14 @@ mod tests {
 mod microbench {
     use super::*;
 
-    /// Not a test: `cargo test --release --lib microbench -- --ignored --nocapture` prints
-    /// the time per event of the fast parser on typical libkineto events.
+    /// A profiling aid, not a test of speed (it asserts only that each event takes the fast
+    /// path): `cargo test --release --lib microbench -- --ignored --nocapture` prints the time
+    /// per event of the fast parser on typical libkineto events; `MB_ONLY=kernel MB_N=20000`
+    /// under `valgrind --tool=callgrind` gives instructions per event (as in
+    /// docs/performance.md).
     #[test]
     #[ignore]
-    fn parse_speed() {
+    fn parse_profile() {
         let evs: [(&str, &[u8]); 5] = [
             ("cpu_op", b"{\n    \"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"aten::expand\", \"pid\": 783658, \"tid\": 785244,\n    \"ts\": 1669783687464200, \"dur\": 19,\n    \"args\": {\n      \"External id\": 3075,\"Ev Idx\": 2\n    }\n  }"),
             ("runtime", b"{\n    \"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": \"cudaLaunchKernel\", \"pid\": 783658, \"tid\": 783658,\n    \"ts\": 1669783687389292, \"dur\": 32,\n    \"args\": {\n      \"External id\": 73689,\n      \"cbid\": 211, \"correlation\": 73689\n    }\n  }"),
