@@ -318,6 +318,10 @@ fn masks_sse2(chunk: &[u8; 64]) -> Masks {
 #[inline(always)]
 fn find_escaped(backslash: u64, prev: &mut u64) -> u64 {
     const EVEN: u64 = 0x5555_5555_5555_5555;
+    if backslash | *prev == 0 {
+        // most chunks of a trace have no backslash at all
+        return 0;
+    }
     let backslash = backslash & !*prev;
     let follows = (backslash << 1) | *prev;
     let odd_starts = backslash & !EVEN & !follows;
@@ -420,17 +424,14 @@ fn fast_events_with<const AVX2: bool>(
     let mut off = pos;
     let mut pad;
     while off < n {
-        let chunk: &[u8; 64] = if off + 64 <= n {
-            buf[off..off + 64].try_into().unwrap()
-        } else {
-            pad = [b' '; 64];
-            pad[..n - off].copy_from_slice(&buf[off..]);
-            &pad
-        };
-        let valid = if n - off >= 64 {
-            u64::MAX
-        } else {
-            (1u64 << (n - off)) - 1
+        // full chunks straight from the buffer; the last one padded with spaces
+        let (chunk, valid): (&[u8; 64], u64) = match buf.get(off..off + 64) {
+            Some(c) => (c.try_into().unwrap(), u64::MAX),
+            None => {
+                pad = [b' '; 64];
+                pad[..n - off].copy_from_slice(&buf[off..]);
+                (&pad, (1u64 << (n - off)) - 1)
+            }
         };
         #[cfg(target_arch = "x86_64")]
         let (m, esc, quote, inside) = {
