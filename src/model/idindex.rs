@@ -1,4 +1,5 @@
-//! [`IdIndex`]: event ids (correlation ids, External ids, flow ids) to event indices.
+//! [`IdIndex`]: event ids (correlation ids, External ids, flow ids) to event indices, and
+//! [`IdSet`]: sets of such ids.
 //!
 //! Profilers hand out these ids from counters, so the ids of one trace are nearly dense: a
 //! slot array indexed by `id - min` replaces the hash table whenever the id range is at most
@@ -78,6 +79,51 @@ impl IdIndex {
     }
 }
 
+/// A set of `u64` ids: a bit per id of the range when the ids are nearly dense (at most 64
+/// slots per id, so at most the 8 bytes per id a list takes), a hash set otherwise.
+pub enum IdSet {
+    /// Bit `id - base` of `bits`.
+    Dense { base: u64, bits: Vec<u64> },
+    /// Any other id set.
+    Hashed(super::fasthash::HashSet<u64>),
+}
+
+impl IdSet {
+    /// The set of `ids` (repeats allowed).
+    pub fn new(ids: &[u64]) -> Self {
+        let (Some(&lo), Some(&hi)) = (ids.iter().min(), ids.iter().max()) else {
+            return IdSet::Dense {
+                base: 0,
+                bits: Vec::new(),
+            };
+        };
+        let span = hi - lo;
+        if span <= 64 * ids.len() as u64 + 4096 {
+            let mut bits = vec![0u64; (span / 64) as usize + 1];
+            for &id in ids {
+                let k = id - lo;
+                bits[(k / 64) as usize] |= 1 << (k % 64);
+            }
+            IdSet::Dense { base: lo, bits }
+        } else {
+            IdSet::Hashed(ids.iter().copied().collect())
+        }
+    }
+
+    /// True when `id` is in the set.
+    #[inline]
+    pub fn contains(&self, id: u64) -> bool {
+        match self {
+            IdSet::Dense { base, bits } => {
+                let k = id.wrapping_sub(*base);
+                bits.get((k / 64) as usize)
+                    .is_some_and(|w| w & (1 << (k % 64)) != 0)
+            }
+            IdSet::Hashed(s) => s.contains(&id),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -107,6 +153,24 @@ mod tests {
             *ix.get_or_insert(9, 77).unwrap() = 5;
             assert_eq!(ix.get(9), Some(5));
         }
+    }
+
+    #[test]
+    fn id_sets_dense_and_hashed() {
+        let ids = [70u64, 5, 7, 5, 200, 64, 63, 128];
+        let dense = IdSet::new(&ids);
+        assert!(matches!(dense, IdSet::Dense { .. }));
+        let hashed = IdSet::Hashed(ids.iter().copied().collect());
+        for set in [dense, hashed] {
+            for id in 0..300 {
+                assert_eq!(set.contains(id), ids.contains(&id), "{id}");
+            }
+            assert!(!set.contains(u64::MAX));
+        }
+        let sparse = IdSet::new(&[1, 1 << 40]);
+        assert!(matches!(sparse, IdSet::Hashed(_)));
+        assert!(sparse.contains(1 << 40) && sparse.contains(1) && !sparse.contains(2));
+        assert!(!IdSet::new(&[]).contains(0));
     }
 
     #[test]

@@ -481,26 +481,42 @@ impl Trace {
         self.finalize_with(false)
     }
 
-    /// [`Trace::finalize`], on two threads when `parallel` (the two sorts side by side, then
-    /// the launch links beside the operator table; same result).
+    /// [`Trace::finalize`], on two threads when `parallel` (the halves of the host sort side
+    /// by side, then the launch links beside the operator table; same result).
     pub fn finalize_with(&mut self, parallel: bool) {
         // Stable sorts; readers usually hand over time-ordered (or block-wise sorted) events,
         // so check first: a sorted vector costs one pass and no scratch memory.
         let cpu_order = |a: &CpuEvent, b: &CpuEvent| a.start.cmp(&b.start).then(b.dur.cmp(&a.dur));
-        let (cpu, gpu) = (&mut self.cpu, &mut self.gpu);
-        join(
-            parallel,
-            || {
-                if !cpu.windows(2).all(|w| cpu_order(&w[0], &w[1]).is_le()) {
-                    cpu.sort_by(cpu_order);
-                }
-            },
-            || {
-                if !gpu.windows(2).all(|w| w[0].start <= w[1].start) {
-                    gpu.sort_by_key(|g| g.start);
-                }
-            },
-        );
+        let sorted = |v: &[CpuEvent]| v.windows(2).all(|w| cpu_order(&w[0], &w[1]).is_le());
+        let sort_gpu = |gpu: &mut Vec<GpuEvent>| {
+            if !gpu.windows(2).all(|w| w[0].start <= w[1].start) {
+                gpu.sort_by_key(|g| g.start);
+            }
+        };
+        let mut gpu_sorted = false;
+        if !sorted(&self.cpu) {
+            if parallel && self.cpu.len() >= 1 << 16 {
+                // halves on two threads (the device sort beside the second), then one merge of
+                // the two sorted runs: a stable sort of both halves followed by a stable merge
+                // is the stable sort of the whole
+                let mid = self.cpu.len() / 2;
+                let (left, right) = self.cpu.split_at_mut(mid);
+                let gpu = &mut self.gpu;
+                join(
+                    true,
+                    || left.sort_by(cpu_order),
+                    || {
+                        right.sort_by(cpu_order);
+                        sort_gpu(gpu);
+                    },
+                );
+                gpu_sorted = true;
+            }
+            self.cpu.sort_by(cpu_order);
+        }
+        if !gpu_sorted {
+            sort_gpu(&mut self.gpu);
+        }
 
         let is_launch = |k: CpuKind| {
             matches!(
@@ -605,6 +621,52 @@ mod tests {
         assert_eq!(std::mem::size_of::<GpuEvent>(), 64);
         assert_eq!(std::mem::size_of::<CpuEvent>(), 48);
         assert_eq!(std::mem::size_of::<KernelInfo>(), 44);
+    }
+
+    /// The two-thread finalize (halves of the host sort, then a merge) gives the serial
+    /// result: same order (ties included), links and owners.
+    #[test]
+    fn parallel_finalize_matches_serial() {
+        let mut b = build::TraceBuilder::new();
+        let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+        let mut next = move |m: u64| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x % m
+        };
+        for i in 0..40_000u64 {
+            // coarse times and durations: many ties of (start, dur) with different names
+            let t = next(5_000) as f64;
+            let ext = b.op(&format!("op{}", i % 7), t, next(4) as f64);
+            let corr = b.runtime("cudaLaunchKernel", ext, t, next(3) as f64);
+            b.gpu(GpuKind::Kernel, "k", 0, 7, t + 1.0, 1.0, corr);
+        }
+        let mut t = b.build();
+        // shuffle (Fisher-Yates) and forget the links, as a reader hands the vectors over
+        for v in [&mut t.cpu] {
+            for i in (1..v.len()).rev() {
+                v.swap(i, next(i as u64 + 1) as usize);
+            }
+            v.iter_mut().for_each(|e| e.owner_op = NONE);
+        }
+        for i in (1..t.gpu.len()).rev() {
+            t.gpu.swap(i, next(i as u64 + 1) as usize);
+        }
+        t.gpu.iter_mut().for_each(|g| g.launch = NONE);
+        let mut serial = Trace {
+            cpu: t.cpu.clone(),
+            gpu: t.gpu.clone(),
+            ..build::TraceBuilder::new().build()
+        };
+        serial.names = t.names.clone();
+        serial.finalize_with(false);
+        t.finalize_with(true);
+        assert!(t.cpu.len() >= 1 << 16);
+        assert_eq!(format!("{:?}", t.cpu), format!("{:?}", serial.cpu));
+        assert_eq!(format!("{:?}", t.gpu), format!("{:?}", serial.gpu));
+        assert!(t.cpu.iter().any(|e| e.owner_op != NONE));
+        assert!(t.gpu.iter().all(|g| g.launch != NONE));
     }
 
     #[test]

@@ -28,6 +28,7 @@ use std::io::Read;
 use crossbeam_channel::{bounded, Receiver, Sender};
 
 use crate::ingest::LoadError;
+use crate::model::idindex::IdSet;
 use crate::model::{
     stream_id, CpuEvent, CpuKind, Device, Distributed, GpuEvent, GpuKind, Interner, KernelInfo,
     KernelInfoTable, NameId, OpShape, Source, SourceFormat, Thread, Trace, Vendor, Warning, NONE,
@@ -159,9 +160,8 @@ impl Warnings {
     }
 }
 
-/// The reader's private tables (names, threads, flow ids): the model's fast hash.
+/// The reader's private tables (names, threads): the model's fast hash.
 type FxHashMap<K, V> = crate::model::fasthash::HashMap<K, V>;
-type FxHashSet<K> = crate::model::fasthash::HashSet<K>;
 
 /// What one block produced. Name and thread ids are those of the worker that parsed it;
 /// `new_names` and `new_threads` are the ones that worker met for the first time here.
@@ -835,8 +835,8 @@ struct Merger {
     info_maps: Vec<Vec<u32>>,
     cpu: Vec<CpuEvent>,
     gpu: Vec<GpuEvent>,
-    flow_starts: FxHashSet<u64>,
-    flow_ends: FxHashSet<u64>,
+    flow_starts: Vec<u64>,
+    flow_ends: Vec<u64>,
     thread_names: Vec<(i64, i64, String)>,
     mem_peaks: BTreeMap<i64, u64>,
     op_shapes: HashMap<u64, OpShape>,
@@ -857,8 +857,8 @@ impl Merger {
             info_maps: vec![vec![0]; workers],
             cpu: Vec::new(),
             gpu: Vec::new(),
-            flow_starts: FxHashSet::default(),
-            flow_ends: FxHashSet::default(),
+            flow_starts: Vec::new(),
+            flow_ends: Vec::new(),
             thread_names: Vec::new(),
             mem_peaks: BTreeMap::new(),
             op_shapes: HashMap::new(),
@@ -910,8 +910,8 @@ impl Merger {
                 concrete: name_map[c.0 as usize],
             });
         }
-        self.flow_starts.extend(p.flow_starts);
-        self.flow_ends.extend(p.flow_ends);
+        self.flow_starts.extend_from_slice(&p.flow_starts);
+        self.flow_ends.extend_from_slice(&p.flow_ends);
         self.thread_names.extend(p.thread_names);
         for (d, v) in p.mem_peaks {
             let e = self.mem_peaks.entry(d).or_insert(0);
@@ -1163,13 +1163,18 @@ pub fn read_from<R: Read + Send>(
     // `flow_linked` until the links are known (finalize moves it along when it sorts), so
     // the flow sets are freed before finalize builds its tables.
     let mut gpu = merger.gpu;
-    for g in gpu.iter_mut() {
-        g.flow_linked = g.correlation != 0
-            && merger.flow_starts.contains(&g.correlation)
-            && merger.flow_ends.contains(&g.correlation);
+    {
+        // ids from counters: bit sets over their range (a hash set when sparse)
+        let starts = IdSet::new(&merger.flow_starts);
+        drop(merger.flow_starts);
+        let ends = IdSet::new(&merger.flow_ends);
+        drop(merger.flow_ends);
+        for g in gpu.iter_mut() {
+            g.flow_linked = g.correlation != 0
+                && starts.contains(g.correlation)
+                && ends.contains(g.correlation);
+        }
     }
-    drop(merger.flow_starts);
-    drop(merger.flow_ends);
     let mut trace = Trace {
         source: Source {
             path: path.to_string(),
