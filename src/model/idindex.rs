@@ -49,6 +49,23 @@ impl IdIndex {
         }
     }
 
+    /// The index of `(id, value)` pairs, made in two passes (the id range, then the values):
+    /// the first value of an id wins unless `replace(old, new)` says a later one replaces it.
+    pub fn build<I>(pairs: I, mut replace: impl FnMut(u32, u32) -> bool) -> Self
+    where
+        I: Iterator<Item = (u64, u32)> + Clone,
+    {
+        let mut index = IdIndex::for_ids(pairs.clone().map(|(id, _)| id));
+        for (id, v) in pairs {
+            if let Some(slot) = index.get_or_insert(id, v) {
+                if *slot != v && replace(*slot, v) {
+                    *slot = v;
+                }
+            }
+        }
+        index
+    }
+
     /// The value of `id`.
     #[inline]
     pub fn get(&self, id: u64) -> Option<u32> {
@@ -171,6 +188,17 @@ mod tests {
         assert!(matches!(sparse, IdSet::Hashed(_)));
         assert!(sparse.contains(1 << 40) && sparse.contains(1) && !sparse.contains(2));
         assert!(!IdSet::new(&[]).contains(0));
+    }
+
+    #[test]
+    fn build_keeps_the_first_value_unless_replaced() {
+        let pairs = [(5u64, 0u32), (9, 1), (5, 2), (9, 3)];
+        let first = IdIndex::build(pairs.iter().copied(), |_, _| false);
+        assert_eq!((first.get(5), first.get(9)), (Some(0), Some(1)));
+        // replace 0 by a later value, never 1
+        let pref = IdIndex::build(pairs.iter().copied(), |old, _| old == 0);
+        assert_eq!((pref.get(5), pref.get(9)), (Some(2), Some(1)));
+        assert_eq!(pref.get(6), None);
     }
 
     #[test]

@@ -530,16 +530,13 @@ impl Trace {
             parallel,
             || {
                 // device events -> launching call, by correlation (first call wins)
-                let mut launch_by_corr = IdIndex::for_ids(
+                let launch_by_corr = IdIndex::build(
                     cpu.iter()
-                        .filter(|e| is_launch(e.kind) && e.correlation != 0)
-                        .map(|e| e.correlation),
+                        .enumerate()
+                        .filter(|(_, e)| is_launch(e.kind) && e.correlation != 0)
+                        .map(|(i, e)| (e.correlation, i as u32)),
+                    |_, _| false,
                 );
-                for (i, e) in cpu.iter().enumerate() {
-                    if is_launch(e.kind) && e.correlation != 0 {
-                        launch_by_corr.get_or_insert(e.correlation, i as u32);
-                    }
-                }
                 for g in gpu.iter_mut() {
                     if g.correlation != 0 {
                         if let Some(l) = launch_by_corr.get(g.correlation) {
@@ -551,23 +548,16 @@ impl Trace {
             || {
                 // operators by External id (first wins; ids are unique in well-formed traces;
                 // an operator is preferred over an annotation with the same id)
-                let mut op_by_ext = IdIndex::for_ids(
+                IdIndex::build(
                     cpu.iter()
-                        .filter(|e| is_op(e.kind) && e.external_id != 0)
-                        .map(|e| e.external_id),
-                );
-                for (i, e) in cpu.iter().enumerate() {
-                    if is_op(e.kind) && e.external_id != 0 {
-                        if let Some(entry) = op_by_ext.get_or_insert(e.external_id, i as u32) {
-                            if e.kind == CpuKind::Op
-                                && cpu[*entry as usize].kind == CpuKind::UserAnnotation
-                            {
-                                *entry = i as u32;
-                            }
-                        }
-                    }
-                }
-                op_by_ext
+                        .enumerate()
+                        .filter(|(_, e)| is_op(e.kind) && e.external_id != 0)
+                        .map(|(i, e)| (e.external_id, i as u32)),
+                    |old, new| {
+                        cpu[new as usize].kind == CpuKind::Op
+                            && cpu[old as usize].kind == CpuKind::UserAnnotation
+                    },
+                )
             },
         );
         // runtime calls -> operator

@@ -215,6 +215,25 @@ fn ws_run(b: &[u8]) -> usize {
     i
 }
 
+/// One predicted member of an object, inside a method of [`Cur`] returning `Option<()>`:
+/// when the bytes at the cursor `$c` are `$key` (`"name":`), reads the value with `$value` and
+/// returns at the object's closing `}`; at any other key hands the rest of the object to the
+/// general member loop with `$member` (`|cur, key|` reading one member), which gives the same
+/// result.
+macro_rules! predicted_member {
+    ($c:ident, $member:expr, $key:literal, $value:expr) => {
+        if !$c.b[$c.i..].starts_with($key) {
+            return $c.members_from_key($member);
+        }
+        $c.i += $key.len();
+        $c.ws();
+        $value;
+        if $c.member_end()? {
+            return Some(());
+        }
+    };
+}
+
 struct Cur<'a> {
     /// The event, known to be UTF-8.
     s: &'a str,
@@ -793,15 +812,7 @@ impl<'a> Cur<'a> {
         // over at the first other key
         macro_rules! predicted {
             ($key:literal, $value:expr) => {
-                if !self.b[self.i..].starts_with($key) {
-                    return self.members_from_key(|c, k| c.arg_member(a, k));
-                }
-                self.i += $key.len();
-                self.ws();
-                $value;
-                if self.member_end()? {
-                    return Some(());
-                }
+                predicted_member!(self, |c, k| c.arg_member(a, k), $key, $value)
             };
         }
         if self.b[self.i..].starts_with(b"\"Ev Idx\":") {
@@ -930,15 +941,7 @@ impl<'a> Cur<'a> {
         // same result (a repeated key still overwrites, as with serde).
         macro_rules! predicted {
             ($key:literal, $value:expr) => {
-                if !self.b[self.i..].starts_with($key) {
-                    return self.members_from_key(|c, k| c.event_member(e, k));
-                }
-                self.i += $key.len();
-                self.ws();
-                $value;
-                if self.member_end()? {
-                    return Some(());
-                }
+                predicted_member!(self, |c, k| c.event_member(e, k), $key, $value)
             };
         }
         predicted!(b"\"ph\":", e.ph = self.bstr()?);
