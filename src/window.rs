@@ -733,6 +733,10 @@ pub struct Window {
     pub focus: Option<FocusInfo>,
     /// Remarks for the reader (e.g. why nothing could be excluded).
     pub notes: Vec<String>,
+    /// [`Window::counts_activity`] of every device event of the trace, as bits, found on
+    /// first use by [`Window::counts_activity_at`] (several analyses and rules ask it of
+    /// every device event; each answer costs a look-up of the launching call).
+    pub counted: std::sync::OnceLock<Vec<u64>>,
 }
 
 impl Window {
@@ -753,6 +757,21 @@ impl Window {
             let i = spans.partition_point(|h| h.start <= g.start);
             i > 0 && g.start < spans[i - 1].end
         }
+    }
+
+    /// [`Window::counts_activity`] of `trace.gpu[i]`, from bits found once per window (the
+    /// window must be one selected from `trace`).
+    pub fn counts_activity_at(&self, trace: &Trace, i: usize) -> bool {
+        let bits = self.counted.get_or_init(|| {
+            let mut bits = vec![0u64; trace.gpu.len().div_ceil(64)];
+            for (i, g) in trace.gpu.iter().enumerate() {
+                if self.counts_activity(trace, g) {
+                    bits[i / 64] |= 1 << (i % 64);
+                }
+            }
+            bits
+        });
+        bits[i / 64] >> (i % 64) & 1 != 0
     }
 
     /// Counted time in ns.
@@ -815,6 +834,17 @@ pub fn select(
     spec: &WindowSpec,
 ) -> Result<Window, WindowError> {
     let compile = compile_work(trace, &steps.steps);
+    select_with(trace, steps, annotations, spec, compile)
+}
+
+/// [`select`] with the compile work of `steps` found already ([`compile_work`]).
+pub fn select_with(
+    trace: &Trace,
+    steps: &StepAnalysis,
+    annotations: &Annotations,
+    spec: &WindowSpec,
+    compile: CompileWork,
+) -> Result<Window, WindowError> {
     let mut w = select_inner(trace, steps, annotations, spec, &compile)?;
     w.compile = compile;
     if w.mask.spans().len() > 1 {
@@ -889,6 +919,7 @@ fn from_steps(
         compile: CompileWork::default(),
         focus: None,
         notes,
+        counted: Default::default(),
     }
 }
 
@@ -1042,6 +1073,7 @@ fn select_inner(
                 compile: CompileWork::default(),
                 focus: None,
                 notes: vec![],
+                counted: Default::default(),
             })
         }
         WindowSpec::Focus { name, within } => {
@@ -1107,6 +1139,7 @@ fn select_inner(
                     calls,
                 }),
                 notes: base.notes,
+                counted: Default::default(),
             })
         }
     }
@@ -1445,8 +1478,14 @@ mod tests {
             .map(|g| t.name(g.name))
             .collect();
         assert_eq!(counted, ["own"]);
+        let same = |w: &Window| {
+            (0..t.gpu.len())
+                .all(|i| w.counts_activity_at(&t, i) == w.counts_activity(&t, &t.gpu[i]))
+        };
+        assert!(same(&w));
         let w = select_spec(&t, &parse_time("0..300").unwrap()).unwrap();
         assert_eq!(t.gpu.iter().filter(|g| w.counts_activity(&t, g)).count(), 3);
+        assert!(same(&w));
     }
 
     #[test]

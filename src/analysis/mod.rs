@@ -172,40 +172,71 @@ impl Analysis {
 /// `--steps` on a trace without steps) falls back to every step, with a note saying why;
 /// [`try_analyze`] returns the error instead.
 pub fn analyze(trace: &Trace, opts: &AnalyzeOptions) -> Analysis {
-    let par = opts.parallel(trace);
-    let (all_steps, annotations) = join(
-        par,
-        || steps::analyze_steps(trace),
-        || phases::Annotations::build(trace),
-    );
-    let selection = match win::select(trace, &all_steps, &annotations, &spec_of(opts)) {
-        Ok(w) => w,
-        Err(e) => {
-            let mut w = win::select_all(trace, &all_steps);
-            let note = format!("{e}; every step was analyzed instead");
-            w.notes.push(note);
-            w
-        }
-    };
-    analyze_window(trace, &all_steps, &annotations, selection, par)
+    let (par, mut pre) = prepare(trace, opts);
+    let compile = std::mem::take(&mut pre.compile);
+    let selection =
+        match win::select_with(trace, &pre.steps, &pre.annotations, &spec_of(opts), compile) {
+            Ok(w) => w,
+            Err(e) => {
+                // (the rare path finds the compile work again)
+                let mut w = win::select_all(trace, &pre.steps);
+                let note = format!("{e}; every step was analyzed instead");
+                w.notes.push(note);
+                w
+            }
+        };
+    analyze_window(trace, &pre, selection, par)
 }
 
 /// Runs every analysis over the window of `opts`, or says why the window is empty.
 pub fn try_analyze(trace: &Trace, opts: &AnalyzeOptions) -> Result<Analysis, WindowError> {
+    let (par, mut pre) = prepare(trace, opts);
+    let compile = std::mem::take(&mut pre.compile);
+    let selection = win::select_with(trace, &pre.steps, &pre.annotations, &spec_of(opts), compile)?;
+    Ok(analyze_window(trace, &pre, selection, par))
+}
+
+/// What every window needs, found once over the whole trace.
+struct Prepared {
+    steps: steps::StepAnalysis,
+    annotations: phases::Annotations,
+    /// Compile work of the steps (moved into the selected window).
+    compile: win::CompileWork,
+    /// Host calls that wait for the device (for the step timeline and the host facts).
+    sync_calls: Vec<(u32, syncs::SyncKind)>,
+}
+
+/// Whether to run on two threads, and the [`Prepared`] facts: the steps, their compile work
+/// and the sync calls on the calling thread, the annotations beside them (two halves of
+/// similar length).
+fn prepare(trace: &Trace, opts: &AnalyzeOptions) -> (bool, Prepared) {
     let par = opts.parallel(trace);
-    let (all_steps, annotations) = join(
+    let ((steps, compile, sync_calls), annotations) = join(
         par,
-        || steps::analyze_steps(trace),
-        || phases::Annotations::build(trace),
+        || {
+            let mut tt = crate::timings::Timings::nested();
+            let steps = steps::analyze_steps(trace);
+            tt.lap("analyze steps");
+            let compile = win::compile_work(trace, &steps.steps);
+            tt.lap("analyze compile");
+            let s = syncs::sync_calls(trace);
+            tt.lap("analyze syncs");
+            (steps, compile, s)
+        },
+        || {
+            let mut tt = crate::timings::Timings::nested();
+            let a = phases::Annotations::build(trace);
+            tt.lap("analyze annotations (beside)");
+            a
+        },
     );
-    let selection = win::select(trace, &all_steps, &annotations, &spec_of(opts))?;
-    Ok(analyze_window(
-        trace,
-        &all_steps,
-        &annotations,
-        selection,
-        par,
-    ))
+    let pre = Prepared {
+        steps,
+        annotations,
+        compile,
+        sync_calls,
+    };
+    (par, pre)
 }
 
 fn spec_of(opts: &AnalyzeOptions) -> WindowSpec {
@@ -218,36 +249,36 @@ fn spec_of(opts: &AnalyzeOptions) -> WindowSpec {
 
 /// Runs every analysis over a selected window: the views (operator table first) on the
 /// calling thread and the diagnosis' host facts beside them when `par`.
-fn analyze_window(
-    trace: &Trace,
-    all_steps: &steps::StepAnalysis,
-    annotations: &phases::Annotations,
-    selection: win::Window,
-    par: bool,
-) -> Analysis {
+fn analyze_window(trace: &Trace, pre: &Prepared, selection: win::Window, par: bool) -> Analysis {
+    let (all_steps, annotations, sync_calls) = (&pre.steps, &pre.annotations, &pre.sync_calls);
     let steps = selection.restrict_steps(all_steps);
     let window = selection.span;
-    // found once for the step timeline and the host facts
-    let sync_calls = syncs::sync_calls(trace);
     let (views, host) = join(
         par,
         || {
             // the operator table beside the host facts (the two longest analyses): its tree and
             // the gap attribution's temporaries are alive together, +12 MB of peak RSS at 1 GB
             // (211 MB, 0.21x the trace) for 15-25 ms less on two threads
+            let mut tt = crate::timings::Timings::nested();
             let ops = ops::op_table(trace, window);
+            tt.lap("analyze ops");
             let phases = phases::phases(trace, annotations, &selection);
+            tt.lap("analyze phases");
             let devices = gpu::gpu_summaries(trace, window);
+            tt.lap("analyze devices");
             let timeline = timeline::gpu_timeline_auto(trace, Some(window));
+            tt.lap("analyze timeline");
             let kernels = kernels::kernel_table(trace, window);
+            tt.lap("analyze kernels");
             let step_timeline = step_timeline::step_timeline_with(
                 trace,
                 &steps.steps,
                 step_timeline::MAX_EVENTS,
-                &sync_calls,
+                sync_calls,
             );
             // gaps of 20 µs and more: the profiling guide's "warning" band
             let gpu_metrics = gpu_metrics::analyze_gpu_metrics(trace, window, 20_000);
+            tt.lap("analyze step timeline, gpu metrics");
             (
                 ops,
                 phases,
@@ -259,13 +290,16 @@ fn analyze_window(
             )
         },
         || {
-            HostFacts::compute_with(
+            let mut tt = crate::timings::Timings::nested();
+            let r = HostFacts::compute_with(
                 trace,
                 &selection.mask,
                 &steps.steps,
                 &selection.compile.spans,
-                &sync_calls,
-            )
+                sync_calls,
+            );
+            tt.lap("analyze host facts (beside)");
+            r
         },
     );
     let (ops, phases, devices, timeline, kernels, step_timeline, gpu_metrics) = views;

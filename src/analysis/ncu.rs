@@ -181,12 +181,12 @@ pub fn joined(trace: &Trace, window: &Window, n_steps: usize, report: &NcuReport
         });
     }
     if !kernels.is_empty() {
-        for g in &trace.gpu {
+        for (gi, g) in trace.gpu.iter().enumerate() {
             if g.kind != GpuKind::Kernel {
                 continue;
             }
             if let Some(&k) = by_name.get(&g.name) {
-                if window.counts_activity(trace, g) {
+                if window.counts_activity_at(trace, gi) {
                     kernels[k].window_time += g.dur;
                     kernels[k].calls += 1;
                 }

@@ -612,7 +612,7 @@ pub fn phases(trace: &Trace, ann: &Annotations, window: &Window) -> PhaseAnalysi
     let mut out = PhaseAnalysis::default();
 
     for (gi, g) in trace.gpu.iter().enumerate() {
-        if !g.is_activity() || !window.counts_activity(trace, g) {
+        if !g.is_activity() || !window.counts_activity_at(trace, gi) {
             continue;
         }
         out.activities += 1;
@@ -777,7 +777,7 @@ pub fn hta_kernel_annotations(trace: &Trace, window: &Window) -> Vec<(u32, u32)>
         .gpu
         .iter()
         .enumerate()
-        .filter(|(_, g)| g.is_activity() && window.counts_activity(trace, g))
+        .filter(|&(i, g)| g.is_activity() && window.counts_activity_at(trace, i))
         .map(|(i, _)| i as u32)
         .collect();
     let cut = window.host.hull().map(|h| h.end).unwrap_or(Ns::MIN);

@@ -52,7 +52,9 @@ impl<'t> Claims<'t> {
             .gpu
             .iter()
             .enumerate()
-            .filter(|(_, g)| g.kind == GpuKind::Kernel && f.a.selection.counts_activity(f.trace, g))
+            .filter(|&(i, g)| {
+                g.kind == GpuKind::Kernel && f.a.selection.counts_activity_at(f.trace, i)
+            })
             .map(|(i, _)| i as u32)
             .collect();
         let kernel_time = kernels.iter().map(|&i| f.trace.gpu[i as usize].dur).sum();

@@ -144,7 +144,7 @@ fn pageable_memcpy(f: &Facts) -> Option<(Finding, HashMap<i32, Ns>)> {
     for (i, g) in trace.gpu.iter().enumerate() {
         if g.kind != GpuKind::Memcpy
             || !is_pageable_htod(trace.name(g.name))
-            || !f.a.selection.counts_activity(trace, g)
+            || !f.a.selection.counts_activity_at(trace, i)
         {
             continue;
         }
@@ -277,10 +277,10 @@ fn memcpy_heavy(f: &Facts, pageable: &HashMap<i32, Ns>) -> Option<Finding> {
     let trace = f.trace;
     let mut kinds: HashMap<&'static str, (u64, u64, Ns)> = HashMap::new();
     let mut by_op: HashMap<String, Ns> = HashMap::new();
-    for g in &trace.gpu {
+    for (i, g) in trace.gpu.iter().enumerate() {
         if g.kind != GpuKind::Memcpy
             || g.device as i64 != t.device
-            || !f.a.selection.counts_activity(trace, g)
+            || !f.a.selection.counts_activity_at(trace, i)
         {
             continue;
         }
