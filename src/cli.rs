@@ -210,14 +210,17 @@ fn parse_threads(s: &str) -> Result<usize, String> {
     }
 }
 
-/// Load settings every command starts from: a progress bar over 50 MB, and the memory map
-/// unless `STALLSCOPE_NO_MMAP` is set (for benchmarks and for files that may shrink while read).
+/// Load settings every command starts from: a progress bar over 50 MB, the memory map
+/// unless `STALLSCOPE_NO_MMAP` is set (for benchmarks and for files that may shrink while
+/// read), and chain blocks unless `STALLSCOPE_NO_CHAIN` is set (for benchmarks).
 fn base_load_options() -> LoadOptions {
-    LoadOptions {
+    let mut o = LoadOptions {
         progress_over: Some(50 << 20),
         no_mmap: std::env::var_os("STALLSCOPE_NO_MMAP").is_some(),
         ..LoadOptions::default()
-    }
+    };
+    o.kineto.chain = std::env::var_os("STALLSCOPE_NO_CHAIN").is_none();
+    o
 }
 
 fn analyze(args: AnalyzeArgs) -> Result<(), (i32, String)> {

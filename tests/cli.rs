@@ -318,6 +318,8 @@ fn threads_zero_is_refused_and_read_knobs_keep_the_report() {
     let (mapped, _) = run(&[]);
     let (read, _) = run(&[("STALLSCOPE_NO_MMAP", "1"), ("STALLSCOPE_NO_AVX2", "1")]);
     let (timed, stderr) = run(&[("STALLSCOPE_TIMINGS", "1")]);
+    let (scanned, _) = run(&[("STALLSCOPE_NO_CHAIN", "1")]);
+    assert_eq!(mapped, scanned);
     assert_eq!(mapped, read);
     assert_eq!(mapped, timed);
     for phase in ["load", "analyze", "diagnose+report", "render"] {

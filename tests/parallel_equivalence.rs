@@ -1,7 +1,8 @@
 //! The Kineto reader gives the same model whatever the number of threads and the block size:
 //! one thread with 4 KiB blocks (every block boundary falls inside some event, the tails are
 //! carried over thousands of times) against two (and three) threads with the default blocks,
-//! and a memory-mapped file against the same file read into buffers.
+//! a memory-mapped file against the same file read into buffers, and chained blocks (cut at
+//! likely event boundaries, walked by the parsers) against scanned ones.
 //! Events are compared field by field with names resolved, and so are threads, devices,
 //! warnings and the source counts.
 
@@ -119,6 +120,11 @@ fn check(path: &Path) {
     o.no_mmap = true;
     let read = load(p, &o).unwrap_or_else(|e| panic!("{e}"));
     assert_same(&seq, &read, &format!("{p}: mapped vs read into buffers"));
+    // mapped files are cut into chain blocks the parsers walk: against the scanned blocks
+    let mut o = opts(2, Some(4096));
+    o.kineto.chain = false;
+    let scanned = load(p, &o).unwrap_or_else(|e| panic!("{e}"));
+    assert_same(&seq, &scanned, &format!("{p}: chained vs scanned blocks"));
 }
 
 /// Traces of every kind in the corpus: DDP + NCCL, ns timestamps, AMD, legacy 2021

@@ -44,6 +44,37 @@ pub fn parse<'a>(bytes: &'a [u8], out: &mut RawEvent<'a>) -> bool {
     c.i == bytes.len()
 }
 
+/// Parses the event object at `pos` of a block known to be UTF-8 (`text`), for readers that
+/// walk a chain of events without knowing their ends beforehand. `Ok(end)`: parsed into
+/// `out`, the object ends before `end`. `Err(Some(end))`: a valid JSON value ends before
+/// `end` but has a shape the fast path leaves to serde (the caller parses `text[pos..end]`
+/// as [`parse`]'s caller would). `Err(None)`: no valid JSON value starts at `pos`.
+pub fn parse_at<'a>(
+    text: &'a str,
+    pos: usize,
+    out: &mut RawEvent<'a>,
+) -> Result<usize, Option<usize>> {
+    let mut c = Cur {
+        s: text,
+        b: text.as_bytes(),
+        i: pos,
+        args_seen: 0,
+    };
+    if c.event(out).is_some() {
+        return Ok(c.i);
+    }
+    c.i = pos;
+    match c.skip() {
+        Some((_, end)) => Err(Some(end)),
+        None => Err(None),
+    }
+}
+
+/// `text` when `bytes` is valid UTF-8 (checked 16 ASCII bytes at a time first).
+pub fn utf8(bytes: &[u8]) -> Option<&str> {
+    ascii_str(bytes).or_else(|| std::str::from_utf8(bytes).ok())
+}
+
 /// `bytes` as `&str` when it is all ASCII (the common case, checked 16 bytes at a time).
 #[inline]
 fn ascii_str(bytes: &[u8]) -> Option<&str> {

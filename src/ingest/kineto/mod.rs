@@ -45,6 +45,11 @@ pub struct Options {
     pub block_size: usize,
     /// Keep what was read from a truncated file (with a warning) instead of failing.
     pub allow_truncated: bool,
+    /// Memory-mapped files: once the first block has reached the events, cut the blocks at
+    /// likely event boundaries and let the parser threads walk the events themselves, without
+    /// the scanner's pass over the bytes (see [`ChainEnd`]). Whatever the parsers do not
+    /// confirm reads the file again the scanned way, so the result never depends on it.
+    pub chain: bool,
 }
 
 impl Default for Options {
@@ -55,6 +60,7 @@ impl Default for Options {
                 .unwrap_or(1),
             block_size: 8 << 20,
             allow_truncated: false,
+            chain: true,
         }
     }
 }
@@ -69,6 +75,34 @@ struct Batch {
     buf: Storage,
     len: usize,
     ranges: Vec<(u32, u32, bool)>,
+    /// A chain block (no ranges): `Some(expects_element)`, true when the block starts where
+    /// an element is expected (after `[` or `,`), false when it starts after an element.
+    chain: Option<bool>,
+}
+
+/// How a chain block ended (see [`Options::chain`]).
+///
+/// The reader cuts a chain block just before a `,` that follows an object's `}` and precedes
+/// a `{`, with a newline among the whitespace around it: a raw newline is never inside a JSON
+/// string, so the cut is outside strings, but the object may still be nested (an array of
+/// objects inside an event). The parser confirms each cut: it walks the block from its
+/// start, event after event (separated by commas only), and must land exactly on the block's
+/// end right after an event. The first chain block starts where the scanner left off inside
+/// the events array, so by induction every confirmed cut is a true event boundary and the
+/// events are exactly the scanner's.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+enum ChainEnd {
+    /// Not a chain block: the scanner's ranges.
+    #[default]
+    Scanned,
+    /// The block ended right after an event.
+    Confirmed,
+    /// The `]` closing the events array is at this offset in the file.
+    ArrayEnd(u64),
+    /// Not a chain of events up to the block's end (a wrong cut, a value that is not an
+    /// event object, invalid JSON or UTF-8, a file cut short): read the file again the
+    /// scanned way.
+    Failed,
 }
 
 /// The bytes of a block: a pooled buffer the stream was read into, or a window of a mapped
@@ -184,6 +218,8 @@ struct Partial {
     warnings: Warnings,
     events: u64,
     hip: bool,
+    /// For chain blocks: how the walk ended.
+    chain_end: ChainEnd,
 }
 
 /// One parser thread: its name and thread tables live as long as the read.
@@ -498,54 +534,9 @@ impl Worker {
             gpu,
             ..Partial::default()
         };
-        let mut ev = RawEvent::default();
-        for &(s, e, repair_hint) in &batch.ranges {
-            let slice = &batch.buf.bytes()[..batch.len][s as usize..e as usize];
-            let offset = batch.base + s as u64;
-            if !repair_hint {
-                if fast::parse(slice, &mut ev) {
-                    self.add(&ev, offset);
-                    continue;
-                }
-                if let Ok(ev) = serde_json::from_slice::<RawEvent>(slice) {
-                    self.add(&ev, offset);
-                    continue;
-                }
-            }
-            let (fixed, fixes) = lenient::repair(slice);
-            match serde_json::from_slice::<RawEvent>(&fixed) {
-                Ok(ev) => {
-                    if fixes.invalid_utf8 {
-                        self.p.warnings.add("invalid-utf8", Some(offset), || {
-                            "invalid UTF-8 in a string was replaced by U+FFFD".into()
-                        });
-                    }
-                    if fixes.control_chars {
-                        self.p.warnings.add("control-chars", Some(offset), || {
-                            "raw control characters inside a string were escaped".into()
-                        });
-                    }
-                    if fixes.quotes {
-                        self.p.warnings.add("unescaped-quotes", Some(offset), || {
-                            "unescaped quotes inside a string were escaped".into()
-                        });
-                    }
-                    if fixes.bare_tokens {
-                        self.p.warnings.add("bare-tokens", Some(offset), || {
-                            "non-JSON tokens (such as N/A or NaN) were read as null".into()
-                        });
-                    }
-                    self.add(&ev, offset);
-                }
-                Err(err) => {
-                    // still an entry of `traceEvents`
-                    self.p.events += 1;
-                    let msg = err.to_string();
-                    self.p.warnings.add("skipped-event", Some(offset), move || {
-                        format!("an event that is not valid JSON was skipped ({msg})")
-                    });
-                }
-            }
+        match batch.chain {
+            None => self.parse_ranges(batch),
+            Some(expects) => self.p.chain_end = self.parse_chain(batch, expects),
         }
         // sorted runs make the final sort a cheap merge (or a no-op for time-ordered files);
         // a stable sort of stably sorted blocks gives the same order as one big stable sort
@@ -559,6 +550,116 @@ impl Worker {
             p.gpu.sort_by_key(|g| g.start);
         }
         p
+    }
+}
+
+impl Worker {
+    /// The events of a scanned block: one range each.
+    fn parse_ranges(&mut self, batch: &Batch) {
+        let mut ev = RawEvent::default();
+        for &(s, e, repair_hint) in &batch.ranges {
+            let slice = &batch.buf.bytes()[..batch.len][s as usize..e as usize];
+            let offset = batch.base + s as u64;
+            if !repair_hint && fast::parse(slice, &mut ev) {
+                self.add(&ev, offset);
+                continue;
+            }
+            self.add_slow(slice, offset, repair_hint);
+        }
+    }
+
+    /// Walks the events of a chain block (see [`ChainEnd`]).
+    fn parse_chain(&mut self, batch: &Batch, mut expects: bool) -> ChainEnd {
+        let data = &batch.buf.bytes()[..batch.len];
+        let Some(text) = fast::utf8(data) else {
+            return ChainEnd::Failed;
+        };
+        let mut ev = RawEvent::default();
+        let mut pos = 0;
+        loop {
+            while data.get(pos).is_some_and(|&c| scan::is_ws(c)) {
+                pos += 1;
+            }
+            let Some(&c) = data.get(pos) else {
+                return if expects {
+                    ChainEnd::Failed
+                } else {
+                    ChainEnd::Confirmed
+                };
+            };
+            if !expects {
+                match c {
+                    b',' => {
+                        pos += 1;
+                        expects = true;
+                        continue;
+                    }
+                    b']' => return ChainEnd::ArrayEnd(batch.base + pos as u64),
+                    _ => return ChainEnd::Failed,
+                }
+            }
+            if c != b'{' {
+                return ChainEnd::Failed;
+            }
+            let offset = batch.base + pos as u64;
+            match fast::parse_at(text, pos, &mut ev) {
+                Ok(end) => {
+                    self.add(&ev, offset);
+                    pos = end;
+                }
+                Err(Some(end)) => {
+                    self.add_slow(&data[pos..end], offset, false);
+                    pos = end;
+                }
+                Err(None) => return ChainEnd::Failed,
+            }
+            expects = false;
+        }
+    }
+
+    /// One event the fast parser left (or that the scanner marked for repair): serde, then
+    /// the lenient repair with its warnings, else a skipped event.
+    fn add_slow(&mut self, slice: &[u8], offset: u64, repair_hint: bool) {
+        if !repair_hint {
+            if let Ok(ev) = serde_json::from_slice::<RawEvent>(slice) {
+                self.add(&ev, offset);
+                return;
+            }
+        }
+        let (fixed, fixes) = lenient::repair(slice);
+        match serde_json::from_slice::<RawEvent>(&fixed) {
+            Ok(ev) => {
+                if fixes.invalid_utf8 {
+                    self.p.warnings.add("invalid-utf8", Some(offset), || {
+                        "invalid UTF-8 in a string was replaced by U+FFFD".into()
+                    });
+                }
+                if fixes.control_chars {
+                    self.p.warnings.add("control-chars", Some(offset), || {
+                        "raw control characters inside a string were escaped".into()
+                    });
+                }
+                if fixes.quotes {
+                    self.p.warnings.add("unescaped-quotes", Some(offset), || {
+                        "unescaped quotes inside a string were escaped".into()
+                    });
+                }
+                if fixes.bare_tokens {
+                    self.p.warnings.add("bare-tokens", Some(offset), || {
+                        "non-JSON tokens (such as N/A or NaN) were read as null".into()
+                    });
+                }
+                self.add(&ev, offset);
+            }
+            Err(err) => {
+                // still an entry of `traceEvents`
+                self.p.events += 1;
+                let msg = err.to_string();
+                self.p.warnings.add("skipped-event", Some(offset), move || {
+                    format!("an event that is not valid JSON was skipped ({msg})")
+                });
+            }
+        }
     }
 }
 
@@ -576,6 +677,76 @@ struct ReaderOutcome {
     truncated_at: Option<u64>,
     /// Elements of the event array that are not objects, and the offset of the first.
     non_objects: (u64, Option<u64>),
+    /// When the reader ended in chain mode (the end of the events array is then found by a
+    /// chain block): whether the events array is a member of an object.
+    chain_in_object: Option<bool>,
+    /// Whether chain blocks were sent (each must be confirmed).
+    chained: bool,
+}
+
+/// Where to cut a chain block inside `data` (see [`ChainEnd`]): the last `,` with an
+/// object's `}` before it and a `{` after it (whitespace between) and a newline among that
+/// whitespace; `None` when there is none.
+fn chain_cut(data: &[u8]) -> Option<usize> {
+    let ws = |c: u8| scan::is_ws(c);
+    let mut end = data.len();
+    while let Some(n) = memchr::memrchr(b'\n', &data[..end]) {
+        end = n;
+        // the token after the newline must open an object
+        let after = data[n..].iter().position(|&c| !ws(c)).map(|i| n + i);
+        if !after.is_some_and(|i| data[i] == b'{') {
+            continue;
+        }
+        // before it: a comma (maybe across more whitespace), and before that a `}`
+        let Some(comma) = data[..n].iter().rposition(|&c| !ws(c)) else {
+            continue;
+        };
+        if data[comma] != b',' {
+            continue;
+        }
+        if data[..comma]
+            .iter()
+            .rposition(|&c| !ws(c))
+            .is_some_and(|i| data[i] == b'}')
+        {
+            return Some(comma);
+        }
+    }
+    None
+}
+
+/// The top-level members after the events array, whose `]` is at offset `at` of the mapped
+/// file (read by the scanner, as the scanned way would); `None` when that part does not end
+/// the document cleanly (then the file is read again the scanned way, which reports it).
+fn read_after_events(
+    file: &std::fs::File,
+    len: u64,
+    at: u64,
+    in_object: bool,
+    path: &str,
+) -> Result<Option<Header>, LoadError> {
+    // SAFETY: as for the reader's windows (read only, dropped here).
+    let map = unsafe {
+        memmap2::MmapOptions::new()
+            .offset(at)
+            .len((len - at) as usize)
+            .map(file)
+    }
+    .map_err(|e| io_error_at(path, at, e))?;
+    let mut scanner = Scanner::in_events(false, in_object);
+    let mut header = Header::default();
+    let mut pos = 0;
+    loop {
+        match scanner.next(&map, pos, true) {
+            Ok(Step::Item(Item::TopValue { key, start, end }, next)) => {
+                header.keys.push(key.clone());
+                header.values.push((key, map[start..end].to_vec()));
+                pos = next;
+            }
+            Ok(Step::Done(_)) => return Ok(Some(header)),
+            Ok(_) | Err(_) => return Ok(None),
+        }
+    }
 }
 
 /// A read error (corrupt or cut gzip data, ...) at an offset of the uncompressed stream.
@@ -613,6 +784,11 @@ fn reader_loop<R: Read>(
     let mut target = opts.block_size.max(1024);
     let max_buffers = 2 * opts.threads.max(1) + 1;
     let mut created = 0usize;
+    // chain mode (mapped files): whether the next block starts where an element is expected,
+    // and whether the events array is an object's member
+    let mut chain: Option<(bool, bool)> = None;
+    // set once chain blocks were sent and the reader went back to scanning
+    let mut chain_off = false;
     loop {
         // A fixed set of buffers circulates between this thread and the workers: reused
         // buffers keep their length (zeroed once), so reading never clears or faults in memory
@@ -627,6 +803,83 @@ fn reader_loop<R: Read>(
             Err(_) => pool.recv().unwrap_or_default(),
         };
         ranges.clear();
+        if let Input::Mapped {
+            file,
+            len: file_len,
+            progress,
+        } = &src
+        {
+            if chain.is_none() && !chain_off && opts.chain && seq > 0 {
+                chain = scanner.events_position();
+            }
+            if let Some((expects, in_object)) = chain {
+                // a window ending at a cut or at the end of the file
+                let found = 'window: {
+                    let end = (base + target as u64).min(*file_len);
+                    let len = (end - base) as usize;
+                    if len == 0 {
+                        break 'window Some((None, 0, true));
+                    }
+                    // SAFETY: as for the scanned windows below.
+                    let map = unsafe {
+                        memmap2::MmapOptions::new()
+                            .offset(base)
+                            .len(len)
+                            .populate()
+                            .map(*file)
+                    }
+                    .map_err(|e| io_error_at(path, base, e))?;
+                    if end == *file_len {
+                        break 'window Some((Some(map), len, true));
+                    }
+                    chain_cut(&map).map(|cut| (Some(map), cut, false))
+                };
+                let Some((map, len, eof)) = found else {
+                    // no place to cut (no newlines between events): scan the rest, from where
+                    // the chain blocks end (if they do not end there, one of them fails)
+                    let (non_objects, first) = (scanner.non_objects, scanner.first_non_object);
+                    scanner = Scanner::in_events(expects, in_object);
+                    (scanner.non_objects, scanner.first_non_object) = (non_objects, first);
+                    chain = None;
+                    chain_off = true;
+                    created -= 1; // this buffer is dropped
+                    continue;
+                };
+                if let Some(report) = progress {
+                    report(base + len as u64);
+                }
+                if let Some(map) = map {
+                    let batch = Batch {
+                        seq,
+                        base,
+                        buf: Storage::Map(map),
+                        len,
+                        ranges,
+                        chain: Some(expects),
+                    };
+                    if work.send(batch).is_err() {
+                        break;
+                    }
+                    seq += 1;
+                }
+                let _ = buf; // mapped windows need no buffer
+                base += len as u64;
+                chain = Some((false, in_object));
+                target = opts.block_size.max(1024);
+                if eof {
+                    return Ok(ReaderOutcome {
+                        header,
+                        bytes: base,
+                        saw_events: scanner.saw_events,
+                        truncated_at: None,
+                        non_objects: (scanner.non_objects, first_non_object),
+                        chain_in_object: Some(in_object),
+                        chained: true,
+                    });
+                }
+                continue;
+            }
+        }
         let block = match &mut src {
             Input::Stream(input) => {
                 let room = target.max(tail.len());
@@ -762,6 +1015,7 @@ fn reader_loop<R: Read>(
                 buf: storage,
                 len,
                 ranges,
+                chain: None,
             });
             return Ok(ReaderOutcome {
                 header,
@@ -769,6 +1023,8 @@ fn reader_loop<R: Read>(
                 saw_events: scanner.saw_events,
                 truncated_at: Some(at),
                 non_objects: (scanner.non_objects, first_non_object),
+                chain_in_object: None,
+                chained: chain_off,
             });
         }
         if !done {
@@ -783,6 +1039,7 @@ fn reader_loop<R: Read>(
             buf: storage,
             len,
             ranges,
+            chain: None,
         };
         seq += 1;
         base += consumed as u64;
@@ -811,6 +1068,8 @@ fn reader_loop<R: Read>(
                 saw_events: scanner.saw_events,
                 truncated_at: None,
                 non_objects: (scanner.non_objects, first_non_object),
+                chain_in_object: None,
+                chained: chain_off,
             });
         }
     }
@@ -820,6 +1079,8 @@ fn reader_loop<R: Read>(
         saw_events: scanner.saw_events,
         truncated_at: None,
         non_objects: (scanner.non_objects, first_non_object),
+        chain_in_object: chain.map(|(_, in_object)| in_object),
+        chained: chain_off || chain.is_some(),
     })
 }
 
@@ -1033,6 +1294,16 @@ pub fn read_from<R: Read + Send>(
     compressed_bytes: Option<u64>,
     opts: &Options,
 ) -> Result<Trace, LoadError> {
+    // chain blocks need the file again: to read what follows the events, or the whole file
+    // the scanned way when a chain block is not confirmed
+    let mapped = match &input {
+        Input::Mapped {
+            file,
+            len,
+            progress,
+        } => Some((*file, *len, *progress)),
+        Input::Stream(_) => None,
+    };
     let threads = opts.threads.max(1);
     let (work_tx, work_rx) = bounded::<Batch>(threads);
     let (pool_tx, pool_rx) = bounded::<Buffers>(2 * threads + 1);
@@ -1041,6 +1312,8 @@ pub fn read_from<R: Read + Send>(
 
     let mut timings = crate::timings::Timings::nested();
     let mut merger = Merger::new(threads);
+    let mut array_end: Option<u64> = None;
+    let mut chain_failed = false;
     let outcome = std::thread::scope(|s| -> Result<ReaderOutcome, LoadError> {
         let reader = s.spawn(move || reader_loop(input, opts, work_tx, pool_rx, path));
         for id in 0..threads {
@@ -1066,14 +1339,27 @@ pub fn read_from<R: Read + Send>(
         drop(pool_tx);
         let mut pending: BTreeMap<u64, Partial> = BTreeMap::new();
         let mut next = 0u64;
-        for p in part_rx.iter() {
+        'merge: for p in part_rx.iter() {
             pending.insert(p.seq, p);
             while let Some(p) = pending.remove(&next) {
+                next += 1;
+                if array_end.is_some() {
+                    continue; // what follows the events array is read below
+                }
+                match p.chain_end {
+                    ChainEnd::Failed => {
+                        chain_failed = true;
+                        break 'merge;
+                    }
+                    ChainEnd::ArrayEnd(at) => array_end = Some(at),
+                    ChainEnd::Scanned | ChainEnd::Confirmed => {}
+                }
                 let vecs = merger.merge(p);
                 let _ = vecs_tx.try_send(vecs);
-                next += 1;
             }
         }
+        // stops the parsers (their sends fail) and so the reader
+        drop(part_rx);
         match reader.join() {
             Ok(r) => r,
             Err(_) => Err(LoadError::at(
@@ -1082,8 +1368,49 @@ pub fn read_from<R: Read + Send>(
                 "internal error: reader thread panicked".into(),
             )),
         }
-    })?;
-
+    });
+    // not confirmed: the whole file again, scanned (a reader error after an unconfirmed
+    // chain block may come from a wrong cut)
+    let scanned_again = |timings: &mut crate::timings::Timings| {
+        timings.lap("kineto chain not confirmed, read again scanned");
+        #[cfg(test)]
+        tests::CHAIN_RETRIES.with(|c| c.set(c.get() + 1));
+        let (file, len, progress) = mapped.expect("chain blocks come from a mapped file");
+        let again = Options {
+            chain: false,
+            ..opts.clone()
+        };
+        read_from::<std::io::Empty>(
+            Input::Mapped {
+                file,
+                len,
+                progress,
+            },
+            path,
+            compressed_bytes,
+            &again,
+        )
+    };
+    let mut outcome = match outcome {
+        Err(_) if chain_failed => return scanned_again(&mut timings),
+        r => r?,
+    };
+    if let (true, Some((file, len, _))) = (outcome.chained, mapped) {
+        let tail = match (outcome.chain_in_object, array_end) {
+            _ if chain_failed => None,
+            // the reader went back to scanning and read the rest itself
+            (None, _) => Some(Header::default()),
+            (Some(in_object), Some(at)) => read_after_events(file, len, at, in_object, path)?,
+            (Some(_), None) => None,
+        };
+        match tail {
+            Some(tail) => {
+                outcome.header.keys.extend(tail.keys);
+                outcome.header.values.extend(tail.values);
+            }
+            None => return scanned_again(&mut timings),
+        }
+    }
     if !outcome.saw_events {
         return Err(LoadError::at(path, 0, describe_non_trace(&outcome.header)));
     }
@@ -1217,4 +1544,207 @@ pub fn read_from<R: Read + Send>(
     }
     timings.lap("kineto links");
     Ok(trace)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    thread_local! {
+        /// How many loads on this thread read the file again because a chain block was not
+        /// confirmed.
+        pub(super) static CHAIN_RETRIES: std::cell::Cell<u32> = const { std::cell::Cell::new(0) };
+    }
+
+    #[test]
+    fn chain_cuts_fall_between_objects_across_a_newline() {
+        let doc = b"[{\"a\": 1},\n  {\"b\": [{\"c\": 2}, {\"d\": 3}]},\n  {\"e\": 4}";
+        let cut = chain_cut(doc).unwrap();
+        assert_eq!(&doc[cut - 1..cut + 1], b"},");
+        assert!(doc[cut..].starts_with(b",\n  {\"e\""));
+        // the comma between the nested objects has no newline beside it
+        assert_eq!(chain_cut(&doc[..cut]), Some(9));
+        // no newline, or no object after it: no cut
+        assert_eq!(chain_cut(b"[{\"a\": 1}, {\"b\": 2}, {\"c\": 3}"), None);
+        assert_eq!(chain_cut(b"{\"a\": 1},\n 7,\n \"x\""), None);
+        assert_eq!(chain_cut(b""), None);
+        // a comma after something other than an object
+        assert_eq!(chain_cut(b"[1,\n{\"a\": 1}"), None);
+    }
+
+    /// The model facts, names resolved (or the error).
+    fn digest(r: Result<Trace, LoadError>) -> String {
+        let t = match r {
+            Ok(t) => t,
+            Err(e) => return format!("error {e}"),
+        };
+        let mut out = format!(
+            "{:?} {:?} {:?} {} {}\n",
+            t.source.events,
+            t.source.bytes,
+            t.base_time_ns,
+            t.devices.len(),
+            t.threads.len()
+        );
+        for w in &t.warnings {
+            out += &format!("{w:?}\n");
+        }
+        for th in &t.threads {
+            out += &format!("{th:?}\n");
+        }
+        for e in &t.cpu {
+            let n = t.name(e.name);
+            out += &format!(
+                "c {} {} {n} {} {} {}\n",
+                e.start, e.dur, e.thread, e.external_id, e.correlation
+            );
+        }
+        for g in &t.gpu {
+            let n = t.name(g.name);
+            out += &format!(
+                "g {} {} {n} {} {} {}\n",
+                g.start, g.dur, g.correlation, g.launch, g.flow_linked
+            );
+        }
+        out
+    }
+
+    /// Loads `doc` from a mapped file with small blocks, chained and scanned; the two must
+    /// agree. Returns the digest and how many chained loads were read again.
+    fn both_ways(doc: &[u8], tag: &str) -> (String, u32) {
+        both_ways_with(doc, tag, &[(1, 1024), (2, 1024), (2, 4096), (3, 700)])
+    }
+
+    /// [`both_ways`] with these (threads, block size) for the chained loads.
+    fn both_ways_with(doc: &[u8], tag: &str, runs: &[(usize, usize)]) -> (String, u32) {
+        let dir = std::env::temp_dir().join(format!("stallscope-chain-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join(format!("{tag}.json"));
+        std::fs::write(&path, doc).unwrap();
+        let file = std::fs::File::open(&path).unwrap();
+        let len = doc.len() as u64;
+        let load = |chain: bool, threads: usize, block_size: usize| {
+            let opts = Options {
+                threads,
+                block_size,
+                allow_truncated: false,
+                chain,
+            };
+            let input: Input<'_, std::io::Empty> = Input::Mapped {
+                file: &file,
+                len,
+                progress: None,
+            };
+            digest(read_from(input, "t.json", None, &opts))
+        };
+        let scanned = load(false, 1, 1 << 20);
+        let before = CHAIN_RETRIES.with(|c| c.get());
+        for &(threads, block) in runs {
+            assert_eq!(
+                load(true, threads, block),
+                scanned,
+                "{tag} {threads} threads, {block} B"
+            );
+        }
+        let retries = CHAIN_RETRIES.with(|c| c.get()) - before;
+        std::fs::remove_file(&path).ok();
+        (scanned, retries)
+    }
+
+    fn event(i: u32, args: &str) -> String {
+        format!(
+            "  {{\n    \"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"op_{}\", \"pid\": 1, \
+             \"tid\": {},\n    \"ts\": {}, \"dur\": 3,\n    \"args\": {{\n      \"External id\": {}{args}\n    }}\n  }}",
+            i % 13,
+            1 + i % 2,
+            1000 + 5 * i,
+            i + 1
+        )
+    }
+
+    fn trace(n: u32, args: impl Fn(u32) -> String, tail: &str) -> Vec<u8> {
+        let events: Vec<String> = (0..n).map(|i| event(i, &args(i))).collect();
+        format!(
+            "{{\n  \"schemaVersion\": 1,\n  \"traceEvents\": [\n{}\n]{tail}",
+            events.join(",\n")
+        )
+        .into_bytes()
+    }
+
+    #[test]
+    fn chained_blocks_give_the_scanned_model() {
+        // clean pretty-printed trace with members after the events: every cut confirmed
+        let doc = trace(
+            400,
+            |_| String::new(),
+            ",\n  \"traceName\": \"t\",\n  \"baseTimeNanoseconds\": 7\n}\n",
+        );
+        let (d, retries) = both_ways(&doc, "clean");
+        assert!(
+            d.contains("Some(7)") && d.matches("\nc ").count() == 400,
+            "{d}"
+        );
+        assert_eq!(retries, 0);
+        // a value the fast path leaves to serde (a float id) and a repaired one (NaN) inside
+        let doc = trace(
+            300,
+            |i| match i % 50 {
+                7 => ", \"Sequence number\": 1.5e3".into(),
+                9 => ", \"v\": NaN".into(),
+                _ => String::new(),
+            },
+            "\n}",
+        );
+        let (d, _) = both_ways(&doc, "slow-values");
+        assert!(d.contains("bare-tokens"), "{d}");
+    }
+
+    #[test]
+    fn unconfirmed_chains_are_read_again_the_scanned_way() {
+        // arrays of objects across lines inside events: some cuts fall inside them
+        let nested = |i: u32| {
+            if i % 3 == 0 {
+                ",\n      \"v\": [\n        {\"x\": 1},\n        {\"y\": 2}\n      ]".to_string()
+            } else {
+                String::new()
+            }
+        };
+        // (blocks of many sizes: with events of regular sizes, one size cuts alike each time)
+        let runs: Vec<(usize, usize)> = (0..40).map(|k| (1 + k % 2, 1000 + 37 * k)).collect();
+        let (d, retries) = both_ways_with(&trace(400, nested, "\n}"), "nested", &runs);
+        assert_eq!(d.matches("\nc ").count(), 400, "{d}");
+        assert!(retries > 0);
+        // cut short inside an event, a value that is not an event, garbage after the array,
+        // invalid UTF-8 and raw control characters in a late event, no newlines at all
+        let clean = trace(200, |_| String::new(), "\n}");
+        let mut cut = clean.clone();
+        cut.truncate(clean.len() * 3 / 4);
+        let (d, _) = both_ways(&cut, "truncated");
+        assert!(d.starts_with("error") && d.contains("truncated"), "{d}");
+        let number = String::from_utf8(clean.clone()).unwrap().replacen(
+            "  },\n  {",
+            "  },\n  17,\n  {",
+            150,
+        );
+        let (d, _) = both_ways(number.as_bytes(), "non-object");
+        assert!(d.contains("non-object-event"), "{d}");
+        let mut garbage = clean[..clean.len() - 2].to_vec();
+        garbage.extend_from_slice(b"\n}\n]]] trailing");
+        both_ways(&garbage, "garbage");
+        let mut bad = clean.clone();
+        let at = bad.len() - 400;
+        let q = at + bad[at..].iter().position(|&c| c == b'_').unwrap();
+        bad[q] = 0xff;
+        bad[q + 1] = 0x01;
+        let (d, _) = both_ways(&bad, "bad-bytes");
+        assert!(d.contains("invalid-utf8") || d.contains("control"), "{d}");
+        let compact: Vec<u8> = clean.iter().copied().filter(|&c| c != b'\n').collect();
+        // no place to cut: the reader goes back to scanning where the chain blocks end
+        let (_, retries) = both_ways(&compact, "compact");
+        assert_eq!(retries, 0);
+        let mut late = clean[..clean.len() / 2].to_vec();
+        late.extend(clean[clean.len() / 2..].iter().filter(|&&c| c != b'\n'));
+        let (d, retries) = both_ways(&late, "compact-late");
+        assert_eq!((d.matches("\nc ").count(), retries), (200, 0), "{d}");
+    }
 }

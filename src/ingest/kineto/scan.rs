@@ -358,7 +358,7 @@ fn prefix_xor(mut x: u64) -> u64 {
 }
 
 #[inline(always)]
-fn is_ws(c: u8) -> bool {
+pub(super) fn is_ws(c: u8) -> bool {
     matches!(c, b' ' | b'\n' | b'\r' | b'\t')
 }
 
@@ -539,6 +539,32 @@ impl Scanner {
             saw_events: false,
             non_objects: 0,
             first_non_object: None,
+        }
+    }
+
+    /// Inside the events array (between elements): `Some((expects_element, in_object))`,
+    /// where `expects_element` is true right after `[` or a `,` and false right after an
+    /// element, and `in_object` tells whether the array is the `traceEvents` member of an
+    /// object (false for a bare top-level array).
+    pub fn events_position(&self) -> Option<(bool, bool)> {
+        match self.state {
+            State::Elem { in_object } => Some((true, in_object)),
+            State::ElemCommaOrEnd { in_object } => Some((false, in_object)),
+            _ => None,
+        }
+    }
+
+    /// A scanner inside the events array at the position [`Scanner::events_position`]
+    /// reports as `(expects_element, in_object)`: to go on where a chain reader left off.
+    pub fn in_events(expects_element: bool, in_object: bool) -> Self {
+        Scanner {
+            state: if expects_element {
+                State::Elem { in_object }
+            } else {
+                State::ElemCommaOrEnd { in_object }
+            },
+            saw_events: true,
+            ..Scanner::new()
         }
     }
 
