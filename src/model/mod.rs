@@ -493,6 +493,7 @@ impl Trace {
                 gpu.sort_by_key(|g| g.start);
             }
         };
+        let mut tt = crate::timings::Timings::nested();
         let mut gpu_sorted = false;
         if !sorted(&self.cpu) {
             if parallel && self.cpu.len() >= 1 << 16 {
@@ -512,7 +513,9 @@ impl Trace {
                 );
                 gpu_sorted = true;
             }
+            tt.lap("finalize: sort halves");
             self.cpu.sort_by(cpu_order);
+            tt.lap("finalize: merge halves");
         }
         if !gpu_sorted {
             sort_gpu(&mut self.gpu);
@@ -560,6 +563,7 @@ impl Trace {
                 )
             },
         );
+        tt.lap("finalize: id tables, launches");
         // runtime calls -> operator
         for e in self.cpu.iter_mut() {
             if is_launch(e.kind) && e.external_id != 0 {
@@ -569,6 +573,7 @@ impl Trace {
             }
         }
         drop(op_by_ext);
+        tt.lap("finalize: owners");
         let mut active: Vec<i64> = Vec::new();
         for g in &self.gpu {
             if g.is_activity() && !active.contains(&(g.device as i64)) {
