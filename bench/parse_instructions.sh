@@ -3,7 +3,7 @@
 # over the `microbench::parse_profile` aid in src/ingest/kineto/fast.rs: 20,000 parses of one
 # event, minus a run of 1). Deterministic, unlike wall-clock time on a shared machine.
 #
-#   bash bench/parse_instructions.sh                 # cpu_op runtime kernel flow instant
+#   bash bench/parse_instructions.sh                 # cpu_op runtime kernel flow flow_end instant
 #   TYPES="kernel flow" bash bench/parse_instructions.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -15,7 +15,7 @@ count() { # count TYPE N: instructions of a run that parses N events of kind TYP
     MB_N=$2 MB_ONLY=$1 valgrind --tool=callgrind --callgrind-out-file=/dev/null "$T" \
         microbench --ignored 2>&1 | awk '/Collected/ {gsub(",", "", $4); print $4}'
 }
-for ty in ${TYPES:-cpu_op runtime kernel flow instant}; do
+for ty in ${TYPES:-cpu_op runtime kernel flow flow_end instant}; do
     base=$(count "$ty" 1)
     big=$(count "$ty" 20001)
     echo "$ty $(((big - base) / 20000)) instructions/event"

@@ -183,6 +183,19 @@ enum NumTok {
     Other,
 }
 
+/// Powers of ten up to 10^8 as integers.
+const POW10_U64: [u64; 9] = [
+    1,
+    10,
+    100,
+    1_000,
+    10_000,
+    100_000,
+    1_000_000,
+    10_000_000,
+    100_000_000,
+];
+
 /// Powers of ten exactly representable as `f64`.
 const POW10: [f64; 23] = [
     1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16,
@@ -457,6 +470,28 @@ impl<'a> Cur<'a> {
                 if !matches!(next, b'.' | b'e' | b'E') {
                     self.i = j + n;
                     return Some(NumTok::Int(parse8(x << (8 * (8 - n))) as i64));
+                }
+            }
+            // 8 to 16 digits (microsecond timestamps, addresses, byte counts) from two loads
+            if n == 8 && x & 0xff != u64::from(b'0') {
+                if let Some(w) = b.get(j + 8..j + 16) {
+                    let y = u64::from_le_bytes(w.try_into().unwrap());
+                    let m = leading_digits(y);
+                    let next = if m < 8 {
+                        Some((y >> (8 * m)) as u8)
+                    } else {
+                        b.get(j + 16).copied()
+                    };
+                    // (a 17th digit, or a number cut by the end, takes the general path)
+                    if next.is_some_and(|c| !matches!(c, b'0'..=b'9' | b'.' | b'e' | b'E')) {
+                        let low = match m {
+                            0 => 0,
+                            8 => parse8(y),
+                            _ => parse8(y << (8 * (8 - m))),
+                        };
+                        self.i = j + 8 + m;
+                        return Some(NumTok::Int((parse8(x) * POW10_U64[m] + low) as i64));
+                    }
                 }
             }
         }
@@ -966,7 +1001,7 @@ impl<'a> Cur<'a> {
         }
         // libkineto writes the members of each kind of event in a fixed order (complete
         // events: `ph`, `cat`, `name`, `pid`, `tid`, `ts`, `dur`, `args`; flows: `ph`, `id`,
-        // `pid`, `tid`, `ts`, `cat`, `name`; instants: `ph`, `cat`, `s`, `name`, `pid`, `tid`,
+        // `pid`, `tid`, `ts`, `cat`, `name`, `bp`; instants: `ph`, `cat`, `s`, `name`, `pid`, `tid`,
         // `ts`, `args`): each predicted key costs one comparison instead of a string scan and
         // a dispatch. The first other key hands over to the general loop, which gives the
         // same result (a repeated key still overwrites, as with serde).
@@ -984,6 +1019,10 @@ impl<'a> Cur<'a> {
                 predicted!(b"\"ts\":", self.ts(e)?);
                 predicted!(b"\"cat\":", e.cat = self.bstr()?);
                 predicted!(b"\"name\":", e.name = self.bstr()?);
+                // flow ends: the binding point
+                predicted!(b"\"bp\":", {
+                    self.skip()?;
+                });
             }
             Some("i") => {
                 predicted!(b"\"cat\":", e.cat = self.bstr()?);
@@ -1310,11 +1349,12 @@ mod microbench {
     #[test]
     #[ignore]
     fn parse_profile() {
-        let evs: [(&str, &[u8]); 5] = [
+        let evs: [(&str, &[u8]); 6] = [
             ("cpu_op", b"{\n    \"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"aten::expand\", \"pid\": 783658, \"tid\": 785244,\n    \"ts\": 1669783687464200, \"dur\": 19,\n    \"args\": {\n      \"External id\": 3075,\"Ev Idx\": 2\n    }\n  }"),
             ("runtime", b"{\n    \"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": \"cudaLaunchKernel\", \"pid\": 783658, \"tid\": 783658,\n    \"ts\": 1669783687389292, \"dur\": 32,\n    \"args\": {\n      \"External id\": 73689,\n      \"cbid\": 211, \"correlation\": 73689\n    }\n  }"),
             ("kernel", b"{\n    \"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<float>, at::detail::Array<char*, 1> >(int, at::native::FillFunctor<float>, at::detail::Array<char*, 1>)\", \"pid\": 1, \"tid\": 7,\n    \"ts\": 1669783687389324, \"dur\": 3,\n    \"args\": {\n      \"External id\": 73689,\n      \"queued\": 0, \"device\": 1, \"context\": 1,\n      \"stream\": 7, \"correlation\": 73689,\n      \"registers per thread\": 16,\n      \"shared memory\": 0,\n      \"blocks per SM\": 0.3,\n      \"warps per SM\": 1.2,\n      \"grid\": [24, 1, 1],\n      \"block\": [128, 1, 1],\n      \"est. achieved occupancy %\": 2\n    }\n  }"),
             ("flow", b"{\n    \"ph\": \"s\", \"id\": 73689, \"pid\": 783658, \"tid\": 783658, \"ts\": 1669783687389292,\n    \"cat\": \"ac2g\", \"name\": \"ac2g\"\n  }"),
+            ("flow_end", b"{\n    \"ph\": \"f\", \"id\": 73689, \"pid\": 1, \"tid\": 7, \"ts\": 1669783687389324,\n    \"cat\": \"ac2g\", \"name\": \"ac2g\", \"bp\": \"e\"\n  }"),
             ("instant", b"{\n    \"ph\": \"i\", \"cat\": \"cpu_instant_event\", \"s\": \"t\", \"name\": \"[memory]\",\n    \"pid\": 783658, \"tid\": 785244,\n    \"ts\": 1669783687464300,\n    \"args\": {\n      \"Ev Idx\": 42070, \"Device Type\": 1, \"Device Id\": 1, \"Addr\": 139926520725504, \"Bytes\": 5242880, \"Total Allocated\": 5435638784, \"Total Reserved\": 12782141440\n    }\n  }"),
         ];
         let mut ev = RawEvent::default();
