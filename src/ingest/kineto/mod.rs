@@ -629,25 +629,32 @@ impl Worker {
         let (fixed, fixes) = lenient::repair(slice);
         match serde_json::from_slice::<RawEvent>(&fixed) {
             Ok(ev) => {
-                if fixes.invalid_utf8 {
-                    self.p.warnings.add("invalid-utf8", Some(offset), || {
-                        "invalid UTF-8 in a string was replaced by U+FFFD".into()
-                    });
-                }
-                if fixes.control_chars {
-                    self.p.warnings.add("control-chars", Some(offset), || {
-                        "raw control characters inside a string were escaped".into()
-                    });
-                }
-                if fixes.quotes {
-                    self.p.warnings.add("unescaped-quotes", Some(offset), || {
-                        "unescaped quotes inside a string were escaped".into()
-                    });
-                }
-                if fixes.bare_tokens {
-                    self.p.warnings.add("bare-tokens", Some(offset), || {
-                        "non-JSON tokens (such as N/A or NaN) were read as null".into()
-                    });
+                let repairs = [
+                    (
+                        fixes.invalid_utf8,
+                        "invalid-utf8",
+                        "invalid UTF-8 in a string was replaced by U+FFFD",
+                    ),
+                    (
+                        fixes.control_chars,
+                        "control-chars",
+                        "raw control characters inside a string were escaped",
+                    ),
+                    (
+                        fixes.quotes,
+                        "unescaped-quotes",
+                        "unescaped quotes inside a string were escaped",
+                    ),
+                    (
+                        fixes.bare_tokens,
+                        "bare-tokens",
+                        "non-JSON tokens (such as N/A or NaN) were read as null",
+                    ),
+                ];
+                for (made, code, what) in repairs {
+                    if made {
+                        self.p.warnings.add(code, Some(offset), || what.into());
+                    }
                 }
                 self.add(&ev, offset);
             }
@@ -682,6 +689,30 @@ struct ReaderOutcome {
     chain_in_object: Option<bool>,
     /// Whether chain blocks were sent (each must be confirmed).
     chained: bool,
+}
+
+impl ReaderOutcome {
+    /// What the reader ends with after `bytes` bytes (`truncated_at`: where a cut event
+    /// starts), in chain mode when `chain` is set.
+    fn new(
+        header: Header,
+        bytes: u64,
+        truncated_at: Option<u64>,
+        scanner: &Scanner,
+        first_non_object: Option<u64>,
+        chain: Option<(bool, bool)>,
+        chain_off: bool,
+    ) -> Self {
+        ReaderOutcome {
+            header,
+            bytes,
+            saw_events: scanner.saw_events,
+            truncated_at,
+            non_objects: (scanner.non_objects, first_non_object),
+            chain_in_object: chain.map(|(_, in_object)| in_object),
+            chained: chain_off || chain.is_some(),
+        }
+    }
 }
 
 /// Where to cut a chain block inside `data` (see [`ChainEnd`]): the last `,` with an
@@ -749,6 +780,26 @@ fn read_after_events(
     }
 }
 
+/// `len` bytes of `file` from `offset`, mapped read only and populated (a window of the
+/// reader; unmapped when dropped).
+fn map_window(
+    file: &std::fs::File,
+    offset: u64,
+    len: usize,
+    path: &str,
+) -> Result<memmap2::Mmap, LoadError> {
+    // SAFETY: the map is read only and dropped with its block; the file is not modified by
+    // this process (see `Input::Mapped`).
+    unsafe {
+        memmap2::MmapOptions::new()
+            .offset(offset)
+            .len(len)
+            .populate()
+            .map(file)
+    }
+    .map_err(|e| io_error_at(path, offset, e))
+}
+
 /// A read error (corrupt or cut gzip data, ...) at an offset of the uncompressed stream.
 fn io_error_at(path: &str, offset: u64, e: std::io::Error) -> LoadError {
     let mut err = LoadError::io(path, e);
@@ -789,6 +840,20 @@ fn reader_loop<R: Read>(
     let mut chain: Option<(bool, bool)> = None;
     // set once chain blocks were sent and the reader went back to scanning
     let mut chain_off = false;
+    // the outcome after this many bytes, with where a cut event starts
+    macro_rules! finish {
+        ($bytes:expr, $truncated_at:expr) => {
+            ReaderOutcome::new(
+                header,
+                $bytes,
+                $truncated_at,
+                &scanner,
+                first_non_object,
+                chain,
+                chain_off,
+            )
+        };
+    }
     loop {
         // A fixed set of buffers circulates between this thread and the workers: reused
         // buffers keep their length (zeroed once), so reading never clears or faults in memory
@@ -820,15 +885,7 @@ fn reader_loop<R: Read>(
                     if len == 0 {
                         break 'window Some((None, 0, true));
                     }
-                    // SAFETY: as for the scanned windows below.
-                    let map = unsafe {
-                        memmap2::MmapOptions::new()
-                            .offset(base)
-                            .len(len)
-                            .populate()
-                            .map(*file)
-                    }
-                    .map_err(|e| io_error_at(path, base, e))?;
+                    let map = map_window(file, base, len, path)?;
                     if end == *file_len {
                         break 'window Some((Some(map), len, true));
                     }
@@ -867,15 +924,7 @@ fn reader_loop<R: Read>(
                 chain = Some((false, in_object));
                 target = opts.block_size.max(1024);
                 if eof {
-                    return Ok(ReaderOutcome {
-                        header,
-                        bytes: base,
-                        saw_events: scanner.saw_events,
-                        truncated_at: None,
-                        non_objects: (scanner.non_objects, first_non_object),
-                        chain_in_object: Some(in_object),
-                        chained: true,
-                    });
+                    return Ok(finish!(base, None));
                 }
                 continue;
             }
@@ -913,17 +962,7 @@ fn reader_loop<R: Read>(
                 let storage = if len == 0 {
                     Storage::Heap(Vec::new())
                 } else {
-                    // SAFETY: the map is read only and dropped with the block; the file is
-                    // not modified by this process (see `Input::Mapped`).
-                    let map = unsafe {
-                        memmap2::MmapOptions::new()
-                            .offset(base)
-                            .len(len)
-                            .populate()
-                            .map(*file)
-                    }
-                    .map_err(|e| io_error_at(path, base, e))?;
-                    Storage::Map(map)
+                    Storage::Map(map_window(file, base, len, path)?)
                 };
                 if let Some(report) = progress {
                     report(end);
@@ -1017,15 +1056,7 @@ fn reader_loop<R: Read>(
                 ranges,
                 chain: None,
             });
-            return Ok(ReaderOutcome {
-                header,
-                bytes,
-                saw_events: scanner.saw_events,
-                truncated_at: Some(at),
-                non_objects: (scanner.non_objects, first_non_object),
-                chain_in_object: None,
-                chained: chain_off,
-            });
+            return Ok(finish!(bytes, Some(at)));
         }
         if !done {
             if let Storage::Heap(_) = storage {
@@ -1062,26 +1093,10 @@ fn reader_loop<R: Read>(
                 }
                 Input::Mapped { len, .. } => base = *len,
             }
-            return Ok(ReaderOutcome {
-                header,
-                bytes: base,
-                saw_events: scanner.saw_events,
-                truncated_at: None,
-                non_objects: (scanner.non_objects, first_non_object),
-                chain_in_object: None,
-                chained: chain_off,
-            });
+            return Ok(finish!(base, None));
         }
     }
-    Ok(ReaderOutcome {
-        header,
-        bytes: base,
-        saw_events: scanner.saw_events,
-        truncated_at: None,
-        non_objects: (scanner.non_objects, first_non_object),
-        chain_in_object: chain.map(|(_, in_object)| in_object),
-        chained: chain_off || chain.is_some(),
-    })
+    Ok(finish!(base, None))
 }
 
 struct Merger {
