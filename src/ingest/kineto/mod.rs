@@ -1712,6 +1712,11 @@ mod tests {
         );
         let (d, _) = both_ways(&doc, "slow-values");
         assert!(d.contains("bare-tokens"), "{d}");
+        // a bare top-level array of events (no object around it), Windows line ends
+        let events: Vec<String> = (0..300).map(|i| event(i, "")).collect();
+        let doc = format!("[\r\n{}\r\n]\r\n", events.join(",\r\n")).into_bytes();
+        let (d, retries) = both_ways(&doc, "bare-array");
+        assert_eq!((d.matches("\nc ").count(), retries), (300, 0), "{d}");
     }
 
     #[test]
