@@ -251,6 +251,52 @@ pub struct RawArgs<'a> {
     pub concrete_inputs: Option<&'a str>,
 }
 
+/// Where the value of one `args` member goes, by the kind of value it is.
+pub enum ArgSlot<'s, 'a> {
+    /// A number.
+    Num(&'s mut Num),
+    /// A `[x, y, z]` array.
+    Dim3(&'s mut Dim3),
+    /// A string.
+    Str(&'s mut BStr<'a>),
+    /// Kept as raw JSON text.
+    Raw(&'s mut Option<&'a str>),
+}
+
+impl<'a> RawArgs<'a> {
+    /// The field a member of `args` with key `k` fills, or `None` for members stallscope does
+    /// not read: the one list of keys both the serde visitor below and the fast parser
+    /// ([`super::fast`]) dispatch on.
+    pub fn slot(&mut self, k: &[u8]) -> Option<ArgSlot<'_, 'a>> {
+        use ArgSlot::*;
+        Some(match k {
+            b"External id" | b"external id" => Num(&mut self.external_id),
+            b"correlation" => Num(&mut self.correlation),
+            b"device" => Num(&mut self.device),
+            b"stream" => Num(&mut self.stream),
+            b"blocks per SM" => Num(&mut self.blocks_per_sm),
+            b"warps per SM" => Num(&mut self.warps_per_sm),
+            b"est. achieved occupancy %" => Num(&mut self.occupancy),
+            b"registers per thread" => Num(&mut self.registers),
+            b"shared memory" => Num(&mut self.shared_memory),
+            b"grid" => Dim3(&mut self.grid),
+            b"block" => Dim3(&mut self.block),
+            b"bytes" => Num(&mut self.bytes),
+            b"graph id" => Num(&mut self.graph_id),
+            b"Python module id" => Num(&mut self.python_module_id),
+            b"Device Type" => Num(&mut self.device_type),
+            b"Device Id" => Num(&mut self.device_id),
+            b"Total Allocated" => Num(&mut self.total_allocated),
+            b"name" => Str(&mut self.name),
+            b"labels" => Str(&mut self.labels),
+            b"Input Dims" => Raw(&mut self.input_dims),
+            b"Input type" => Raw(&mut self.input_type),
+            b"Concrete Inputs" => Raw(&mut self.concrete_inputs),
+            _ => return None,
+        })
+    }
+}
+
 impl<'de> Deserialize<'de> for RawArgs<'de> {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         struct V;
@@ -263,32 +309,12 @@ impl<'de> Deserialize<'de> for RawArgs<'de> {
                 let mut a = RawArgs::default();
                 while let Some(k) = m.next_key::<BStr<'de>>()? {
                     let k = k.0.unwrap_or_default();
-                    match k.as_bytes() {
-                        b"External id" | b"external id" => a.external_id = m.next_value()?,
-                        b"correlation" => a.correlation = m.next_value()?,
-                        b"device" => a.device = m.next_value()?,
-                        b"stream" => a.stream = m.next_value()?,
-                        b"blocks per SM" => a.blocks_per_sm = m.next_value()?,
-                        b"warps per SM" => a.warps_per_sm = m.next_value()?,
-                        b"est. achieved occupancy %" => a.occupancy = m.next_value()?,
-                        b"registers per thread" => a.registers = m.next_value()?,
-                        b"shared memory" => a.shared_memory = m.next_value()?,
-                        b"grid" => a.grid = m.next_value()?,
-                        b"block" => a.block = m.next_value()?,
-                        b"bytes" => a.bytes = m.next_value()?,
-                        b"graph id" => a.graph_id = m.next_value()?,
-                        b"Python module id" => a.python_module_id = m.next_value()?,
-                        b"Device Type" => a.device_type = m.next_value()?,
-                        b"Device Id" => a.device_id = m.next_value()?,
-                        b"Total Allocated" => a.total_allocated = m.next_value()?,
-                        b"name" => a.name = m.next_value()?,
-                        b"labels" => a.labels = m.next_value()?,
-                        b"Input Dims" => a.input_dims = Some(m.next_value::<&RawValue>()?.get()),
-                        b"Input type" => a.input_type = Some(m.next_value::<&RawValue>()?.get()),
-                        b"Concrete Inputs" => {
-                            a.concrete_inputs = Some(m.next_value::<&RawValue>()?.get())
-                        }
-                        _ => {
+                    match a.slot(k.as_bytes()) {
+                        Some(ArgSlot::Num(v)) => *v = m.next_value()?,
+                        Some(ArgSlot::Dim3(v)) => *v = m.next_value()?,
+                        Some(ArgSlot::Str(v)) => *v = m.next_value()?,
+                        Some(ArgSlot::Raw(v)) => *v = Some(m.next_value::<&RawValue>()?.get()),
+                        None => {
                             m.next_value::<IgnoredAny>()?;
                         }
                     }

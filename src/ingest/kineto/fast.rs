@@ -14,7 +14,7 @@ use std::borrow::Cow;
 
 use serde::Deserialize;
 
-use super::event::{BStr, Decoded, Dim3, Num, RawArgs, RawEvent};
+use super::event::{ArgSlot, BStr, Decoded, Dim3, Num, RawArgs, RawEvent};
 
 /// Parses one event object (`bytes` is exactly `{...}`) into `out`; false lets serde decide
 /// (`out` is then unspecified).
@@ -368,6 +368,15 @@ impl<'a> Cur<'a> {
     #[inline(always)]
     fn peek(&self) -> Option<u8> {
         self.b.get(self.i).copied()
+    }
+
+    /// Steps past the `{` the cursor is on and the whitespace after it; true when the object
+    /// is empty (its `}` eaten too).
+    #[inline(always)]
+    fn open_object(&mut self) -> bool {
+        self.i += 1;
+        self.ws();
+        self.eat(b'}').is_some()
     }
 
     #[inline(always)]
@@ -868,9 +877,7 @@ impl<'a> Cur<'a> {
         }
         *a = RawArgs::default();
         self.args_seen += 1;
-        self.i += 1;
-        self.ws();
-        if self.eat(b'}').is_some() {
+        if self.open_object() {
             return Some(());
         }
         // libkineto's orders of the `args` of operators, runtime calls, kernels, memory copies
@@ -941,30 +948,12 @@ impl<'a> Cur<'a> {
     /// One member of `args`, the cursor on its value.
     #[inline(always)]
     fn arg_member(&mut self, a: &mut RawArgs<'a>, k: &[u8]) -> Option<()> {
-        match k {
-            b"External id" | b"external id" => a.external_id = self.num()?,
-            b"correlation" => a.correlation = self.num()?,
-            b"device" => a.device = self.num()?,
-            b"stream" => a.stream = self.num()?,
-            b"blocks per SM" => a.blocks_per_sm = self.num()?,
-            b"warps per SM" => a.warps_per_sm = self.num()?,
-            b"est. achieved occupancy %" => a.occupancy = self.num()?,
-            b"registers per thread" => a.registers = self.num()?,
-            b"shared memory" => a.shared_memory = self.num()?,
-            b"grid" => a.grid = self.dim3()?,
-            b"block" => a.block = self.dim3()?,
-            b"bytes" => a.bytes = self.num()?,
-            b"graph id" => a.graph_id = self.num()?,
-            b"Python module id" => a.python_module_id = self.num()?,
-            b"Device Type" => a.device_type = self.num()?,
-            b"Device Id" => a.device_id = self.num()?,
-            b"Total Allocated" => a.total_allocated = self.num()?,
-            b"name" => a.name = self.bstr()?,
-            b"labels" => a.labels = self.bstr()?,
-            b"Input Dims" => a.input_dims = Some(self.raw()?),
-            b"Input type" => a.input_type = Some(self.raw()?),
-            b"Concrete Inputs" => a.concrete_inputs = Some(self.raw()?),
-            _ => {
+        match a.slot(k) {
+            Some(ArgSlot::Num(v)) => *v = self.num()?,
+            Some(ArgSlot::Dim3(v)) => *v = self.dim3()?,
+            Some(ArgSlot::Str(v)) => *v = self.bstr()?,
+            Some(ArgSlot::Raw(v)) => *v = Some(self.raw()?),
+            None => {
                 self.skip()?;
             }
         }
@@ -994,9 +983,7 @@ impl<'a> Cur<'a> {
         e.dur = None;
         e.id = None;
         e.decoded = Decoded::default();
-        self.i += 1;
-        self.ws();
-        if self.eat(b'}').is_some() {
+        if self.open_object() {
             return Some(());
         }
         // libkineto writes the members of each kind of event in a fixed order (complete
