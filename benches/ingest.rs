@@ -222,8 +222,19 @@ fn have_taskset() -> bool {
         .unwrap_or(false)
 }
 
+/// Reads `path` to its end (into the page cache), in 8 MiB chunks.
+fn warm(path: &str) -> Result<(), String> {
+    let mut f = std::fs::File::open(path).map_err(|e| format!("{path}: {e}"))?;
+    let mut chunk = vec![0u8; 8 << 20];
+    while f.read(&mut chunk).map_err(|e| format!("{path}: {e}"))? > 0 {}
+    Ok(())
+}
+
 fn run_child(case: &str, path: &str, taskset: bool) -> Result<serde_json::Value, String> {
     let me = std::env::current_exe().map_err(|e| e.to_string())?;
+    // the file's pages in the page cache before every run: this VM's proactive reclaim pages
+    // out idle page cache within seconds (see bench/hta_compare.sh)
+    warm(path)?;
     let one_core = case != "load-2cores";
     let mut cmd = if one_core && taskset {
         let mut c = Command::new("taskset");

@@ -101,9 +101,13 @@ impl HostFacts {
         compile: &IntervalSet,
         sync_calls: &[(u32, syncs::SyncKind)],
     ) -> HostFacts {
+        let mut tt = crate::timings::Timings::nested();
         let launch = launch::analyze_launches(trace, mask);
+        tt.lap("host: launches");
         let gaps = gaps::analyze_gaps_with(trace, mask, steps, &launch, compile, sync_calls);
+        tt.lap("host: gaps");
         let syncs = syncs::analyze_syncs_with(trace, mask, steps, &gaps, sync_calls);
+        tt.lap("host: syncs");
         HostFacts {
             launch,
             gaps,
