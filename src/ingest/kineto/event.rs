@@ -268,32 +268,69 @@ impl<'a> RawArgs<'a> {
     /// not read: the one list of keys both the serde visitor below and the fast parser
     /// ([`super::fast`]) dispatch on.
     pub fn slot(&mut self, k: &[u8]) -> Option<ArgSlot<'_, 'a>> {
-        use ArgSlot::*;
+        Some(self.slot_at(Self::slot_index(k)?))
+    }
+
+    /// The index of the field a member of `args` with key `k` fills (see [`RawArgs::slot`]),
+    /// for callers that look the key up once and fill the field many times.
+    #[inline]
+    pub fn slot_index(k: &[u8]) -> Option<u8> {
         Some(match k {
-            b"External id" | b"external id" => Num(&mut self.external_id),
-            b"correlation" => Num(&mut self.correlation),
-            b"device" => Num(&mut self.device),
-            b"stream" => Num(&mut self.stream),
-            b"blocks per SM" => Num(&mut self.blocks_per_sm),
-            b"warps per SM" => Num(&mut self.warps_per_sm),
-            b"est. achieved occupancy %" => Num(&mut self.occupancy),
-            b"registers per thread" => Num(&mut self.registers),
-            b"shared memory" => Num(&mut self.shared_memory),
-            b"grid" => Dim3(&mut self.grid),
-            b"block" => Dim3(&mut self.block),
-            b"bytes" => Num(&mut self.bytes),
-            b"graph id" => Num(&mut self.graph_id),
-            b"Python module id" => Num(&mut self.python_module_id),
-            b"Device Type" => Num(&mut self.device_type),
-            b"Device Id" => Num(&mut self.device_id),
-            b"Total Allocated" => Num(&mut self.total_allocated),
-            b"name" => Str(&mut self.name),
-            b"labels" => Str(&mut self.labels),
-            b"Input Dims" => Raw(&mut self.input_dims),
-            b"Input type" => Raw(&mut self.input_type),
-            b"Concrete Inputs" => Raw(&mut self.concrete_inputs),
+            b"External id" | b"external id" => 0,
+            b"correlation" => 1,
+            b"device" => 2,
+            b"stream" => 3,
+            b"blocks per SM" => 4,
+            b"warps per SM" => 5,
+            b"est. achieved occupancy %" => 6,
+            b"registers per thread" => 7,
+            b"shared memory" => 8,
+            b"grid" => 9,
+            b"block" => 10,
+            b"bytes" => 11,
+            b"graph id" => 12,
+            b"Python module id" => 13,
+            b"Device Type" => 14,
+            b"Device Id" => 15,
+            b"Total Allocated" => 16,
+            b"name" => 17,
+            b"labels" => 18,
+            b"Input Dims" => 19,
+            b"Input type" => 20,
+            b"Concrete Inputs" => 21,
             _ => return None,
         })
+    }
+
+    /// The field of index `i` ([`RawArgs::slot_index`]).
+    #[inline]
+    pub fn slot_at(&mut self, i: u8) -> ArgSlot<'_, 'a> {
+        use ArgSlot::*;
+        match i {
+            0 => Num(&mut self.external_id),
+            1 => Num(&mut self.correlation),
+            2 => Num(&mut self.device),
+            3 => Num(&mut self.stream),
+            4 => Num(&mut self.blocks_per_sm),
+            5 => Num(&mut self.warps_per_sm),
+            6 => Num(&mut self.occupancy),
+            7 => Num(&mut self.registers),
+            8 => Num(&mut self.shared_memory),
+            9 => Dim3(&mut self.grid),
+            10 => Dim3(&mut self.block),
+            11 => Num(&mut self.bytes),
+            12 => Num(&mut self.graph_id),
+            13 => Num(&mut self.python_module_id),
+            14 => Num(&mut self.device_type),
+            15 => Num(&mut self.device_id),
+            16 => Num(&mut self.total_allocated),
+            17 => Str(&mut self.name),
+            18 => Str(&mut self.labels),
+            19 => Raw(&mut self.input_dims),
+            20 => Raw(&mut self.input_type),
+            21 => Raw(&mut self.concrete_inputs),
+            _ => unreachable!("args slot index {i} out of range"),
+        }
     }
 }
 

@@ -9,6 +9,10 @@
 //! result is the same [`RawEvent`] the slow path would give. When the event is not valid JSON
 //! (or anything looks unusual) the parser returns `None` and the caller runs the serde path,
 //! then the lenient repair: warnings and recovery stay exactly as before.
+//!
+//! In front of it, [`Shapes`] reads the events whose shape a parser thread has already seen
+//! (the same keys in the same order with the same separators) by comparing their literal
+//! bytes and reading only their values ([`shape`]), with the same result.
 
 use std::borrow::Cow;
 
@@ -16,6 +20,10 @@ use serde::Deserialize;
 
 use super::event::{ArgSlot, BStr, Decoded, Dim3, Num, RawArgs, RawEvent};
 
+mod shape;
+pub use shape::Shapes;
+
+#[cfg(test)]
 /// Parses one event object (`bytes` is exactly `{...}`) into `out`; false lets serde decide
 /// (`out` is then unspecified).
 ///
@@ -44,12 +52,38 @@ pub fn parse<'a>(bytes: &'a [u8], out: &mut RawEvent<'a>) -> bool {
     c.i == bytes.len()
 }
 
-/// Parses the event object at `pos` of a block known to be UTF-8 (`text`), for readers that
-/// walk a chain of events without knowing their ends beforehand. `Ok(end)`: parsed into
-/// `out`, the object ends before `end`. `Err(Some(end))`: a valid JSON value ends before
-/// `end` but has a shape the fast path leaves to serde (the caller parses `text[pos..end]`
-/// as [`parse`]'s caller would). `Err(None)`: no valid JSON value starts at `pos`.
-pub fn parse_at<'a>(
+/// [`parse`] through the event shapes learned so far ([`Shapes`]), learning this event's
+/// shape when it takes the general parser: the same result, faster.
+pub fn parse_shaped<'a>(shapes: &mut Shapes, bytes: &'a [u8], out: &mut RawEvent<'a>) -> bool {
+    let text = match ascii_str(bytes) {
+        Some(t) => t,
+        None => match std::str::from_utf8(bytes) {
+            Ok(t) => t,
+            Err(_) => return false,
+        },
+    };
+    let mut c = Cur {
+        s: text,
+        b: bytes,
+        i: 0,
+        args_seen: 0,
+    };
+    c.ws();
+    let start = c.i;
+    if !shapes.event(&mut c, out) {
+        c.i = start;
+        if c.event(out).is_none() {
+            return false;
+        }
+        shapes.learn(&text[start..c.i]);
+    }
+    c.ws();
+    c.i == bytes.len()
+}
+
+/// [`parse_at`] through the event shapes learned so far, as [`parse_shaped`].
+pub fn parse_at_shaped<'a>(
+    shapes: &mut Shapes,
     text: &'a str,
     pos: usize,
     out: &mut RawEvent<'a>,
@@ -60,7 +94,12 @@ pub fn parse_at<'a>(
         i: pos,
         args_seen: 0,
     };
+    if shapes.event(&mut c, out) {
+        return Ok(c.i);
+    }
+    c.i = pos;
     if c.event(out).is_some() {
+        shapes.learn(&text[pos..c.i]);
         return Ok(c.i);
     }
     c.i = pos;
@@ -1093,6 +1132,113 @@ impl<'a> Cur<'a> {
 mod tests {
     use super::*;
 
+    /// The parser through learned shapes gives what the general parser gives, for an event
+    /// seen for the first time (learned) and again (through the trie), after the events
+    /// `shapes` learned before.
+    fn check_shaped(shapes: &mut Shapes, doc: &[u8]) {
+        let mut general = RawEvent::default();
+        let ok = parse(doc, &mut general);
+        for pass in 0..2 {
+            let mut shaped = RawEvent::default();
+            assert_eq!(
+                parse_shaped(shapes, doc, &mut shaped),
+                ok,
+                "pass {pass}: {:?}",
+                String::from_utf8_lossy(doc)
+            );
+            if ok {
+                assert_eq!(
+                    format!("{shaped:?}"),
+                    format!("{general:?}"),
+                    "pass {pass}: {:?}",
+                    String::from_utf8_lossy(doc)
+                );
+                // (`Decoded` prints as `_`)
+                assert!(
+                    shaped.decoded == general.decoded,
+                    "pass {pass}, decoded: {:?}",
+                    String::from_utf8_lossy(doc)
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn shapes_give_the_general_result() {
+        // one trie through all the events, in order: shapes shared, split and extended
+        let docs: &[&str] = &[
+            "{\n    \"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"aten::mm\", \"pid\": 7, \"tid\": 8,\n    \"ts\": 1669783687464200, \"dur\": 19,\n    \"args\": {\n      \"External id\": 3075,\"Ev Idx\": 2\n    }\n  }",
+            // other values of every kind in the same shape
+            "{\n    \"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"a\\\"b\\u00e9\", \"pid\": 7, \"tid\": 8,\n    \"ts\": 12.5, \"dur\": -3,\n    \"args\": {\n      \"External id\": \"12\",\"Ev Idx\": [1, {\"x\": 2}]\n    }\n  }",
+            "{\n    \"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": null, \"pid\": 7, \"tid\": 8,\n    \"ts\": 99999999999999999999, \"dur\": 1e3,\n    \"args\": {\n      \"External id\": 1.5,\"Ev Idx\": null\n    }\n  }",
+            // another thread, another kind, whitespace before a value, a repeated key
+            "{\n    \"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"aten::mm\", \"pid\": 7, \"tid\": 9,\n    \"ts\": 1, \"dur\": 2,\n    \"args\": {\n      \"External id\": 3075,\"Ev Idx\": 2\n    }\n  }",
+            "{\n    \"ph\": \"X\", \"cat\": \"cpu_op\", \"name\":  \"aten::mm\", \"pid\": 7, \"tid\": 8,\n    \"ts\": 1, \"dur\": 2,\n    \"args\": {\n      \"External id\": 3075,\"Ev Idx\": 2\n    }\n  }",
+            "{\n    \"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"x\", \"name\": \"y\", \"pid\": 7, \"tid\": 8,\n    \"ts\": 1, \"dur\": 2\n  }",
+            "{\"ph\": \"f\", \"id\": 73689, \"pid\": 1, \"tid\": 7, \"ts\": 1669783687389324, \"cat\": \"ac2g\", \"name\": \"ac2g\", \"bp\": \"e\"}",
+            "{\"ph\": \"f\", \"id\": \"0x1f\", \"pid\": \"Spans\", \"tid\": 7, \"ts\": 5, \"cat\": \"ac2g\", \"name\": \"ac2g\", \"bp\": \"e\"}",
+            "{\"ph\": \"i\", \"cat\": \"cpu_instant_event\", \"s\": \"t\", \"name\": \"[memory]\", \"pid\": 1, \"tid\": 2, \"ts\": 3, \"args\": {\"Device Type\": 1, \"Device Id\": 0, \"Total Allocated\": 5435638784}}",
+            "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k\", \"pid\": 0, \"tid\": 7, \"ts\": 1, \"dur\": 2, \"args\": {\"device\": 0, \"stream\": 7, \"correlation\": 5, \"grid\": [1, 2, 3], \"block\": [4, 5], \"blocks per SM\": 0.25}}",
+            "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k\", \"pid\": 0, \"tid\": 7, \"ts\": 1, \"dur\": 2, \"args\": {\"device\": 0, \"stream\": 7, \"correlation\": 5, \"grid\": \"?\", \"block\": [4, 5, 6, 7], \"blocks per SM\": \"x\"}}",
+            // args that are empty, not an object, missing; keys in another order; no members
+            "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k\", \"pid\": 0, \"tid\": 7, \"ts\": 1, \"dur\": 2, \"args\": {}}",
+            "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k\", \"pid\": 0, \"tid\": 7, \"ts\": 1, \"dur\": 2, \"args\": null}",
+            "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k\", \"pid\": 0, \"tid\": 7, \"ts\": 1, \"dur\": 2}",
+            "{\"cat\": \"kernel\", \"ph\": \"X\", \"ts\": 1, \"dur\": 2, \"name\": \"k\", \"pid\": 0, \"tid\": 7}",
+            "{}",
+            "{ }",
+            // invalid after a learned shape: rejected as the general parser rejects it
+            "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k\", \"pid\": 0, \"tid\": 7, \"ts\": 1x, \"dur\": 2}",
+            "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k\", \"pid\": 0, \"tid\": 7, \"ts\": 1, \"dur\": 2",
+            "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k\u{1}\", \"pid\": 0, \"tid\": 7, \"ts\": 1, \"dur\": 2}",
+            "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k\", \"pid\": 0, \"tid\": 7, \"ts\": 1, \"dur\": 2} ",
+            "{\"ph\": \"X\", \"cat\": \"ker\\nel\", \"name\": \"k\", \"pid\": 0, \"tid\": 7, \"ts\": 1, \"dur\": 2}",
+            "{\"p\\u0068\": \"X\", \"cat\": \"kernel\", \"name\": \"k\", \"pid\": 0, \"tid\": 7, \"ts\": 1, \"dur\": 2}",
+        ];
+        let mut shapes = Shapes::default();
+        for doc in docs {
+            check_shaped(&mut shapes, doc.as_bytes());
+        }
+        // and through a trie that learned every one of them first
+        for doc in docs {
+            check_shaped(&mut shapes, doc.as_bytes());
+        }
+    }
+
+    #[test]
+    fn shaped_events_take_the_trie() {
+        let doc = b"{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k\", \"pid\": 0, \"tid\": 7, \"ts\": 1, \"dur\": 2}";
+        let other = b"{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"kk\", \"pid\": 0, \"tid\": 7, \"ts\": 10, \"dur\": 20}";
+        let mut shapes = Shapes::default();
+        let text = std::str::from_utf8(other).unwrap();
+        let mut c = Cur {
+            s: text,
+            b: other,
+            i: 0,
+            args_seen: 0,
+        };
+        assert!(
+            !shapes.event(&mut c, &mut RawEvent::default()),
+            "nothing learned yet"
+        );
+        assert!(parse_shaped(&mut shapes, doc, &mut RawEvent::default()));
+        let mut c = Cur {
+            s: text,
+            b: other,
+            i: 0,
+            args_seen: 0,
+        };
+        let mut e = RawEvent::default();
+        assert!(
+            shapes.event(&mut c, &mut e),
+            "the learned shape reads the next event"
+        );
+        assert_eq!(c.i, other.len());
+        assert_eq!(e.name.0.as_deref(), Some("kk"));
+        assert_eq!(e.decoded.ts_ns, Some(10_000));
+        assert_eq!(e.decoded.tid, Some(7));
+    }
+
     /// The fast parser must give what serde gives, or defer to it.
     fn check(doc: &[u8]) {
         let slow = serde_json::from_slice::<RawEvent>(doc);
@@ -1294,6 +1440,7 @@ mod tests {
         let mut files: Vec<_> = rd.filter_map(|e| e.ok()).map(|e| e.path()).collect();
         files.sort();
         let (mut fast, mut total) = (0usize, 0usize);
+        let mut shapes = Shapes::default();
         for p in files.iter().take(12) {
             let raw = std::fs::read(p).unwrap();
             let mut bytes = Vec::new();
@@ -1318,6 +1465,7 @@ mod tests {
                     fast += 1;
                 }
                 check(&text);
+                check_shaped(&mut shapes, &text);
             }
         }
         assert!(fast * 100 >= total * 99, "fast path on {fast} of {total}");
@@ -1354,10 +1502,16 @@ mod microbench {
             if only.as_deref().is_some_and(|o| o != name) {
                 continue;
             }
-            assert!(parse(doc, &mut ev), "{name}");
+            // the reader's path: the first event learns its shape, the others walk it
+            let mut shapes = Shapes::default();
+            assert!(parse_shaped(&mut shapes, doc, &mut ev), "{name}");
             let t = std::time::Instant::now();
             for _ in 0..n {
-                assert!(parse(std::hint::black_box(doc), &mut ev));
+                assert!(parse_shaped(
+                    &mut shapes,
+                    std::hint::black_box(doc),
+                    &mut ev
+                ));
                 std::hint::black_box(&ev);
             }
             let ns = t.elapsed().as_nanos() as f64 / n as f64;

@@ -231,6 +231,8 @@ struct Worker {
     /// Kernel launch details seen by this worker, and how many were already sent.
     infos: KernelInfoTable,
     infos_sent: usize,
+    /// The event shapes this worker learned (see [`fast::Shapes`]).
+    shapes: fast::Shapes,
     p: Partial,
 }
 
@@ -327,6 +329,7 @@ impl Worker {
             last_thread: ((i64::MIN, i64::MIN), NONE),
             infos: KernelInfoTable::new(),
             infos_sent: 1, // id 0 (unknown) is shared by every table
+            shapes: fast::Shapes::default(),
             p: Partial::default(),
         }
     }
@@ -560,7 +563,7 @@ impl Worker {
         for &(s, e, repair_hint) in &batch.ranges {
             let slice = &batch.buf.bytes()[..batch.len][s as usize..e as usize];
             let offset = batch.base + s as u64;
-            if !repair_hint && fast::parse(slice, &mut ev) {
+            if !repair_hint && fast::parse_shaped(&mut self.shapes, slice, &mut ev) {
                 self.add(&ev, offset);
                 continue;
             }
@@ -602,7 +605,7 @@ impl Worker {
                 return ChainEnd::Failed;
             }
             let offset = batch.base + pos as u64;
-            match fast::parse_at(text, pos, &mut ev) {
+            match fast::parse_at_shaped(&mut self.shapes, text, pos, &mut ev) {
                 Ok(end) => {
                     self.add(&ev, offset);
                     pos = end;
