@@ -810,6 +810,9 @@ fn io_error_at(path: &str, offset: u64, e: std::io::Error) -> LoadError {
     err
 }
 
+/// Size of the first block of a mapped file and the smallest of its last windows.
+const FIRST_BLOCK: usize = 256 << 10;
+
 /// A block as read from the [`Input`], before it is cut at its last complete event.
 struct Block {
     storage: Storage,
@@ -835,7 +838,13 @@ fn reader_loop<R: Read>(
     let mut tail: Vec<u8> = Vec::new(); // stream input only: the carried incomplete item
     let mut seq = 0u64;
     let mut stream_eof = false;
-    let mut target = opts.block_size.max(1024);
+    let block_size = opts.block_size.max(1024);
+    // a mapped file's first block is scanned by this thread alone while the parsers wait:
+    // small, so that chain blocks (cut without a scan) start at once
+    let mut target = match &src {
+        Input::Mapped { .. } if opts.chain => block_size.min(FIRST_BLOCK),
+        _ => block_size,
+    };
     let max_buffers = 2 * opts.threads.max(1) + 1;
     let mut created = 0usize;
     // chain mode (mapped files): whether the next block starts where an element is expected,
@@ -883,6 +892,15 @@ fn reader_loop<R: Read>(
             if let Some((expects, in_object)) = chain {
                 // a window ending at a cut or at the end of the file
                 let found = 'window: {
+                    // the last windows shrink (a quarter of what is left per two parsers),
+                    // so that the parsers finish together
+                    let left = file_len - base;
+                    let near_end = 2 * opts.threads.max(1) as u64 * target as u64;
+                    let target = if left < near_end {
+                        (left / (2 * opts.threads.max(1) as u64)).max(FIRST_BLOCK as u64) as usize
+                    } else {
+                        target
+                    };
                     let end = (base + target as u64).min(*file_len);
                     let len = (end - base) as usize;
                     if len == 0 {
@@ -925,7 +943,7 @@ fn reader_loop<R: Read>(
                 let _ = buf; // mapped windows need no buffer
                 base += len as u64;
                 chain = Some((false, in_object));
-                target = opts.block_size.max(1024);
+                target = block_size;
                 if eof {
                     return Ok(finish!(base, None));
                 }
@@ -1080,7 +1098,7 @@ fn reader_loop<R: Read>(
         if work.send(batch).is_err() {
             break;
         }
-        target = opts.block_size.max(1024);
+        target = block_size;
         if done {
             // the rest of the input (trailing whitespace/garbage is ignored)
             match &mut src {
