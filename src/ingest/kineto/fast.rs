@@ -23,26 +23,42 @@ use super::event::{ArgSlot, BStr, Decoded, Dim3, Num, RawArgs, RawEvent};
 mod shape;
 pub use shape::Shapes;
 
-#[cfg(test)]
-/// Parses one event object (`bytes` is exactly `{...}`) into `out`; false lets serde decide
-/// (`out` is then unspecified).
+/// Clears the members of `e` an event sets, but for `args` (which [`Cur::args`] resets, or
+/// [`Cur::event`] when the event has none).
+#[inline(always)]
+fn reset_members(e: &mut RawEvent<'_>) {
+    e.ph = BStr(None);
+    e.cat = BStr(None);
+    e.name = BStr(None);
+    e.pid = None;
+    e.tid = None;
+    e.ts = None;
+    e.dur = None;
+    e.id = None;
+    e.decoded = Decoded::default();
+}
+
+/// A cursor at the start of one event's bytes, when they are valid UTF-8.
 ///
 /// The whole event is checked for UTF-8 once, up front. serde_json only checks the strings
 /// it decodes, so an event with invalid UTF-8 in a skipped value goes to serde, which accepts
 /// it as before: only the speed differs.
-pub fn parse<'a>(bytes: &'a [u8], out: &mut RawEvent<'a>) -> bool {
-    let text = match ascii_str(bytes) {
-        Some(t) => t,
-        None => match std::str::from_utf8(bytes) {
-            Ok(t) => t,
-            Err(_) => return false,
-        },
-    };
-    let mut c = Cur {
+fn cursor(bytes: &[u8]) -> Option<Cur<'_>> {
+    let text = ascii_str(bytes).or_else(|| std::str::from_utf8(bytes).ok())?;
+    Some(Cur {
         s: text,
         b: bytes,
         i: 0,
         args_seen: 0,
+    })
+}
+
+/// Parses one event object (`bytes` is exactly `{...}`) into `out` with the general parser
+/// alone; false lets serde decide (`out` is then unspecified).
+#[cfg(test)]
+pub fn parse<'a>(bytes: &'a [u8], out: &mut RawEvent<'a>) -> bool {
+    let Some(mut c) = cursor(bytes) else {
+        return false;
     };
     c.ws();
     if c.event(out).is_none() {
@@ -52,22 +68,14 @@ pub fn parse<'a>(bytes: &'a [u8], out: &mut RawEvent<'a>) -> bool {
     c.i == bytes.len()
 }
 
-/// [`parse`] through the event shapes learned so far ([`Shapes`]), learning this event's
-/// shape when it takes the general parser: the same result, faster.
+/// Parses one event object (`bytes` is exactly `{...}`) into `out` through the event shapes
+/// learned so far ([`Shapes`]), learning this event's shape when it takes the general
+/// parser; false lets serde decide (`out` is then unspecified).
 pub fn parse_shaped<'a>(shapes: &mut Shapes, bytes: &'a [u8], out: &mut RawEvent<'a>) -> bool {
-    let text = match ascii_str(bytes) {
-        Some(t) => t,
-        None => match std::str::from_utf8(bytes) {
-            Ok(t) => t,
-            Err(_) => return false,
-        },
+    let Some(mut c) = cursor(bytes) else {
+        return false;
     };
-    let mut c = Cur {
-        s: text,
-        b: bytes,
-        i: 0,
-        args_seen: 0,
-    };
+    let text = c.s;
     c.ws();
     let start = c.i;
     if !shapes.event(&mut c, out) {
@@ -81,7 +89,12 @@ pub fn parse_shaped<'a>(shapes: &mut Shapes, bytes: &'a [u8], out: &mut RawEvent
     c.i == bytes.len()
 }
 
-/// [`parse_at`] through the event shapes learned so far, as [`parse_shaped`].
+/// Parses the event object at `pos` of a block known to be UTF-8, through the event shapes
+/// learned so far as [`parse_shaped`], for readers that walk a chain of events without knowing
+/// their ends beforehand. `Ok(end)`: parsed into `out`, the object ends before `end`.
+/// `Err(Some(end))`: a valid JSON value ends before `end` but has a shape the fast path leaves
+/// to serde (the caller parses `text[pos..end]` as [`parse_shaped`]'s caller would).
+/// `Err(None)`: no valid JSON value starts at `pos`.
 pub fn parse_at_shaped<'a>(
     shapes: &mut Shapes,
     text: &'a str,
@@ -1013,15 +1026,7 @@ impl<'a> Cur<'a> {
         if self.peek()? != b'{' {
             return None;
         }
-        e.ph = BStr(None);
-        e.cat = BStr(None);
-        e.name = BStr(None);
-        e.pid = None;
-        e.tid = None;
-        e.ts = None;
-        e.dur = None;
-        e.id = None;
-        e.decoded = Decoded::default();
+        reset_members(e);
         if self.open_object() {
             return Some(());
         }

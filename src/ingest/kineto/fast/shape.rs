@@ -30,8 +30,8 @@
 
 use std::borrow::Cow;
 
-use super::Cur;
-use crate::ingest::kineto::event::{ArgSlot, BStr, Decoded, RawArgs, RawEvent};
+use super::{reset_members, Cur};
+use crate::ingest::kineto::event::{ArgSlot, BStr, RawArgs, RawEvent};
 
 /// What follows a literal of a shape.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -184,15 +184,7 @@ impl Shapes {
             return false;
         }
         // the resets of `Cur::event_members`
-        e.ph = BStr(None);
-        e.cat = BStr(None);
-        e.name = BStr(None);
-        e.pid = None;
-        e.tid = None;
-        e.ts = None;
-        e.dur = None;
-        e.id = None;
-        e.decoded = Decoded::default();
+        reset_members(e);
         let mut args_seen = false;
         loop {
             let node = &self.nodes[n as usize];
