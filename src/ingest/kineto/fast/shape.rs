@@ -130,9 +130,11 @@ impl Node {
         let last = self.nwords as usize - 1;
         if i + 8 * (last + 1) > b.len() {
             // near the end of the buffer: bytewise
-            return b
-                .get(i..i + self.len as usize)
-                .is_some_and(|s| s == &self.lit()[..]);
+            return b.get(i..i + self.len as usize).is_some_and(|s| {
+                s.iter()
+                    .enumerate()
+                    .all(|(j, &x)| x == (self.words[j / 8] >> (8 * (j % 8))) as u8)
+            });
         }
         // SAFETY: every load reads b[i + 8k..i + 8k + 8] with k <= last, inside `b` (checked
         // above); unaligned reads of plain bytes.
@@ -430,13 +432,7 @@ fn skeleton(ev: &str) -> Option<Vec<Step>> {
     }
     k.lit.push(b'{');
     k.c.i += 1;
-    k.ws();
-    if k.c.peek()? == b'}' {
-        k.lit.push(b'}');
-        k.c.i += 1;
-    } else {
-        k.members(true)?;
-    }
+    k.object_rest(true)?;
     k.push(Act::End)?;
     (k.c.i == ev.len()).then(|| split_long(k.steps))
 }
@@ -477,6 +473,19 @@ impl<'a> Skeleton<'a> {
         Some(())
     }
 
+    /// The rest of an object after its `{`: whitespace, then `}` or its members; `top` for
+    /// the event itself, else `args`.
+    fn object_rest(&mut self, top: bool) -> Option<()> {
+        self.ws();
+        if self.c.peek()? == b'}' {
+            self.lit.push(b'}');
+            self.c.i += 1;
+            Some(())
+        } else {
+            self.members(top)
+        }
+    }
+
     /// The members of an object from the cursor on its first key to just after its `}`;
     /// `top` for the event itself, else `args`.
     fn members(&mut self, top: bool) -> Option<()> {
@@ -505,13 +514,7 @@ impl<'a> Skeleton<'a> {
                 self.lit.push(b'{');
                 self.c.i += 1;
                 self.push(Act::ArgsOpen)?;
-                self.ws();
-                if self.c.peek()? == b'}' {
-                    self.lit.push(b'}');
-                    self.c.i += 1;
-                } else {
-                    self.members(false)?;
-                }
+                self.object_rest(false)?;
             } else if let Some(act) = top.then(|| self.constant(k)).flatten() {
                 // a value the same in every event of the kind: part of the literal
                 let at = self.lit.len();
