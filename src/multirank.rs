@@ -22,7 +22,7 @@ use crate::diagnose;
 use crate::ingest::folder::{self, Listing, RankFile};
 use crate::ingest::{self, LoadError, LoadOptions};
 use crate::model::Warning;
-use crate::report::ranks::RanksSection;
+use crate::report::ranks::{RanksSection, SkippedFile};
 use crate::report::Report;
 
 /// Settings for [`analyze_folder`].
@@ -45,15 +45,6 @@ pub fn default_jobs() -> usize {
         .map(|n| n.get())
         .unwrap_or(1)
         .min(2)
-}
-
-/// A rank file that could not be analysed.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Skipped {
-    /// The file.
-    pub path: String,
-    /// Why (one line, naming the file).
-    pub error: String,
 }
 
 /// The result of a folder: the shown rank's full report with its `ranks` section, and the
@@ -132,7 +123,7 @@ fn release_freed_memory() {
 struct State {
     facts: Vec<RankFacts>,
     shown: Option<(RankFacts, Report)>,
-    skipped: Vec<Skipped>,
+    skipped: Vec<SkippedFile>,
     warnings: Vec<(String, Warning)>,
 }
 
@@ -212,7 +203,7 @@ pub fn analyze_folder(dir: &Path, opts: &FolderOptions) -> Result<FolderReport, 
                 let mut st = state.lock().unwrap_or_else(|e| e.into_inner());
                 match out {
                     Ok(d) => st.add(d, opts.rank),
-                    Err(error) => st.skipped.push(Skipped {
+                    Err(error) => st.skipped.push(SkippedFile {
                         path: file.path.to_string_lossy().into_owned(),
                         error,
                     }),

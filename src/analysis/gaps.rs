@@ -63,7 +63,7 @@ use crate::analysis::fast::{HashMap, NameMemo, RunMap};
 
 use super::launch::LaunchAnalysis;
 use super::steps::{is_dataloader, Step};
-use super::syncs::SyncKind;
+use super::sync_calls::SyncKind;
 use crate::model::{CpuKind, Interval, IntervalSet, Ns, Remainder, Trace, UnionBuilder, NONE};
 
 /// Gap length band.
@@ -344,7 +344,7 @@ pub fn analyze_gaps(
     launch: &LaunchAnalysis,
     compile: &IntervalSet,
 ) -> GapAnalysis {
-    let syncs = super::syncs::sync_calls(trace);
+    let syncs = super::sync_calls::sync_calls(trace);
     analyze_gaps_with(trace, mask, steps, launch, compile, &syncs)
 }
 
@@ -374,7 +374,7 @@ impl NameClass {
     }
 }
 
-/// [`analyze_gaps`] with the trace's sync calls already found ([`super::syncs::sync_calls`]).
+/// [`analyze_gaps`] with the trace's sync calls already found ([`super::sync_calls::sync_calls`]).
 pub fn analyze_gaps_with(
     trace: &Trace,
     mask: &IntervalSet,

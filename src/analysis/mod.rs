@@ -3,9 +3,7 @@
 //! Each module computes one view; [`analyze`] runs them all over one window. Nothing here
 //! prints or formats: renderers in [`crate::report`] do that.
 
-pub mod classify;
 pub mod devices_db;
-pub mod fast;
 pub mod gaps;
 pub mod gpu;
 pub mod gpu_metrics;
@@ -17,9 +15,15 @@ pub mod phases;
 pub mod ranks;
 pub mod roofline;
 pub mod step_timeline;
-pub mod steps;
+pub mod sync_calls;
 pub mod syncs;
 pub mod timeline;
+
+// The lower facts every analysis reads, under the names the analyses use for them: kernel
+// names ([`crate::model::classify`]), the fast tables ([`crate::model::fast`]) and the steps
+// ([`crate::window::steps`], below the window, which is made of steps).
+pub use crate::model::{classify, fast};
+pub use crate::window::steps;
 
 use std::sync::Mutex;
 

@@ -6,10 +6,11 @@
 
 use crate::analysis::fast::{HashMap, NameMemo};
 
-use super::{count, fmt_ns, fmt_us, pct, short, Evidence, Facts, Finding, Severity};
-use crate::analysis::classify::{self, KernelCategory};
+use super::claims::{cap, Claims, CAP_BASIS};
+use super::{count, fmt_ns, fmt_us, metric, pct, short, Evidence, Facts, Finding, Severity};
+use crate::analysis::classify::KernelCategory;
 use crate::analysis::devices_db::{self, DeviceSpec};
-use crate::model::{CpuKind, GpuKind, NameId, Ns, Trace, NONE};
+use crate::model::{CpuKind, NameId, Ns, Trace, NONE};
 
 /// Share of kernel time in fallback kernels above which `fallback-kernel` fires.
 pub const FALLBACK_SHARE: f64 = 0.01;
@@ -24,61 +25,6 @@ pub const LOW_OCCUPANCY_PCT: f64 = 30.0;
 /// Share of kernel time in low-occupancy kernels above which `low-occupancy` fires.
 pub const LOW_OCCUPANCY_SHARE: f64 = 0.10;
 
-/// Category and tensor-core use of a kernel name.
-type KernelClass = (KernelCategory, bool);
-
-fn kernel_class(name: &str) -> KernelClass {
-    (
-        classify::categorize(name),
-        classify::uses_tensor_cores(name),
-    )
-}
-
-/// Which device activities a device-side rule has already claimed.
-pub struct Claims<'t> {
-    claimed: Vec<bool>,
-    /// Kernels of the window (indices in `trace.gpu`), in start order.
-    pub kernels: Vec<u32>,
-    /// Their total duration, ns.
-    pub kernel_time: Ns,
-    class: NameMemo<'t, KernelClass, fn(&str) -> KernelClass>,
-}
-
-impl<'t> Claims<'t> {
-    /// No claims yet; the window's kernels.
-    pub fn new(f: &Facts<'t>) -> Claims<'t> {
-        let kernels: Vec<u32> = f
-            .trace
-            .gpu
-            .iter()
-            .enumerate()
-            .filter(|&(i, g)| {
-                g.kind == GpuKind::Kernel && f.a.selection.counts_activity_at(f.trace, i)
-            })
-            .map(|(i, _)| i as u32)
-            .collect();
-        let kernel_time = kernels.iter().map(|&i| f.trace.gpu[i as usize].dur).sum();
-        Claims {
-            claimed: vec![false; f.trace.gpu.len()],
-            kernels,
-            kernel_time,
-            class: NameMemo::new(f.trace, kernel_class),
-        }
-    }
-    /// Category and tensor-core use of a kernel name.
-    pub fn class(&mut self, name: NameId) -> KernelClass {
-        self.class.get(name)
-    }
-    /// True when not claimed yet.
-    pub fn free(&self, gi: u32) -> bool {
-        !self.claimed[gi as usize]
-    }
-    /// Claims a kernel.
-    pub fn take(&mut self, gi: u32) {
-        self.claimed[gi as usize] = true;
-    }
-}
-
 /// All device-side findings.
 pub fn rules(f: &Facts, claims: &mut Claims) -> Vec<Finding> {
     let mut out = Vec::new();
@@ -92,37 +38,6 @@ pub fn rules(f: &Facts, claims: &mut Claims) -> Vec<Finding> {
 pub fn late_rules(f: &Facts, claims: &mut Claims) -> Vec<Finding> {
     low_occupancy(f, claims).into_iter().collect()
 }
-
-fn metric(e: &mut Evidence, k: &str, v: f64) {
-    e.metrics.insert(k.to_string(), super::round3(v));
-}
-
-/// Records a metric (rounded to the ns for µs values).
-pub fn metric_pub(e: &mut Evidence, k: &str, v: f64) {
-    metric(e, k, v);
-}
-
-/// Caps a device-side bound by the host's wait; returns (recoverable, basis suffix).
-pub fn cap(f: &Facts, raw_us: f64, e: &mut Evidence) -> f64 {
-    let slack = f.device_slack_us();
-    metric(e, "uncapped_us_per_step", raw_us);
-    metric(e, "host_wait_us_per_step", slack);
-    if raw_us > slack {
-        e.facts.push(format!(
-            "capped at {} per step: the host waits for the GPU only that long per step; the \
-             rest of the step is host work, so a faster GPU alone cannot save more (up to {} \
-             once the host-side findings are fixed)",
-            fmt_us(slack),
-            fmt_us(raw_us)
-        ));
-        slack
-    } else {
-        raw_us
-    }
-}
-
-/// Basis text shared by device-side rules.
-pub const CAP_BASIS: &str = "capped by the time per step the host waits for the device";
 
 /// Operator names that are PyTorch's slow (non-vendor) fallbacks.
 pub fn is_fallback_op(name: &str) -> bool {
@@ -836,7 +751,7 @@ mod tests {
     use super::super::testutil::{find, run};
     use super::*;
     use crate::model::build::TraceBuilder;
-    use crate::model::KernelInfo;
+    use crate::model::{GpuKind, KernelInfo};
 
     fn busy_steps(b: &mut TraceBuilder, kernels: &[(&str, &str, f64)], steps: usize) {
         // each step launches `kernels` ahead of the GPU and ends with a device sync: the host

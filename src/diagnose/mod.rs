@@ -42,6 +42,7 @@
 //! else **info**. Each rule has its own firing threshold (documented in `docs/rules.md`);
 //! below it the rule reports nothing, so a healthy trace gets no finding above `info`.
 
+pub mod claims;
 pub mod device;
 pub mod host;
 pub mod ncu;
@@ -301,7 +302,7 @@ pub fn diagnose_facts(f: &Facts) -> Diagnosis {
         f.a.parallel,
         || host::rules(f),
         || {
-            let mut claims = device::Claims::new(f);
+            let mut claims = claims::Claims::new(f);
             let mut out = device::rules(f, &mut claims);
             out.extend(roofline::rules(f, &mut claims));
             out.extend(device::late_rules(f, &mut claims));
@@ -324,6 +325,11 @@ pub fn diagnose_facts(f: &Facts) -> Diagnosis {
 /// Rounds to 3 decimals (ns precision of a µs value).
 pub fn round3(v: f64) -> f64 {
     (v * 1000.0).round() / 1000.0
+}
+
+/// Records a metric of a finding's evidence, rounded by [`round3`] (to the ns for µs values).
+pub fn metric(e: &mut Evidence, k: &str, v: f64) {
+    e.metrics.insert(k.to_string(), round3(v));
 }
 
 /// Ranks by recoverable time (descending), then severity, then id.

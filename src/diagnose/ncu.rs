@@ -24,8 +24,8 @@
 
 use std::collections::HashMap;
 
-use super::device::{cap, metric_pub as metric, CAP_BASIS};
-use super::{count, fmt_us, pct, short, Diagnosis, Evidence, Facts, Finding, Severity};
+use super::claims::{cap, CAP_BASIS};
+use super::{count, fmt_us, metric, pct, short, Diagnosis, Evidence, Facts, Finding, Severity};
 use crate::analysis::ncu::NcuAnalysis;
 use crate::ingest::ncu::{Bound, NcuKernel, NcuRule};
 use crate::model::{NameId, Ns};
@@ -855,7 +855,7 @@ fn advice(id: &str, causes: &[String], hits: &[usize], kernels: &[NcuKernel]) ->
 }
 
 /// Nsight Compute findings beside a trace (after every other device-side rule).
-pub fn rules(f: &Facts, claims: &mut super::device::Claims) -> Vec<Finding> {
+pub fn rules(f: &Facts, claims: &mut super::claims::Claims) -> Vec<Finding> {
     let Some(n) = f.a.ncu.as_ref().filter(|n| n.joined) else {
         return Vec::new();
     };

@@ -3,7 +3,7 @@
 
 use std::collections::HashMap;
 
-use super::device::{cap, Claims, CAP_BASIS};
+use super::claims::{cap, Claims, CAP_BASIS};
 use super::{count, fmt_us, pct, Evidence, Facts, Finding};
 use crate::analysis::roofline::{self, OpPoint};
 
@@ -177,7 +177,7 @@ fn class_finding(f: &Facts, id: &'static str, pts: &[&OpPoint]) -> Option<Findin
             s.mem_bw
         ));
     }
-    super::device::metric_pub(&mut e, "gap_to_roofline_us_per_step", raw);
+    super::metric(&mut e, "gap_to_roofline_us_per_step", raw);
     let rec = cap(f, raw, &mut e);
     let advice: Vec<String> = if memory {
         vec![

@@ -3,7 +3,7 @@
 
 use std::collections::HashMap;
 
-use super::device::{cap, CAP_BASIS};
+use super::claims::{cap, CAP_BASIS};
 use super::{count, fmt_ns, fmt_us, pct, short, Evidence, Facts, Finding, Severity};
 use crate::analysis::classify::KernelCategory;
 use crate::model::{GpuKind, Interval, IntervalSet, Ns};

@@ -10,6 +10,8 @@
 //! operator and its launches) are resolved once, in [`Trace::finalize`].
 
 pub mod build;
+pub mod classify;
+pub mod fast;
 pub mod fasthash;
 pub mod idindex;
 pub mod intern;

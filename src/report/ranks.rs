@@ -8,7 +8,6 @@ use super::us;
 use crate::analysis::ranks::{RankFacts, RankSource, RankSummary};
 use crate::diagnose::ranks::RanksDiagnosis;
 use crate::diagnose::Finding;
-use crate::multirank::Skipped;
 
 /// The multi-rank part of a folder's report (docs/json-report.md, `ranks`).
 #[derive(Debug, Clone, Serialize)]
@@ -114,12 +113,12 @@ pub struct TopFindingInfo {
     pub title: String,
 }
 
-/// A file that could not be analysed.
-#[derive(Debug, Clone, Serialize)]
+/// A rank file that could not be analysed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct SkippedFile {
     /// The file.
     pub path: String,
-    /// Why.
+    /// Why (one line, naming the file).
     pub error: String,
 }
 
@@ -170,7 +169,7 @@ impl RanksSection {
         shown: &RankFacts,
         requested: bool,
         jobs: usize,
-        skipped: Vec<Skipped>,
+        skipped: Vec<SkippedFile>,
         ignored_files: usize,
     ) -> RanksSection {
         RanksSection {
@@ -190,13 +189,7 @@ impl RanksSection {
             verdict: d.verdict,
             findings: d.findings,
             ranks: s.ranks.iter().map(RankRow::new).collect(),
-            skipped: skipped
-                .into_iter()
-                .map(|k| SkippedFile {
-                    path: k.path,
-                    error: k.error,
-                })
-                .collect(),
+            skipped,
             duplicates: s
                 .duplicates
                 .iter()

@@ -469,7 +469,7 @@ pub fn micros_to_ns(raw: &str) -> Option<i64> {
     // the common shapes, plain integer µs (`1669783687493694`, older traces) and one fraction
     // (`1712195495505543.250`): the general path below gives the same
     if b.len() <= 16 {
-        if let Some(v) = super::fast::digits_value(b) {
+        if let Some(v) = super::digits::digits_value(b) {
             return (v as i64).checked_mul(1000);
         }
     }
@@ -477,8 +477,8 @@ pub fn micros_to_ns(raw: &str) -> Option<i64> {
         let (int, frac) = (&b[..dot], &b[dot + 1..]);
         if int.len() <= 16 && (1..=3).contains(&frac.len()) {
             if let (Some(i), Some(f)) = (
-                super::fast::digits_value(int),
-                super::fast::digits_value(frac),
+                super::digits::digits_value(int),
+                super::digits::digits_value(frac),
             ) {
                 let scale = [0, 100, 10, 1][frac.len()];
                 return (i as i64)
@@ -546,7 +546,7 @@ pub enum IdValue<'a> {
 /// Decodes a raw pid/tid/id value.
 pub fn id_value(raw: Option<&str>) -> IdValue<'_> {
     let Some(raw) = raw else { return IdValue::None };
-    if let Some(v) = super::fast::digits_value(raw.as_bytes()) {
+    if let Some(v) = super::digits::digits_value(raw.as_bytes()) {
         // the common shape: a plain non-negative integer (at most 18 digits)
         return IdValue::Int(v as i64);
     }

@@ -17,6 +17,7 @@
 //! At most `2 × threads + 1` blocks are alive at once, so peak memory is a few blocks plus the
 //! compact model, never the file.
 
+mod digits;
 pub mod event;
 mod fast;
 pub mod lenient;

@@ -1,8 +1,10 @@
 //! The analyzed window: which part of a trace the analyses look at, and why.
 //!
-//! Data flows `ingest → model → window → analysis → report`: a [`WindowSpec`] (what the user
-//! asked for) and the steps of [`crate::analysis::steps`] give a [`Window`] (what is counted),
-//! which every analysis then takes.
+//! Data flows `ingest → model → window → analysis → diagnose → report`: a [`WindowSpec`] (what
+//! the user asked for) and the steps of [`steps`] give a [`Window`] (what is counted), which
+//! every analysis then takes. This stage holds the facts of the trace that choosing a window
+//! needs: its steps ([`steps`]) and its annotation tree ([`annotations`]). It may use the
+//! model (and the ingest's time conversion), never the analyses above it.
 //!
 //! # Specs
 //!
@@ -14,7 +16,7 @@
 //! | [`WindowSpec::Time`] | `--time 1000..2500` | the time range (µs from the trace start, [`Trace::start`]) |
 //! | [`WindowSpec::Focus`] | `--focus NAME` | inside another window, only the time of the annotations named `NAME` (see *Focus*) |
 //!
-//! Steps dropped by the tail rule of [`crate::analysis::steps`] are never counted (they are
+//! Steps dropped by the tail rule of [`steps`] are never counted (they are
 //! listed in [`Window::excluded`] with that rule's reason).
 //!
 //! # What a window counts
@@ -57,19 +59,22 @@
 //! # Focus
 //!
 //! `Focus { name, within }` first selects `within`, then keeps the annotation calls (the
-//! instances of [`crate::analysis::phases`], any thread) whose name equals `name` — or, when
+//! instances of [`annotations`], any thread) whose name equals `name` — or, when
 //! no annotation has exactly that name, contains it — and that overlap `within`'s host time.
 //! Each call counts from its start to the later of its end and the end of the last device
 //! activity launched inside it (its device tail); the mask is the union of those intervals
 //! within `within`'s mask, the host time the union of the calls within `within`'s host time.
 //! The steps of `within` are kept (the step table still describes whole steps).
 
-use crate::analysis::fast::{HashMap, NameMemo};
+pub mod annotations;
+pub mod steps;
+
+use crate::model::fast::{HashMap, NameMemo};
 use std::fmt;
 
-use crate::analysis::phases::Annotations;
-use crate::analysis::steps::{Step, StepAnalysis};
 use crate::model::{CpuEvent, CpuKind, GpuEvent, Interval, IntervalSet, NameId, Ns, Trace, NONE};
+use annotations::Annotations;
+use steps::{Step, StepAnalysis};
 
 /// What the user asked to analyze.
 #[derive(Clone, Debug, PartialEq, Eq, Default)]
@@ -788,7 +793,7 @@ impl Window {
             .iter()
             .filter_map(|&i| all.steps.get(i).cloned())
             .collect();
-        let average = crate::analysis::steps::average_of(&steps);
+        let average = steps::average_of(&steps);
         let span = match (steps.first(), steps.last()) {
             (Some(f), Some(l)) => Interval::new(f.span.start, l.span.end),
             _ => Interval::default(),
@@ -801,7 +806,7 @@ impl Window {
             dropped: self
                 .excluded
                 .iter()
-                .map(|e| crate::analysis::steps::DroppedStep {
+                .map(|e| steps::DroppedStep {
                     name: e.step.clone(),
                     reason: e.reason.clone(),
                 })
@@ -1170,8 +1175,8 @@ fn kinds_in(all: &StepAnalysis, i: usize, compile: &CompileWork) -> String {
 
 #[cfg(test)]
 mod tests {
+    use super::steps::analyze_steps;
     use super::*;
-    use crate::analysis::steps::analyze_steps;
     use crate::model::build::TraceBuilder;
     use crate::model::GpuKind;
 

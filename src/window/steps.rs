@@ -109,9 +109,9 @@
 //! * Device work linked to its launch by a correlation id shared by several runtime calls
 //!   belongs to the first such call (the plugin keeps the last one parsed).
 
-use crate::analysis::fast::{HashSet, NameMemo};
+use crate::model::fast::{HashSet, NameMemo};
 
-use super::classify;
+use crate::model::classify;
 use crate::model::{
     CpuKind, GpuKind, Interval, IntervalSet, Ns, Remainder, SourceFormat, Trace, UnionBuilder, NONE,
 };
