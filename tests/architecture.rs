@@ -1,0 +1,543 @@
+//! The code's shape, checked: data flows one way through the stages (ARCHITECTURE.md), so no
+//! module may import from a stage above its own, and no two modules may import each other
+//! (directly or round a longer loop), a submodule's use of its parent excepted.
+//!
+//! The checker reads every `src/**/*.rs` as text: it drops comments, strings and character
+//! literals, follows inline `mod name { … }` blocks (so `super::` in a test module means the
+//! file's own module), and resolves every path that starts with `crate::` or `super::` —
+//! in `use` trees (with their `{…}` groups) and in expressions alike — to the module it names.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+/// The stages from the bottom up: a module may use its own stage and the stages before it.
+/// `ingest` sits above `model` because it builds a `Trace`; the data still flows
+/// ingest → model → window → analysis → diagnose → report → cli.
+const STAGES: &[(&str, &[&str])] = &[
+    // leaf helpers with no `crate::` import of their own: any stage may use them
+    ("support", &["text", "par", "timings"]),
+    ("model", &["model"]),
+    ("ingest", &["ingest"]),
+    // the window and the facts of the trace it needs: steps, annotation tree, compile work
+    ("window", &["window"]),
+    ("analysis", &["analysis"]),
+    ("diagnose", &["diagnose"]),
+    ("report", &["report"]),
+    // runners of the whole pipeline: per rank of a folder, and a window written back out
+    ("runners", &["multirank", "slice"]),
+    ("cli", &["cli"]),
+];
+
+/// Imports that go up on purpose: (importing module, imported module, reason). None today.
+const EXCEPTIONS: &[(&str, &str, &str)] = &[];
+
+/// A module path from the crate root (`["analysis", "gaps"]`).
+type ModPath = Vec<String>;
+
+/// One import: the module that holds the path, the resolved path, and the line.
+#[derive(Debug)]
+struct Import {
+    from: ModPath,
+    to: ModPath,
+    line: usize,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+enum Tok {
+    Ident(String),
+    PathSep,
+    Open,
+    Close,
+    Comma,
+    Other(char),
+}
+
+/// The source with comments, strings and character literals blanked out (newlines kept, so
+/// line numbers stay right).
+fn strip(src: &str) -> String {
+    let b: Vec<char> = src.chars().collect();
+    let mut out = String::with_capacity(src.len());
+    let mut i = 0;
+    let blank = |c: char, out: &mut String| out.push(if c == '\n' { '\n' } else { ' ' });
+    while i < b.len() {
+        let c = b[i];
+        let next = b.get(i + 1).copied().unwrap_or('\0');
+        if c == '/' && next == '/' {
+            while i < b.len() && b[i] != '\n' {
+                i += 1;
+            }
+        } else if c == '/' && next == '*' {
+            let mut depth = 0;
+            while i < b.len() {
+                if b[i] == '/' && b.get(i + 1) == Some(&'*') {
+                    depth += 1;
+                    i += 2;
+                } else if b[i] == '*' && b.get(i + 1) == Some(&'/') {
+                    depth -= 1;
+                    i += 2;
+                    if depth == 0 {
+                        break;
+                    }
+                } else {
+                    blank(b[i], &mut out);
+                    i += 1;
+                }
+            }
+        } else if (c == 'r' || (c == 'b' && next == 'r'))
+            && !prev_is_ident(&b, i)
+            && raw_string_start(&b, i + usize::from(c == 'b') + 1).is_some()
+        {
+            let start = i + usize::from(c == 'b') + 1;
+            let hashes = raw_string_start(&b, start).unwrap();
+            i = start + hashes + 1;
+            while i < b.len() {
+                if b[i] == '"' && (0..hashes).all(|k| b.get(i + 1 + k) == Some(&'#')) {
+                    i += 1 + hashes;
+                    break;
+                }
+                blank(b[i], &mut out);
+                i += 1;
+            }
+        } else if c == '"' {
+            i += 1;
+            while i < b.len() && b[i] != '"' {
+                if b[i] == '\\' {
+                    i += 1;
+                }
+                if i < b.len() {
+                    blank(b[i], &mut out);
+                }
+                i += 1;
+            }
+            i += 1;
+        } else if c == '\'' {
+            // a character literal ('x', '\n', '\u{..}', '"'), else a lifetime
+            if next == '\\' {
+                i += 3;
+                while i < b.len() && b[i] != '\'' {
+                    i += 1;
+                }
+                i += 1;
+            } else if b.get(i + 2) == Some(&'\'') {
+                i += 3;
+            } else {
+                out.push(c);
+                i += 1;
+            }
+        } else {
+            out.push(c);
+            i += 1;
+        }
+    }
+    out
+}
+
+fn prev_is_ident(b: &[char], i: usize) -> bool {
+    i > 0 && (b[i - 1].is_alphanumeric() || b[i - 1] == '_')
+}
+
+/// At `b[i]`: `#…#"` opening a raw string; the number of `#`.
+fn raw_string_start(b: &[char], i: usize) -> Option<usize> {
+    let mut k = i;
+    while b.get(k) == Some(&'#') {
+        k += 1;
+    }
+    (b.get(k) == Some(&'"')).then_some(k - i)
+}
+
+/// Tokens with their line numbers.
+fn tokens(src: &str) -> Vec<(Tok, usize)> {
+    let b: Vec<char> = src.chars().collect();
+    let mut out = Vec::new();
+    let mut line = 1;
+    let mut i = 0;
+    while i < b.len() {
+        let c = b[i];
+        if c == '\n' {
+            line += 1;
+            i += 1;
+        } else if c.is_whitespace() {
+            i += 1;
+        } else if c.is_alphabetic() || c == '_' {
+            let s = i;
+            while i < b.len() && (b[i].is_alphanumeric() || b[i] == '_') {
+                i += 1;
+            }
+            out.push((Tok::Ident(b[s..i].iter().collect()), line));
+        } else if c == ':' && b.get(i + 1) == Some(&':') {
+            out.push((Tok::PathSep, line));
+            i += 2;
+        } else {
+            out.push((
+                match c {
+                    '{' => Tok::Open,
+                    '}' => Tok::Close,
+                    ',' => Tok::Comma,
+                    _ => Tok::Other(c),
+                },
+                line,
+            ));
+            i += 1;
+        }
+    }
+    out
+}
+
+/// Reads the path (or `use` tree) starting at `toks[i]` after its first segment was resolved
+/// to `base`; pushes every full path. Returns the index after it.
+fn read_tree(toks: &[(Tok, usize)], mut i: usize, base: ModPath, out: &mut Vec<ModPath>) -> usize {
+    let mut path = base;
+    loop {
+        if toks.get(i).map(|t| &t.0) != Some(&Tok::PathSep) {
+            out.push(path);
+            return i;
+        }
+        i += 1;
+        match toks.get(i).map(|t| &t.0) {
+            Some(Tok::Ident(s)) if s == "super" => {
+                path.pop();
+                i += 1;
+            }
+            Some(Tok::Ident(s)) if s == "self" => i += 1,
+            Some(Tok::Ident(s)) => {
+                path.push(s.clone());
+                i += 1;
+            }
+            Some(Tok::Open) => {
+                i += 1;
+                loop {
+                    match toks.get(i).map(|t| &t.0) {
+                        Some(Tok::Close) => return i + 1,
+                        Some(Tok::Comma) => i += 1,
+                        Some(Tok::Ident(s)) => {
+                            let mut p = path.clone();
+                            if s != "self" {
+                                p.push(s.clone());
+                            }
+                            i = read_tree(toks, i + 1, p, out);
+                            // skip `as name`
+                            while let Some(Tok::Ident(_)) = toks.get(i).map(|t| &t.0) {
+                                i += 1;
+                            }
+                        }
+                        Some(_) => i += 1,
+                        None => return i,
+                    }
+                }
+            }
+            _ => {
+                out.push(path);
+                return i;
+            }
+        }
+    }
+}
+
+/// Every `crate::`/`super::` path of one file whose module path is `module`.
+fn imports_of(module: &ModPath, src: &str) -> Vec<Import> {
+    let toks = tokens(&strip(src));
+    let mut out = Vec::new();
+    // inline modules open at a brace depth: (depth inside, name)
+    let mut inline: Vec<(usize, String)> = Vec::new();
+    let mut depth = 0usize;
+    let mut i = 0;
+    while i < toks.len() {
+        let here = || {
+            let mut m = module.clone();
+            m.extend(inline.iter().map(|(_, n)| n.clone()));
+            m
+        };
+        match &toks[i].0 {
+            Tok::Open => depth += 1,
+            Tok::Close => {
+                if inline.last().is_some_and(|&(d, _)| d == depth) {
+                    inline.pop();
+                }
+                depth = depth.saturating_sub(1);
+            }
+            Tok::Ident(m) if m == "mod" => {
+                if let (Some((Tok::Ident(name), _)), Some((Tok::Open, _))) =
+                    (toks.get(i + 1), toks.get(i + 2))
+                {
+                    inline.push((depth + 1, name.clone()));
+                    depth += 1;
+                    i += 3;
+                    continue;
+                }
+            }
+            Tok::Ident(k)
+                if (k == "crate" || k == "super")
+                    && !after_path_sep(&toks, i)
+                    && toks.get(i + 1).map(|t| &t.0) == Some(&Tok::PathSep) =>
+            {
+                let base = if k == "crate" {
+                    Vec::new()
+                } else {
+                    let mut m = here();
+                    m.pop();
+                    m
+                };
+                let from = here();
+                let line = toks[i].1;
+                let mut paths = Vec::new();
+                i = read_tree(&toks, i + 1, base, &mut paths);
+                out.extend(paths.into_iter().map(|to| Import {
+                    from: from.clone(),
+                    to,
+                    line,
+                }));
+                continue;
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    out
+}
+
+fn after_path_sep(toks: &[(Tok, usize)], i: usize) -> bool {
+    i > 0 && toks[i - 1].0 == Tok::PathSep
+}
+
+/// The stage of a top-level module (`None` for the crate root and unknown names).
+fn stage(top: &str) -> Option<usize> {
+    STAGES.iter().position(|(_, mods)| mods.contains(&top))
+}
+
+/// Module path of a file under `src/` (`analysis/gaps.rs` → `["analysis", "gaps"]`).
+fn module_of(rel: &Path) -> Option<ModPath> {
+    let mut parts: Vec<String> = rel
+        .iter()
+        .map(|p| p.to_string_lossy().into_owned())
+        .collect();
+    let last = parts.pop()?;
+    let stem = last.strip_suffix(".rs")?;
+    match stem {
+        "main" if parts.is_empty() => return None,
+        "lib" if parts.is_empty() => {}
+        "mod" => {}
+        s => parts.push(s.to_string()),
+    }
+    Some(parts)
+}
+
+fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+        .map(|e| e.unwrap().path())
+        .collect();
+    entries.sort();
+    for p in entries {
+        if p.is_dir() {
+            rust_files(&p, out);
+        } else if p.extension().is_some_and(|e| e == "rs") {
+            out.push(p);
+        }
+    }
+}
+
+/// Every file's module path and source.
+fn sources(root: &Path) -> Vec<(PathBuf, ModPath, String)> {
+    let mut files = Vec::new();
+    rust_files(root, &mut files);
+    files
+        .into_iter()
+        .filter_map(|p| {
+            let m = module_of(p.strip_prefix(root).unwrap())?;
+            let src = std::fs::read_to_string(&p).unwrap();
+            Some((p, m, src))
+        })
+        .collect()
+}
+
+/// Upward imports, one line each: `file:line: a (stage) uses b (stage)`.
+fn stage_violations(files: &[(PathBuf, ModPath, String)]) -> Vec<String> {
+    let mut out = Vec::new();
+    for (path, module, src) in files {
+        let Some(top) = module.first() else { continue };
+        let from = stage(top).unwrap_or_else(|| {
+            panic!(
+                "{}: module `{top}` is in no stage of tests/architecture.rs",
+                path.display()
+            )
+        });
+        for imp in imports_of(module, src) {
+            let Some(to_top) = imp.to.first() else {
+                continue;
+            };
+            let Some(to) = stage(to_top) else { continue };
+            let excepted = EXCEPTIONS.iter().any(|&(a, b, _)| {
+                imp.from.join("::").starts_with(a) && imp.to.join("::").starts_with(b)
+            });
+            if to > from && !excepted {
+                out.push(format!(
+                    "{}:{}: `{}` ({}) uses `crate::{}` ({}), a later stage",
+                    path.display(),
+                    imp.line,
+                    imp.from.join("::"),
+                    STAGES[from].0,
+                    imp.to.join("::"),
+                    STAGES[to].0
+                ));
+            }
+        }
+    }
+    out
+}
+
+/// Loops of imports between files, a submodule's use of its ancestors left out (that is how
+/// Rust submodules read their parent's items); each loop once, as `a → b → … → a`.
+fn import_cycles(files: &[(PathBuf, ModPath, String)]) -> Vec<String> {
+    let known: BTreeSet<ModPath> = files.iter().map(|f| f.1.clone()).collect();
+    let mut edges: BTreeMap<ModPath, BTreeSet<ModPath>> = BTreeMap::new();
+    for (_, module, src) in files {
+        for imp in imports_of(module, src) {
+            // the file that holds the item: the longest known prefix of the path
+            let Some(target) = (0..=imp.to.len())
+                .rev()
+                .map(|n| imp.to[..n].to_vec())
+                .find(|p| known.contains(p))
+            else {
+                continue;
+            };
+            if target != *module && !module.starts_with(&target) {
+                edges.entry(module.clone()).or_default().insert(target);
+            }
+        }
+    }
+    // a path back from each edge's target to its source closes a loop
+    let mut loops: BTreeSet<Vec<ModPath>> = BTreeSet::new();
+    for (a, targets) in &edges {
+        for b in targets {
+            if let Some(mut back) = path_between(&edges, b, a) {
+                back.insert(0, a.clone());
+                // canonical rotation: start at the smallest module
+                let k = (0..back.len() - 1).min_by_key(|&k| &back[k]).unwrap();
+                let mut cyc: Vec<ModPath> = back[k..back.len() - 1].to_vec();
+                cyc.extend_from_slice(&back[..k]);
+                loops.insert(cyc);
+            }
+        }
+    }
+    loops
+        .into_iter()
+        .map(|c| {
+            let mut names: Vec<String> = c.iter().map(|m| m.join("::")).collect();
+            names.push(names[0].clone());
+            names.join(" → ")
+        })
+        .collect()
+}
+
+/// A shortest path of edges from `from` to `to` (both included).
+fn path_between(
+    edges: &BTreeMap<ModPath, BTreeSet<ModPath>>,
+    from: &ModPath,
+    to: &ModPath,
+) -> Option<Vec<ModPath>> {
+    let mut prev: BTreeMap<ModPath, ModPath> = BTreeMap::new();
+    let mut queue = std::collections::VecDeque::from([from.clone()]);
+    let mut seen = BTreeSet::from([from.clone()]);
+    while let Some(m) = queue.pop_front() {
+        if m == *to {
+            let mut path = vec![m.clone()];
+            let mut cur = m;
+            while let Some(p) = prev.get(&cur) {
+                path.push(p.clone());
+                cur = p.clone();
+            }
+            path.reverse();
+            return Some(path);
+        }
+        for n in edges.get(&m).into_iter().flatten() {
+            if seen.insert(n.clone()) {
+                prev.insert(n.clone(), m.clone());
+                queue.push_back(n.clone());
+            }
+        }
+    }
+    None
+}
+
+fn src_files() -> Vec<(PathBuf, ModPath, String)> {
+    sources(&Path::new(env!("CARGO_MANIFEST_DIR")).join("src"))
+}
+
+#[test]
+fn no_module_imports_from_a_later_stage() {
+    let v = stage_violations(&src_files());
+    assert!(
+        v.is_empty(),
+        "imports against the stage order (see ARCHITECTURE.md):\n{}",
+        v.join("\n")
+    );
+}
+
+#[test]
+fn no_import_cycles_between_modules() {
+    let c = import_cycles(&src_files());
+    assert!(
+        c.is_empty(),
+        "modules that import each other (move the shared item below both):\n{}",
+        c.join("\n")
+    );
+}
+
+#[test]
+fn every_top_level_module_has_a_stage() {
+    for (path, module, _) in src_files() {
+        if let Some(top) = module.first() {
+            assert!(
+                stage(top).is_some(),
+                "{}: `{top}` has no stage",
+                path.display()
+            );
+        }
+    }
+}
+
+/// The checker itself: an upward import, in every form it reads, is found; comments,
+/// strings and a parent's items are not imports.
+#[test]
+fn the_checker_finds_upward_imports_and_loops() {
+    let file = |rel: &str, src: &str| {
+        let m = module_of(Path::new(rel)).unwrap();
+        (PathBuf::from(rel), m, src.to_string())
+    };
+    let files = vec![
+        file(
+            "analysis/gaps.rs",
+            "use super::syncs::SyncKind;\n\
+             // use crate::report::Report;\n\
+             const S: &str = \"crate::cli::run\";\n\
+             fn f() { let c = b'\"'; crate::report::render(); }\n",
+        ),
+        file(
+            "analysis/syncs.rs",
+            "use crate::{model::Trace, analysis::gaps::GapAnalysis};\n\
+             use super::Analysis;\n",
+        ),
+        file(
+            "analysis/mod.rs",
+            "pub mod gaps;\npub mod syncs;\nuse gaps::X;\n",
+        ),
+        file(
+            "window/mod.rs",
+            "#[cfg(test)]\nmod tests {\n    use super::super::analysis::steps;\n}\n",
+        ),
+        file("model/mod.rs", "pub struct Trace;\n"),
+        file("report/mod.rs", "use crate::analysis::Analysis;\n"),
+    ];
+    let v = stage_violations(&files);
+    assert_eq!(v.len(), 2, "{v:#?}");
+    assert!(v[0].starts_with(
+        "analysis/gaps.rs:4: `analysis::gaps` (analysis) uses `crate::report::render`"
+    ));
+    assert!(
+        v[1].starts_with("window/mod.rs:3: `window::tests` (window) uses `crate::analysis::steps`")
+    );
+    assert_eq!(
+        import_cycles(&files),
+        vec!["analysis::gaps → analysis::syncs → analysis::gaps".to_string()]
+    );
+}
