@@ -445,6 +445,32 @@ impl<'p> Reader<'p> {
         }
     }
 
+    /// Every row of `table` as the integers of its columns `cols` (`None` for NULL, text that
+    /// is no integer, or an absent column), in rowid order, counted in [`Reader::rows`]. `N` is
+    /// `cols.len()`; no rows when the table is absent.
+    fn int_rows<const N: usize>(
+        &mut self,
+        table: &str,
+        cols: &[&str],
+    ) -> Result<Vec<[Option<i64>; N]>, LoadError> {
+        debug_assert_eq!(cols.len(), N);
+        let mut rows = Vec::new();
+        self.db.rows(table, cols, "", |r| {
+            rows.push(std::array::from_fn(|k| r.i(k)))
+        })?;
+        self.rows += rows.len() as u64;
+        Ok(rows)
+    }
+
+    /// [`Reader::int_rows`] of a GPU activity table: the [`Self::GPU_COLS`], then `extra`.
+    fn gpu_rows<const N: usize>(
+        &mut self,
+        table: &str,
+        extra: &[&str],
+    ) -> Result<Vec<[Option<i64>; N]>, LoadError> {
+        self.int_rows(table, &[&Self::GPU_COLS[..], extra].concat())
+    }
+
     fn read_strings(&mut self) -> Result<(), LoadError> {
         let mut strings = HashMap::new();
         self.db.rows("StringIds", &["id", "value"], "", |r| {
@@ -627,8 +653,7 @@ impl<'p> Reader<'p> {
     ];
 
     fn read_kernels(&mut self) -> Result<u64, LoadError> {
-        let mut cols: Vec<&str> = Self::GPU_COLS.to_vec();
-        cols.extend([
+        const EXTRA: [&str; 14] = [
             "demangledName",
             "shortName",
             "mangledName",
@@ -643,22 +668,13 @@ impl<'p> Reader<'p> {
             "dynamicSharedMemory",
             "graphNodeId",
             "graphId",
-        ]);
+        ];
         self.warn_missing(
             KERNEL,
             &["start", "end", "deviceId", "streamId", "correlationId"],
         );
-        #[allow(clippy::type_complexity)]
-        let mut rows: Vec<[Option<i64>; 20]> = Vec::new();
-        self.db.rows(KERNEL, &cols, "", |r| {
-            let mut v = [None; 20];
-            for (k, slot) in v.iter_mut().enumerate() {
-                *slot = r.i(k);
-            }
-            rows.push(v);
-        })?;
+        let rows: Vec<[Option<i64>; 20]> = self.gpu_rows(KERNEL, &EXTRA)?;
         let n = rows.len() as u64;
-        self.rows += n;
         let unnamed = self.names.intern("(unnamed kernel)");
         for v in rows {
             let (Some(s), Some(e)) = (v[0], v[1]) else {
@@ -703,18 +719,11 @@ impl<'p> Reader<'p> {
     }
 
     fn read_copies(&mut self) -> Result<(), LoadError> {
-        let mut cols: Vec<&str> = Self::GPU_COLS.to_vec();
-        cols.extend(["bytes", "copyKind", "srcKind", "dstKind", "graphNodeId"]);
         self.warn_missing(MEMCPY, &["copyKind", "srcKind", "dstKind", "bytes"]);
-        let mut rows: Vec<[Option<i64>; 11]> = Vec::new();
-        self.db.rows(MEMCPY, &cols, "", |r| {
-            let mut v = [None; 11];
-            for (k, slot) in v.iter_mut().enumerate() {
-                *slot = r.i(k);
-            }
-            rows.push(v);
-        })?;
-        self.rows += rows.len() as u64;
+        let rows: Vec<[Option<i64>; 11]> = self.gpu_rows(
+            MEMCPY,
+            &["bytes", "copyKind", "srcKind", "dstKind", "graphNodeId"],
+        )?;
         let mut names: HashMap<CopyKey, NameId> = HashMap::new();
         for v in rows {
             let (Some(s), Some(e)) = (v[0], v[1]) else {
@@ -736,17 +745,8 @@ impl<'p> Reader<'p> {
             self.gpu.push(g);
         }
 
-        let mut cols: Vec<&str> = Self::GPU_COLS.to_vec();
-        cols.extend(["bytes", "memKind", "graphNodeId"]);
-        let mut rows: Vec<[Option<i64>; 9]> = Vec::new();
-        self.db.rows(MEMSET, &cols, "", |r| {
-            let mut v = [None; 9];
-            for (k, slot) in v.iter_mut().enumerate() {
-                *slot = r.i(k);
-            }
-            rows.push(v);
-        })?;
-        self.rows += rows.len() as u64;
+        let rows: Vec<[Option<i64>; 9]> =
+            self.gpu_rows(MEMSET, &["bytes", "memKind", "graphNodeId"])?;
         for v in rows {
             let (Some(s), Some(e)) = (v[0], v[1]) else {
                 continue;
@@ -762,17 +762,7 @@ impl<'p> Reader<'p> {
     }
 
     fn read_syncs(&mut self) -> Result<(), LoadError> {
-        let mut cols: Vec<&str> = Self::GPU_COLS.to_vec();
-        cols.push("syncType");
-        let mut rows: Vec<[Option<i64>; 7]> = Vec::new();
-        self.db.rows(SYNC, &cols, "", |r| {
-            let mut v = [None; 7];
-            for (k, slot) in v.iter_mut().enumerate() {
-                *slot = r.i(k);
-            }
-            rows.push(v);
-        })?;
-        self.rows += rows.len() as u64;
+        let rows: Vec<[Option<i64>; 7]> = self.gpu_rows(SYNC, &["syncType"])?;
         for v in rows {
             let (Some(s), Some(e)) = (v[0], v[1]) else {
                 continue;
@@ -787,18 +777,8 @@ impl<'p> Reader<'p> {
 
     /// Whole-graph replays (graph-trace mode). Returns the number of rows.
     fn read_graph_trace(&mut self) -> Result<u64, LoadError> {
-        let mut cols: Vec<&str> = Self::GPU_COLS.to_vec();
-        cols.push("graphId");
-        let mut rows: Vec<[Option<i64>; 7]> = Vec::new();
-        self.db.rows(GRAPH_TRACE, &cols, "", |r| {
-            let mut v = [None; 7];
-            for (k, slot) in v.iter_mut().enumerate() {
-                *slot = r.i(k);
-            }
-            rows.push(v);
-        })?;
+        let rows: Vec<[Option<i64>; 7]> = self.gpu_rows(GRAPH_TRACE, &["graphId"])?;
         let n = rows.len() as u64;
-        self.rows += n;
         for v in rows {
             let (Some(s), Some(e)) = (v[0], v[1]) else {
                 continue;
@@ -817,14 +797,8 @@ impl<'p> Reader<'p> {
     }
 
     fn read_overhead(&mut self) -> Result<(), LoadError> {
-        let mut rows: Vec<[Option<i64>; 4]> = Vec::new();
-        self.db.rows(
-            OVERHEAD,
-            &["start", "end", "globalTid", "nameId"],
-            "",
-            |r| rows.push([r.i(0), r.i(1), r.i(2), r.i(3)]),
-        )?;
-        self.rows += rows.len() as u64;
+        let rows: Vec<[Option<i64>; 4]> =
+            self.int_rows(OVERHEAD, &["start", "end", "globalTid", "nameId"])?;
         for v in rows {
             let (Some(s), Some(e)) = (v[0], v[1]) else {
                 continue;
@@ -1019,17 +993,7 @@ impl<'p> Reader<'p> {
                         unnamed += 1;
                         return;
                     };
-                    let device = ty & 0xFF;
-                    let s =
-                        series
-                            .entry((device, name.clone()))
-                            .or_insert_with(|| GpuMetricSeries {
-                                device,
-                                name: name.clone(),
-                                ..Default::default()
-                            });
-                    s.times.push(t);
-                    s.values.push(value);
+                    push_sample(&mut series, ty & 0xFF, name, t, value);
                 },
             )?;
             if unnamed > 0 {
@@ -1066,16 +1030,7 @@ impl<'p> Reader<'p> {
                             _ => None,
                         };
                         let Some(value) = value else { continue };
-                        let s =
-                            series
-                                .entry((device, k.clone()))
-                                .or_insert_with(|| GpuMetricSeries {
-                                    device,
-                                    name: k.clone(),
-                                    ..Default::default()
-                                });
-                        s.times.push(t);
-                        s.values.push(value);
+                        push_sample(&mut series, device, &k, t, value);
                     }
                 },
             )?;
@@ -1099,6 +1054,25 @@ impl<'p> Reader<'p> {
 }
 
 /// True for the GPU-metric names nsys writes (old display names and 2023+ names).
+/// Adds one sample to the series of `(device, name)`.
+fn push_sample(
+    series: &mut BTreeMap<(i64, String), GpuMetricSeries>,
+    device: i64,
+    name: &str,
+    t: Ns,
+    value: f64,
+) {
+    let s = series
+        .entry((device, name.to_string()))
+        .or_insert_with(|| GpuMetricSeries {
+            device,
+            name: name.to_string(),
+            ..Default::default()
+        });
+    s.times.push(t);
+    s.values.push(value);
+}
+
 fn is_known_gpu_metric(name: &str) -> bool {
     let base = name.split(" [").next().unwrap_or(name);
     matches!(
