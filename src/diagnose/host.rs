@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use super::{count, fmt_ns, fmt_us, pct, short, Evidence, Facts, Finding, Severity};
+use super::{count, fmt_ns, fmt_us, metric, pct, short, Evidence, Facts, Finding, Severity};
 use crate::analysis::gaps::{Band, Cause, DeviceGaps, BANDS, CAUSES};
 use crate::analysis::launch::QUEUE_FULL_DEPTH;
 use crate::analysis::steps::is_dataloader;
@@ -66,10 +66,6 @@ pub fn is_launch_claim(b: Band, c: Cause) -> bool {
 /// `gpu-idle-gaps` claims launch and CPU work in gaps of 1 ms and more, and untraced time.
 pub fn is_idle_claim(b: Band, c: Cause) -> bool {
     (b == Band::Over1ms && matches!(c, Cause::Launch | Cause::Cpu)) || c == Cause::Untraced
-}
-
-fn metric(e: &mut Evidence, k: &str, v: f64) {
-    e.metrics.insert(k.to_string(), super::round3(v));
 }
 
 /// The longest host spans of a kind inside the window, longest first.

@@ -4,9 +4,10 @@
 use std::collections::HashMap;
 
 use super::claims::{cap, CAP_BASIS};
-use super::{count, fmt_ns, fmt_us, pct, short, Evidence, Facts, Finding, Severity};
+use super::{count, fmt_ns, fmt_us, metric, pct, short, Evidence, Facts, Finding, Severity};
 use crate::analysis::classify::KernelCategory;
 use crate::model::{GpuKind, Interval, IntervalSet, Ns};
+use crate::text::fmt_bytes;
 
 /// Exposed communication share of the step above which `exposed-communication` fires (the
 /// TensorBoard plugin's communication threshold).
@@ -29,10 +30,6 @@ pub fn rules(f: &Facts) -> Vec<Finding> {
     out.extend(memcpy_heavy(f, &pageable_claim));
     out.extend(memory_pressure(f));
     out
-}
-
-fn metric(e: &mut Evidence, k: &str, v: f64) {
-    e.metrics.insert(k.to_string(), super::round3(v));
 }
 
 fn exposed_communication(f: &Facts) -> Option<Finding> {
@@ -231,19 +228,6 @@ fn pageable_memcpy(f: &Facts) -> Option<(Finding, HashMap<i32, Ns>)> {
         },
         exposed,
     ))
-}
-
-fn fmt_bytes(b: u64) -> String {
-    let f = b as f64;
-    if f >= (1u64 << 30) as f64 {
-        format!("{:.1} GiB", f / (1u64 << 30) as f64)
-    } else if f >= (1u64 << 20) as f64 {
-        format!("{:.1} MiB", f / (1u64 << 20) as f64)
-    } else if f >= 1024.0 {
-        format!("{:.1} KiB", f / 1024.0)
-    } else {
-        format!("{b} B")
-    }
 }
 
 fn copy_kind(name: &str) -> &'static str {

@@ -19,6 +19,7 @@ use std::io::{self, Write};
 use super::terminal::{fmt_bytes, fmt_count, fmt_pct, fmt_us, shorten_middle};
 use super::{BreakdownUs, RenderOptions, Renderer, Report, StepDeviceInfo, StepTimelineInfo};
 use crate::analysis::classify::KernelCategory;
+use crate::text::{code_parts, Part};
 
 /// The self-contained HTML page.
 pub struct Html;
@@ -46,20 +47,16 @@ pub fn escape(s: &str) -> String {
 /// `` `code` `` marks code: each part goes through [`escape`], code parts in `<code>`. An
 /// unmatched backtick stays as text.
 pub fn rich(s: &str) -> String {
-    let parts: Vec<&str> = s.split('`').collect();
     let mut out = String::with_capacity(s.len() + 32);
-    for (i, p) in parts.iter().enumerate() {
-        if i % 2 == 1 && i + 1 < parts.len() {
+    code_parts(s, |part| match part {
+        Part::Code(c) => {
             out.push_str("<code>");
-            out.push_str(&escape(p));
+            out.push_str(&escape(c));
             out.push_str("</code>");
-        } else {
-            if i % 2 == 1 {
-                out.push('`');
-            }
-            out.push_str(&escape(p));
         }
-    }
+        Part::Tick => out.push('`'),
+        Part::Text { text, .. } => out.push_str(&escape(text)),
+    });
     out
 }
 
@@ -502,10 +499,7 @@ fn legend(s: &mut String, items: &[(&str, &str)]) {
 }
 
 fn file_name(r: &Report) -> String {
-    std::path::Path::new(&r.source.path)
-        .file_name()
-        .map(|s| s.to_string_lossy().into_owned())
-        .unwrap_or_else(|| r.source.path.clone())
+    crate::text::file_name(&r.source.path)
 }
 
 fn header(s: &mut String, r: &Report) {

@@ -9,6 +9,7 @@ use std::io::{self, Write};
 
 use super::terminal::{fmt_bytes, fmt_count, fmt_pct, fmt_us, shorten_middle};
 use super::{BreakdownUs, RenderOptions, Renderer, Report};
+use crate::text::{code_parts, Part};
 
 /// Markdown for a pull request or an issue.
 pub struct Markdown;
@@ -70,24 +71,20 @@ fn escape_at(s: &str, line_start: bool) -> String {
 /// (no backtick can be inside them, since they are split on backticks; control characters
 /// become spaces). An unmatched backtick is escaped as text.
 pub fn rich(s: &str) -> String {
-    let parts: Vec<&str> = s.split('`').collect();
     let mut out = String::with_capacity(s.len() + 32);
-    for (i, p) in parts.iter().enumerate() {
-        if i % 2 == 1 && i + 1 < parts.len() {
-            let code: String = p
+    code_parts(s, |part| match part {
+        Part::Code(c) => {
+            let code: String = c
                 .chars()
                 .map(|c| if c.is_control() { ' ' } else { c })
                 .collect();
             out.push('`');
             out.push_str(&code);
             out.push('`');
-        } else {
-            if i % 2 == 1 {
-                out.push_str("\\`");
-            }
-            out.push_str(&escape_at(p, i == 0));
         }
-    }
+        Part::Tick => out.push_str("\\`"),
+        Part::Text { text, first } => out.push_str(&escape_at(text, first)),
+    });
     out
 }
 
@@ -239,10 +236,7 @@ impl Renderer for Markdown {
         if let Some(sec) = &r.ranks {
             ranks_section(sec, out)?;
         }
-        let file = std::path::Path::new(&r.source.path)
-            .file_name()
-            .map(|s| s.to_string_lossy().into_owned())
-            .unwrap_or_else(|| r.source.path.clone());
+        let file = crate::text::file_name(&r.source.path);
         writeln!(out, "## stallscope: {}", escape(&file))?;
         writeln!(out)?;
         writeln!(

@@ -209,12 +209,7 @@ impl RanksSection {
         let names: Vec<String> = self
             .ranks
             .iter()
-            .map(|r| {
-                std::path::Path::new(&r.path)
-                    .file_name()
-                    .map(|s| s.to_string_lossy().into_owned())
-                    .unwrap_or_else(|| r.path.clone())
-            })
+            .map(|r| crate::text::file_name(&r.path))
             .collect();
         if names.len() < 2 {
             return names;

@@ -32,21 +32,8 @@ pub fn fmt_pct(v: Option<f64>) -> String {
     }
 }
 
-/// Formats bytes with binary units.
-pub fn fmt_bytes(b: u64) -> String {
-    let f = b as f64;
-    if f >= (1u64 << 30) as f64 {
-        format!("{:.1} GiB", f / (1u64 << 30) as f64)
-    } else if f >= (1u64 << 20) as f64 {
-        format!("{:.1} MiB", f / (1u64 << 20) as f64)
-    } else if f >= 1024.0 {
-        format!("{:.1} KiB", f / 1024.0)
-    } else {
-        format!("{b} B")
-    }
-}
-
 pub use crate::text::count as fmt_count;
+pub use crate::text::fmt_bytes;
 pub use crate::text::shorten_middle;
 
 /// Replaces control characters so that names from a trace cannot drive the terminal.
@@ -151,10 +138,7 @@ impl Renderer for Terminal {
         if let Some(sec) = &r.ranks {
             write_ranks(sec, width, &st, out)?;
         }
-        let file = std::path::Path::new(&r.source.path)
-            .file_name()
-            .map(|s| s.to_string_lossy().into_owned())
-            .unwrap_or_else(|| r.source.path.clone());
+        let file = crate::text::file_name(&r.source.path);
         writeln!(
             out,
             "{}",
@@ -398,17 +382,22 @@ pub fn write_findings(
     write_diagnosis(r, width, &Style { color }, out)
 }
 
-/// The verdict and the ranked findings (details of findings above `info`: their first facts,
-/// where to look, the first advice; everything is in the JSON report).
-fn write_diagnosis(r: &Report, width: usize, st: &Style, out: &mut dyn Write) -> io::Result<()> {
+/// A blank line, then `Verdict: …` wrapped to `width` under its label.
+fn write_verdict(verdict: &str, width: usize, st: &Style, out: &mut dyn Write) -> io::Result<()> {
     writeln!(out)?;
     write_wrapped(
         out,
         &st.bold("Verdict: "),
-        &sanitize(&r.verdict),
+        &sanitize(verdict),
         9,
         width + st.bold("").len(),
-    )?;
+    )
+}
+
+/// The verdict and the ranked findings (details of findings above `info`: their first facts,
+/// where to look, the first advice; everything is in the JSON report).
+fn write_diagnosis(r: &Report, width: usize, st: &Style, out: &mut dyn Write) -> io::Result<()> {
+    write_verdict(&r.verdict, width, st, out)?;
     if r.findings.is_empty() {
         return Ok(());
     }
@@ -511,14 +500,7 @@ fn write_ranks(
             width
         ))
     )?;
-    writeln!(out)?;
-    write_wrapped(
-        out,
-        &st.bold("Verdict: "),
-        &sanitize(&sec.verdict),
-        9,
-        width + st.bold("").len(),
-    )?;
+    write_verdict(&sec.verdict, width, st, out)?;
     // one unit for the table: ms unless the median step is under 1 ms
     let (unit, scale) = if sec.median_step_time_us >= 1000.0 {
         ("ms", 1000.0)
@@ -869,10 +851,7 @@ pub fn write_phases_tree(
     out: &mut dyn Write,
 ) -> io::Result<()> {
     let st = Style { color: false };
-    let file = std::path::Path::new(&r.source.path)
-        .file_name()
-        .map(|s| s.to_string_lossy().into_owned())
-        .unwrap_or_else(|| r.source.path.clone());
+    let file = crate::text::file_name(&r.source.path);
     writeln!(
         out,
         "{}",

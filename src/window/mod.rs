@@ -793,25 +793,15 @@ impl Window {
             .iter()
             .filter_map(|&i| all.steps.get(i).cloned())
             .collect();
-        let average = steps::average_of(&steps);
-        let span = match (steps.first(), steps.last()) {
-            (Some(f), Some(l)) => Interval::new(f.span.start, l.span.end),
-            _ => Interval::default(),
-        };
-        StepAnalysis {
-            steps,
-            average,
-            span,
-            from_profiler_steps: all.from_profiler_steps,
-            dropped: self
-                .excluded
-                .iter()
-                .map(|e| steps::DroppedStep {
-                    name: e.step.clone(),
-                    reason: e.reason.clone(),
-                })
-                .collect(),
-        }
+        let dropped = self
+            .excluded
+            .iter()
+            .map(|e| steps::DroppedStep {
+                name: e.step.clone(),
+                reason: e.reason.clone(),
+            })
+            .collect();
+        StepAnalysis::of(steps, all.from_profiler_steps, dropped)
     }
 }
 

@@ -193,6 +193,25 @@ pub struct StepAnalysis {
     pub dropped: Vec<DroppedStep>,
 }
 
+impl StepAnalysis {
+    /// The analysis of `steps` (in time order): their average ([`average_of`]) and their span
+    /// (first start to last end; empty at 0 without steps).
+    pub fn of(steps: Vec<Step>, from_profiler_steps: bool, dropped: Vec<DroppedStep>) -> Self {
+        let average = average_of(&steps);
+        let span = match (steps.first(), steps.last()) {
+            (Some(f), Some(l)) => Interval::new(f.span.start, l.span.end),
+            _ => Interval::default(),
+        };
+        StepAnalysis {
+            steps,
+            average,
+            span,
+            from_profiler_steps,
+            dropped,
+        }
+    }
+}
+
 /// Mean breakdown (fractional ns).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
 pub struct AverageBreakdown {
@@ -601,19 +620,7 @@ pub fn analyze_steps(trace: &Trace) -> StepAnalysis {
             device_activities,
         })
         .collect();
-
-    let average = average_of(&steps);
-    let span = match (steps.first(), steps.last()) {
-        (Some(f), Some(l)) => Interval::new(f.span.start, l.span.end),
-        _ => Interval::default(),
-    };
-    StepAnalysis {
-        steps,
-        average,
-        span,
-        from_profiler_steps,
-        dropped,
-    }
+    StepAnalysis::of(steps, from_profiler_steps, dropped)
 }
 
 #[cfg(test)]

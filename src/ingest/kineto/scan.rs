@@ -184,7 +184,7 @@ fn skip_value(buf: &[u8], i: usize, eof: bool, repair: &mut bool) -> Option<usiz
 
 /// Bit masks of one 64-byte chunk: quotes, backslashes, `{`, `}`, and the bytes that may
 /// follow a closing quote directly (`:` `,` `}` `]`).
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, Default)]
 struct Masks {
     quote: u64,
     backslash: u64,
@@ -208,13 +208,7 @@ fn masks_sse2(chunk: &[u8; 64]) -> Masks {
         let colon = _mm_set1_epi8(b':' as i8);
         let comma = _mm_set1_epi8(b',' as i8);
         let rb = _mm_set1_epi8(b']' as i8);
-        let mut m = Masks {
-            quote: 0,
-            backslash: 0,
-            open: 0,
-            close: 0,
-            sep: 0,
-        };
+        let mut m = Masks::default();
         for k in 0..4 {
             let v = _mm_loadu_si128(chunk.as_ptr().add(16 * k) as *const __m128i);
             let sh = 16 * k as u32;
@@ -289,13 +283,7 @@ unsafe fn masks_avx2(chunk: &[u8; 64]) -> Masks {
 #[cfg(not(target_arch = "x86_64"))]
 #[inline(always)]
 fn masks_sse2(chunk: &[u8; 64]) -> Masks {
-    let mut m = Masks {
-        quote: 0,
-        backslash: 0,
-        open: 0,
-        close: 0,
-        sep: 0,
-    };
+    let mut m = Masks::default();
     for (i, &c) in chunk.iter().enumerate() {
         let bit = 1u64 << i;
         match c {
