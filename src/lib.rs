@@ -3,9 +3,11 @@
 //! Data flows one way, and the modules follow it:
 //! [`ingest`] (one module per input format) → [`model`] (one timeline) →
 //! [`window`] (which part of the trace is analyzed: steady state, steps, time range, focus) →
-//! [`analysis`] (pure functions from model to serializable facts) → [`report`] (renderers
-//! that format, never compute) → `cli`. [`multirank`] runs that pipeline over a folder of
-//! per-rank traces, a few ranks at a time. [`slice`] writes a window back out as a smaller trace.
+//! [`analysis`] (pure functions from model to serializable facts) → [`diagnose`] (rules from
+//! facts to a verdict and findings) → [`report`] (renderers that format, never compute) →
+//! `cli`. [`multirank`] runs that pipeline over a folder of per-rank traces, a few ranks at a
+//! time. [`slice`] writes a window back out as a smaller trace. No module imports from a later
+//! stage (ARCHITECTURE.md has the order; `tests/architecture.rs` checks it).
 
 pub mod analysis;
 pub mod cli;

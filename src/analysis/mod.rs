@@ -1,5 +1,8 @@
 //! Analyses: pure functions from a [`Trace`] to serializable facts.
 //!
+//! Stage 4 of the pipeline (ARCHITECTURE.md): it may use the window, the ingest (for the Nsight
+//! Compute join), the model and the support modules; never the diagnosis or the report.
+//!
 //! Each module computes one view; [`analyze`] runs them all over one window. Nothing here
 //! prints or formats: renderers in [`crate::report`] do that.
 

@@ -1,5 +1,8 @@
 //! Bottleneck diagnosis: a one-line verdict and findings ranked by the time each would recover.
 //!
+//! Stage 5 of the pipeline (ARCHITECTURE.md): rules over the analyses' facts; it may use the
+//! analyses and everything below them, never the report or the CLI.
+//!
 //! Rules read facts only: the views of [`crate::analysis`] (steps, window, kernel table, GPU
 //! timeline, devices) and the facts computed here once for all rules ([`Facts`]: device idle
 //! gaps and their host attribution, launch statistics and queue depth, host syncs, the host's

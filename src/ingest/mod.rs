@@ -1,5 +1,8 @@
 //! Readers: one module per input format, and [`sniff`] to tell them apart by content.
 //!
+//! Stage 2 of the pipeline (ARCHITECTURE.md): bytes to a [`crate::model::Trace`]; it may use
+//! the model and the support modules, nothing above.
+//!
 //! [`load`] is the entry point: it opens a path (or `-` for standard input), undoes gzip when
 //! the magic bytes say so (never by extension), recognises the format and hands the byte
 //! stream to the matching reader, which fills a [`crate::model::Trace`].

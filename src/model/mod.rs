@@ -1,5 +1,8 @@
 //! The timeline model: one representation of a profile, whatever format it came from.
 //!
+//! The bottom of the pipeline (ARCHITECTURE.md): it may use only the support modules
+//! (`par`, `timings`); every other stage uses it.
+//!
 //! Readers in [`crate::ingest`] fill a [`Trace`]; analyses in [`crate::analysis`] only read it.
 //! Times are integer nanoseconds ([`Ns`]) from the clock of the source file (Kineto: epoch or
 //! `baseTimeNanoseconds`-relative µs × 1000). Names are interned ([`NameId`]).

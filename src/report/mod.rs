@@ -1,5 +1,8 @@
 //! Renderers: they turn an [`crate::analysis::Analysis`] into text, and never compute.
 //!
+//! Stage 6 of the pipeline (ARCHITECTURE.md): it may use the diagnosis, the analyses and the
+//! stages below them; never the runners (`multirank`, `slice`) or the CLI.
+//!
 //! [`Report`] is the versioned, serializable shape of the results (JSON schema version
 //! [`SCHEMA_VERSION`], documented in `docs/json-report.md`); every renderer formats a `Report`.
 //! Building it only converts units (ns → µs, fractions) and resolves names.

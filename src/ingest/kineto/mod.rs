@@ -1,5 +1,7 @@
 //! Reader for torch.profiler / Kineto Chrome-trace JSON.
 //!
+//! Part of the ingest stage: it may use the model and the support modules.
+//!
 //! Pipeline (bounded memory, all cores):
 //! 1. a reader thread pulls fixed-size blocks from the (possibly gzip) stream into a fixed set
 //!    of reused buffers and runs the [`scan::Scanner`] (its SIMD fast path,
