@@ -3,15 +3,9 @@
 
 mod common;
 
-use std::process::Command;
+use common::stallscope;
 
-fn stallscope(args: &[&str]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_stallscope"))
-        .args(args)
-        .env("NO_COLOR", "1")
-        .output()
-        .expect("run stallscope")
-}
+use std::process::Command;
 
 fn json_report(path: &std::path::Path) -> serde_json::Value {
     common::analyze_json(path, &[])

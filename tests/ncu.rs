@@ -4,6 +4,8 @@
 
 mod common;
 
+use common::stallscope;
+
 use stallscope::ingest::ncu::{self, Bound, Layout, NcuReport};
 
 fn load(name: &str) -> Option<NcuReport> {
@@ -260,14 +262,6 @@ fn join_by_name_and_order() {
     let s = stallscope::report::nvidia::NcuSection::new(&n, t.start());
     assert!(s.joined);
     assert_eq!(s.matched, 3);
-}
-
-fn stallscope(args: &[&str]) -> std::process::Output {
-    std::process::Command::new(env!("CARGO_BIN_EXE_stallscope"))
-        .args(args)
-        .env("NO_COLOR", "1")
-        .output()
-        .unwrap()
 }
 
 #[test]

@@ -3,18 +3,10 @@
 
 mod common;
 
-use std::process::Command;
+use common::stallscope;
 
 use stallscope::analysis::{self, phases, AnalyzeOptions};
 use stallscope::window::{self, WindowSpec};
-
-fn stallscope(args: &[&str]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_stallscope"))
-        .args(args)
-        .env("NO_COLOR", "1")
-        .output()
-        .expect("run stallscope")
-}
 
 /// ResNet-50 (2021 trace, `Operator` record_functions). The counts were checked with an
 /// independent script: device activities whose runtime call (by correlation) lies inside an

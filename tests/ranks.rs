@@ -8,8 +8,9 @@
 
 mod common;
 
+use common::stallscope;
+
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use serde_json::Value;
 
@@ -24,14 +25,6 @@ const DLRM_FILES: [&str; 8] = [
     "worker6_step_12.1694128201553.pt.trace.json.gz",
     "worker7_step_12.1694128201553.pt.trace.json.gz",
 ];
-
-fn stallscope(args: &[&str]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_stallscope"))
-        .args(args)
-        .env("NO_COLOR", "1")
-        .output()
-        .expect("run stallscope")
-}
 
 fn ok_json(args: &[&str]) -> (Value, String) {
     let out = stallscope(args);

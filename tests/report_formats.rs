@@ -4,18 +4,12 @@
 
 mod common;
 
+use common::stallscope;
+
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Command;
 
 use serde_json::{json, Value};
-
-fn stallscope(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_stallscope"))
-        .args(args)
-        .env("NO_COLOR", "1")
-        .output()
-        .expect("run stallscope")
-}
 
 fn ok_stdout(args: &[&str]) -> String {
     let out = stallscope(args);

@@ -61,14 +61,25 @@ pub fn load(path: &std::path::Path) -> stallscope::model::Trace {
         .unwrap_or_else(|e| panic!("{e}"))
 }
 
+/// Runs the `stallscope` binary with `args` (colours off) and returns its output.
+pub fn stallscope(args: &[&str]) -> std::process::Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_stallscope"))
+        .args(args)
+        .env("NO_COLOR", "1")
+        .output()
+        .expect("run stallscope")
+}
+
 /// Runs `stallscope analyze PATH --format json [EXTRA…]`, asserts success and parses the
 /// report.
 pub fn analyze_json(path: &std::path::Path, extra: &[&str]) -> serde_json::Value {
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_stallscope"))
-        .args(["analyze", path.to_str().unwrap(), "--format", "json"])
-        .args(extra)
-        .output()
-        .unwrap();
+    let out = stallscope(
+        &[
+            &["analyze", path.to_str().unwrap(), "--format", "json"][..],
+            extra,
+        ]
+        .concat(),
+    );
     assert!(
         out.status.success(),
         "exit {:?}: {}",
