@@ -155,7 +155,9 @@ impl std::fmt::Display for SliceError {
 
 impl std::error::Error for SliceError {}
 
-/// The fields a slice decision needs, borrowed.
+/// The fields a slice decision needs, borrowed. Its visitor has the shape of
+/// [`crate::ingest::kineto::event::RawEvent`]'s on purpose: the same keys read the same way, into
+/// the six fields a decision needs instead of a whole event.
 #[derive(Default)]
 struct SliceEvent<'a> {
     ph: BStr<'a>,
@@ -483,6 +485,8 @@ pub fn slice<R: Read, W: Write>(
                     pos = next;
                     progressed = true;
                 }
+                // the scanner's block protocol, driven as the reader's header walk drives it
+                // (ingest::kineto); each keeps its own error type and what it does with items
                 Ok(Step::NeedMore(p)) => {
                     pos = p;
                     break;

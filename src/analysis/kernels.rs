@@ -170,10 +170,7 @@ mod tests {
     use super::*;
     use crate::model::build::TraceBuilder;
 
-    const ALL: Interval = Interval {
-        start: Ns::MIN,
-        end: Ns::MAX,
-    };
+    const ALL: Interval = Interval::ALL;
 
     fn kernel(b: &mut TraceBuilder, name: &str, start: f64, dur: f64, bps: f32, occ: f32) {
         let corr = b.runtime("cudaLaunchKernel", 0, start - 5.0, 1.0);

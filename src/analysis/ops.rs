@@ -292,10 +292,7 @@ mod tests {
     use crate::model::build::TraceBuilder;
     use crate::model::GpuKind;
 
-    const ALL: Interval = Interval {
-        start: Ns::MIN,
-        end: Ns::MAX,
-    };
+    const ALL: Interval = Interval::ALL;
 
     fn row<'a>(rows: &'a [OpRow], name: &str) -> &'a OpRow {
         rows.iter().find(|r| r.name == name).unwrap()

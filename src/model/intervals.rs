@@ -15,6 +15,12 @@ pub struct Interval {
 }
 
 impl Interval {
+    /// All time: the window of an analysis that takes no window.
+    pub const ALL: Interval = Interval {
+        start: Ns::MIN,
+        end: Ns::MAX,
+    };
+
     /// Builds an interval; an `end` before `start` gives an empty interval at `start`.
     pub fn new(start: Ns, end: Ns) -> Self {
         Interval {

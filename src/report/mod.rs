@@ -49,7 +49,8 @@ pub struct SourceInfo {
     pub trace_start_us: f64,
 }
 
-/// One device.
+/// One device. Field for field [`analysis::gpu::GpuSummary`] (`device` → `id`), kept apart on
+/// purpose: this is the versioned JSON shape, that is the analysis' own.
 #[derive(Debug, Clone, Serialize)]
 pub struct DeviceInfo {
     /// Device id.
@@ -72,7 +73,8 @@ pub struct DeviceInfo {
     pub tensor_core_ratio: Option<f64>,
 }
 
-/// Breakdown in µs.
+/// Breakdown in µs: the roles of [`analysis::steps::Breakdown`] (integer ns) and
+/// [`analysis::steps::AverageBreakdown`] (fractional ns) in the report's unit.
 #[derive(Debug, Clone, Copy, Serialize, Default)]
 pub struct BreakdownUs {
     /// Kernels.

@@ -275,6 +275,8 @@ enum Class {
     Skip,
 }
 
+/// The part a Kineto category plays. One branch per category (the branches look alike on
+/// purpose: a table would be the same lines with a loop in front of the per-event hot path).
 fn classify(cat: &str) -> Class {
     let eq = |s: &str| cat.eq_ignore_ascii_case(s);
     if eq("cpu_op") || eq("operator") {
