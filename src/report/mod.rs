@@ -5,6 +5,7 @@
 //! Building it only converts units (ns → µs, fractions) and resolves names.
 
 pub mod csv;
+pub mod diff;
 pub mod html;
 pub mod json;
 pub mod markdown;
@@ -70,7 +71,7 @@ pub struct DeviceInfo {
 }
 
 /// Breakdown in µs.
-#[derive(Debug, Clone, Copy, Serialize, Default)]
+#[derive(Debug, Clone, Copy, Serialize, serde::Deserialize, Default)]
 pub struct BreakdownUs {
     /// Kernels.
     pub kernel: f64,
