@@ -199,10 +199,11 @@ impl Side {
         self.steps.iter().map(|s| s.duration_us).collect()
     }
 
-    /// The side of an in-memory report.
+    /// The side of an in-memory report: through its JSON text, exactly as a saved report is
+    /// read (so the numbers parse to the same last bit either way).
     pub fn from_report(r: &Report) -> Result<Side, String> {
-        let v = serde_json::to_value(r).map_err(|e| e.to_string())?;
-        serde_json::from_value(v).map_err(|e| e.to_string())
+        let text = serde_json::to_vec(r).map_err(|e| e.to_string())?;
+        serde_json::from_slice(&text).map_err(|e| e.to_string())
     }
 }
 
@@ -308,6 +309,22 @@ pub fn read_saved(path: &Path, which: Which) -> Result<Side, SideError> {
     serde_json::from_value(v).map_err(|e| err(format!("not a stallscope report: {e}")))
 }
 
+/// After a trace reader refused a file: is it a JSON report whose keys were reordered (e.g.
+/// rewritten by a tool that sorts keys)? Only small files are parsed to find out.
+fn report_with_other_key_order(path: &Path) -> bool {
+    let small = std::fs::metadata(path).is_ok_and(|m| m.len() < (256 << 20));
+    small
+        && std::fs::read(path)
+            .ok()
+            .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
+            .is_some_and(|v| {
+                v.get("schema_version").is_some()
+                    && v.get("generator")
+                        .and_then(|g| g.as_str())
+                        .is_some_and(|g| g.starts_with("stallscope"))
+            })
+}
+
 /// Loads one side: a saved JSON report, or a trace / Nsight Systems export / folder of ranks
 /// analyzed with `opts`. Errors are one line naming the side and the file.
 pub fn load_side(path: &Path, which: Which, opts: &SideOptions) -> Result<Loaded, SideError> {
@@ -337,8 +354,17 @@ pub fn load_side(path: &Path, which: Which, opts: &SideOptions) -> Result<Loaded
                  compare; give the trace it was captured with"
             )));
         }
-        let trace =
-            ingest::load(&p, &opts.load).map_err(|e| SideError(format!("{name} side: {e}")))?;
+        let trace = match ingest::load(&p, &opts.load) {
+            Ok(t) => t,
+            Err(_) if report_with_other_key_order(path) => {
+                return Ok(Loaded {
+                    side: read_saved(path, which)?,
+                    saved: true,
+                    warnings: Vec::new(),
+                })
+            }
+            Err(e) => return Err(SideError(format!("{name} side: {e}"))),
+        };
         let a = analysis::try_analyze(&trace, &opts.analyze)
             .map_err(|e| SideError(format!("{name} side: {p}: {e}")))?;
         let warnings = trace
