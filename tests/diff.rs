@@ -474,3 +474,44 @@ fn bad_input_on_either_side_names_side_and_file() {
     assert_eq!(out.status.code(), Some(2));
     let _ = std::fs::remove_dir_all(dir);
 }
+
+/// HolisticTraceAnalysis `tests/test_trace_diff.py` (`test_ops_diff`) compares the CPU events of
+/// iteration 1010 of `trace_compare/base` and `trace_compare/test`: added `AddmmBackward0`,
+/// `All2All_Pooled_Req`, `CatBackward0`; deleted `nccl:all_reduce`; unchanged
+/// `aten::as_strided`, `aten::empty` (and `ProfilerStep#1010`, `cudaEventQuery`,
+/// `cudaLaunchKernel`, which stallscope counts as the step and runtime calls, not as ops).
+/// ProfilerStep#1010 spans 100398..222547 µs from the start in both traces; stallscope leaves
+/// it out of the automatic window of `test` (no device work), so the window is that range.
+#[test]
+fn hta_trace_compare_ops_added_removed_unchanged() {
+    let (Some(b), Some(a)) = (
+        common::corpus_file("hta/tests__data__trace_compare__base__base.json.gz"),
+        common::corpus_file("hta/tests__data__trace_compare__test__test.json.gz"),
+    ) else {
+        return;
+    };
+    let c = diff_json(&b, &a, &["--time", "100398..222547"]);
+    let with = |key: &str, status: &str| -> Vec<String> {
+        let mut v: Vec<String> = c[key]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|r| r["status"] == status)
+            .map(|r| r["name"].as_str().unwrap().to_string())
+            .collect();
+        v.sort();
+        v
+    };
+    assert_eq!(
+        with("ops", "added"),
+        ["AddmmBackward0", "All2All_Pooled_Req", "CatBackward0"]
+    );
+    assert_eq!(
+        with("ops", "unchanged"),
+        ["aten::as_strided", "aten::empty"]
+    );
+    assert!(with("ops", "removed").is_empty());
+    assert_eq!(with("phases", "removed"), ["nccl:all_reduce"]);
+    assert!(with("phases", "added").is_empty());
+    assert_sums(&c);
+}
