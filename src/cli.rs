@@ -915,11 +915,11 @@ fn compare_sides(
     a: &SidesArgs,
 ) -> Result<crate::diff::Comparison, (i32, String)> {
     let mut load = base_load_options();
-    let both_big = [before, after]
+    let both_read = [before, after]
         .iter()
-        .all(|p| !p.is_dir() && !crate::diff::side::is_saved_report(p));
-    if both_big {
-        // two bars at once would overwrite each other's line
+        .all(|p| !(p.is_file() && crate::diff::side::is_saved_report(p)));
+    if both_read {
+        // the sides are read at once, and two bars would overwrite each other's line
         load.progress_over = None;
     }
     load.kineto.threads = a.threads.unwrap_or_else(|| {

@@ -168,6 +168,29 @@ fn rel(before: f64, after: f64) -> f64 {
     }
 }
 
+/// A time metric over some rows (summed per step), failing on its threshold alone.
+fn time_metric(
+    metric: String,
+    rows: &[&super::ItemChange],
+    limit: f64,
+    note: String,
+) -> MetricResult {
+    let t = |p: Option<super::Per>| p.map(|v| v.time_us).unwrap_or(0.0);
+    let x: f64 = rows.iter().map(|r| t(r.before)).sum();
+    let y: f64 = rows.iter().map(|r| t(r.after)).sum();
+    let change = rel(x, y);
+    MetricResult {
+        metric,
+        before: x,
+        after: y,
+        change,
+        limit,
+        unit: "%",
+        failed: change > limit,
+        note,
+    }
+}
+
 /// Judges the comparison against the budget.
 pub fn check(c: &Comparison, b: &Budget) -> CheckResult {
     let mut m = Vec::new();
@@ -215,47 +238,39 @@ pub fn check(c: &Comparison, b: &Budget) -> CheckResult {
     }
     for p in &b.phase {
         let row = c.phases.iter().find(|r| r.name == p.path);
-        let x = row.and_then(|r| r.before).map(|v| v.time_us).unwrap_or(0.0);
-        let y = row.and_then(|r| r.after).map(|v| v.time_us).unwrap_or(0.0);
-        let change = rel(x, y);
-        m.push(MetricResult {
-            metric: format!("phase {}", p.path),
-            before: x,
-            after: y,
-            change,
-            limit: p.max_regression.0,
-            unit: "%",
-            failed: change > p.max_regression.0,
-            note: if row.is_none() {
-                "no such phase on either side".into()
-            } else {
-                "threshold only (no per-step samples)".into()
-            },
-        });
+        let note = if row.is_none() {
+            "no such phase on either side".to_string()
+        } else {
+            "threshold only (no per-step samples)".to_string()
+        };
+        let rows: Vec<&super::ItemChange> = row.into_iter().collect();
+        m.push(time_metric(
+            format!("phase {}", p.path),
+            &rows,
+            p.max_regression.0,
+            note,
+        ));
     }
     for k in &b.kernel {
-        let rows = c.kernels.iter().filter(|r| r.name.contains(&k.name));
-        let (mut x, mut y, mut n) = (0.0, 0.0, 0);
-        for r in rows {
-            x += r.before.map(|v| v.time_us).unwrap_or(0.0);
-            y += r.after.map(|v| v.time_us).unwrap_or(0.0);
-            n += 1;
-        }
-        let change = rel(x, y);
-        m.push(MetricResult {
-            metric: format!("kernels ~ {}", k.name),
-            before: x,
-            after: y,
-            change,
-            limit: k.max_regression.0,
-            unit: "%",
-            failed: change > k.max_regression.0,
-            note: if n == 0 {
-                "no kernel matches on either side".into()
-            } else {
-                format!("{n} kernel rows; threshold only (no per-step samples)")
-            },
-        });
+        let rows: Vec<&super::ItemChange> = c
+            .kernels
+            .iter()
+            .filter(|r| r.name.contains(&k.name))
+            .collect();
+        let note = if rows.is_empty() {
+            "no kernel matches on either side".to_string()
+        } else {
+            format!(
+                "{} kernel rows; threshold only (no per-step samples)",
+                rows.len()
+            )
+        };
+        m.push(time_metric(
+            format!("kernels ~ {}", k.name),
+            &rows,
+            k.max_regression.0,
+            note,
+        ));
     }
     if b.no_new_high_severity {
         let new: Vec<&str> = c

@@ -659,41 +659,21 @@ fn contributors(b: &Side, a: &Side, total: f64) -> Vec<Contributor> {
 
 fn phase_contributors(b: &Side, a: &Side, total: f64) -> Vec<Contributor> {
     let (nb, na) = (b.n_steps(), a.n_steps());
-    let roots = |s: &Side, n: f64| -> Vec<(String, f64)> {
+    let roots = |s: &Side, n: f64| -> Vec<(String, Per)> {
         s.phases
             .iter()
             .filter(|p| p.depth == 0)
-            .map(|p| (p.path.clone(), p.gpu_us / n))
+            .map(|p| {
+                let per = Per {
+                    calls: p.calls as f64 / n,
+                    time_us: p.gpu_us / n,
+                    host_us: None,
+                };
+                (p.path.clone(), per)
+            })
             .collect()
     };
-    let rows = match_by_key(
-        roots(b, nb)
-            .into_iter()
-            .map(|(k, t)| {
-                (
-                    k,
-                    Per {
-                        calls: 0.0,
-                        time_us: t,
-                        host_us: None,
-                    },
-                )
-            })
-            .collect(),
-        roots(a, na)
-            .into_iter()
-            .map(|(k, t)| {
-                (
-                    k,
-                    Per {
-                        calls: 0.0,
-                        time_us: t,
-                        host_us: None,
-                    },
-                )
-            })
-            .collect(),
-    );
+    let rows = match_by_key(roots(b, nb), roots(a, na));
     let (mut sb, mut sa) = (0.0, 0.0);
     let mut v = Vec::new();
     for (k, pb, pa) in rows {

@@ -390,9 +390,8 @@ pub fn load_pair(
     after: &Path,
     opts: &SideOptions,
 ) -> (Result<Loaded, SideError>, Result<Loaded, SideError>) {
-    let both_traces = !(before.is_file() && is_saved_report(before))
-        && !(after.is_file() && is_saved_report(after));
-    if !both_traces {
+    let saved = |p: &Path| p.is_file() && is_saved_report(p);
+    if saved(before) || saved(after) {
         return (
             load_side(before, Which::Before, opts),
             load_side(after, Which::After, opts),

@@ -103,39 +103,28 @@ pub fn mann_whitney(before: &[f64], after: &[f64], alpha: f64) -> NoiseTest {
     let ties = all.windows(2).any(|w| w[0] == w[1]);
     let exact = !ties && n1 <= EXACT_MAX && n2 <= EXACT_MAX;
     // the smallest p-value any ordering could give: both samples completely separated
-    let best = if exact {
-        exact_p(0, n1, n2)
-    } else {
-        normal_p(0.0, n1, n2, &all)
-    };
-    if best >= alpha {
-        t.reason = Some(format!(
-            "too few steps to judge noise: {n1} before, {n2} after cannot reach p < {alpha} \
-             even if every step moved"
-        ));
-        t.p_value = Some(if exact {
+    let p_of = |u: f64| {
+        if exact {
             exact_p(u as usize, n1, n2)
         } else {
             normal_p(u, n1, n2, &all)
-        });
-        t.method = if exact {
-            "exact"
-        } else {
-            "normal approximation"
-        };
-        return t;
-    }
-    let p = if exact {
-        exact_p(u as usize, n1, n2)
-    } else {
-        normal_p(u, n1, n2, &all)
+        }
     };
+    let best = p_of(0.0);
+    let p = p_of(u);
     t.method = if exact {
         "exact"
     } else {
         "normal approximation"
     };
     t.p_value = Some(p);
+    if best >= alpha {
+        t.reason = Some(format!(
+            "too few steps to judge noise: {n1} before, {n2} after cannot reach p < {alpha} \
+             even if every step moved"
+        ));
+        return t;
+    }
     t.judgement = if p >= alpha {
         Judgement::WithinNoise
     } else if u > pairs / 2.0 {

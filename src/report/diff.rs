@@ -181,8 +181,8 @@ fn terminal(c: &Comparison, top: usize, out: &mut dyn Write) -> io::Result<()> {
         writeln!(out, "{title}")?;
         writeln!(
             out,
-            "  {:>11} {:>6} {:>11} {:>11}  {}",
-            "change", "share", "before", "after", "what"
+            "  {:>11} {:>6} {:>11} {:>11}  what",
+            "change", "share", "before", "after"
         )?;
         for r in v.iter().take(take(top, v.len())) {
             writeln!(
@@ -215,14 +215,7 @@ fn terminal(c: &Comparison, top: usize, out: &mut dyn Write) -> io::Result<()> {
         "part", "before", "after", "change"
     )?;
     for b in &c.breakdown {
-        writeln!(
-            out,
-            "  {:<15} {:>11} {:>11} {:>11}",
-            b.name,
-            fmt_us(b.before_us),
-            fmt_us(b.after_us),
-            signed(b.change_us)
-        )?;
+        term_change_row(out, b)?;
     }
     for d in &c.gpu_timeline {
         writeln!(out)?;
@@ -232,14 +225,7 @@ fn terminal(c: &Comparison, top: usize, out: &mut dyn Write) -> io::Result<()> {
             d.device
         )?;
         for p in d.parts.iter().chain(std::iter::once(&d.total)) {
-            writeln!(
-                out,
-                "  {:<15} {:>11} {:>11} {:>11}",
-                p.name,
-                fmt_us(p.before_us),
-                fmt_us(p.after_us),
-                signed(p.change_us)
-            )?;
+            term_change_row(out, p)?;
         }
     }
     for (title, rows) in [
@@ -330,6 +316,30 @@ fn terminal(c: &Comparison, top: usize, out: &mut dyn Write) -> io::Result<()> {
         }
     }
     Ok(())
+}
+
+/// One before → after row of the terminal tables.
+fn term_change_row(out: &mut dyn Write, c: &crate::diff::Change) -> io::Result<()> {
+    writeln!(
+        out,
+        "  {:<15} {:>11} {:>11} {:>11}",
+        c.name,
+        fmt_us(c.before_us),
+        fmt_us(c.after_us),
+        signed(c.change_us)
+    )
+}
+
+/// One before → after row of the Markdown tables.
+fn md_change_row(out: &mut dyn Write, c: &crate::diff::Change) -> io::Result<()> {
+    writeln!(
+        out,
+        "| {} | {} | {} | {} |",
+        c.name,
+        fmt_us(c.before_us),
+        fmt_us(c.after_us),
+        signed(c.change_us)
+    )
 }
 
 /// Splits text at spaces into lines of at most `w` characters.
@@ -432,26 +442,12 @@ fn markdown(c: &Comparison, top: usize, out: &mut dyn Write) -> io::Result<()> {
         "\n#### Breakdown per step\n\n| part | before | after | change |\n|---|---:|---:|---:|"
     )?;
     for b in &c.breakdown {
-        writeln!(
-            out,
-            "| {} | {} | {} | {} |",
-            b.name,
-            fmt_us(b.before_us),
-            fmt_us(b.after_us),
-            signed(b.change_us)
-        )?;
+        md_change_row(out, b)?;
     }
     for d in &c.gpu_timeline {
         writeln!(out, "\n#### GPU timeline, device {} (per step)\n\n| part | before | after | change |\n|---|---:|---:|---:|", d.device)?;
         for p in d.parts.iter().chain(std::iter::once(&d.total)) {
-            writeln!(
-                out,
-                "| {} | {} | {} | {} |",
-                p.name,
-                fmt_us(p.before_us),
-                fmt_us(p.after_us),
-                signed(p.change_us)
-            )?;
+            md_change_row(out, p)?;
         }
     }
     for (title, rows) in [
