@@ -363,6 +363,8 @@ fn wrap(text: &str, w: usize) -> Vec<String> {
 
 fn markdown(c: &Comparison, top: usize, out: &mut dyn Write) -> io::Result<()> {
     let e = |x: &str| md_escape(x);
+    // names as in the report's Markdown: longer than 90 characters shortened in the middle
+    let name = |x: &str| md_escape(&shorten_middle(x, 90));
     let st = &c.step_time;
     writeln!(
         out,
@@ -429,7 +431,7 @@ fn markdown(c: &Comparison, top: usize, out: &mut dyn Write) -> io::Result<()> {
         writeln!(
             out,
             "| {} | {} | {} | {} | {} | {} |",
-            e(&r.name),
+            name(&r.name),
             r.kind,
             fmt_us(r.before_us),
             fmt_us(r.after_us),
@@ -472,7 +474,7 @@ fn markdown(c: &Comparison, top: usize, out: &mut dyn Write) -> io::Result<()> {
                 out,
                 "| {} | {}{note} | {} → {} | {} | {} | {} |",
                 r.status.as_str(),
-                e(&r.name),
+                name(&r.name),
                 per_calls(r.before),
                 per_calls(r.after),
                 per_time(r.before),
