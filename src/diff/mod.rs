@@ -922,7 +922,8 @@ fn terminal_fmt(v: f64) -> String {
     crate::report::terminal::fmt_us(v)
 }
 
-/// Compares two reports (`path_before`/`path_after` and `saved_*` only label the sides).
+/// Compares two loaded sides ([`load_side`], [`load_pair`]); `paths` (before, after) only
+/// label them in the output.
 pub fn compare(
     before: &Loaded,
     after: &Loaded,
@@ -970,4 +971,28 @@ pub fn compare(
         check: None,
         step_time,
     }
+}
+
+/// Compares two in-memory reports (for library users and bindings): the sides are labelled
+/// with their source paths. Fails only if a report cannot be converted (never for a report
+/// built by this version).
+pub fn compare_reports(
+    before: &crate::report::Report,
+    after: &crate::report::Report,
+    opts: &DiffOptions,
+) -> Result<Comparison, String> {
+    let load = |r: &crate::report::Report| -> Result<Loaded, String> {
+        Ok(Loaded {
+            side: Side::from_report(r)?,
+            saved: false,
+            warnings: Vec::new(),
+        })
+    };
+    let (b, a) = (load(before)?, load(after)?);
+    Ok(compare(
+        &b,
+        &a,
+        (&before.source.path, &after.source.path),
+        opts,
+    ))
 }
