@@ -59,6 +59,15 @@ enum Command {
     /// chrome://tracing open.
     #[command(after_help = SLICE_HELP)]
     Slice(SliceArgs),
+    /// Compare two profiles (traces, folders or saved JSON reports): step time and whether the
+    /// change is beyond noise, what explains it, kernels/ops/phases added, removed and changed,
+    /// findings resolved and new.
+    #[command(after_help = DIFF_HELP)]
+    Diff(DiffArgs),
+    /// Gate CI on regressions: compare a profile with a baseline; exit 0 within budget, 1 on a
+    /// regression over its threshold and beyond noise, 2 on unreadable input.
+    #[command(after_help = CHECK_HELP)]
+    Check(CheckArgs),
 }
 
 /// Output formats.
@@ -486,11 +495,15 @@ pub fn run() -> i32 {
         Command::Analyze(a) => analyze(a),
         Command::Phases(a) => phases(a),
         Command::Slice(a) => slice(a),
+        Command::Diff(a) => diff(a),
+        Command::Check(a) => check(a),
     };
     match result {
         Ok(()) => 0,
         Err((code, msg)) => {
-            eprintln!("{msg}");
+            if !msg.is_empty() {
+                eprintln!("{msg}");
+            }
             code
         }
     }
@@ -757,6 +770,227 @@ fn slice(args: SliceArgs) -> Result<(), (i32, String)> {
             "warning: {} events that are not valid JSON were dropped",
             stats.skipped
         );
+    }
+    Ok(())
+}
+
+const DIFF_HELP: &str = "\
+Examples:
+  stallscope diff before.pt.trace.json.gz after.pt.trace.json.gz
+  stallscope diff base.json after.pt.trace.json.gz      # a saved report as the baseline
+  stallscope diff before/ after/                        # folders of per-rank traces
+  stallscope diff a.json.gz b.json.gz --format md -o diff.md   # a pull-request comment
+  stallscope diff a.json.gz b.json.gz --format html -o diff.html
+  stallscope diff a.json.gz b.json.gz --focus denoise   # the same window on both sides
+
+Each side is a Kineto trace (.json, .json.gz), an Nsight Systems export, a folder of per-rank
+traces, or a JSON report saved with `stallscope analyze TRACE --format json -o base.json`.
+Two traces are read side by side. Every figure is per step. The step-time change is tested
+against the step-to-step spread with the Mann-Whitney U test on the per-step durations (at
+least 3 steps per side); the contributors list what explains the change and sums to it. See
+docs/diff.md.
+
+Exit codes: 0 ok, 2 unreadable input (the message names the side and the file) or bad
+arguments, 1 other errors.";
+
+const CHECK_HELP: &str = "\
+Make a baseline once (a small JSON file to keep in the repository or as a CI artifact):
+  stallscope analyze trace.pt.trace.json.gz --format json -o base.json
+Then, in CI:
+  stallscope check new.pt.trace.json.gz --baseline base.json --max-regression 5%
+  stallscope check new.pt.trace.json.gz --baseline base.json --budget stallscope.toml
+  stallscope check new.pt.trace.json.gz --baseline base.json --format md -o comment.md
+
+A regression fails only when it is over its threshold and, for the step time, beyond noise
+(Mann-Whitney U on the per-step durations, p < 0.05; with too few steps to test, the threshold
+alone decides and the summary says so). The budget file (TOML, see docs/diff.md) can limit the
+step time, the GPU idle share (points), a phase's or a kernel's GPU time, and new high-severity
+findings. Without --budget or --max-regression the step time may grow by 5%.
+One summary line goes to stderr; the budget table (or --format md/json/html: the full
+comparison with the budget) to stdout or -o.
+
+Exit codes: 0 within budget, 1 regression, 2 unreadable input or bad arguments.";
+
+/// Output formats of `diff` and `check`.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
+enum DiffFormatArg {
+    /// Tables for the terminal.
+    Table,
+    /// The versioned comparison JSON (see docs/json-report.md).
+    Json,
+    /// GitHub-flavoured Markdown for a pull-request comment.
+    Md,
+    /// One self-contained HTML page with side-by-side bars.
+    Html,
+}
+
+impl DiffFormatArg {
+    fn to_report(self) -> report::diff::DiffFormat {
+        match self {
+            DiffFormatArg::Table => report::diff::DiffFormat::Table,
+            DiffFormatArg::Json => report::diff::DiffFormat::Json,
+            DiffFormatArg::Md => report::diff::DiffFormat::Md,
+            DiffFormatArg::Html => report::diff::DiffFormat::Html,
+        }
+    }
+}
+
+/// Reading settings shared by `diff` and `check`.
+#[derive(clap::Args, Debug)]
+struct SidesArgs {
+    #[command(flatten)]
+    window: WindowArgs,
+
+    /// Parser threads over both sides (default: all cores; two traces share them).
+    #[arg(long, value_name = "N", value_parser = parse_threads)]
+    threads: Option<usize>,
+
+    /// Folders: rank files loaded at once per side.
+    #[arg(long, short = 'j', value_name = "N")]
+    jobs: Option<usize>,
+
+    /// Do not print reading warnings on stderr.
+    #[arg(long, short = 'q')]
+    quiet: bool,
+}
+
+#[derive(clap::Args, Debug)]
+struct DiffArgs {
+    /// The baseline: trace, Nsight Systems export, folder of ranks, or saved JSON report.
+    before: PathBuf,
+    /// The new profile (same kinds).
+    after: PathBuf,
+
+    /// Output format.
+    #[arg(long, short = 'f', value_enum, default_value_t = DiffFormatArg::Table)]
+    format: DiffFormatArg,
+
+    /// Write to FILE instead of standard output.
+    #[arg(long, short = 'o', value_name = "FILE")]
+    output: Option<PathBuf>,
+
+    /// Rows per table (0 = all). Default: 10 (table, md), 30 (html), all (json).
+    #[arg(long, value_name = "N")]
+    top: Option<usize>,
+
+    #[command(flatten)]
+    sides: SidesArgs,
+}
+
+#[derive(clap::Args, Debug)]
+struct CheckArgs {
+    /// The new profile: trace, Nsight Systems export, folder of ranks, or saved JSON report.
+    trace: PathBuf,
+
+    /// The baseline: a JSON report (`stallscope analyze TRACE --format json -o base.json`) or
+    /// a trace.
+    #[arg(long, value_name = "BASE")]
+    baseline: PathBuf,
+
+    /// Largest step-time regression, e.g. 5% (default 5% without --budget; overrides the
+    /// budget file's step_time).
+    #[arg(long, value_name = "PCT", value_parser = crate::diff::check::parse_percent)]
+    max_regression: Option<f64>,
+
+    /// Budget file (TOML) naming metrics and thresholds; see docs/diff.md.
+    #[arg(long, value_name = "FILE")]
+    budget: Option<PathBuf>,
+
+    /// Output format of the full report on stdout (default: the budget table).
+    #[arg(long, short = 'f', value_enum, default_value_t = DiffFormatArg::Table)]
+    format: DiffFormatArg,
+
+    /// Write to FILE instead of standard output.
+    #[arg(long, short = 'o', value_name = "FILE")]
+    output: Option<PathBuf>,
+
+    #[command(flatten)]
+    sides: SidesArgs,
+}
+
+/// Loads both sides and compares them; errors name the side and the file (exit 2).
+fn compare_sides(
+    before: &std::path::Path,
+    after: &std::path::Path,
+    a: &SidesArgs,
+) -> Result<crate::diff::Comparison, (i32, String)> {
+    let mut load = base_load_options();
+    let both_read = [before, after]
+        .iter()
+        .all(|p| !(p.is_file() && crate::diff::side::is_saved_report(p)));
+    if both_read {
+        // the sides are read at once, and two bars would overwrite each other's line
+        load.progress_over = None;
+    }
+    load.kineto.threads = a.threads.unwrap_or_else(|| {
+        std::thread::available_parallelism()
+            .map(|n| n.get())
+            .unwrap_or(1)
+    });
+    let opts = crate::diff::SideOptions {
+        load,
+        analyze: a.window.options(),
+        jobs: a.jobs.unwrap_or_else(crate::multirank::default_jobs),
+    };
+    let (b, f) = crate::diff::load_pair(before, after, &opts);
+    let b = b.map_err(|e| (2, format!("error: {e}")))?;
+    let f = f.map_err(|e| (2, format!("error: {e}")))?;
+    if !a.quiet {
+        for (p, w) in b.warnings.iter().chain(&f.warnings) {
+            print_warning(p, w);
+        }
+    }
+    Ok(crate::diff::compare(
+        &b,
+        &f,
+        (&before.to_string_lossy(), &after.to_string_lossy()),
+        &crate::diff::DiffOptions::default(),
+    ))
+}
+
+fn write_out(output: &Option<PathBuf>, buf: &[u8]) -> Result<(), (i32, String)> {
+    match output {
+        Some(p) => std::fs::write(p, buf).map_err(|e| (1, format!("error: {}: {e}", p.display()))),
+        None => write_stdout(buf),
+    }
+}
+
+fn diff(args: DiffArgs) -> Result<(), (i32, String)> {
+    let c = compare_sides(&args.before, &args.after, &args.sides)?;
+    let top = args.top.unwrap_or(match args.format {
+        DiffFormatArg::Table | DiffFormatArg::Md => 10,
+        DiffFormatArg::Html => 30,
+        DiffFormatArg::Json => 0,
+    });
+    let mut buf = Vec::new();
+    report::diff::render(&c, args.format.to_report(), top, &mut buf)
+        .map_err(|e| (1, format!("error: rendering the comparison: {e}")))?;
+    write_out(&args.output, &buf)
+}
+
+fn check(args: CheckArgs) -> Result<(), (i32, String)> {
+    let mut budget = match &args.budget {
+        Some(p) => {
+            crate::diff::check::read_budget(p).map_err(|e| (2, format!("error: budget: {e}")))?
+        }
+        None => Default::default(),
+    };
+    if let Some(p) = args.max_regression {
+        budget.step_time = Some(crate::diff::check::Percent(p));
+    } else if args.budget.is_none() {
+        budget.step_time = Some(crate::diff::check::Percent(5.0));
+    }
+    let mut c = compare_sides(&args.baseline, &args.trace, &args.sides)?;
+    let result = crate::diff::check::check(&c, &budget);
+    eprintln!("{}", result.summary);
+    let failed = result.failed;
+    c.check = Some(result);
+    let mut buf = Vec::new();
+    report::diff::render_check(&c, args.format.to_report(), &mut buf)
+        .map_err(|e| (1, format!("error: rendering the comparison: {e}")))?;
+    write_out(&args.output, &buf)?;
+    if failed {
+        return Err((1, String::new()));
     }
     Ok(())
 }

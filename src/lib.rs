@@ -12,6 +12,7 @@
 pub mod analysis;
 pub mod cli;
 pub mod diagnose;
+pub mod diff;
 pub mod ingest;
 pub mod model;
 pub mod multirank;

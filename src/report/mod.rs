@@ -8,6 +8,7 @@
 //! Building it only converts units (ns → µs, fractions) and resolves names.
 
 pub mod csv;
+pub mod diff;
 pub mod html;
 pub mod json;
 pub mod markdown;
@@ -75,7 +76,7 @@ pub struct DeviceInfo {
 
 /// Breakdown in µs: the roles of [`analysis::steps::Breakdown`] (integer ns) and
 /// [`analysis::steps::AverageBreakdown`] (fractional ns) in the report's unit.
-#[derive(Debug, Clone, Copy, Serialize, Default)]
+#[derive(Debug, Clone, Copy, Serialize, serde::Deserialize, Default)]
 pub struct BreakdownUs {
     /// Kernels.
     pub kernel: f64,

@@ -1,0 +1,998 @@
+//! Comparing two profiles: `stallscope diff` and `stallscope check`.
+//!
+//! The comparison is a stage after the analysis: it reads two reports ([`side::Side`], the
+//! data of `analyze --format json`, from a saved file or from a trace analyzed on the spot) and
+//! computes a serializable [`Comparison`] with pure functions; the renderers in
+//! [`crate::report::diff`] only format it, and [`check`] judges it against a budget.
+//!
+//! # What is compared
+//!
+//! All window totals are divided by the side's number of steps (1 without steps), so every
+//! figure is **per step**, and every change is after − before.
+//!
+//! * **Step time**: mean, median, spread and steps of each side, and the noise test of
+//!   [`stats`] (Mann–Whitney U on the per-step durations).
+//! * **Breakdown**: the eight parts of the average step, which add up to the step time, so
+//!   their changes add up to the step-time change.
+//! * **GPU timeline**, per device present on both sides: computation, exposed communication,
+//!   exposed copies and idle per step, whose changes add up to the change of the device's
+//!   first-to-last span.
+//! * **Kernels** by name, then the unmatched names by [`family::family_key`] (one row, with a
+//!   note naming both variants); **ops** by name; **phases** by path. Each row is `added`,
+//!   `removed`, `increased`, `decreased` or `unchanged` (calls per step equal and time within
+//!   [`CHANGE_TOLERANCE`] of before, or within 0.05 µs per step).
+//! * **Contributors**: what explains the step-time change, ranked by absolute contribution, in
+//!   three views that each sum to the change exactly:
+//!   - `contributors`: each kernel's change (device time per step), copies, fills, the host
+//!     parts of the breakdown (runtime, DataLoader, CPU exec, other), and the residual
+//!     `kernel overlap` = change of the breakdown's kernel + communication parts − Σ kernel
+//!     changes (time where kernels overlap each other, or fall outside the steps);
+//!   - `phase_contributors`: each top-level phase's device-time change, and the residual
+//!     `host, idle and overlap` (step change − Σ);
+//!   - `op_contributors`: each op's device self-time change, and the same residual.
+//! * **Findings** by rule id: `resolved`, `new`, `changed` (severity, or recoverable time by
+//!   more than 10 %), `unchanged`, with recoverable time before and after.
+//! * **Ranks** (a folder on both sides): step time per rank, and the slowest rank of each side.
+//! * **Caveats** at the top: a different GPU, a different window choice, a side without steps.
+
+pub mod check;
+pub mod family;
+pub mod side;
+pub mod stats;
+
+use std::collections::{BTreeMap, HashMap};
+
+use serde::Serialize;
+
+pub use side::{load_pair, load_side, Loaded, Side, SideError, SideOptions, Which};
+
+/// Version of the comparison JSON (`stallscope diff --format json`; docs/json-report.md).
+pub const DIFF_SCHEMA_VERSION: u32 = 1;
+
+/// Relative change under which a row is `unchanged` (with equal calls per step).
+pub const CHANGE_TOLERANCE: f64 = 0.01;
+
+/// Comparison settings.
+#[derive(Debug, Clone)]
+pub struct DiffOptions {
+    /// Two-sided significance level of the noise test.
+    pub alpha: f64,
+}
+
+impl Default for DiffOptions {
+    fn default() -> Self {
+        DiffOptions { alpha: 0.05 }
+    }
+}
+
+/// The comparison of two reports (JSON schema [`DIFF_SCHEMA_VERSION`]).
+#[derive(Debug, Clone, Serialize)]
+pub struct Comparison {
+    /// Always [`DIFF_SCHEMA_VERSION`].
+    pub schema_version: u32,
+    /// `stallscope x.y.z`.
+    pub generator: String,
+    /// The baseline.
+    pub before: SideInfo,
+    /// The new profile.
+    pub after: SideInfo,
+    /// Differences between the sides that qualify the comparison (different GPU, window, …).
+    pub caveats: Vec<String>,
+    /// Step time and the noise test.
+    pub step_time: StepTimeChange,
+    /// One sentence: the step-time change and the noise test's result in words.
+    pub summary: String,
+    /// The average step's parts (sum = step-time change).
+    pub breakdown: Vec<Change>,
+    /// Per device on both sides: parts of the device's span per step (sum = span change).
+    pub gpu_timeline: Vec<DeviceTimelineChange>,
+    /// What explains the step-time change: kernels, copies, host parts, residual (sum = the
+    /// change), largest first.
+    pub contributors: Vec<Contributor>,
+    /// The same change by top-level phase, with the residual.
+    pub phase_contributors: Vec<Contributor>,
+    /// The same change by operator (device self time), with the residual.
+    pub op_contributors: Vec<Contributor>,
+    /// Kernels matched by name, then by family.
+    pub kernels: Vec<ItemChange>,
+    /// Operators matched by name.
+    pub ops: Vec<ItemChange>,
+    /// Phases matched by path.
+    pub phases: Vec<ItemChange>,
+    /// Findings matched by rule.
+    pub findings: Vec<FindingChange>,
+    /// Folders of ranks on both sides.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ranks: Option<RanksChange>,
+    /// `stallscope check`: the budget's verdict (absent for `diff`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub check: Option<check::CheckResult>,
+}
+
+/// What a side is.
+#[derive(Debug, Clone, Serialize)]
+pub struct SideInfo {
+    /// Path of the input (for a saved report: the file, and the trace it was made from).
+    pub path: String,
+    /// The trace the report was made from.
+    pub source: String,
+    /// `report` (saved JSON report) or the input format.
+    pub kind: String,
+    /// Verdict.
+    pub verdict: String,
+    /// Window spec.
+    pub window: String,
+    /// Steps in the window.
+    pub steps: usize,
+    /// First and last step names.
+    pub step_range: String,
+    /// Device names.
+    pub devices: Vec<String>,
+}
+
+/// Statistics of one side's steps, µs.
+#[derive(Debug, Clone, Serialize)]
+pub struct StepStats {
+    /// Steps used.
+    pub steps: usize,
+    /// Mean step (the report's `step_time_us`).
+    pub mean_us: f64,
+    /// Median step.
+    pub median_us: f64,
+    /// Sample standard deviation (0 with fewer than two steps).
+    pub stdev_us: f64,
+    /// Shortest step.
+    pub min_us: f64,
+    /// Longest step.
+    pub max_us: f64,
+}
+
+/// The step-time change.
+#[derive(Debug, Clone, Serialize)]
+pub struct StepTimeChange {
+    /// Before.
+    pub before: StepStats,
+    /// After.
+    pub after: StepStats,
+    /// Mean after − mean before, µs.
+    pub change_us: f64,
+    /// Relative to before, percent (absent when before is 0).
+    pub change_pct: Option<f64>,
+    /// Median after − median before, µs.
+    pub median_change_us: f64,
+    /// The noise test.
+    pub noise: stats::NoiseTest,
+}
+
+/// A before → after value, µs per step.
+#[derive(Debug, Clone, Serialize)]
+pub struct Change {
+    /// Label.
+    pub name: String,
+    /// µs per step.
+    pub before_us: f64,
+    /// µs per step.
+    pub after_us: f64,
+    /// after − before.
+    pub change_us: f64,
+}
+
+impl Change {
+    fn new(name: &str, before_us: f64, after_us: f64) -> Change {
+        Change {
+            name: name.to_string(),
+            before_us,
+            after_us,
+            change_us: after_us - before_us,
+        }
+    }
+}
+
+/// A device's GPU timeline, per step.
+#[derive(Debug, Clone, Serialize)]
+pub struct DeviceTimelineChange {
+    /// Device id.
+    pub device: i64,
+    /// computation, exposed_comm, exposed_memcpy, idle.
+    pub parts: Vec<Change>,
+    /// First to last activity (sum of the parts).
+    pub total: Change,
+    /// Idle share of the span before, 0..1.
+    pub idle_share_before: f64,
+    /// After.
+    pub idle_share_after: f64,
+}
+
+/// One term of a decomposition of the step-time change.
+#[derive(Debug, Clone, Serialize)]
+pub struct Contributor {
+    /// `kernel`, `memcpy`, `memset`, `host`, `phase`, `op` or `residual`.
+    pub kind: &'static str,
+    /// Name.
+    pub name: String,
+    /// µs per step, before.
+    pub before_us: f64,
+    /// µs per step, after.
+    pub after_us: f64,
+    /// after − before.
+    pub change_us: f64,
+    /// Share of the step-time change (signed; absent when the step time did not change).
+    pub share_of_change: Option<f64>,
+}
+
+/// Status of a matched row.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Status {
+    /// Only after.
+    Added,
+    /// Only before.
+    Removed,
+    /// More time or calls after.
+    Increased,
+    /// Less time or calls after.
+    Decreased,
+    /// Same calls, time within the tolerance.
+    Unchanged,
+}
+
+impl Status {
+    /// Lower-case name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Status::Added => "added",
+            Status::Removed => "removed",
+            Status::Increased => "increased",
+            Status::Decreased => "decreased",
+            Status::Unchanged => "unchanged",
+        }
+    }
+}
+
+/// Calls and time of a row on one side, per step.
+#[derive(Debug, Clone, Copy, Serialize, Default)]
+pub struct Per {
+    /// Calls per step.
+    pub calls: f64,
+    /// µs per step (kernels: device time; ops: device self time; phases: device time).
+    pub time_us: f64,
+    /// Ops: host wall time per step, µs.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub host_us: Option<f64>,
+}
+
+/// A kernel, op or phase before → after.
+#[derive(Debug, Clone, Serialize)]
+pub struct ItemChange {
+    /// Name (kernels matched by family: the after name).
+    pub name: String,
+    /// Status.
+    pub status: Status,
+    /// Before (absent when added).
+    pub before: Option<Per>,
+    /// After (absent when removed).
+    pub after: Option<Per>,
+    /// Time change, µs per step.
+    pub change_us: f64,
+    /// Kernels matched by family: which names were matched.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+    /// Kernel category.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub category: Option<String>,
+}
+
+/// A finding before → after.
+#[derive(Debug, Clone, Serialize)]
+pub struct FindingChange {
+    /// Rule id.
+    pub id: String,
+    /// `resolved`, `new`, `changed`, `unchanged`.
+    pub status: &'static str,
+    /// Title (after's when present).
+    pub title: String,
+    /// Severity before.
+    pub severity_before: Option<String>,
+    /// Severity after.
+    pub severity_after: Option<String>,
+    /// µs per step before.
+    pub recoverable_before_us: Option<f64>,
+    /// µs per step after.
+    pub recoverable_after_us: Option<f64>,
+}
+
+/// Ranks before → after.
+#[derive(Debug, Clone, Serialize)]
+pub struct RanksChange {
+    /// Per rank (ranks of either side).
+    pub ranks: Vec<RankChange>,
+    /// Slowest rank before.
+    pub slowest_before: i64,
+    /// Slowest rank after.
+    pub slowest_after: i64,
+}
+
+/// One rank's step time.
+#[derive(Debug, Clone, Serialize)]
+pub struct RankChange {
+    /// Rank.
+    pub rank: i64,
+    /// µs.
+    pub before_us: Option<f64>,
+    /// µs.
+    pub after_us: Option<f64>,
+    /// after − before, µs (both present).
+    pub change_us: Option<f64>,
+}
+
+fn stats_of(s: &Side) -> StepStats {
+    let mut d = s.step_durations();
+    d.sort_by(|a, b| a.total_cmp(b));
+    let n = d.len();
+    let median = match n {
+        0 => s.step_time_us,
+        _ if n % 2 == 1 => d[n / 2],
+        _ => (d[n / 2 - 1] + d[n / 2]) / 2.0,
+    };
+    let mean = s.step_time_us;
+    let stdev = if n > 1 {
+        let m = d.iter().sum::<f64>() / n as f64;
+        (d.iter().map(|x| (x - m) * (x - m)).sum::<f64>() / (n - 1) as f64).sqrt()
+    } else {
+        0.0
+    };
+    StepStats {
+        steps: n,
+        mean_us: mean,
+        median_us: median,
+        stdev_us: stdev,
+        min_us: d.first().copied().unwrap_or(mean),
+        max_us: d.last().copied().unwrap_or(mean),
+    }
+}
+
+fn side_info(s: &Side, path: &str, saved: bool) -> SideInfo {
+    let steps = &s.window.steps;
+    SideInfo {
+        path: path.to_string(),
+        source: s.source.path.clone(),
+        kind: if saved {
+            "report".into()
+        } else {
+            match &s.source.format {
+                serde_json::Value::String(f) => f.clone(),
+                v => v.to_string(),
+            }
+        },
+        verdict: s.verdict.clone(),
+        window: s.window.spec.clone(),
+        steps: steps.len(),
+        step_range: match (steps.first(), steps.last()) {
+            (Some(f), Some(l)) if steps.len() > 1 => format!("{f} … {l}"),
+            (Some(f), _) => f.clone(),
+            _ => "no steps".into(),
+        },
+        devices: s.devices.iter().map(|d| d.name.clone()).collect(),
+    }
+}
+
+fn pct(change: f64, base: f64) -> Option<f64> {
+    (base != 0.0).then(|| change / base * 100.0)
+}
+
+/// Status of a row present on both sides.
+fn status(b: &Per, a: &Per) -> Status {
+    let d = a.time_us - b.time_us;
+    let tol = (b.time_us.abs() * CHANGE_TOLERANCE).max(0.05);
+    let calls_same = (a.calls - b.calls).abs() < 1e-9;
+    if d.abs() <= tol && calls_same {
+        Status::Unchanged
+    } else if d > tol || (d.abs() <= tol && a.calls > b.calls) {
+        Status::Increased
+    } else {
+        Status::Decreased
+    }
+}
+
+fn item(name: String, b: Option<Per>, a: Option<Per>) -> ItemChange {
+    let status = match (&b, &a) {
+        (Some(b), Some(a)) => status(b, a),
+        (None, _) => Status::Added,
+        (_, None) => Status::Removed,
+    };
+    let t = |p: &Option<Per>| p.map(|p| p.time_us).unwrap_or(0.0);
+    ItemChange {
+        change_us: t(&a) - t(&b),
+        name,
+        status,
+        before: b,
+        after: a,
+        note: None,
+        category: None,
+    }
+}
+
+/// Matches rows by key, keeping the first side's order then the second's new keys.
+fn match_by_key(
+    before: Vec<(String, Per)>,
+    after: Vec<(String, Per)>,
+) -> Vec<(String, Option<Per>, Option<Per>)> {
+    let mut idx: HashMap<String, usize> = HashMap::new();
+    let mut rows: Vec<(String, Option<Per>, Option<Per>)> = Vec::new();
+    let mut add =
+        |rows: &mut Vec<(String, Option<Per>, Option<Per>)>, k: String, p: Per, after: bool| {
+            let i = *idx.entry(k.clone()).or_insert_with(|| {
+                rows.push((k, None, None));
+                rows.len() - 1
+            });
+            let slot = if after {
+                &mut rows[i].2
+            } else {
+                &mut rows[i].1
+            };
+            let cur = slot.get_or_insert_with(Per::default);
+            cur.calls += p.calls;
+            cur.time_us += p.time_us;
+            if let Some(h) = p.host_us {
+                *cur.host_us.get_or_insert(0.0) += h;
+            }
+        };
+    for (k, p) in before {
+        add(&mut rows, k, p, false);
+    }
+    for (k, p) in after {
+        add(&mut rows, k, p, true);
+    }
+    rows
+}
+
+fn sort_items(v: &mut [ItemChange]) {
+    v.sort_by(|x, y| {
+        y.change_us
+            .abs()
+            .total_cmp(&x.change_us.abs())
+            .then_with(|| x.name.cmp(&y.name))
+    });
+}
+
+/// Kernels: exact names, then the unmatched names by family.
+fn kernels(b: &Side, a: &Side) -> Vec<ItemChange> {
+    let (nb, na) = (b.n_steps(), a.n_steps());
+    let per = |k: &side::SideKernel, n: f64| Per {
+        calls: k.calls as f64 / n,
+        time_us: k.total_us / n,
+        host_us: None,
+    };
+    let cat: HashMap<&str, &str> = b
+        .kernels
+        .iter()
+        .chain(&a.kernels)
+        .map(|k| (k.name.as_str(), k.category.as_str()))
+        .collect();
+    let rows = match_by_key(
+        b.kernels
+            .iter()
+            .map(|k| (k.name.clone(), per(k, nb)))
+            .collect(),
+        a.kernels
+            .iter()
+            .map(|k| (k.name.clone(), per(k, na)))
+            .collect(),
+    );
+    let mut out = Vec::new();
+    // unmatched names by family: family → (before names, after names, before, after)
+    type Fam = (Vec<String>, Vec<String>, Option<Per>, Option<Per>);
+    let mut fams: BTreeMap<String, Fam> = BTreeMap::new();
+    for (name, pb, pa) in rows {
+        match (&pb, &pa) {
+            (Some(_), Some(_)) => {
+                let mut it = item(name.clone(), pb, pa);
+                it.category = cat.get(name.as_str()).map(|c| c.to_string());
+                out.push(it);
+            }
+            _ => {
+                let f = fams.entry(family::family_key(&name)).or_default();
+                let add = |slot: &mut Option<Per>, p: Per| {
+                    let cur = slot.get_or_insert_with(Per::default);
+                    cur.calls += p.calls;
+                    cur.time_us += p.time_us;
+                };
+                if let Some(p) = pb {
+                    f.0.push(name.clone());
+                    add(&mut f.2, p);
+                }
+                if let Some(p) = pa {
+                    f.1.push(name.clone());
+                    add(&mut f.3, p);
+                }
+            }
+        }
+    }
+    for (_, (bn, an, pb, pa)) in fams {
+        if !bn.is_empty() && !an.is_empty() {
+            let name = an[0].clone();
+            let mut it = item(name.clone(), pb, pa);
+            it.note = Some(format!(
+                "matched by family (template arguments / tile sizes differ): {} → {}",
+                bn.join(", "),
+                an.join(", ")
+            ));
+            it.category = cat.get(name.as_str()).map(|c| c.to_string());
+            out.push(it);
+        } else {
+            for n in bn.iter().chain(&an) {
+                let p = if bn.contains(n) {
+                    b.kernels.iter().find(|k| &k.name == n).map(|k| per(k, nb))
+                } else {
+                    None
+                };
+                let q = if an.contains(n) {
+                    a.kernels.iter().find(|k| &k.name == n).map(|k| per(k, na))
+                } else {
+                    None
+                };
+                let mut it = item(n.clone(), p, q);
+                it.category = cat.get(n.as_str()).map(|c| c.to_string());
+                out.push(it);
+            }
+        }
+    }
+    sort_items(&mut out);
+    out
+}
+
+fn ops(b: &Side, a: &Side) -> Vec<ItemChange> {
+    let per = |o: &side::SideOp, n: f64| Per {
+        calls: o.calls as f64 / n,
+        time_us: o.device_self_us / n,
+        host_us: Some(o.host_total_us / n),
+    };
+    let rows = match_by_key(
+        b.ops
+            .iter()
+            .map(|o| (o.name.clone(), per(o, b.n_steps())))
+            .collect(),
+        a.ops
+            .iter()
+            .map(|o| (o.name.clone(), per(o, a.n_steps())))
+            .collect(),
+    );
+    // status by calls and device self time, like kernels; host time is in `host_us`
+    let mut out: Vec<ItemChange> = rows
+        .into_iter()
+        .map(|(n, pb, pa)| item(n, pb, pa))
+        .collect();
+    sort_items(&mut out);
+    out
+}
+
+fn phases(b: &Side, a: &Side) -> Vec<ItemChange> {
+    let per = |p: &side::SidePhase, n: f64| Per {
+        calls: p.calls as f64 / n,
+        time_us: p.gpu_us / n,
+        host_us: None,
+    };
+    let rows = match_by_key(
+        b.phases
+            .iter()
+            .map(|p| (p.path.clone(), per(p, b.n_steps())))
+            .collect(),
+        a.phases
+            .iter()
+            .map(|p| (p.path.clone(), per(p, a.n_steps())))
+            .collect(),
+    );
+    // tree order (the before side's, then new paths), not by change: a path reads in context
+    rows.into_iter()
+        .map(|(n, pb, pa)| item(n, pb, pa))
+        .collect()
+}
+
+fn contributor(kind: &'static str, name: &str, b: f64, a: f64, total: f64) -> Contributor {
+    let change = a - b;
+    Contributor {
+        kind,
+        name: name.to_string(),
+        before_us: b,
+        after_us: a,
+        change_us: change,
+        share_of_change: (total != 0.0).then(|| change / total),
+    }
+}
+
+/// Sorts by |change| and appends the residual that makes the list sum to `total`.
+fn with_residual(
+    mut v: Vec<Contributor>,
+    total: f64,
+    residual: &str,
+    rb: f64,
+    ra: f64,
+) -> Vec<Contributor> {
+    let sum: f64 = v.iter().map(|c| c.change_us).sum();
+    let mut r = contributor("residual", residual, rb, ra, total);
+    // the residual is defined as what makes the sum exact
+    r.change_us = total - sum;
+    r.share_of_change = (total != 0.0).then(|| r.change_us / total);
+    v.push(r);
+    v.sort_by(|x, y| y.change_us.abs().total_cmp(&x.change_us.abs()));
+    v
+}
+
+fn contributors(b: &Side, a: &Side, total: f64) -> Vec<Contributor> {
+    let mut v = Vec::new();
+    let mut kb = 0.0;
+    let mut ka = 0.0;
+    for k in kernels(b, a) {
+        let x = k.before.map(|p| p.time_us).unwrap_or(0.0);
+        let y = k.after.map(|p| p.time_us).unwrap_or(0.0);
+        kb += x;
+        ka += y;
+        if x != y {
+            v.push(contributor("kernel", &k.name, x, y, total));
+        }
+    }
+    let (bb, ab) = (&b.breakdown_us, &a.breakdown_us);
+    for (kind, name, x, y) in [
+        ("memcpy", "memcpy", bb.memcpy, ab.memcpy),
+        ("memset", "memset", bb.memset, ab.memset),
+        ("host", "runtime", bb.runtime, ab.runtime),
+        ("host", "DataLoader", bb.dataloader, ab.dataloader),
+        ("host", "CPU exec", bb.cpu_exec, ab.cpu_exec),
+        ("host", "other", bb.other, ab.other),
+    ] {
+        if x != y {
+            v.push(contributor(kind, name, x, y, total));
+        }
+    }
+    let rb = bb.kernel + bb.communication - kb;
+    let ra = ab.kernel + ab.communication - ka;
+    // the residual is the kernel overlap; the breakdown parts sum to the step, so
+    // Σ (kernels) + overlap + other parts = step change
+    with_residual(
+        v,
+        total,
+        "kernel overlap (and kernels outside steps)",
+        rb,
+        ra,
+    )
+}
+
+fn phase_contributors(b: &Side, a: &Side, total: f64) -> Vec<Contributor> {
+    let (nb, na) = (b.n_steps(), a.n_steps());
+    let roots = |s: &Side, n: f64| -> Vec<(String, Per)> {
+        s.phases
+            .iter()
+            .filter(|p| p.depth == 0)
+            .map(|p| {
+                let per = Per {
+                    calls: p.calls as f64 / n,
+                    time_us: p.gpu_us / n,
+                    host_us: None,
+                };
+                (p.path.clone(), per)
+            })
+            .collect()
+    };
+    let rows = match_by_key(roots(b, nb), roots(a, na));
+    let (mut sb, mut sa) = (0.0, 0.0);
+    let mut v = Vec::new();
+    for (k, pb, pa) in rows {
+        let x = pb.map(|p| p.time_us).unwrap_or(0.0);
+        let y = pa.map(|p| p.time_us).unwrap_or(0.0);
+        sb += x;
+        sa += y;
+        if x != y {
+            v.push(contributor("phase", &k, x, y, total));
+        }
+    }
+    with_residual(
+        v,
+        total,
+        "host, idle and overlap",
+        b.step_time_us - sb,
+        a.step_time_us - sa,
+    )
+}
+
+fn op_contributors(ops: &[ItemChange], b: &Side, a: &Side, total: f64) -> Vec<Contributor> {
+    let (mut sb, mut sa) = (0.0, 0.0);
+    let mut v = Vec::new();
+    for o in ops {
+        let x = o.before.map(|p| p.time_us).unwrap_or(0.0);
+        let y = o.after.map(|p| p.time_us).unwrap_or(0.0);
+        sb += x;
+        sa += y;
+        if x != y {
+            v.push(contributor("op", &o.name, x, y, total));
+        }
+    }
+    with_residual(
+        v,
+        total,
+        "host, idle, overlap and device time outside ops",
+        b.step_time_us - sb,
+        a.step_time_us - sa,
+    )
+}
+
+fn findings(b: &Side, a: &Side) -> Vec<FindingChange> {
+    let mut out = Vec::new();
+    for f in &b.findings {
+        match a.findings.iter().find(|g| g.id == f.id) {
+            None => out.push(FindingChange {
+                id: f.id.clone(),
+                status: "resolved",
+                title: f.title.clone(),
+                severity_before: Some(f.severity.clone()),
+                severity_after: None,
+                recoverable_before_us: Some(f.recoverable_us),
+                recoverable_after_us: None,
+            }),
+            Some(g) => {
+                let rel =
+                    (g.recoverable_us - f.recoverable_us).abs() / f.recoverable_us.abs().max(1e-9);
+                let changed = g.severity != f.severity || rel > 0.10;
+                out.push(FindingChange {
+                    id: f.id.clone(),
+                    status: if changed { "changed" } else { "unchanged" },
+                    title: g.title.clone(),
+                    severity_before: Some(f.severity.clone()),
+                    severity_after: Some(g.severity.clone()),
+                    recoverable_before_us: Some(f.recoverable_us),
+                    recoverable_after_us: Some(g.recoverable_us),
+                })
+            }
+        }
+    }
+    for g in &a.findings {
+        if !b.findings.iter().any(|f| f.id == g.id) {
+            out.push(FindingChange {
+                id: g.id.clone(),
+                status: "new",
+                title: g.title.clone(),
+                severity_before: None,
+                severity_after: Some(g.severity.clone()),
+                recoverable_before_us: None,
+                recoverable_after_us: Some(g.recoverable_us),
+            });
+        }
+    }
+    out
+}
+
+fn timeline(b: &Side, a: &Side) -> Vec<DeviceTimelineChange> {
+    let (nb, na) = (b.n_steps(), a.n_steps());
+    let mut out = Vec::new();
+    for tb in &b.gpu_timeline {
+        let Some(ta) = a.gpu_timeline.iter().find(|t| t.device == tb.device) else {
+            continue;
+        };
+        let parts = vec![
+            Change::new(
+                "computation",
+                tb.computation_us / nb,
+                ta.computation_us / na,
+            ),
+            Change::new(
+                "exposed comm",
+                tb.exposed_comm_us / nb,
+                ta.exposed_comm_us / na,
+            ),
+            Change::new(
+                "exposed memcpy",
+                tb.exposed_memcpy_us / nb,
+                ta.exposed_memcpy_us / na,
+            ),
+            Change::new("idle", tb.idle_us / nb, ta.idle_us / na),
+        ];
+        let share = |t: &side::SideTimeline| {
+            if t.total_us > 0.0 {
+                t.idle_us / t.total_us
+            } else {
+                0.0
+            }
+        };
+        out.push(DeviceTimelineChange {
+            device: tb.device,
+            total: Change::new("total", tb.total_us / nb, ta.total_us / na),
+            parts,
+            idle_share_before: share(tb),
+            idle_share_after: share(ta),
+        });
+    }
+    out
+}
+
+fn ranks(b: &Side, a: &Side) -> Option<RanksChange> {
+    let (rb, ra) = (b.ranks.as_ref()?, a.ranks.as_ref()?);
+    let mut ids: Vec<i64> = rb.ranks.iter().chain(&ra.ranks).map(|r| r.rank).collect();
+    ids.sort_unstable();
+    ids.dedup();
+    let ranks = ids
+        .into_iter()
+        .map(|id| {
+            let x = rb
+                .ranks
+                .iter()
+                .find(|r| r.rank == id)
+                .map(|r| r.step_time_us);
+            let y = ra
+                .ranks
+                .iter()
+                .find(|r| r.rank == id)
+                .map(|r| r.step_time_us);
+            RankChange {
+                rank: id,
+                before_us: x,
+                after_us: y,
+                change_us: x.zip(y).map(|(x, y)| y - x),
+            }
+        })
+        .collect();
+    Some(RanksChange {
+        ranks,
+        slowest_before: rb.slowest_rank,
+        slowest_after: ra.slowest_rank,
+    })
+}
+
+fn caveats(b: &Side, a: &Side) -> Vec<String> {
+    let mut c = Vec::new();
+    let names = |s: &Side| {
+        let mut v: Vec<&str> = s.devices.iter().map(|d| d.name.as_str()).collect();
+        v.sort_unstable();
+        v.dedup();
+        v.join(", ")
+    };
+    let (db, da) = (names(b), names(a));
+    if db != da {
+        c.push(format!(
+            "different devices: before {}, after {} — kernel times are not comparable one to one",
+            if db.is_empty() { "none listed" } else { &db },
+            if da.is_empty() { "none listed" } else { &da },
+        ));
+    }
+    if b.window.spec != a.window.spec {
+        c.push(format!(
+            "different windows: before {}, after {}",
+            b.window.spec, a.window.spec
+        ));
+    }
+    for (s, w) in [(b, "before"), (a, "after")] {
+        if s.window.steps.is_empty() {
+            c.push(format!(
+                "the {w} side has no steps: its figures are for the whole window"
+            ));
+        }
+    }
+    if b.ranks.is_some() != a.ranks.is_some() {
+        c.push(
+            "one side is a folder of ranks and the other is not: the folder's slowest rank \
+             is compared"
+                .into(),
+        );
+    }
+    c
+}
+
+/// The summary sentence.
+fn summary(st: &StepTimeChange) -> String {
+    let f = terminal_fmt;
+    let ch = st.change_us;
+    let pct = st
+        .change_pct
+        .map(|p| format!(", {:.1}%", p.abs()))
+        .unwrap_or_default();
+    let dir = if ch < 0.0 { "faster" } else { "slower" };
+    let n = &st.noise;
+    let judged = match n.judgement {
+        stats::Judgement::TooFewSteps => n
+            .reason
+            .clone()
+            .unwrap_or_else(|| "too few steps to judge noise".into()),
+        stats::Judgement::WithinNoise => format!(
+            "within noise ({}, p = {:.3})",
+            "Mann-Whitney U",
+            n.p_value.unwrap_or(1.0)
+        ),
+        _ => {
+            let every = if n.all_after_faster {
+                "; every after-step is faster than every before-step"
+            } else if n.all_after_slower {
+                "; every after-step is slower than every before-step"
+            } else {
+                ""
+            };
+            format!(
+                "beyond noise (Mann-Whitney U, p = {:.3}){every}",
+                n.p_value.unwrap_or(0.0)
+            )
+        }
+    };
+    if ch == 0.0 {
+        return format!(
+            "no change in step time ({}); {judged}",
+            f(st.before.mean_us)
+        );
+    }
+    format!("{dir} by {} per step{pct}; {judged}", f(ch.abs()))
+}
+
+fn terminal_fmt(v: f64) -> String {
+    crate::report::terminal::fmt_us(v)
+}
+
+/// Compares two loaded sides ([`load_side`], [`load_pair`]); `paths` (before, after) only
+/// label them in the output.
+pub fn compare(
+    before: &Loaded,
+    after: &Loaded,
+    paths: (&str, &str),
+    opts: &DiffOptions,
+) -> Comparison {
+    let (b, a) = (&before.side, &after.side);
+    let sb = stats_of(b);
+    let sa = stats_of(a);
+    let change = a.step_time_us - b.step_time_us;
+    let noise = stats::mann_whitney(&b.step_durations(), &a.step_durations(), opts.alpha);
+    let step_time = StepTimeChange {
+        change_us: change,
+        change_pct: pct(change, b.step_time_us),
+        median_change_us: sa.median_us - sb.median_us,
+        before: sb,
+        after: sa,
+        noise,
+    };
+    let breakdown = b
+        .breakdown_us
+        .parts()
+        .iter()
+        .zip(a.breakdown_us.parts().iter())
+        .map(|((n, x), (_, y))| Change::new(n, *x, *y))
+        .collect();
+    let op_rows = ops(b, a);
+    Comparison {
+        schema_version: DIFF_SCHEMA_VERSION,
+        generator: format!("stallscope {}", env!("CARGO_PKG_VERSION")),
+        before: side_info(b, paths.0, before.saved),
+        after: side_info(a, paths.1, after.saved),
+        caveats: caveats(b, a),
+        summary: summary(&step_time),
+        breakdown,
+        gpu_timeline: timeline(b, a),
+        contributors: contributors(b, a, change),
+        phase_contributors: phase_contributors(b, a, change),
+        op_contributors: op_contributors(&op_rows, b, a, change),
+        kernels: kernels(b, a),
+        ops: op_rows,
+        phases: phases(b, a),
+        findings: findings(b, a),
+        ranks: ranks(b, a),
+        check: None,
+        step_time,
+    }
+}
+
+/// Compares two in-memory reports (for library users and bindings): the sides are labelled
+/// with their source paths. Fails only if a report cannot be converted (never for a report
+/// built by this version).
+pub fn compare_reports(
+    before: &crate::report::Report,
+    after: &crate::report::Report,
+    opts: &DiffOptions,
+) -> Result<Comparison, String> {
+    let load = |r: &crate::report::Report| -> Result<Loaded, String> {
+        Ok(Loaded {
+            side: Side::from_report(r)?,
+            saved: false,
+            warnings: Vec::new(),
+        })
+    };
+    let (b, a) = (load(before)?, load(after)?);
+    Ok(compare(
+        &b,
+        &a,
+        (&before.source.path, &after.source.path),
+        opts,
+    ))
+}

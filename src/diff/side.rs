@@ -1,0 +1,410 @@
+//! One side of a comparison: the parts of a report ([`crate::report::Report`], JSON schema
+//! version [`crate::report::SCHEMA_VERSION`]) that the comparison reads, and how a side is
+//! loaded from a path.
+//!
+//! A side is read from a saved JSON report (`stallscope analyze TRACE --format json`), or made
+//! by running the analysis pipeline on a trace, an Nsight Systems export or a folder of ranks.
+//! Both go through the same deserialization (an in-memory report is converted with serde), so
+//! a saved report and its trace give the same comparison by construction. Fields the
+//! comparison does not use are ignored; fields added by later versions of the same schema are
+//! too.
+
+use std::path::Path;
+
+use serde::Deserialize;
+
+use crate::analysis::{self, AnalyzeOptions};
+use crate::ingest::{self, LoadOptions};
+use crate::report::{BreakdownUs, Report, SCHEMA_VERSION};
+
+/// The report data a comparison reads (a subset of the JSON report; names as in the report).
+#[derive(Debug, Clone, Deserialize)]
+pub struct Side {
+    /// JSON schema version of the report.
+    pub schema_version: u32,
+    /// `stallscope x.y.z` that wrote it.
+    pub generator: String,
+    /// Input.
+    pub source: SideSource,
+    /// One-line diagnosis.
+    pub verdict: String,
+    /// Findings.
+    #[serde(default)]
+    pub findings: Vec<SideFinding>,
+    /// Analyzed window.
+    pub window: SideWindow,
+    /// Devices.
+    #[serde(default)]
+    pub devices: Vec<SideDevice>,
+    /// Steps of the window.
+    #[serde(default)]
+    pub steps: Vec<SideStep>,
+    /// The average step.
+    pub breakdown_us: BreakdownUs,
+    /// Mean step duration, µs.
+    pub step_time_us: f64,
+    /// Per-device split of the window.
+    #[serde(default)]
+    pub gpu_timeline: Vec<SideTimeline>,
+    /// Kernel table of the window.
+    #[serde(default)]
+    pub kernels: Vec<SideKernel>,
+    /// Operator table of the window.
+    #[serde(default)]
+    pub ops: Vec<SideOp>,
+    /// Annotation phases of the window.
+    #[serde(default)]
+    pub phases: Vec<SidePhase>,
+    /// A folder of ranks: the per-rank table.
+    #[serde(default)]
+    pub ranks: Option<SideRanks>,
+}
+
+/// `source` of the report.
+#[derive(Debug, Clone, Deserialize)]
+pub struct SideSource {
+    /// Path as given when the report was made.
+    pub path: String,
+    /// Input format (`kineto`, `nsys`, …).
+    pub format: serde_json::Value,
+}
+
+/// A finding.
+#[derive(Debug, Clone, Deserialize)]
+pub struct SideFinding {
+    /// Rule id.
+    pub id: String,
+    /// `high`, `medium`, `low`, `info`.
+    pub severity: String,
+    /// Title.
+    pub title: String,
+    /// µs per step.
+    pub recoverable_us: f64,
+}
+
+/// `window` of the report.
+#[derive(Debug, Clone, Deserialize)]
+pub struct SideWindow {
+    /// Step names in the window.
+    #[serde(default)]
+    pub steps: Vec<String>,
+    /// How it was chosen.
+    pub spec: String,
+    /// Counted time, µs.
+    pub duration_us: f64,
+}
+
+/// A device.
+#[derive(Debug, Clone, Deserialize)]
+pub struct SideDevice {
+    /// Device id.
+    pub id: i64,
+    /// Name.
+    pub name: String,
+}
+
+/// A step.
+#[derive(Debug, Clone, Deserialize)]
+pub struct SideStep {
+    /// `ProfilerStep#N`.
+    pub name: String,
+    /// µs.
+    pub duration_us: f64,
+}
+
+/// A device's busy/idle split over the window.
+#[derive(Debug, Clone, Deserialize)]
+pub struct SideTimeline {
+    /// Device id.
+    pub device: i64,
+    /// µs.
+    pub total_us: f64,
+    /// µs.
+    pub computation_us: f64,
+    /// µs.
+    pub exposed_comm_us: f64,
+    /// µs.
+    pub exposed_memcpy_us: f64,
+    /// µs.
+    pub idle_us: f64,
+}
+
+/// A kernel row.
+#[derive(Debug, Clone, Deserialize)]
+pub struct SideKernel {
+    /// Full name.
+    pub name: String,
+    /// Category (`gemm`, `communication`, …).
+    pub category: String,
+    /// Calls in the window.
+    pub calls: u64,
+    /// µs in the window.
+    pub total_us: f64,
+}
+
+/// An operator row.
+#[derive(Debug, Clone, Deserialize)]
+pub struct SideOp {
+    /// Name.
+    pub name: String,
+    /// Calls in the window.
+    pub calls: u64,
+    /// µs.
+    pub host_total_us: f64,
+    /// µs.
+    pub device_self_us: f64,
+}
+
+/// A phase row.
+#[derive(Debug, Clone, Deserialize)]
+pub struct SidePhase {
+    /// Path from the root.
+    pub path: String,
+    /// 0 for roots.
+    pub depth: u32,
+    /// Calls in the window.
+    pub calls: u64,
+    /// Device activities launched inside.
+    pub kernel_count: u64,
+    /// Their time, µs.
+    pub gpu_us: f64,
+}
+
+/// The `ranks` section of a folder's report.
+#[derive(Debug, Clone, Deserialize)]
+pub struct SideRanks {
+    /// Slowest rank.
+    pub slowest_rank: i64,
+    /// Per-rank rows.
+    pub ranks: Vec<SideRank>,
+}
+
+/// A rank row.
+#[derive(Debug, Clone, Deserialize)]
+pub struct SideRank {
+    /// Rank.
+    pub rank: i64,
+    /// Mean step time, µs.
+    pub step_time_us: f64,
+}
+
+impl Side {
+    /// Steps the window's totals are divided by (at least 1).
+    pub fn n_steps(&self) -> f64 {
+        self.window.steps.len().max(1) as f64
+    }
+
+    /// The per-step durations, µs.
+    pub fn step_durations(&self) -> Vec<f64> {
+        self.steps.iter().map(|s| s.duration_us).collect()
+    }
+
+    /// The side of an in-memory report: through its JSON text, exactly as a saved report is
+    /// read (so the numbers parse to the same last bit either way).
+    pub fn from_report(r: &Report) -> Result<Side, String> {
+        let text = serde_json::to_vec(r).map_err(|e| e.to_string())?;
+        serde_json::from_slice(&text).map_err(|e| e.to_string())
+    }
+}
+
+/// Which side of a comparison.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Which {
+    /// The baseline.
+    Before,
+    /// The new profile.
+    After,
+}
+
+impl Which {
+    /// `before` or `after`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Which::Before => "before",
+            Which::After => "after",
+        }
+    }
+}
+
+/// How to load a side that is a trace (a saved report ignores them).
+#[derive(Debug, Clone, Default)]
+pub struct SideOptions {
+    /// Reader settings.
+    pub load: LoadOptions,
+    /// Window and analysis settings.
+    pub analyze: AnalyzeOptions,
+    /// Folder: rank files at once.
+    pub jobs: usize,
+}
+
+/// A side that could not be loaded: one line naming the side and the file.
+#[derive(Debug, Clone)]
+pub struct SideError(pub String);
+
+impl std::fmt::Display for SideError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for SideError {}
+
+/// A loaded side, with the reading warnings of its trace(s) (path, warning).
+pub struct Loaded {
+    /// The report data.
+    pub side: Side,
+    /// Whether it came from a saved JSON report.
+    pub saved: bool,
+    /// Reading warnings.
+    pub warnings: Vec<(String, crate::model::Warning)>,
+}
+
+/// True when the file starts like a stallscope JSON report (its first key is
+/// `"schema_version"`; Kineto traces start with other keys, such as `"schemaVersion"`).
+pub fn is_saved_report(path: &Path) -> bool {
+    use std::io::Read;
+    let mut head = [0u8; 64];
+    let n = match std::fs::File::open(path).and_then(|mut f| f.read(&mut head)) {
+        Ok(n) => n,
+        Err(_) => return false,
+    };
+    let s = &head[..n];
+    let s = match s.iter().position(|b| !b.is_ascii_whitespace()) {
+        Some(i) => &s[i..],
+        None => return false,
+    };
+    if s.first() != Some(&b'{') {
+        return false;
+    }
+    let rest = &s[1..];
+    let rest = match rest.iter().position(|b| !b.is_ascii_whitespace()) {
+        Some(i) => &rest[i..],
+        None => return false,
+    };
+    rest.starts_with(b"\"schema_version\"")
+}
+
+/// Reads a saved JSON report, checking its schema version.
+pub fn read_saved(path: &Path, which: Which) -> Result<Side, SideError> {
+    let err = |m: String| SideError(format!("{} side: {}: {m}", which.as_str(), path.display()));
+    let bytes = std::fs::read(path).map_err(|e| err(e.to_string()))?;
+    let v: serde_json::Value = serde_json::from_slice(&bytes).map_err(|e| {
+        err(format!(
+            "not a valid JSON report (line {}, column {}): {e}",
+            e.line(),
+            e.column()
+        ))
+    })?;
+    match v.get("schema_version").and_then(|s| s.as_u64()) {
+        Some(n) if n == SCHEMA_VERSION as u64 => {}
+        Some(n) => {
+            return Err(err(format!(
+                "JSON report of schema version {n}; this stallscope reads version \
+                 {SCHEMA_VERSION} (make it again with this version: stallscope analyze TRACE \
+                 --format json -o FILE)"
+            )))
+        }
+        None => return Err(err("JSON report without a numeric schema_version".into())),
+    }
+    serde_json::from_value(v).map_err(|e| err(format!("not a stallscope report: {e}")))
+}
+
+/// After a trace reader refused a file: is it a JSON report whose keys were reordered (e.g.
+/// rewritten by a tool that sorts keys)? Only small files are parsed to find out.
+fn report_with_other_key_order(path: &Path) -> bool {
+    let small = std::fs::metadata(path).is_ok_and(|m| m.len() < (256 << 20));
+    small
+        && std::fs::read(path)
+            .ok()
+            .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
+            .is_some_and(|v| {
+                v.get("schema_version").is_some()
+                    && v.get("generator")
+                        .and_then(|g| g.as_str())
+                        .is_some_and(|g| g.starts_with("stallscope"))
+            })
+}
+
+/// Loads one side: a saved JSON report, or a trace / Nsight Systems export / folder of ranks
+/// analyzed with `opts`. Errors are one line naming the side and the file.
+pub fn load_side(path: &Path, which: Which, opts: &SideOptions) -> Result<Loaded, SideError> {
+    let name = which.as_str();
+    if path.is_file() && is_saved_report(path) {
+        return Ok(Loaded {
+            side: read_saved(path, which)?,
+            saved: true,
+            warnings: Vec::new(),
+        });
+    }
+    let (report, warnings) = if path.is_dir() {
+        let fo = crate::multirank::FolderOptions {
+            load: opts.load.clone(),
+            analyze: opts.analyze.clone(),
+            jobs: opts.jobs.max(1),
+            rank: None,
+        };
+        let out = crate::multirank::analyze_folder(path, &fo)
+            .map_err(|e| SideError(format!("{name} side: {e}")))?;
+        (out.report, out.warnings)
+    } else {
+        let p = path.to_string_lossy();
+        if ingest::ncu::looks_like(&p) {
+            return Err(SideError(format!(
+                "{name} side: {p}: an Nsight Compute CSV alone has no steps or timeline to \
+                 compare; give the trace it was captured with"
+            )));
+        }
+        let trace = match ingest::load(&p, &opts.load) {
+            Ok(t) => t,
+            Err(_) if report_with_other_key_order(path) => {
+                return Ok(Loaded {
+                    side: read_saved(path, which)?,
+                    saved: true,
+                    warnings: Vec::new(),
+                })
+            }
+            Err(e) => return Err(SideError(format!("{name} side: {e}"))),
+        };
+        let a = analysis::try_analyze(&trace, &opts.analyze)
+            .map_err(|e| SideError(format!("{name} side: {p}: {e}")))?;
+        let warnings = trace
+            .warnings
+            .iter()
+            .map(|w| (p.to_string(), w.clone()))
+            .collect();
+        (Report::new(&trace, &a), warnings)
+    };
+    let side = Side::from_report(&report)
+        .map_err(|e| SideError(format!("{name} side: {}: {e}", path.display())))?;
+    Ok(Loaded {
+        side,
+        saved: false,
+        warnings,
+    })
+}
+
+/// Loads both sides, side by side on two threads when both are traces (each with half of
+/// the reader threads given in `opts`).
+pub fn load_pair(
+    before: &Path,
+    after: &Path,
+    opts: &SideOptions,
+) -> (Result<Loaded, SideError>, Result<Loaded, SideError>) {
+    let saved = |p: &Path| p.is_file() && is_saved_report(p);
+    if saved(before) || saved(after) {
+        return (
+            load_side(before, Which::Before, opts),
+            load_side(after, Which::After, opts),
+        );
+    }
+    let mut half = opts.clone();
+    half.load.kineto.threads = (opts.load.kineto.threads / 2).max(1);
+    std::thread::scope(|s| {
+        let h = s.spawn(|| load_side(after, Which::After, &half));
+        let b = load_side(before, Which::Before, &half);
+        let a = h
+            .join()
+            .unwrap_or_else(|_| Err(SideError("after side: the analysis failed".into())));
+        (b, a)
+    })
+}

@@ -1,0 +1,725 @@
+//! Renderers of a comparison ([`crate::diff::Comparison`]): terminal (fits 100 columns), JSON,
+//! Markdown for a pull-request comment, and one self-contained HTML page with side-by-side
+//! bars. They format, never compute. Names come from traces and are escaped for each format
+//! with the report renderers' own escaping.
+
+use std::io::{self, Write};
+
+use super::html::escape as html_escape;
+use super::markdown::escape as md_escape;
+use super::terminal::{fmt_us, sanitize, shorten_middle};
+use crate::diff::check::CheckResult;
+use crate::diff::{Comparison, Contributor, ItemChange, Status};
+
+/// Output format of a comparison.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DiffFormat {
+    /// Terminal tables.
+    Table,
+    /// Versioned JSON.
+    Json,
+    /// GitHub-flavoured Markdown.
+    Md,
+    /// Self-contained HTML.
+    Html,
+}
+
+/// Writes the comparison in `format`; `top` rows per table (0 = all).
+pub fn render(
+    c: &Comparison,
+    format: DiffFormat,
+    top: usize,
+    out: &mut dyn Write,
+) -> io::Result<()> {
+    match format {
+        DiffFormat::Json => {
+            let mut buf = serde_json::to_vec_pretty(c)?;
+            buf.push(b'\n');
+            out.write_all(&buf)
+        }
+        DiffFormat::Table => terminal(c, top, out),
+        DiffFormat::Md => markdown(c, top, out),
+        DiffFormat::Html => html(c, top, out),
+    }
+}
+
+/// `stallscope check`'s output: the budget table alone in `Table` format, else the full
+/// comparison (which includes the budget).
+pub fn render_check(c: &Comparison, format: DiffFormat, out: &mut dyn Write) -> io::Result<()> {
+    match (format, &c.check) {
+        (DiffFormat::Table, Some(r)) => {
+            writeln!(out, "{}", sanitize(&c.summary))?;
+            for (st, m, ch, lim, note) in check_lines(r) {
+                writeln!(
+                    out,
+                    "  {:<4} {:<30} {:>9} limit {:>8}  {}",
+                    st,
+                    shorten_middle(&sanitize(&m), 30),
+                    ch,
+                    lim,
+                    shorten_middle(&sanitize(&note), 34)
+                )?;
+            }
+            Ok(())
+        }
+        (f, _) => render(c, f, if f == DiffFormat::Json { 0 } else { 10 }, out),
+    }
+}
+
+/// Signed duration: `+2.70 ms`, `−58.08 ms`, `0`.
+pub fn signed(v: f64) -> String {
+    if v > 0.0 {
+        format!("+{}", fmt_us(v))
+    } else if v < 0.0 {
+        format!("−{}", fmt_us(-v))
+    } else {
+        "0".into()
+    }
+}
+
+fn signed_pct(v: Option<f64>) -> String {
+    match v {
+        Some(p) if p > 0.0 => format!("+{p:.1}%"),
+        Some(p) if p < 0.0 => format!("−{:.1}%", -p),
+        Some(_) => "0%".into(),
+        None => "-".into(),
+    }
+}
+
+fn share(c: &Contributor) -> String {
+    match c.share_of_change {
+        Some(s) => format!("{:.0}%", s * 100.0),
+        None => "-".into(),
+    }
+}
+
+fn take(top: usize, n: usize) -> usize {
+    if top == 0 {
+        n
+    } else {
+        top.min(n)
+    }
+}
+
+/// Rows that changed (not `unchanged`), at most `top`.
+fn changed(v: &[ItemChange], top: usize) -> Vec<&ItemChange> {
+    let rows: Vec<&ItemChange> = v.iter().filter(|r| r.status != Status::Unchanged).collect();
+    let n = take(top, rows.len());
+    rows.into_iter().take(n).collect()
+}
+
+fn per_calls(p: Option<crate::diff::Per>) -> String {
+    match p {
+        Some(p) if (p.calls - p.calls.round()).abs() < 1e-9 => format!("{}", p.calls as u64),
+        Some(p) => format!("{:.1}", p.calls),
+        None => "-".into(),
+    }
+}
+
+fn per_time(p: Option<crate::diff::Per>) -> String {
+    p.map(|p| fmt_us(p.time_us)).unwrap_or_else(|| "-".into())
+}
+
+fn check_lines(r: &CheckResult) -> Vec<(String, String, String, String, String)> {
+    r.metrics
+        .iter()
+        .map(|m| {
+            let unit = if m.unit == "%" { "%" } else { m.unit };
+            (
+                if m.failed { "FAIL" } else { "ok" }.to_string(),
+                m.metric.clone(),
+                format!("{:+.1}{unit}", m.change),
+                format!("{:.1}{unit}", m.limit),
+                m.note.clone(),
+            )
+        })
+        .collect()
+}
+
+fn terminal(c: &Comparison, top: usize, out: &mut dyn Write) -> io::Result<()> {
+    let s = |x: &str| sanitize(x);
+    for (label, side) in [("before", &c.before), ("after ", &c.after)] {
+        writeln!(out, "{label}: {}", shorten_middle(&s(&side.path), 92))?;
+        writeln!(
+            out,
+            "        {}, {} steps ({}), window {}",
+            s(&side.kind),
+            side.steps,
+            shorten_middle(&s(&side.step_range), 40),
+            shorten_middle(&s(&side.window), 20)
+        )?;
+        writeln!(out, "        {}", shorten_middle(&s(&side.verdict), 92))?;
+    }
+    for cv in &c.caveats {
+        writeln!(out, "caveat: {}", shorten_middle(&s(cv), 92))?;
+    }
+    let st = &c.step_time;
+    writeln!(out)?;
+    writeln!(
+        out,
+        "Step time  {} → {}  ({}, {})",
+        fmt_us(st.before.mean_us),
+        fmt_us(st.after.mean_us),
+        signed(st.change_us),
+        signed_pct(st.change_pct)
+    )?;
+    for line in wrap(&s(&c.summary), 96) {
+        writeln!(out, "  {line}")?;
+    }
+    writeln!(
+        out,
+        "  median {} → {}, stdev {} → {}, steps {} → {}",
+        fmt_us(st.before.median_us),
+        fmt_us(st.after.median_us),
+        fmt_us(st.before.stdev_us),
+        fmt_us(st.after.stdev_us),
+        st.before.steps,
+        st.after.steps
+    )?;
+    let contrib = |out: &mut dyn Write, title: &str, v: &[Contributor]| -> io::Result<()> {
+        writeln!(out)?;
+        writeln!(out, "{title}")?;
+        writeln!(
+            out,
+            "  {:>11} {:>6} {:>11} {:>11}  what",
+            "change", "share", "before", "after"
+        )?;
+        for r in v.iter().take(take(top, v.len())) {
+            writeln!(
+                out,
+                "  {:>11} {:>6} {:>11} {:>11}  {}",
+                signed(r.change_us),
+                share(r),
+                fmt_us(r.before_us),
+                fmt_us(r.after_us),
+                shorten_middle(&format!("{} ({})", s(&r.name), r.kind), 54)
+            )?;
+        }
+        Ok(())
+    };
+    contrib(
+        out,
+        "What explains the change (per step; the rows sum to the step-time change)",
+        &c.contributors,
+    )?;
+    contrib(
+        out,
+        "By phase (top-level annotations)",
+        &c.phase_contributors,
+    )?;
+    writeln!(out)?;
+    writeln!(out, "Breakdown per step (parts sum to the step time)")?;
+    writeln!(
+        out,
+        "  {:<15} {:>11} {:>11} {:>11}",
+        "part", "before", "after", "change"
+    )?;
+    for b in &c.breakdown {
+        term_change_row(out, b)?;
+    }
+    for d in &c.gpu_timeline {
+        writeln!(out)?;
+        writeln!(
+            out,
+            "GPU timeline, device {} (per step; parts sum to the span)",
+            d.device
+        )?;
+        for p in d.parts.iter().chain(std::iter::once(&d.total)) {
+            term_change_row(out, p)?;
+        }
+    }
+    for (title, rows) in [
+        ("Kernels", &c.kernels),
+        ("Operators (device self time)", &c.ops),
+        ("Phases (device time)", &c.phases),
+    ] {
+        let ch = changed(rows, top);
+        let total = rows
+            .iter()
+            .filter(|r| r.status != Status::Unchanged)
+            .count();
+        writeln!(out)?;
+        writeln!(
+            out,
+            "{title}: {total} changed of {} (per step: calls, time)",
+            rows.len()
+        )?;
+        for r in ch {
+            writeln!(
+                out,
+                "  {:<9} {:>7} {:>7} {:>10} {:>10} {:>10}  {}",
+                r.status.as_str(),
+                per_calls(r.before),
+                per_calls(r.after),
+                per_time(r.before),
+                per_time(r.after),
+                signed(r.change_us),
+                shorten_middle(&s(&r.name), 33)
+            )?;
+            if let Some(n) = &r.note {
+                writeln!(out, "            {}", shorten_middle(&s(n), 86))?;
+            }
+        }
+    }
+    writeln!(out)?;
+    writeln!(out, "Findings")?;
+    if c.findings.is_empty() {
+        writeln!(out, "  none on either side")?;
+    }
+    for f in &c.findings {
+        writeln!(
+            out,
+            "  {:<9} {:<22} {:>6} → {:<6} {:>10} → {}",
+            f.status,
+            shorten_middle(&s(&f.id), 22),
+            f.severity_before.as_deref().unwrap_or("-"),
+            f.severity_after.as_deref().unwrap_or("-"),
+            f.recoverable_before_us
+                .map(fmt_us)
+                .unwrap_or_else(|| "-".into()),
+            f.recoverable_after_us
+                .map(fmt_us)
+                .unwrap_or_else(|| "-".into()),
+        )?;
+    }
+    if let Some(r) = &c.ranks {
+        writeln!(out)?;
+        writeln!(
+            out,
+            "Ranks: slowest before {}, after {} (step time)",
+            r.slowest_before, r.slowest_after
+        )?;
+        for k in r.ranks.iter().take(take(top.max(16), r.ranks.len())) {
+            writeln!(
+                out,
+                "  rank {:<5} {:>11} {:>11} {:>11}",
+                k.rank,
+                k.before_us.map(fmt_us).unwrap_or_else(|| "-".into()),
+                k.after_us.map(fmt_us).unwrap_or_else(|| "-".into()),
+                k.change_us.map(signed).unwrap_or_else(|| "-".into())
+            )?;
+        }
+    }
+    if let Some(r) = &c.check {
+        writeln!(out)?;
+        writeln!(out, "Budget")?;
+        for (st, m, ch, lim, note) in check_lines(r) {
+            writeln!(
+                out,
+                "  {:<4} {:<30} {:>9} limit {:>8}  {}",
+                st,
+                shorten_middle(&s(&m), 30),
+                ch,
+                lim,
+                shorten_middle(&s(&note), 34)
+            )?;
+        }
+    }
+    Ok(())
+}
+
+/// One before → after row of the terminal tables.
+fn term_change_row(out: &mut dyn Write, c: &crate::diff::Change) -> io::Result<()> {
+    writeln!(
+        out,
+        "  {:<15} {:>11} {:>11} {:>11}",
+        c.name,
+        fmt_us(c.before_us),
+        fmt_us(c.after_us),
+        signed(c.change_us)
+    )
+}
+
+/// One before → after row of the Markdown tables.
+fn md_change_row(out: &mut dyn Write, c: &crate::diff::Change) -> io::Result<()> {
+    writeln!(
+        out,
+        "| {} | {} | {} | {} |",
+        c.name,
+        fmt_us(c.before_us),
+        fmt_us(c.after_us),
+        signed(c.change_us)
+    )
+}
+
+/// Splits text at spaces into lines of at most `w` characters.
+fn wrap(text: &str, w: usize) -> Vec<String> {
+    let mut lines = Vec::new();
+    let mut cur = String::new();
+    for word in text.split(' ') {
+        if !cur.is_empty() && cur.chars().count() + 1 + word.chars().count() > w {
+            lines.push(std::mem::take(&mut cur));
+        }
+        if !cur.is_empty() {
+            cur.push(' ');
+        }
+        cur.push_str(word);
+    }
+    if !cur.is_empty() {
+        lines.push(cur);
+    }
+    lines.into_iter().map(|l| shorten_middle(&l, w)).collect()
+}
+
+fn markdown(c: &Comparison, top: usize, out: &mut dyn Write) -> io::Result<()> {
+    let e = |x: &str| md_escape(x);
+    // names as in the report's Markdown: longer than 90 characters shortened in the middle
+    let name = |x: &str| md_escape(&shorten_middle(x, 90));
+    let st = &c.step_time;
+    writeln!(
+        out,
+        "### stallscope diff: step time {} → {} ({}, {})\n",
+        fmt_us(st.before.mean_us),
+        fmt_us(st.after.mean_us),
+        signed(st.change_us),
+        signed_pct(st.change_pct)
+    )?;
+    writeln!(out, "{}\n", e(&c.summary))?;
+    for cv in &c.caveats {
+        writeln!(out, "> **Caveat:** {}\n", e(cv))?;
+    }
+    writeln!(out, "| | before | after |\n|---|---|---|")?;
+    writeln!(
+        out,
+        "| input | {} | {} |",
+        e(&c.before.path),
+        e(&c.after.path)
+    )?;
+    writeln!(
+        out,
+        "| verdict | {} | {} |",
+        e(&c.before.verdict),
+        e(&c.after.verdict)
+    )?;
+    writeln!(
+        out,
+        "| steps | {} ({}) | {} ({}) |",
+        c.before.steps,
+        e(&c.before.step_range),
+        c.after.steps,
+        e(&c.after.step_range)
+    )?;
+    writeln!(
+        out,
+        "| mean / median / stdev | {} / {} / {} | {} / {} / {} |\n",
+        fmt_us(st.before.mean_us),
+        fmt_us(st.before.median_us),
+        fmt_us(st.before.stdev_us),
+        fmt_us(st.after.mean_us),
+        fmt_us(st.after.median_us),
+        fmt_us(st.after.stdev_us)
+    )?;
+    if let Some(r) = &c.check {
+        writeln!(
+            out,
+            "#### Budget\n\n| | metric | change | limit | note |\n|---|---|---:|---:|---|"
+        )?;
+        for (s, m, ch, lim, note) in check_lines(r) {
+            writeln!(out, "| {s} | {} | {ch} | {lim} | {} |", e(&m), e(&note))?;
+        }
+        writeln!(out)?;
+    }
+    writeln!(
+        out,
+        "#### What explains the change (per step, sums to the change)\n"
+    )?;
+    writeln!(
+        out,
+        "| what | kind | before | after | change | share |\n|---|---|---:|---:|---:|---:|"
+    )?;
+    for r in c.contributors.iter().take(take(top, c.contributors.len())) {
+        writeln!(
+            out,
+            "| {} | {} | {} | {} | {} | {} |",
+            name(&r.name),
+            r.kind,
+            fmt_us(r.before_us),
+            fmt_us(r.after_us),
+            signed(r.change_us),
+            share(r)
+        )?;
+    }
+    writeln!(
+        out,
+        "\n#### Breakdown per step\n\n| part | before | after | change |\n|---|---:|---:|---:|"
+    )?;
+    for b in &c.breakdown {
+        md_change_row(out, b)?;
+    }
+    for d in &c.gpu_timeline {
+        writeln!(out, "\n#### GPU timeline, device {} (per step)\n\n| part | before | after | change |\n|---|---:|---:|---:|", d.device)?;
+        for p in d.parts.iter().chain(std::iter::once(&d.total)) {
+            md_change_row(out, p)?;
+        }
+    }
+    for (title, rows) in [
+        ("Kernels", &c.kernels),
+        ("Operators", &c.ops),
+        ("Phases", &c.phases),
+    ] {
+        let ch = changed(rows, top);
+        writeln!(out, "\n#### {title} that changed (per step)\n")?;
+        if ch.is_empty() {
+            writeln!(out, "None.")?;
+            continue;
+        }
+        writeln!(out, "| status | name | calls | time before | time after | change |\n|---|---|---:|---:|---:|---:|")?;
+        for r in ch {
+            let note = r
+                .note
+                .as_deref()
+                .map(|n| format!(" ({})", e(n)))
+                .unwrap_or_default();
+            writeln!(
+                out,
+                "| {} | {}{note} | {} → {} | {} | {} | {} |",
+                r.status.as_str(),
+                name(&r.name),
+                per_calls(r.before),
+                per_calls(r.after),
+                per_time(r.before),
+                per_time(r.after),
+                signed(r.change_us)
+            )?;
+        }
+    }
+    writeln!(out, "\n#### Findings\n")?;
+    if c.findings.is_empty() {
+        writeln!(out, "None on either side.")?;
+    } else {
+        writeln!(
+            out,
+            "| status | rule | severity | recoverable / step | title |\n|---|---|---|---:|---|"
+        )?;
+        for f in &c.findings {
+            writeln!(
+                out,
+                "| {} | `{}` | {} → {} | {} → {} | {} |",
+                f.status,
+                e(&f.id),
+                f.severity_before.as_deref().unwrap_or("-"),
+                f.severity_after.as_deref().unwrap_or("-"),
+                f.recoverable_before_us
+                    .map(fmt_us)
+                    .unwrap_or_else(|| "-".into()),
+                f.recoverable_after_us
+                    .map(fmt_us)
+                    .unwrap_or_else(|| "-".into()),
+                e(&f.title)
+            )?;
+        }
+    }
+    if let Some(r) = &c.ranks {
+        writeln!(
+            out,
+            "\n#### Ranks (slowest: {} before, {} after)\n\n| rank | before | after | change |\n|---:|---:|---:|---:|",
+            r.slowest_before, r.slowest_after
+        )?;
+        for k in &r.ranks {
+            writeln!(
+                out,
+                "| {} | {} | {} | {} |",
+                k.rank,
+                k.before_us.map(fmt_us).unwrap_or_else(|| "-".into()),
+                k.after_us.map(fmt_us).unwrap_or_else(|| "-".into()),
+                k.change_us.map(signed).unwrap_or_else(|| "-".into())
+            )?;
+        }
+    }
+    Ok(())
+}
+
+/// Two bars (before, after) scaled to `max`.
+fn bars(out: &mut String, label: &str, b: f64, a: f64, change: f64, max: f64) {
+    let w = |v: f64| {
+        if max > 0.0 {
+            (v.max(0.0) / max * 100.0).min(100.0)
+        } else {
+            0.0
+        }
+    };
+    out.push_str(&format!(
+        "<tr><td>{}</td><td class=n>{}</td><td><div class='bar b' style='width:{:.1}%'></div>\
+         <div class='bar a' style='width:{:.1}%'></div></td><td class=n>{}</td><td class=n>{}</td></tr>\n",
+        html_escape(label),
+        fmt_us(b),
+        w(b),
+        w(a),
+        fmt_us(a),
+        html_escape(&signed(change))
+    ));
+}
+
+fn html(c: &Comparison, top: usize, out: &mut dyn Write) -> io::Result<()> {
+    let e = |x: &str| html_escape(x);
+    let st = &c.step_time;
+    let mut h = String::new();
+    h.push_str("<!doctype html><html><head><meta charset=utf-8><title>stallscope diff</title><style>\
+        body{font:14px system-ui,sans-serif;margin:2em;max-width:1100px}\
+        table{border-collapse:collapse;margin:.5em 0 1.5em}td,th{padding:2px 8px;border-bottom:1px solid #eee;text-align:left}\
+        td.n{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}\
+        .bar{height:7px;margin:1px 0}.b{background:#8aa4c8}.a{background:#e0904a}td:nth-child(3){width:40%}\
+        .caveat{background:#fff4d6;padding:.4em .8em}.key span{display:inline-block;width:12px;height:8px;margin:0 4px}\
+        </style></head><body>\n");
+    h.push_str(&format!(
+        "<h1>Step time {} → {} ({}, {})</h1>\n<p>{}</p>\n",
+        fmt_us(st.before.mean_us),
+        fmt_us(st.after.mean_us),
+        e(&signed(st.change_us)),
+        e(&signed_pct(st.change_pct)),
+        e(&c.summary)
+    ));
+    for cv in &c.caveats {
+        h.push_str(&format!("<p class=caveat>Caveat: {}</p>\n", e(cv)));
+    }
+    h.push_str(&format!(
+        "<table><tr><th></th><th>before</th><th>after</th></tr>\
+         <tr><td>input</td><td>{}</td><td>{}</td></tr>\
+         <tr><td>verdict</td><td>{}</td><td>{}</td></tr>\
+         <tr><td>steps</td><td>{} ({})</td><td>{} ({})</td></tr></table>\n",
+        e(&c.before.path),
+        e(&c.after.path),
+        e(&c.before.verdict),
+        e(&c.after.verdict),
+        c.before.steps,
+        e(&c.before.step_range),
+        c.after.steps,
+        e(&c.after.step_range)
+    ));
+    if let Some(r) = &c.check {
+        h.push_str("<h2>Budget</h2><table><tr><th></th><th>metric</th><th>change</th><th>limit</th><th>note</th></tr>\n");
+        for (s, m, ch, lim, note) in check_lines(r) {
+            h.push_str(&format!(
+                "<tr><td>{s}</td><td>{}</td><td class=n>{}</td><td class=n>{}</td><td>{}</td></tr>\n",
+                e(&m),
+                e(&ch),
+                e(&lim),
+                e(&note)
+            ));
+        }
+        h.push_str("</table>\n");
+    }
+    h.push_str(
+        "<p class=key><span class=b style='background:#8aa4c8'></span>before \
+                <span style='background:#e0904a'></span>after</p>\n",
+    );
+    h.push_str("<h2>What explains the change</h2><table><tr><th>what</th><th>before</th><th></th><th>after</th><th>change</th></tr>\n");
+    let n = take(top, c.contributors.len());
+    let max = c.contributors[..n]
+        .iter()
+        .flat_map(|r| [r.before_us, r.after_us])
+        .fold(0.0, f64::max);
+    for r in &c.contributors[..n] {
+        bars(
+            &mut h,
+            &format!("{} ({})", r.name, r.kind),
+            r.before_us,
+            r.after_us,
+            r.change_us,
+            max,
+        );
+    }
+    h.push_str("</table>\n<h2>Breakdown per step</h2><table><tr><th>part</th><th>before</th><th></th><th>after</th><th>change</th></tr>\n");
+    let max = c
+        .breakdown
+        .iter()
+        .flat_map(|r| [r.before_us, r.after_us])
+        .fold(0.0, f64::max);
+    for b in &c.breakdown {
+        bars(&mut h, &b.name, b.before_us, b.after_us, b.change_us, max);
+    }
+    h.push_str("</table>\n");
+    for d in &c.gpu_timeline {
+        h.push_str(&format!(
+            "<h2>GPU timeline, device {}</h2><table>\n",
+            d.device
+        ));
+        let max = d.total.before_us.max(d.total.after_us);
+        for p in d.parts.iter().chain(std::iter::once(&d.total)) {
+            bars(&mut h, &p.name, p.before_us, p.after_us, p.change_us, max);
+        }
+        h.push_str("</table>\n");
+    }
+    h.push_str("<h2>Phases (device time per step)</h2><table><tr><th>phase</th><th>before</th><th></th><th>after</th><th>change</th></tr>\n");
+    let ph = changed(&c.phases, top);
+    let max = ph
+        .iter()
+        .flat_map(|r| [r.before.map(|p| p.time_us), r.after.map(|p| p.time_us)])
+        .flatten()
+        .fold(0.0, f64::max);
+    for r in ph {
+        let t = |p: Option<crate::diff::Per>| p.map(|p| p.time_us).unwrap_or(0.0);
+        bars(
+            &mut h,
+            &format!("{} [{}]", r.name, r.status.as_str()),
+            t(r.before),
+            t(r.after),
+            r.change_us,
+            max,
+        );
+    }
+    h.push_str("</table>\n");
+    for (title, rows) in [("Kernels", &c.kernels), ("Operators", &c.ops)] {
+        h.push_str(&format!(
+            "<h2>{title} that changed</h2><table><tr><th>status</th><th>name</th><th>calls/step</th>\
+             <th>before</th><th>after</th><th>change</th></tr>\n"
+        ));
+        for r in changed(rows, top) {
+            h.push_str(&format!(
+                "<tr><td>{}</td><td>{}{}</td><td class=n>{} → {}</td><td class=n>{}</td><td class=n>{}</td><td class=n>{}</td></tr>\n",
+                r.status.as_str(),
+                e(&r.name),
+                r.note.as_deref().map(|n| format!("<br><small>{}</small>", e(n))).unwrap_or_default(),
+                per_calls(r.before),
+                per_calls(r.after),
+                per_time(r.before),
+                per_time(r.after),
+                e(&signed(r.change_us))
+            ));
+        }
+        h.push_str("</table>\n");
+    }
+    h.push_str("<h2>Findings</h2><table><tr><th>status</th><th>rule</th><th>severity</th><th>recoverable/step</th><th>title</th></tr>\n");
+    for f in &c.findings {
+        h.push_str(&format!(
+            "<tr><td>{}</td><td>{}</td><td>{} → {}</td><td class=n>{} → {}</td><td>{}</td></tr>\n",
+            f.status,
+            e(&f.id),
+            f.severity_before.as_deref().unwrap_or("-"),
+            f.severity_after.as_deref().unwrap_or("-"),
+            f.recoverable_before_us
+                .map(fmt_us)
+                .unwrap_or_else(|| "-".into()),
+            f.recoverable_after_us
+                .map(fmt_us)
+                .unwrap_or_else(|| "-".into()),
+            e(&f.title)
+        ));
+    }
+    h.push_str("</table>\n");
+    if let Some(r) = &c.ranks {
+        h.push_str(&format!(
+            "<h2>Ranks (slowest: {} before, {} after)</h2><table>\n",
+            r.slowest_before, r.slowest_after
+        ));
+        let max = r
+            .ranks
+            .iter()
+            .flat_map(|k| [k.before_us, k.after_us])
+            .flatten()
+            .fold(0.0, f64::max);
+        for k in &r.ranks {
+            bars(
+                &mut h,
+                &format!("rank {}", k.rank),
+                k.before_us.unwrap_or(0.0),
+                k.after_us.unwrap_or(0.0),
+                k.change_us.unwrap_or(0.0),
+                max,
+            );
+        }
+        h.push_str("</table>\n");
+    }
+    h.push_str("</body></html>\n");
+    out.write_all(h.as_bytes())
+}
