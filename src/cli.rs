@@ -825,12 +825,12 @@ enum DiffFormatArg {
 }
 
 impl DiffFormatArg {
-    fn to_report(self) -> report::diff::DiffFormat {
+    fn to_report(self) -> crate::diff::render::DiffFormat {
         match self {
-            DiffFormatArg::Table => report::diff::DiffFormat::Table,
-            DiffFormatArg::Json => report::diff::DiffFormat::Json,
-            DiffFormatArg::Md => report::diff::DiffFormat::Md,
-            DiffFormatArg::Html => report::diff::DiffFormat::Html,
+            DiffFormatArg::Table => crate::diff::render::DiffFormat::Table,
+            DiffFormatArg::Json => crate::diff::render::DiffFormat::Json,
+            DiffFormatArg::Md => crate::diff::render::DiffFormat::Md,
+            DiffFormatArg::Html => crate::diff::render::DiffFormat::Html,
         }
     }
 }
@@ -963,7 +963,7 @@ fn diff(args: DiffArgs) -> Result<(), (i32, String)> {
         DiffFormatArg::Json => 0,
     });
     let mut buf = Vec::new();
-    report::diff::render(&c, args.format.to_report(), top, &mut buf)
+    crate::diff::render::render(&c, args.format.to_report(), top, &mut buf)
         .map_err(|e| (1, format!("error: rendering the comparison: {e}")))?;
     write_out(&args.output, &buf)
 }
@@ -986,7 +986,7 @@ fn check(args: CheckArgs) -> Result<(), (i32, String)> {
     let failed = result.failed;
     c.check = Some(result);
     let mut buf = Vec::new();
-    report::diff::render_check(&c, args.format.to_report(), &mut buf)
+    crate::diff::render::render_check(&c, args.format.to_report(), &mut buf)
         .map_err(|e| (1, format!("error: rendering the comparison: {e}")))?;
     write_out(&args.output, &buf)?;
     if failed {

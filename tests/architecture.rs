@@ -25,6 +25,8 @@ const STAGES: &[(&str, &[&str])] = &[
     ("report", &["report"]),
     // runners of the whole pipeline: per rank of a folder, and a window written back out
     ("runners", &["multirank", "slice"]),
+    // two reports compared, and the comparison rendered: above the runners that load each side
+    ("compare", &["diff"]),
     ("cli", &["cli"]),
 ];
 

@@ -8,7 +8,6 @@
 //! Building it only converts units (ns → µs, fractions) and resolves names.
 
 pub mod csv;
-pub mod diff;
 pub mod html;
 pub mod json;
 pub mod markdown;
