@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import sys
-from typing import Optional
 
 from . import _native
 
 
-def main(argv: Optional[list[str]] = None) -> int:
+def main(argv: list[str] | None = None) -> int:
     """Runs ``stallscope`` with ``argv`` (default: this process' arguments) and returns its
     exit code: 0 ok, 2 unreadable input or bad arguments, 1 other errors."""
     args = ["stallscope", *(sys.argv[1:] if argv is None else argv)]

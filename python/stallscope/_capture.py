@@ -12,7 +12,7 @@ import socket
 import sys
 import time
 from types import TracebackType
-from typing import Any, Optional
+from typing import Any
 
 from ._report import PathLike, Report, analyze
 
@@ -79,7 +79,7 @@ class profile:
         self.print_report = print_report
         self.torch_kwargs = torch_kwargs
         self.traces: list[str] = []
-        self.report: Optional[Report] = None
+        self.report: Report | None = None
         self.steps = 0
         self.profiler: Any = None
 
@@ -123,9 +123,9 @@ class profile:
 
     def __exit__(
         self,
-        exc_type: Optional[type[BaseException]],
-        exc: Optional[BaseException],
-        tb: Optional[TracebackType],
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
     ) -> None:
         self.profiler.__exit__(exc_type, exc, tb)
         if exc_type is not None:
@@ -186,9 +186,9 @@ class phase(contextlib.ContextDecorator):
 
     def __exit__(
         self,
-        exc_type: Optional[type[BaseException]],
-        exc: Optional[BaseException],
-        tb: Optional[TracebackType],
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
     ) -> None:
         if self._nvtx:
             _torch().cuda.nvtx.range_pop()

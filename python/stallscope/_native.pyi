@@ -1,14 +1,12 @@
 """Type stubs of the Rust extension module (python/src/lib.rs)."""
 
-from typing import Optional
-
 __version__: str
 
 class TraceError(ValueError):
     """The input could not be read: missing, truncated, not a trace, or corrupt."""
 
     path: str
-    offset: Optional[int]
+    offset: int | None
     reason: str
 
 class NativeReport:
@@ -23,14 +21,14 @@ class NativeReport:
 def analyze(
     path: str,
     *,
-    steps: Optional[str] = None,
-    time: Optional[str] = None,
-    focus: Optional[str] = None,
+    steps: str | None = None,
+    time: str | None = None,
+    focus: str | None = None,
     all_steps: bool = False,
-    ncu: Optional[str] = None,
-    threads: Optional[int] = None,
-    jobs: Optional[int] = None,
-    rank: Optional[int] = None,
+    ncu: str | None = None,
+    threads: int | None = None,
+    jobs: int | None = None,
+    rank: int | None = None,
     allow_truncated: bool = False,
 ) -> NativeReport: ...
 def cli(argv: list[str]) -> int: ...

@@ -93,7 +93,7 @@ class Report:
 
     def __init__(self, native: _native.NativeReport) -> None:
         self._native = native
-        self._dict: Optional[dict[str, Any]] = None
+        self._dict: dict[str, Any] | None = None
 
     # -- the JSON report -------------------------------------------------------------------
 
@@ -183,22 +183,22 @@ class Report:
         return self._d()["warnings"]
 
     @property
-    def step_timeline(self) -> Optional[dict[str, Any]]:
+    def step_timeline(self) -> dict[str, Any] | None:
         """Device timeline of the representative step, or None."""
         return self._d().get("step_timeline")
 
     @property
-    def ncu(self) -> Optional[dict[str, Any]]:
+    def ncu(self) -> dict[str, Any] | None:
         """The Nsight Compute section (an ncu CSV alone, or ``ncu=`` beside a trace), or None."""
         return self._d().get("ncu")
 
     @property
-    def gpu_metrics(self) -> Optional[dict[str, Any]]:
+    def gpu_metrics(self) -> dict[str, Any] | None:
         """Sampled GPU metrics (Nsight Systems with GPU metrics), or None."""
         return self._d().get("gpu_metrics")
 
     @property
-    def ranks(self) -> Optional[dict[str, Any]]:
+    def ranks(self) -> dict[str, Any] | None:
         """A folder of per-rank traces: the rank table and cross-rank findings, or None."""
         return self._d().get("ranks")
 
@@ -327,7 +327,7 @@ def _cell(record: dict[str, Any], column: str) -> Any:
     raise KeyError(f"column {column!r} is not in the report (stallscope version mismatch?)")
 
 
-def _steps_arg(steps: Optional[StepRange]) -> Optional[str]:
+def _steps_arg(steps: StepRange | None) -> str | None:
     if steps is None or isinstance(steps, str):
         return steps
     if isinstance(steps, bool):
@@ -338,24 +338,25 @@ def _steps_arg(steps: Optional[StepRange]) -> Optional[str]:
     return f"{'' if first is None else int(first)}..{'' if last is None else int(last)}"
 
 
-def _time_arg(time: Optional[TimeRange]) -> Optional[str]:
+def _time_arg(time: TimeRange | None) -> str | None:
     if time is None or isinstance(time, str):
         return time
-    start, end = time
-    return f"{'' if start is None else f'{float(start):.3f}'}..{'' if end is None else f'{float(end):.3f}'}"
+    if len(time) != 2:
+        raise TypeError("time must be a str or a (start, end) tuple of µs")
+    return "..".join("" if t is None else f"{float(t):.3f}" for t in time)
 
 
 def analyze(
     path: PathLike,
     *,
-    steps: Optional[StepRange] = None,
-    time: Optional[TimeRange] = None,
-    focus: Optional[str] = None,
+    steps: StepRange | None = None,
+    time: TimeRange | None = None,
+    focus: str | None = None,
     all_steps: bool = False,
-    ncu: Optional[PathLike] = None,
-    threads: Optional[int] = None,
-    jobs: Optional[int] = None,
-    rank: Optional[int] = None,
+    ncu: PathLike | None = None,
+    threads: int | None = None,
+    jobs: int | None = None,
+    rank: int | None = None,
     allow_truncated: bool = False,
 ) -> Report:
     """Analyze a profile in this process, like ``stallscope analyze PATH``, and return the report.

@@ -15,7 +15,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 import stallscope
 
 SAMPLE = (
@@ -38,9 +37,7 @@ def train(out, steps=8, skip=2, warmup=1, active=3, **kwargs) -> stallscope.prof
     import torch
 
     torch.manual_seed(0)
-    model = torch.nn.Sequential(
-        torch.nn.Linear(64, 256), torch.nn.ReLU(), torch.nn.Linear(256, 10)
-    )
+    model = torch.nn.Sequential(torch.nn.Linear(64, 256), torch.nn.ReLU(), torch.nn.Linear(256, 10))
     opt = torch.optim.SGD(model.parameters(), lr=0.05)
     x, y = torch.randn(64, 64), torch.randint(0, 10, (64,))
 
@@ -72,8 +69,7 @@ def check_trace(path: Path, first_step: int, active: int) -> None:
         assert roots[name]["cpu_total_us"] > 0
     # the optimizer's own annotation sits inside the update phase
     assert any(
-        p["path"].startswith("update/") and p["name"].startswith("Optimizer.step")
-        for p in r.phases
+        p["path"].startswith("update/") and p["name"].startswith("Optimizer.step") for p in r.phases
     )
 
 
@@ -95,7 +91,13 @@ def test_profile_writes_a_trace_that_reads_back_with_its_steps_and_phases(tmp_pa
 def test_repeat_writes_one_trace_per_cycle_and_options_pass_through(tmp_path, capsys):
     need_torch()
     prof = train(
-        tmp_path, steps=9, skip=1, warmup=1, active=2, repeat=2, print_report=False,
+        tmp_path,
+        steps=9,
+        skip=1,
+        warmup=1,
+        active=2,
+        repeat=2,
+        print_report=False,
         record_shapes=False,
     )
     assert len(prof.traces) == 2

@@ -12,11 +12,11 @@ import subprocess
 import sys
 import threading
 import time
+from pathlib import Path
 
 import pytest
-from conftest import SAMPLE_TRACES, SAMPLES, cli_json, corpus_file, run
-
 import stallscope
+from conftest import SAMPLE_TRACES, SAMPLES, cli_json, corpus_file, run
 
 RESNET = SAMPLES / "resnet50_v100_num_workers_0.pt.trace.json.gz"
 
@@ -227,7 +227,7 @@ def test_repr_and_repr_html():
     assert r.findings[3].title not in text
     assert r.verdict in str(r)
     page = r._repr_html_()
-    assert page.startswith("<iframe sandbox=\"allow-scripts\"")
+    assert page.startswith('<iframe sandbox="allow-scripts"')
     # the whole report is inside the attribute: no raw tag of it reaches the notebook
     assert page.count("<") == 2 and "<script" not in page and "<style" not in page
 
@@ -309,7 +309,8 @@ def test_help_shows_the_docstrings():
     assert "TraceError" in stallscope.analyze.__doc__
     assert "steady" in stallscope.analyze.__doc__
     assert stallscope.Report.to_pandas.__doc__ and stallscope.profile.__doc__
-    assert (SAMPLES.parent / "python" / "stallscope" / "py.typed").exists()
+    # typed: the installed package carries py.typed
+    assert (Path(stallscope.__file__).parent / "py.typed").exists()
 
 
 def test_the_gil_is_released_during_the_analysis():
