@@ -6,7 +6,9 @@ import csv
 import dataclasses
 import gzip
 import io
+import json
 import math
+import os
 import shutil
 import subprocess
 import sys
@@ -303,6 +305,13 @@ def test_python_m_stallscope_is_the_command():
     assert p.returncode == 0 and "analyze" in p.stdout
     p = subprocess.run([*m, "frobnicate"], capture_output=True, text=True)
     assert p.returncode == 2
+    # the wheel's `stallscope` script, beside the interpreter it was installed for
+    script = Path(sys.executable).parent / "stallscope"
+    if script.exists():
+        p = subprocess.run([str(script), "analyze", str(RESNET), "-f", "json"], capture_output=True)
+        assert p.returncode == 0 and json.loads(p.stdout) == stallscope.analyze(RESNET).to_dict()
+    else:
+        assert os.environ.get("STALLSCOPE_BIN") is None, "no stallscope script in the venv"
 
 
 def test_help_shows_the_docstrings():
