@@ -232,56 +232,164 @@ fn base_load_options() -> LoadOptions {
     o
 }
 
-fn analyze(args: AnalyzeArgs) -> Result<(), (i32, String)> {
-    if args.view.is_some() && args.format != Format::Csv {
-        return Err((2, "error: --view applies only to --format csv".into()));
+/// What `analyze` is asked to read and which window to analyze: the command's arguments less
+/// the output ones. The command builds one from its flags, the Python module from its keyword
+/// arguments, and both get the same [`Report`] from [`analyze_request`].
+#[derive(Debug, Clone, Default)]
+pub struct AnalyzeRequest {
+    /// A trace file, `-` for standard input, a folder of per-rank traces, an Nsight Systems
+    /// export or an Nsight Compute CSV.
+    pub trace: PathBuf,
+    /// An Nsight Compute CSV joined to the trace's kernels (`--ncu`).
+    pub ncu: Option<PathBuf>,
+    /// The window (`--all`, `--steps`, `--time`, `--focus`; default the steady state).
+    pub window: crate::window::WindowSpec,
+    /// Parser and analysis threads per file (`--threads`; `None` = every core).
+    pub threads: Option<usize>,
+    /// Folder: rank files at once (`--jobs`; `None` = the default).
+    pub jobs: Option<usize>,
+    /// Folder: the rank whose full report is given (`--rank`; `None` = the slowest).
+    pub rank: Option<i64>,
+    /// Analyze what was read from a truncated file instead of failing.
+    pub allow_truncated: bool,
+    /// Show a progress bar on stderr for large inputs when stderr is a terminal.
+    pub progress: bool,
+}
+
+/// Why [`analyze_request`] gave no report. Both are the command's exit code 2.
+#[derive(Debug)]
+pub enum AnalyzeError {
+    /// The input (or the `--ncu` file) could not be read: names the file and, when known,
+    /// the byte offset.
+    Input(ingest::LoadError),
+    /// The request does not fit the input: a window that matches nothing, `rank` on a single
+    /// file or naming no rank of the folder, `ncu` beside a folder or an ncu CSV.
+    Request(String),
+}
+
+impl std::fmt::Display for AnalyzeError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            AnalyzeError::Input(e) => write!(f, "{e}"),
+            AnalyzeError::Request(m) => write!(f, "{m}"),
+        }
     }
-    let path = args.trace.to_string_lossy().into_owned();
+}
+
+impl std::error::Error for AnalyzeError {}
+
+/// A report and what reading produced on the side.
+#[derive(Debug)]
+pub struct Analyzed {
+    /// The report, with every kernel and operator row (sort them with [`sort_ops`]).
+    pub report: Report,
+    /// Reading warnings, each with the file it came from (every rank's for a folder).
+    pub warnings: Vec<(String, crate::model::Warning)>,
+    /// The input was an Nsight Compute CSV alone (the report has only its findings and
+    /// `ncu` section; the command renders it as a table or JSON only).
+    pub ncu_alone: bool,
+}
+
+/// Runs ingest → analysis → diagnosis for one request and returns the report the command
+/// renders (before `--sort` and `--top`). `timings` gets the load / analyze / report laps.
+pub fn analyze_request(
+    req: &AnalyzeRequest,
+    timings: &mut crate::timings::Timings,
+) -> Result<Analyzed, AnalyzeError> {
+    let path = req.trace.to_string_lossy().into_owned();
     let mut lopts = base_load_options();
-    if let Some(t) = args.threads {
+    if !req.progress {
+        lopts.progress_over = None;
+    }
+    if let Some(t) = req.threads {
         lopts.kineto.threads = t.max(1);
     }
-    lopts.kineto.allow_truncated = args.allow_truncated;
+    lopts.kineto.allow_truncated = req.allow_truncated;
     if path != "-" && ingest::ncu::looks_like(&path) {
-        return analyze_ncu(&args, &path);
+        return analyze_ncu(req, &path);
     }
-    let mut timings = crate::timings::Timings::from_env();
-    let mut rep = if path != "-" && args.trace.is_dir() {
-        analyze_folder(&args, lopts)?
+    let out = if path != "-" && req.trace.is_dir() {
+        analyze_folder(req, lopts)?
     } else {
-        if args.rank.is_some() {
-            return Err((
-                2,
-                "error: --rank applies to a folder of per-rank traces".into(),
+        if req.rank.is_some() {
+            return Err(AnalyzeError::Request(
+                "--rank applies to a folder of per-rank traces".into(),
             ));
         }
-        let trace = ingest::load(&path, &lopts).map_err(|e| (2, format!("error: {e}")))?;
+        let trace = ingest::load(&path, &lopts).map_err(AnalyzeError::Input)?;
         timings.lap("load");
-        if !args.quiet {
-            for w in &trace.warnings {
-                print_warning(&path, w);
-            }
-        }
+        let warnings = trace
+            .warnings
+            .iter()
+            .map(|w| (path.clone(), w.clone()))
+            .collect();
         let aopts = AnalyzeOptions {
-            threads: args.threads.unwrap_or(0),
-            ..args.window.options()
+            threads: req.threads.unwrap_or(0),
+            window: req.window.clone(),
+            ..AnalyzeOptions::default()
         };
-        let mut a =
-            analysis::try_analyze(&trace, &aopts).map_err(|e| (2, format!("error: {e}")))?;
-        if let Some(p) = &args.ncu {
+        let mut a = analysis::try_analyze(&trace, &aopts)
+            .map_err(|e| AnalyzeError::Request(e.to_string()))?;
+        if let Some(p) = &req.ncu {
             let p = p.to_string_lossy().into_owned();
-            let n = ingest::ncu::read(&p).map_err(|e| (2, format!("error: {e}")))?;
+            let n = ingest::ncu::read(&p).map_err(AnalyzeError::Input)?;
             let steps = a.steps.steps.len();
             a.ncu = Some(analysis::ncu::joined(&trace, &a.selection, steps, &n));
         }
         timings.lap("analyze");
-        let rep = Report::new(&trace, &a);
+        let report = Report::new(&trace, &a);
         timings.lap("diagnose+report");
         drop(a);
         drop(trace);
         timings.lap("free");
-        rep
+        Analyzed {
+            report,
+            warnings,
+            ncu_alone: false,
+        }
     };
+    Ok(out)
+}
+
+fn analyze(args: AnalyzeArgs) -> Result<(), (i32, String)> {
+    if args.view.is_some() && args.format != Format::Csv {
+        return Err((2, "error: --view applies only to --format csv".into()));
+    }
+    let req = AnalyzeRequest {
+        trace: args.trace.clone(),
+        ncu: args.ncu.clone(),
+        window: args.window.spec()?,
+        threads: args.threads,
+        jobs: args.jobs,
+        rank: args.rank,
+        allow_truncated: args.allow_truncated,
+        progress: true,
+    };
+    let mut timings = crate::timings::Timings::from_env();
+    let out = analyze_request(&req, &mut timings).map_err(|e| (2, format!("error: {e}")))?;
+    if !args.quiet {
+        for (p, w) in &out.warnings {
+            print_warning(p, w);
+        }
+    }
+    if let Some(r) = &out.report.ranks {
+        // skipped files and duplicate ranks are said even with --quiet: they change the table
+        for k in &r.skipped {
+            eprintln!("warning: skipped (not in the rank table): {}", k.error);
+        }
+        for d in &r.duplicates {
+            eprintln!(
+                "warning: rank {} appears in {} files: {}",
+                d.rank,
+                d.files.len(),
+                d.files.join(", ")
+            );
+        }
+    }
+    if out.ncu_alone {
+        return render_ncu(&args, &out.report);
+    }
+    let mut rep = out.report;
     sort_ops(&mut rep, args.sort);
     if args.view == Some(View::Ranks) && rep.ranks.is_none() {
         return Err((
@@ -357,22 +465,21 @@ fn print_warning(path: &str, w: &crate::model::Warning) {
     eprintln!("warning: {}: {} ×{}{}", path, w.message, w.count, at);
 }
 
-/// `stallscope analyze FOLDER`: every rank file with at most `--jobs` at once; the report of
-/// the slowest rank (or `--rank`) with the `ranks` section.
-fn analyze_folder(args: &AnalyzeArgs, mut lopts: LoadOptions) -> Result<Report, (i32, String)> {
-    if args.ncu.is_some() {
-        return Err((
-            2,
-            "error: --ncu joins an Nsight Compute CSV to one trace, not to a folder".into(),
+/// `stallscope analyze FOLDER`: every rank file with at most `jobs` at once; the report of
+/// the slowest rank (or `rank`) with the `ranks` section.
+fn analyze_folder(req: &AnalyzeRequest, mut lopts: LoadOptions) -> Result<Analyzed, AnalyzeError> {
+    if req.ncu.is_some() {
+        return Err(AnalyzeError::Request(
+            "--ncu joins an Nsight Compute CSV to one trace, not to a folder".into(),
         ));
     }
-    let jobs = args
+    let jobs = req
         .jobs
         .unwrap_or_else(crate::multirank::default_jobs)
         .max(1);
     // one progress bar for the folder (multirank::folder_bar), not one per file; parser
     // threads share the cores
-    if args.threads.is_none() {
+    if req.threads.is_none() {
         let cores = std::thread::available_parallelism()
             .map(|n| n.get())
             .unwrap_or(1);
@@ -380,46 +487,35 @@ fn analyze_folder(args: &AnalyzeArgs, mut lopts: LoadOptions) -> Result<Report, 
     }
     let opts = crate::multirank::FolderOptions {
         load: lopts,
-        analyze: args.window.options(),
+        analyze: AnalyzeOptions {
+            window: req.window.clone(),
+            ..AnalyzeOptions::default()
+        },
         jobs,
-        rank: args.rank,
+        rank: req.rank,
     };
-    let out = crate::multirank::analyze_folder(&args.trace, &opts).map_err(|e| match e {
-        crate::multirank::FolderError::Input(e) => (2, format!("error: {e}")),
-        crate::multirank::FolderError::NoSuchRank(m) => (2, m),
+    let out = crate::multirank::analyze_folder(&req.trace, &opts).map_err(|e| match e {
+        crate::multirank::FolderError::Input(e) => AnalyzeError::Input(e),
+        crate::multirank::FolderError::NoSuchRank(m) => {
+            AnalyzeError::Request(m.strip_prefix("error: ").unwrap_or(&m).to_string())
+        }
     })?;
-    if !args.quiet {
-        for (p, w) in &out.warnings {
-            print_warning(p, w);
-        }
-    }
-    if let Some(r) = &out.report.ranks {
-        // skipped files and duplicate ranks are said even with --quiet: they change the table
-        for k in &r.skipped {
-            eprintln!("warning: skipped (not in the rank table): {}", k.error);
-        }
-        for d in &r.duplicates {
-            eprintln!(
-                "warning: rank {} appears in {} files: {}",
-                d.rank,
-                d.files.len(),
-                d.files.join(", ")
-            );
-        }
-    }
-    Ok(out.report)
+    Ok(Analyzed {
+        report: out.report,
+        warnings: out.warnings,
+        ncu_alone: false,
+    })
 }
 
 /// `stallscope analyze KERNELS.csv`: the Nsight Compute findings (weighted by ncu's own
-/// durations) and kernel table alone (table or JSON).
-fn analyze_ncu(args: &AnalyzeArgs, path: &str) -> Result<(), (i32, String)> {
-    if args.ncu.is_some() {
-        return Err((
-            2,
-            "error: --ncu joins an Nsight Compute CSV to a trace; the input is already one".into(),
+/// durations) and kernel table alone.
+fn analyze_ncu(req: &AnalyzeRequest, path: &str) -> Result<Analyzed, AnalyzeError> {
+    if req.ncu.is_some() {
+        return Err(AnalyzeError::Request(
+            "--ncu joins an Nsight Compute CSV to a trace; the input is already one".into(),
         ));
     }
-    let n = ingest::ncu::read(path).map_err(|e| (2, format!("error: {e}")))?;
+    let n = ingest::ncu::read(path).map_err(AnalyzeError::Input)?;
     // the versioned report of an empty timeline, with the ncu facts, findings and section
     let mut trace = crate::model::build::TraceBuilder::new().build();
     trace.threads.clear();
@@ -429,7 +525,15 @@ fn analyze_ncu(args: &AnalyzeArgs, path: &str) -> Result<(), (i32, String)> {
     trace.source.events = n.kernels.len() as u64;
     let mut a = analysis::analyze(&trace, &AnalyzeOptions::default());
     a.ncu = Some(analysis::ncu::standalone(&n));
-    let rep = Report::new(&trace, &a);
+    Ok(Analyzed {
+        report: Report::new(&trace, &a),
+        warnings: Vec::new(),
+        ncu_alone: true,
+    })
+}
+
+/// Writes the report of an Nsight Compute CSV alone: its findings and kernel table, or JSON.
+fn render_ncu(args: &AnalyzeArgs, rep: &Report) -> Result<(), (i32, String)> {
     let mut buf: Vec<u8> = Vec::new();
     let written = match args.format {
         Format::Table => {
@@ -441,7 +545,7 @@ fn analyze_ncu(args: &AnalyzeArgs, path: &str) -> Result<(), (i32, String)> {
                     args.output.is_none() && io::stdout().is_terminal() && !no_color
                 }
             };
-            report::terminal::write_findings(&rep, 100, color, &mut buf).and_then(|_| {
+            report::terminal::write_findings(rep, 100, color, &mut buf).and_then(|_| {
                 match &rep.ncu {
                     Some(s) => report::nvidia::write_ncu(s, args.top.unwrap_or(10), 100, &mut buf),
                     None => Ok(()),
@@ -449,7 +553,7 @@ fn analyze_ncu(args: &AnalyzeArgs, path: &str) -> Result<(), (i32, String)> {
             })
         }
         Format::Json => report::json::Json.render(
-            &rep,
+            rep,
             &report::RenderOptions {
                 top: 0,
                 color: false,
@@ -469,21 +573,23 @@ fn analyze_ncu(args: &AnalyzeArgs, path: &str) -> Result<(), (i32, String)> {
     written.map_err(|e| (1, format!("error: rendering the report: {e}")))?;
     match &args.output {
         Some(p) => std::fs::write(p, &buf).map_err(|e| (1, format!("error: {}: {e}", p.display()))),
-        None => {
-            let mut out = io::stdout().lock();
-            match out.write_all(&buf).and_then(|_| out.flush()) {
-                Err(e) if e.kind() != io::ErrorKind::BrokenPipe => {
-                    Err((1, format!("error: writing to standard output: {e}")))
-                }
-                _ => Ok(()),
-            }
-        }
+        None => write_stdout(&buf),
     }
 }
 
 /// Runs the CLI with the process arguments; returns the exit code.
 pub fn run() -> i32 {
-    let cli = match Cli::try_parse() {
+    run_with(std::env::args_os())
+}
+
+/// Runs the CLI with these arguments (the first is the program name, as in `argv`); returns
+/// the exit code. The Python module's `stallscope` command calls this in-process.
+pub fn run_with<I, T>(args: I) -> i32
+where
+    I: IntoIterator<Item = T>,
+    T: Into<std::ffi::OsString> + Clone,
+{
+    let cli = match Cli::try_parse_from(args) {
         Ok(c) => c,
         Err(e) => {
             let code = if e.use_stderr() { 2 } else { 0 };
@@ -574,32 +680,55 @@ struct WindowArgs {
 }
 
 impl WindowArgs {
-    fn spec(&self) -> crate::window::WindowSpec {
-        use crate::window::WindowSpec;
-        let base = if self.all {
-            WindowSpec::All
-        } else if let Some(s) = &self.steps {
-            s.clone()
-        } else if let Some(t) = &self.time {
-            t.clone()
-        } else {
-            WindowSpec::Auto
-        };
-        match &self.focus {
-            Some(name) => WindowSpec::Focus {
-                name: name.clone(),
-                within: Box::new(base),
-            },
-            None => base,
-        }
+    fn spec(&self) -> Result<crate::window::WindowSpec, (i32, String)> {
+        window_spec(
+            self.all,
+            self.steps.clone(),
+            self.time.clone(),
+            self.focus.clone(),
+        )
+        .map_err(|e| (2, format!("error: {e}")))
     }
 
-    fn options(&self) -> AnalyzeOptions {
-        AnalyzeOptions {
-            window: self.spec(),
+    fn options(&self) -> Result<AnalyzeOptions, (i32, String)> {
+        Ok(AnalyzeOptions {
+            window: self.spec()?,
             ..AnalyzeOptions::default()
-        }
+        })
     }
+}
+
+/// The window of `--all`, `--steps`, `--time` and `--focus` (parsed with
+/// [`crate::window::parse_steps`] and [`crate::window::parse_time`]): the steady state when
+/// none is given; a focus applies inside the others. `all`, `steps` and `time` exclude each
+/// other (an error names the two given).
+pub fn window_spec(
+    all: bool,
+    steps: Option<crate::window::WindowSpec>,
+    time: Option<crate::window::WindowSpec>,
+    focus: Option<String>,
+) -> Result<crate::window::WindowSpec, String> {
+    use crate::window::WindowSpec;
+    let base = match (all, steps, time) {
+        (true, Some(_), _) => {
+            return Err("all steps and a range of steps exclude each other".into())
+        }
+        (true, _, Some(_)) => return Err("all steps and a time range exclude each other".into()),
+        (_, Some(_), Some(_)) => {
+            return Err("a range of steps and a time range exclude each other".into())
+        }
+        (true, None, None) => WindowSpec::All,
+        (false, Some(s), None) => s,
+        (false, None, Some(t)) => t,
+        (false, None, None) => WindowSpec::Auto,
+    };
+    Ok(match focus {
+        Some(name) => WindowSpec::Focus {
+            name,
+            within: Box::new(base),
+        },
+        None => base,
+    })
 }
 
 /// Phases output formats.
@@ -698,7 +827,7 @@ fn write_stdout(buf: &[u8]) -> Result<(), (i32, String)> {
 fn phases(args: PhasesArgs) -> Result<(), (i32, String)> {
     let path = args.trace.to_string_lossy().into_owned();
     let trace = load_for(&path, args.threads, args.allow_truncated, args.quiet)?;
-    let a = analysis::try_analyze(&trace, &args.window.options())
+    let a = analysis::try_analyze(&trace, &args.window.options()?)
         .map_err(|e| (2, format!("error: {e}")))?;
     let rep = Report::new(&trace, &a);
     let mut buf: Vec<u8> = Vec::new();
@@ -735,7 +864,7 @@ fn slice(args: SliceArgs) -> Result<(), (i32, String)> {
         let trace = load_for(&path, args.threads, false, args.quiet)?;
         let all = analysis::steps::analyze_steps(&trace);
         let ann = analysis::phases::Annotations::build(&trace);
-        let w = crate::window::select(&trace, &all, &ann, &args.window.spec())
+        let w = crate::window::select(&trace, &all, &ann, &args.window.spec()?)
             .map_err(|e| (2, format!("error: {e}")))?;
         let names: Vec<String> = w
             .steps

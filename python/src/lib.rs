@@ -1,0 +1,240 @@
+//! `stallscope._native`: the Rust side of the `stallscope` Python package.
+//!
+//! It adds no analysis of its own: [`analyze`] builds the command's
+//! [`stallscope::cli::AnalyzeRequest`] from keyword arguments and runs the same
+//! [`stallscope::command::analyze_request`] in-process with the GIL released, and [`NativeReport`]
+//! hands back the report through the crate's own renderers (JSON, HTML, Markdown, the
+//! terminal's findings). [`cli`] runs the command itself, for the wheel's `stallscope` script
+//! and `python -m stallscope`. The typed Python API (`Report`, `TraceError`, DataFrames, the
+//! capture helper) lives in `python/stallscope/`.
+//!
+//! A Rust panic never crosses into Python: every entry point runs under `catch_unwind` and
+//! turns a panic into `RuntimeError`.
+
+use std::ffi::OsString;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::path::PathBuf;
+
+use pyo3::create_exception;
+use pyo3::exceptions::{PyRuntimeError, PyValueError};
+use pyo3::prelude::*;
+
+use stallscope::cli::{self as command, AnalyzeError, AnalyzeRequest};
+use stallscope::report::{self, Renderer, Report};
+
+create_exception!(
+    _native,
+    TraceError,
+    PyValueError,
+    "The input could not be read: missing, truncated, not a trace, or corrupt.\n\n\
+     `path` is the file and `offset` the byte offset in the (uncompressed) input where the \
+     problem was found, or None when it has no place."
+);
+
+/// Runs `f`, turning a Rust panic into `RuntimeError` (the message of the panic included).
+fn no_panic<T>(what: &str, f: impl FnOnce() -> T) -> PyResult<T> {
+    catch_unwind(AssertUnwindSafe(f)).map_err(|p| {
+        let msg = p
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| p.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "unknown panic".into());
+        PyRuntimeError::new_err(format!(
+            "stallscope: internal error in {what} (please report it): {msg}"
+        ))
+    })
+}
+
+/// The report of one analysis, as the command builds it before rendering.
+#[pyclass(module = "stallscope._native", name = "NativeReport", frozen)]
+struct NativeReport {
+    report: Report,
+    ncu_alone: bool,
+}
+
+impl NativeReport {
+    fn render(&self, py: Python<'_>, r: &(dyn Renderer + Sync), top: usize) -> PyResult<String> {
+        let opts = report::RenderOptions {
+            top,
+            color: false,
+            width: 100,
+        };
+        let rep = &self.report;
+        py.detach(|| {
+            no_panic("rendering", || {
+                let mut buf = Vec::new();
+                r.render(rep, &opts, &mut buf)?;
+                String::from_utf8(buf).map_err(std::io::Error::other)
+            })
+        })?
+        .map_err(|e| PyRuntimeError::new_err(format!("stallscope: rendering: {e}")))
+    }
+}
+
+#[pymethods]
+impl NativeReport {
+    /// The versioned JSON report, byte for byte what `stallscope analyze --format json`
+    /// writes (every kernel and operator row).
+    fn json(&self, py: Python<'_>) -> PyResult<String> {
+        self.render(py, &report::json::Json, 0)
+    }
+
+    /// The self-contained HTML report (`--format html`), `top` rows per table (0 = all).
+    fn html(&self, py: Python<'_>, top: usize) -> PyResult<String> {
+        if self.ncu_alone {
+            return Err(PyValueError::new_err(
+                "an Nsight Compute CSV alone has no HTML report; analyze a trace with ncu=CSV",
+            ));
+        }
+        self.render(py, &report::html::Html, top)
+    }
+
+    /// The Markdown report (`--format md`), `top` rows per table (0 = all).
+    fn markdown(&self, py: Python<'_>, top: usize) -> PyResult<String> {
+        if self.ncu_alone {
+            return Err(PyValueError::new_err(
+                "an Nsight Compute CSV alone has no Markdown report; analyze a trace with ncu=CSV",
+            ));
+        }
+        self.render(py, &report::markdown::Markdown, top)
+    }
+
+    /// The verdict and findings as the terminal report prints them, without colour,
+    /// fitted to `width` columns.
+    fn summary(&self, width: usize) -> PyResult<String> {
+        no_panic("rendering", || {
+            let mut buf = Vec::new();
+            report::terminal::write_findings(&self.report, width, false, &mut buf)?;
+            String::from_utf8(buf).map_err(std::io::Error::other)
+        })?
+        .map_err(|e| PyRuntimeError::new_err(format!("stallscope: rendering: {e}")))
+    }
+
+    /// The header of `stallscope analyze --format csv --view VIEW` (`steps`, `kernels`, `ops`,
+    /// `phases`, `ranks`): the column names of the Python tables.
+    fn csv_columns(&self, view: &str) -> PyResult<Vec<String>> {
+        use report::csv::View;
+        let view = match view {
+            "steps" => View::Steps,
+            "kernels" => View::Kernels,
+            "ops" => View::Ops,
+            "phases" => View::Phases,
+            "ranks" => View::Ranks,
+            _ => return Err(PyValueError::new_err(format!("no CSV view {view:?}"))),
+        };
+        let opts = report::RenderOptions {
+            top: 1,
+            color: false,
+            width: 100,
+        };
+        let mut buf = Vec::new();
+        no_panic("rendering", || {
+            report::csv::Csv { view }.render(&self.report, &opts, &mut buf)
+        })?
+        .map_err(|e| PyRuntimeError::new_err(format!("stallscope: rendering: {e}")))?;
+        let text = String::from_utf8_lossy(&buf);
+        let header = text.split("\r\n").next().unwrap_or_default();
+        Ok(header.split(',').map(str::to_string).collect())
+    }
+
+    /// True when the input was an Nsight Compute CSV alone (findings and `ncu` only).
+    #[getter]
+    fn ncu_alone(&self) -> bool {
+        self.ncu_alone
+    }
+}
+
+/// Parses a window bound with the command's parser; a bad value is `ValueError`.
+fn parse_window(
+    s: Option<&str>,
+    parse: fn(&str) -> Result<stallscope::window::WindowSpec, String>,
+    what: &str,
+) -> PyResult<Option<stallscope::window::WindowSpec>> {
+    s.map(|s| parse(s).map_err(|e| PyValueError::new_err(format!("{what}={s:?}: {e}"))))
+        .transpose()
+}
+
+/// Analyzes `path` like `stallscope analyze` and returns the report (operators by device
+/// self time, every row). `steps` and `time` are the command's `A..B` strings.
+#[pyfunction]
+#[pyo3(signature = (path, *, steps=None, time=None, focus=None, all_steps=false, ncu=None,
+    threads=None, jobs=None, rank=None, allow_truncated=false))]
+#[allow(clippy::too_many_arguments)]
+fn analyze(
+    py: Python<'_>,
+    path: PathBuf,
+    steps: Option<&str>,
+    time: Option<&str>,
+    focus: Option<String>,
+    all_steps: bool,
+    ncu: Option<PathBuf>,
+    threads: Option<usize>,
+    jobs: Option<usize>,
+    rank: Option<i64>,
+    allow_truncated: bool,
+) -> PyResult<NativeReport> {
+    if threads == Some(0) || jobs == Some(0) {
+        return Err(PyValueError::new_err(
+            "threads and jobs must be at least 1 (None uses every core)",
+        ));
+    }
+    let window = command::window_spec(
+        all_steps,
+        parse_window(steps, stallscope::window::parse_steps, "steps")?,
+        parse_window(time, stallscope::window::parse_time, "time")?,
+        focus,
+    )
+    .map_err(PyValueError::new_err)?;
+    let req = AnalyzeRequest {
+        trace: path,
+        ncu,
+        window,
+        threads,
+        jobs,
+        rank,
+        allow_truncated,
+        progress: false,
+    };
+    let out = py.detach(|| {
+        no_panic("analyze", || {
+            let mut timings = stallscope::timings::Timings::from_env();
+            command::analyze_request(&req, &mut timings).map(|mut a| {
+                command::sort_ops(&mut a.report, command::OpSort::DeviceSelf);
+                a
+            })
+        })
+    })?;
+    match out {
+        Ok(a) => Ok(NativeReport {
+            report: a.report,
+            ncu_alone: a.ncu_alone,
+        }),
+        Err(AnalyzeError::Input(e)) => {
+            let err = TraceError::new_err(e.to_string());
+            let value = err.value(py);
+            value.setattr("path", &e.path)?;
+            value.setattr("offset", e.offset)?;
+            value.setattr("reason", &e.message)?;
+            Err(err)
+        }
+        Err(AnalyzeError::Request(m)) => Err(PyValueError::new_err(m)),
+    }
+}
+
+/// Runs the `stallscope` command in this process with `argv` (program name first) and
+/// returns its exit code; output goes to the process' standard output and error.
+#[pyfunction]
+fn cli(py: Python<'_>, argv: Vec<OsString>) -> PyResult<i32> {
+    py.detach(|| no_panic("the command", || command::run_with(argv)))
+}
+
+/// The Rust extension of the `stallscope` package; use the `stallscope` module instead.
+#[pymodule]
+fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(analyze, m)?)?;
+    m.add_function(wrap_pyfunction!(cli, m)?)?;
+    m.add_class::<NativeReport>()?;
+    m.add("TraceError", m.py().get_type::<TraceError>())?;
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    Ok(())
+}

@@ -1,0 +1,34 @@
+"""Type stubs of the Rust extension module (python/src/lib.rs)."""
+
+__version__: str
+
+class TraceError(ValueError):
+    """The input could not be read: missing, truncated, not a trace, or corrupt."""
+
+    path: str
+    offset: int | None
+    reason: str
+
+class NativeReport:
+    @property
+    def ncu_alone(self) -> bool: ...
+    def json(self) -> str: ...
+    def html(self, top: int) -> str: ...
+    def markdown(self, top: int) -> str: ...
+    def summary(self, width: int) -> str: ...
+    def csv_columns(self, view: str) -> list[str]: ...
+
+def analyze(
+    path: str,
+    *,
+    steps: str | None = None,
+    time: str | None = None,
+    focus: str | None = None,
+    all_steps: bool = False,
+    ncu: str | None = None,
+    threads: int | None = None,
+    jobs: int | None = None,
+    rank: int | None = None,
+    allow_truncated: bool = False,
+) -> NativeReport: ...
+def cli(argv: list[str]) -> int: ...
