@@ -59,6 +59,11 @@ enum Command {
     /// chrome://tracing open.
     #[command(after_help = SLICE_HELP)]
     Slice(SliceArgs),
+    /// Serve the analyses to coding agents: a Model Context Protocol server on standard input
+    /// and output (tools analyze, kernels, ops, phases, steps, explain_finding, slice).
+    #[cfg(feature = "mcp")]
+    #[command(after_help = MCP_HELP)]
+    Mcp(McpArgs),
 }
 
 /// Output formats.
@@ -486,6 +491,8 @@ pub fn run() -> i32 {
         Command::Analyze(a) => analyze(a),
         Command::Phases(a) => phases(a),
         Command::Slice(a) => slice(a),
+        #[cfg(feature = "mcp")]
+        Command::Mcp(a) => return mcp(a),
     };
     match result {
         Ok(()) => 0,
@@ -539,6 +546,57 @@ input is streamed (memory stays far below the file size); output is gzip when it
 
 Window (all commands): by default the steady state; see `analyze --help`.";
 
+#[cfg(feature = "mcp")]
+const MCP_HELP: &str = "\
+Configure it in your MCP client (it starts the server itself):
+  claude mcp add stallscope -- stallscope mcp          # Claude Code
+  {\"mcpServers\": {\"stallscope\": {\"command\": \"stallscope\", \"args\": [\"mcp\"]}}}
+                                                       # Cursor (.cursor/mcp.json) and others
+
+The server reads only trace files under the client's MCP roots (when the client offers roots),
+else under its working directory, or under the --root folders when given; it writes only into
+a temporary folder, or to a .json/.json.gz output the client names under those folders.
+Analyses are cached per file (path, size, modification time) and window. Tools and their
+input schemas: docs/mcp.md. Standard output carries the protocol; messages go to stderr.";
+
+/// `stallscope mcp` options.
+#[cfg(feature = "mcp")]
+#[derive(clap::Args, Debug)]
+struct McpArgs {
+    /// Allow reading traces under DIR (repeatable). Default: the client's roots, else the
+    /// working directory.
+    #[arg(long, value_name = "DIR")]
+    root: Vec<PathBuf>,
+
+    /// Reports kept in memory at most.
+    #[arg(long, value_name = "N", default_value_t = 16)]
+    cache_entries: usize,
+
+    /// Estimated memory of the kept reports at most, MB (0 keeps none).
+    #[arg(long, value_name = "MB", default_value_t = 512)]
+    cache_mb: usize,
+
+    /// Parser and analysis threads per call (default: all cores).
+    #[arg(long, value_name = "N", value_parser = parse_threads)]
+    threads: Option<usize>,
+}
+
+#[cfg(feature = "mcp")]
+fn mcp(args: McpArgs) -> i32 {
+    for r in &args.root {
+        if !r.is_dir() {
+            eprintln!("error: --root {}: not a folder", r.display());
+            return 2;
+        }
+    }
+    crate::mcp::serve(crate::mcp::ServeOptions {
+        roots: args.root,
+        cache_entries: args.cache_entries,
+        cache_bytes: args.cache_mb.saturating_mul(1 << 20),
+        threads: args.threads,
+    })
+}
+
 /// Window selection flags shared by `analyze`, `phases` and `slice`.
 #[derive(clap::Args, Debug, Clone, Default)]
 #[command(next_help_heading = "Window", after_long_help = WINDOW_HELP)]
@@ -562,23 +620,12 @@ struct WindowArgs {
 
 impl WindowArgs {
     fn spec(&self) -> crate::window::WindowSpec {
-        use crate::window::WindowSpec;
-        let base = if self.all {
-            WindowSpec::All
-        } else if let Some(s) = &self.steps {
-            s.clone()
-        } else if let Some(t) = &self.time {
-            t.clone()
-        } else {
-            WindowSpec::Auto
-        };
-        match &self.focus {
-            Some(name) => WindowSpec::Focus {
-                name: name.clone(),
-                within: Box::new(base),
-            },
-            None => base,
-        }
+        crate::window::WindowSpec::compose(
+            self.all,
+            self.steps.clone(),
+            self.time.clone(),
+            self.focus.clone(),
+        )
     }
 
     fn options(&self) -> AnalyzeOptions {
@@ -718,29 +765,17 @@ fn slice(args: SliceArgs) -> Result<(), (i32, String)> {
             "error: slice reads its input twice and needs a file, not standard input".into(),
         ));
     }
-    let (plan, steps_desc) = {
+    let wp = {
         let trace = load_for(&path, args.threads, false, args.quiet)?;
-        let all = analysis::steps::analyze_steps(&trace);
-        let ann = analysis::phases::Annotations::build(&trace);
-        let w = crate::window::select(&trace, &all, &ann, &args.window.spec())
-            .map_err(|e| (2, format!("error: {e}")))?;
-        let names: Vec<String> = w
-            .steps
-            .iter()
-            .filter_map(|&i| all.steps.get(i).map(|s| s.name.clone()))
-            .collect();
-        let desc = match (names.first(), names.last()) {
-            (Some(f), Some(l)) if names.len() > 1 => format!("{} steps, {f} … {l}", names.len()),
-            (Some(f), _) => f.clone(),
-            _ => "no step".into(),
-        };
-        for e in &w.excluded {
-            if !args.quiet && !e.reason.starts_with("not selected") {
-                eprintln!("excluded {}: {}", e.step, e.reason);
-            }
-        }
-        (crate::slice::plan(&trace, &all, &w), desc)
+        crate::slice::plan_window(&trace, &args.window.spec())
+            .map_err(|e| (2, format!("error: {e}")))?
     };
+    for e in &wp.excluded {
+        if !args.quiet && !e.reason.starts_with("not selected") {
+            eprintln!("excluded {}: {}", e.step, e.reason);
+        }
+    }
+    let (plan, steps_desc) = (wp.plan, wp.steps_desc);
     let stats = crate::slice::slice_file(&args.trace, &args.output, &plan)
         .map_err(|e| (2, format!("error: {e}")))?;
     eprintln!(

@@ -6,11 +6,14 @@
 //! [`analysis`] (pure functions from model to serializable facts) → [`report`] (renderers
 //! that format, never compute) → `cli`. [`multirank`] runs that pipeline over a folder of
 //! per-rank traces, a few ranks at a time. [`slice`] writes a window back out as a smaller trace.
+//! `mcp` (feature `mcp`, on by default) is a second front end beside `cli`: an MCP server.
 
 pub mod analysis;
 pub mod cli;
 pub mod diagnose;
 pub mod ingest;
+#[cfg(feature = "mcp")]
+pub mod mcp;
 pub mod model;
 pub mod multirank;
 pub mod par;

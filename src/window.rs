@@ -102,6 +102,31 @@ pub enum WindowSpec {
     },
 }
 
+impl WindowSpec {
+    /// The window of the front ends' options: `all`, else `steps`, else `time`, else the
+    /// steady state; inside annotations named `focus` when given. The caller rejects
+    /// `all` with `steps` or `time`, and `steps` with `time`.
+    pub fn compose(
+        all: bool,
+        steps: Option<WindowSpec>,
+        time: Option<WindowSpec>,
+        focus: Option<String>,
+    ) -> WindowSpec {
+        let base = if all {
+            WindowSpec::All
+        } else {
+            steps.or(time).unwrap_or(WindowSpec::Auto)
+        };
+        match focus {
+            Some(name) => WindowSpec::Focus {
+                name,
+                within: Box::new(base),
+            },
+            None => base,
+        }
+    }
+}
+
 fn fmt_us_arg(ns: Ns) -> String {
     if ns % 1000 == 0 {
         format!("{}", ns / 1000)
