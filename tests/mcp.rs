@@ -1,6 +1,6 @@
 //! `stallscope mcp`.
 //!
-//! * End to end with the official Python MCP client (`tests/mcp/test_mcp.py`, PyPI `mcp`): the
+//! * End to end with the official Python MCP client (`tests/mcp_e2e/mcp_client.py`, PyPI `mcp`): the
 //!   server as a client starts it, its tools, answers equal to the command line's, tool errors
 //!   for truncated files and paths outside the roots, the cache (timed, printed). The Python is
 //!   `$STALLSCOPE_MCP_PYTHON`, else `python3` when it imports `mcp`; without one the test
@@ -53,7 +53,7 @@ fn python_client_end_to_end() {
     let Some(py) = python_with_mcp() else {
         return;
     };
-    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/mcp/test_mcp.py");
+    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/mcp_e2e/mcp_client.py");
     let out = Command::new(py)
         .arg(script)
         .args(["--bin", env!("CARGO_BIN_EXE_stallscope"), "--sample"])

@@ -2,7 +2,7 @@
 
 Run by tests/mcp_client.rs (cargo test), or by hand:
 
-    python tests/mcp/test_mcp.py --bin target/release/stallscope \
+    python tests/mcp_e2e/mcp_client.py --bin target/release/stallscope \
         --sample samples/resnet50_v100_num_workers_0.pt.trace.json.gz
 
 Starts the server as a client does (a subprocess on stdio), lists its tools, and checks the
@@ -29,11 +29,20 @@ import tempfile
 import time
 from pathlib import Path
 
-from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 from mcp_types import ListRootsResult, Root
 
-EXPECTED_TOOLS = {"analyze", "kernels", "ops", "phases", "steps", "explain_finding", "slice"}
+from mcp import Client
+
+EXPECTED_TOOLS = {
+    "analyze",
+    "kernels",
+    "ops",
+    "phases",
+    "steps",
+    "explain_finding",
+    "slice",
+}
 
 
 def check(cond: bool, what: str) -> None:
@@ -52,7 +61,9 @@ def cli_json(binary: str, trace: Path) -> dict:
 
 
 def cli_error(binary: str, trace: Path) -> str:
-    out = subprocess.run([binary, "analyze", str(trace)], capture_output=True, text=True)
+    out = subprocess.run(
+        [binary, "analyze", str(trace)], check=False, capture_output=True, text=True
+    )
     check(out.returncode == 2, f"the CLI exits 2 on {trace}, got {out.returncode}")
     return out.stderr.strip()
 
@@ -86,25 +97,39 @@ async def main_session(binary: str, work: Path, sample: Path, outside: Path) -> 
         names = {t.name for t in tools.tools}
         print(f"tools: {sorted(names)}")
         check(EXPECTED_TOOLS <= names, f"missing tools: {EXPECTED_TOOLS - names}")
+        docs = (Path(__file__).resolve().parents[2] / "docs" / "mcp.md").read_text()
         for t in tools.tools:
             check(t.input_schema.get("type") == "object", f"{t.name}: input schema")
-            check("path" in t.input_schema.get("properties", {}), f"{t.name}: no path input")
+            props = t.input_schema.get("properties", {})
+            check("path" in props, f"{t.name}: no path input")
+            for name in [t.name, *props]:
+                check(f"`{name}`" in docs, f"docs/mcp.md does not document `{name}`")
 
         # analyze: same verdict and findings as the command line; then from the cache
         r, first_ms = await call(client, "analyze", {"path": "sample.json.gz"})
         a = expect_ok(r, "analyze")
-        check(a["verdict"] == expected["verdict"], f"verdict {a['verdict']!r} != CLI {expected['verdict']!r}")
         check(
-            [f["id"] for f in a["findings"]] == [f["id"] for f in expected["findings"]][: len(a["findings"])],
+            a["verdict"] == expected["verdict"],
+            f"verdict {a['verdict']!r} != CLI {expected['verdict']!r}",
+        )
+        check(
+            [f["id"] for f in a["findings"]]
+            == [f["id"] for f in expected["findings"]][: len(a["findings"])],
             "finding ids differ from the CLI's",
         )
-        check(a["headline"]["step_time_us"] == expected["step_time_us"], "step time differs")
+        check(
+            a["headline"]["step_time_us"] == expected["step_time_us"],
+            "step time differs",
+        )
         check(a["cached"] is False, "the first analyze was cached")
         size = len(r.content[0].text)
         check(size < 20_000, f"the summary is {size} bytes, too large for an agent")
         r, second_ms = await call(client, "analyze", {"path": "sample.json.gz"})
         b = expect_ok(r, "analyze again")
-        check(b["cached"] is True, "the second analyze of the same trace was not served from the cache")
+        check(
+            b["cached"] is True,
+            "the second analyze of the same trace was not served from the cache",
+        )
         check(b["verdict"] == a["verdict"], "the cached verdict differs")
         print(
             f"analyze {sample.name}: first call {first_ms:.1f} ms (read + analysis), "
@@ -125,46 +150,110 @@ async def main_session(binary: str, work: Path, sample: Path, outside: Path) -> 
         print(f"kernels top=5: {ms:.1f} ms (cache), first: {k['rows'][0]['name'][:60]}")
 
         # sort and filter
-        r, _ = await call(client, "ops", {"path": "sample.json.gz", "top": 3, "sort": "calls"})
+        r, _ = await call(
+            client, "ops", {"path": "sample.json.gz", "top": 3, "sort": "calls"}
+        )
         o = expect_ok(r, "ops sort=calls")
         calls = [x["calls"] for x in o["rows"]]
-        check(calls == sorted(calls, reverse=True) and len(calls) == 3, f"ops by calls: {calls}")
-        check(calls[0] == max(x["calls"] for x in expected["ops"]), "ops sort: not the most called op")
-        r, _ = await call(client, "kernels", {"path": "sample.json.gz", "top": 0, "filter": "GEMM"})
+        check(
+            calls == sorted(calls, reverse=True) and len(calls) == 3,
+            f"ops by calls: {calls}",
+        )
+        check(
+            calls[0] == max(x["calls"] for x in expected["ops"]),
+            "ops sort: not the most called op",
+        )
+        r, _ = await call(
+            client, "kernels", {"path": "sample.json.gz", "top": 0, "filter": "GEMM"}
+        )
         f = expect_ok(r, "kernels filter")
         want = [x["name"] for x in expected["kernels"] if "gemm" in x["name"].lower()]
-        check([x["name"] for x in f["rows"]] == want, "kernels filter differs from the CLI's table")
-        r, _ = await call(client, "steps", {"path": "sample.json.gz", "all": True, "top": 0})
+        check(
+            [x["name"] for x in f["rows"]] == want,
+            "kernels filter differs from the CLI's table",
+        )
+        r, _ = await call(
+            client, "steps", {"path": "sample.json.gz", "all": True, "top": 0}
+        )
         s = expect_ok(r, "steps all")
-        check(s["rows_total"] == len(s["rows"]) >= len(expected["steps"]), "steps --all")
-        msg = expect_error((await call(client, "ops", {"path": "sample.json.gz", "sort": "nope"}))[0], "bad sort")
+        check(
+            s["rows_total"] == len(s["rows"]) >= len(expected["steps"]), "steps --all"
+        )
+        msg = expect_error(
+            (await call(client, "ops", {"path": "sample.json.gz", "sort": "nope"}))[0],
+            "bad sort",
+        )
         check("calls" in msg, f"the sort error lists the columns: {msg}")
 
         # explain_finding: full evidence and Perfetto timestamps
         fid = expected["findings"][0]["id"]
-        r, _ = await call(client, "explain_finding", {"path": "sample.json.gz", "id": fid})
+        r, _ = await call(
+            client, "explain_finding", {"path": "sample.json.gz", "id": fid}
+        )
         e = expect_ok(r, "explain_finding")
         full = e["findings"][0]
-        check(full["evidence"]["facts"] == expected["findings"][0]["evidence"]["facts"], "evidence differs")
+        check(
+            full["evidence"]["facts"] == expected["findings"][0]["evidence"]["facts"],
+            "evidence differs",
+        )
         for loc in full["evidence"]["locations"]:
             want_ts = expected["source"]["trace_start_us"] + loc["start_us"]
-            check(abs(loc["ts_us"] - want_ts) < 1e-3, "ts_us is not trace_start_us + start_us")
+            check(
+                abs(loc["ts_us"] - want_ts) < 1e-3,
+                "ts_us is not trace_start_us + start_us",
+            )
         print(f"explain_finding {fid}: {len(full['evidence']['locations'])} locations")
-        expect_error((await call(client, "explain_finding", {"path": "sample.json.gz", "id": "nope"}))[0], "bad id")
+        expect_error(
+            (
+                await call(
+                    client, "explain_finding", {"path": "sample.json.gz", "id": "nope"}
+                )
+            )[0],
+            "bad id",
+        )
 
         # slice: a small trace in the server's temporary folder, readable by the CLI
         r, _ = await call(client, "slice", {"path": "sample.json.gz", "steps": "6..7"})
         sl = expect_ok(r, "slice")
         out = Path(sl["output"])
-        check(out.is_file() and str(out).startswith(tempfile.gettempdir()), f"slice output {out}")
+        check(
+            out.is_file() and str(out).startswith(tempfile.gettempdir()),
+            f"slice output {out}",
+        )
         check(sl["events_out"] < sl["events_in"], "the slice is not smaller")
         sliced = cli_json(binary, out)
-        check([x["name"] for x in sliced["steps"]] == ["ProfilerStep#6", "ProfilerStep#7"], "slice steps")
-        r, _ = await call(client, "slice", {"path": "sample.json.gz", "steps": "6", "output": "s6.json"})
-        check(Path(expect_ok(r, "slice to output")["output"]) == (work / "s6.json").resolve(), "named output")
-        print(f"slice steps 6..7: {sl['events_out']} of {sl['events_in']} events -> {out}")
-        expect_error((await call(client, "slice", {"path": "sample.json.gz", "output": "../x.json"}))[0], "slice out")
-        expect_error((await call(client, "slice", {"path": "sample.json.gz", "output": "x.py"}))[0], "slice .py")
+        check(
+            [x["name"] for x in sliced["steps"]]
+            == ["ProfilerStep#6", "ProfilerStep#7"],
+            "slice steps",
+        )
+        r, _ = await call(
+            client,
+            "slice",
+            {"path": "sample.json.gz", "steps": "6", "output": "s6.json"},
+        )
+        check(
+            Path(expect_ok(r, "slice to output")["output"])
+            == (work / "s6.json").resolve(),
+            "named output",
+        )
+        print(
+            f"slice steps 6..7: {sl['events_out']} of {sl['events_in']} events -> {out}"
+        )
+        expect_error(
+            (
+                await call(
+                    client, "slice", {"path": "sample.json.gz", "output": "../x.json"}
+                )
+            )[0],
+            "slice out",
+        )
+        expect_error(
+            (await call(client, "slice", {"path": "sample.json.gz", "output": "x.py"}))[
+                0
+            ],
+            "slice .py",
+        )
 
         # a truncated file: a tool error naming the byte offset, as the command line does
         r, _ = await call(client, "analyze", {"path": "trunc.json"})
@@ -172,19 +261,31 @@ async def main_session(binary: str, work: Path, sample: Path, outside: Path) -> 
         cli = cli_error(binary, work / "trunc.json")
         byte = re.search(r"byte \d+", cli)
         check(byte is not None, f"the CLI names no byte offset: {cli}")
-        check(byte.group(0) in msg, f"tool error {msg!r} lacks the CLI's {byte.group(0)!r}")
+        check(
+            byte.group(0) in msg,
+            f"tool error {msg!r} lacks the CLI's {byte.group(0)!r}",
+        )
         print(f"truncated: {msg}")
 
         # paths outside the allowed roots: refused (absolute, `..`, symlink), the server lives on
         for p in [str(outside), "../outside.json.gz", "escape.json.gz"]:
-            msg = expect_error((await call(client, "analyze", {"path": p}))[0], f"outside path {p}")
+            msg = expect_error(
+                (await call(client, "analyze", {"path": p}))[0], f"outside path {p}"
+            )
             check("refused" in msg, f"{p}: not refused: {msg}")
         print(f"outside the roots: {msg}")
-        for args in [{"path": "missing.json"}, {"path": "sample.json.gz", "steps": "x..y"},
-                     {"path": "sample.json.gz", "all": True, "steps": "3"}, {"path": "."}]:
+        for args in [
+            {"path": "missing.json"},
+            {"path": "sample.json.gz", "steps": "x..y"},
+            {"path": "sample.json.gz", "all": True, "steps": "3"},
+            {"path": "."},
+        ]:
             expect_error((await call(client, "analyze", args))[0], f"bad input {args}")
         r, _ = await call(client, "analyze", {"path": "sample.json.gz"})
-        check(expect_ok(r, "after errors")["cached"] is True, "the server lost its cache after errors")
+        check(
+            expect_ok(r, "after errors")["cached"] is True,
+            "the server lost its cache after errors",
+        )
 
 
 async def roots_session(binary: str, base: Path, work: Path) -> None:
@@ -194,12 +295,19 @@ async def roots_session(binary: str, base: Path, work: Path) -> None:
         return ListRootsResult(roots=[Root(uri=work.resolve().as_uri(), name="work")])
 
     params = StdioServerParameters(command=binary, args=["mcp"], cwd=str(base))
-    async with Client(params, cache=None, mode="legacy", list_roots_callback=list_roots) as client:
+    async with Client(
+        params, cache=None, mode="legacy", list_roots_callback=list_roots
+    ) as client:
         r = await client.call_tool("analyze", {"path": "sample.json.gz"})
         check(not r.is_error, f"relative to the client's root: {text_of(r)}")
         r = await client.call_tool("analyze", {"path": str(base / "outside.json.gz")})
-        check(r.is_error and "refused" in text_of(r), "a file in the working directory outside the roots")
-        print("roots: the client's root is read, the working directory outside it is refused")
+        check(
+            r.is_error and "refused" in text_of(r),
+            "a file in the working directory outside the roots",
+        )
+        print(
+            "roots: the client's root is read, the working directory outside it is refused"
+        )
 
 
 def main() -> int:
