@@ -68,6 +68,11 @@ enum Command {
     /// regression over its threshold and beyond noise, 2 on unreadable input.
     #[command(after_help = CHECK_HELP)]
     Check(CheckArgs),
+    /// Serve the analyses to coding agents: a Model Context Protocol server on standard input
+    /// and output (tools analyze, kernels, ops, phases, steps, explain_finding, slice).
+    #[cfg(feature = "mcp")]
+    #[command(after_help = MCP_HELP)]
+    Mcp(McpArgs),
 }
 
 /// Output formats.
@@ -603,6 +608,8 @@ where
         Command::Slice(a) => slice(a),
         Command::Diff(a) => diff(a),
         Command::Check(a) => check(a),
+        #[cfg(feature = "mcp")]
+        Command::Mcp(a) => return mcp(a),
     };
     match result {
         Ok(()) => 0,
@@ -658,6 +665,57 @@ input is streamed (memory stays far below the file size); output is gzip when it
 
 Window (all commands): by default the steady state; see `analyze --help`.";
 
+#[cfg(feature = "mcp")]
+const MCP_HELP: &str = "\
+Configure it in your MCP client (it starts the server itself):
+  claude mcp add stallscope -- stallscope mcp          # Claude Code
+  {\"mcpServers\": {\"stallscope\": {\"command\": \"stallscope\", \"args\": [\"mcp\"]}}}
+                                                       # Cursor (.cursor/mcp.json) and others
+
+The server reads only trace files under the client's MCP roots (when the client offers roots),
+else under its working directory, or under the --root folders when given; it writes only into
+a temporary folder, or to a .json/.json.gz output the client names under those folders.
+Analyses are cached per file (path, size, modification time) and window. Tools and their
+input schemas: docs/mcp.md. Standard output carries the protocol; messages go to stderr.";
+
+/// `stallscope mcp` options.
+#[cfg(feature = "mcp")]
+#[derive(clap::Args, Debug)]
+struct McpArgs {
+    /// Allow reading traces under DIR (repeatable). Default: the client's roots, else the
+    /// working directory.
+    #[arg(long, value_name = "DIR")]
+    root: Vec<PathBuf>,
+
+    /// Reports kept in memory at most.
+    #[arg(long, value_name = "N", default_value_t = 16)]
+    cache_entries: usize,
+
+    /// Estimated memory of the kept reports at most, MB (0 keeps none).
+    #[arg(long, value_name = "MB", default_value_t = 512)]
+    cache_mb: usize,
+
+    /// Parser and analysis threads per call (default: all cores).
+    #[arg(long, value_name = "N", value_parser = parse_threads)]
+    threads: Option<usize>,
+}
+
+#[cfg(feature = "mcp")]
+fn mcp(args: McpArgs) -> i32 {
+    for r in &args.root {
+        if !r.is_dir() {
+            eprintln!("error: --root {}: not a folder", r.display());
+            return 2;
+        }
+    }
+    crate::mcp::serve(crate::mcp::ServeOptions {
+        roots: args.root,
+        cache_entries: args.cache_entries,
+        cache_bytes: args.cache_mb.saturating_mul(1 << 20),
+        threads: args.threads,
+    })
+}
+
 /// Window selection flags shared by `analyze`, `phases` and `slice`.
 #[derive(clap::Args, Debug, Clone, Default)]
 #[command(next_help_heading = "Window", after_long_help = WINDOW_HELP)]
@@ -681,7 +739,7 @@ struct WindowArgs {
 
 impl WindowArgs {
     fn spec(&self) -> Result<crate::window::WindowSpec, (i32, String)> {
-        window_spec(
+        crate::window::WindowSpec::compose(
             self.all,
             self.steps.clone(),
             self.time.clone(),
@@ -696,39 +754,6 @@ impl WindowArgs {
             ..AnalyzeOptions::default()
         })
     }
-}
-
-/// The window of `--all`, `--steps`, `--time` and `--focus` (parsed with
-/// [`crate::window::parse_steps`] and [`crate::window::parse_time`]): the steady state when
-/// none is given; a focus applies inside the others. `all`, `steps` and `time` exclude each
-/// other (an error names the two given).
-pub fn window_spec(
-    all: bool,
-    steps: Option<crate::window::WindowSpec>,
-    time: Option<crate::window::WindowSpec>,
-    focus: Option<String>,
-) -> Result<crate::window::WindowSpec, String> {
-    use crate::window::WindowSpec;
-    let base = match (all, steps, time) {
-        (true, Some(_), _) => {
-            return Err("all steps and a range of steps exclude each other".into())
-        }
-        (true, _, Some(_)) => return Err("all steps and a time range exclude each other".into()),
-        (_, Some(_), Some(_)) => {
-            return Err("a range of steps and a time range exclude each other".into())
-        }
-        (true, None, None) => WindowSpec::All,
-        (false, Some(s), None) => s,
-        (false, None, Some(t)) => t,
-        (false, None, None) => WindowSpec::Auto,
-    };
-    Ok(match focus {
-        Some(name) => WindowSpec::Focus {
-            name,
-            within: Box::new(base),
-        },
-        None => base,
-    })
 }
 
 /// Phases output formats.
@@ -860,29 +885,17 @@ fn slice(args: SliceArgs) -> Result<(), (i32, String)> {
             "error: slice reads its input twice and needs a file, not standard input".into(),
         ));
     }
-    let (plan, steps_desc) = {
+    let wp = {
         let trace = load_for(&path, args.threads, false, args.quiet)?;
-        let all = analysis::steps::analyze_steps(&trace);
-        let ann = analysis::phases::Annotations::build(&trace);
-        let w = crate::window::select(&trace, &all, &ann, &args.window.spec()?)
-            .map_err(|e| (2, format!("error: {e}")))?;
-        let names: Vec<String> = w
-            .steps
-            .iter()
-            .filter_map(|&i| all.steps.get(i).map(|s| s.name.clone()))
-            .collect();
-        let desc = match (names.first(), names.last()) {
-            (Some(f), Some(l)) if names.len() > 1 => format!("{} steps, {f} … {l}", names.len()),
-            (Some(f), _) => f.clone(),
-            _ => "no step".into(),
-        };
-        for e in &w.excluded {
-            if !args.quiet && !e.reason.starts_with("not selected") {
-                eprintln!("excluded {}: {}", e.step, e.reason);
-            }
-        }
-        (crate::slice::plan(&trace, &all, &w), desc)
+        crate::slice::plan_window(&trace, &args.window.spec()?)
+            .map_err(|e| (2, format!("error: {e}")))?
     };
+    for e in &wp.excluded {
+        if !args.quiet && !e.reason.starts_with("not selected") {
+            eprintln!("excluded {}: {}", e.step, e.reason);
+        }
+    }
+    let (plan, steps_desc) = (wp.plan, wp.steps_desc);
     let stats = crate::slice::slice_file(&args.trace, &args.output, &plan)
         .map_err(|e| (2, format!("error: {e}")))?;
     eprintln!(
@@ -1058,7 +1071,7 @@ fn compare_sides(
     });
     let opts = crate::diff::SideOptions {
         load,
-        analyze: a.window.options(),
+        analyze: a.window.options()?,
         jobs: a.jobs.unwrap_or_else(crate::multirank::default_jobs),
     };
     let (b, f) = crate::diff::load_pair(before, after, &opts);

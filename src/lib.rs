@@ -8,12 +8,15 @@
 //! `cli`. [`multirank`] runs that pipeline over a folder of per-rank traces, a few ranks at a
 //! time. [`slice`] writes a window back out as a smaller trace. No module imports from a later
 //! stage (ARCHITECTURE.md has the order; `tests/architecture.rs` checks it).
+//! `mcp` (feature `mcp`, on by default) is a second front end beside `cli`: an MCP server.
 
 pub mod analysis;
 pub mod cli;
 pub mod diagnose;
 pub mod diff;
 pub mod ingest;
+#[cfg(feature = "mcp")]
+pub mod mcp;
 pub mod model;
 pub mod multirank;
 pub mod par;

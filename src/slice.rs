@@ -143,6 +143,41 @@ pub fn plan(trace: &Trace, steps: &StepAnalysis, window: &Window) -> SlicePlan {
     }
 }
 
+/// A plan with what it keeps, for the front ends to report.
+#[derive(Clone, Debug)]
+pub struct WindowPlan {
+    /// What to write.
+    pub plan: SlicePlan,
+    /// The kept steps: `ProfilerStep#4`, `2 steps, ProfilerStep#4 … ProfilerStep#5`, `no step`.
+    pub steps_desc: String,
+    /// Steps the window left out, and why (those merely outside `--steps` included).
+    pub excluded: Vec<crate::window::Exclusion>,
+}
+
+/// Selects the window `spec` of a loaded trace and plans its slice: the one path from a window
+/// specification to a [`SlicePlan`] for the command line and the MCP server.
+pub fn plan_window(trace: &Trace, spec: &WindowSpec) -> Result<WindowPlan, SliceError> {
+    let all = crate::analysis::steps::analyze_steps(trace);
+    let ann = crate::analysis::phases::Annotations::build(trace);
+    let w =
+        crate::window::select(trace, &all, &ann, spec).map_err(|e| SliceError(e.to_string()))?;
+    let names: Vec<&str> = w
+        .steps
+        .iter()
+        .filter_map(|&i| all.steps.get(i).map(|s| s.name.as_str()))
+        .collect();
+    let steps_desc = match (names.first(), names.last()) {
+        (Some(f), Some(l)) if names.len() > 1 => format!("{} steps, {f} … {l}", names.len()),
+        (Some(f), _) => f.to_string(),
+        _ => "no step".into(),
+    };
+    Ok(WindowPlan {
+        plan: plan(trace, &all, &w),
+        steps_desc,
+        excluded: w.excluded.clone(),
+    })
+}
+
 /// Why a slice failed.
 #[derive(Debug)]
 pub struct SliceError(pub String);

@@ -178,7 +178,7 @@ fn analyze(
             "threads and jobs must be at least 1 (None uses every core)",
         ));
     }
-    let window = command::window_spec(
+    let window = stallscope::window::WindowSpec::compose(
         all_steps,
         parse_window(steps, stallscope::window::parse_steps, "steps")?,
         parse_window(time, stallscope::window::parse_time, "time")?,

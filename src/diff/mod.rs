@@ -36,8 +36,8 @@
 //! * **Caveats** at the top: a different GPU, a different window choice, a side without steps.
 
 pub mod check;
-pub mod render;
 pub mod family;
+pub mod render;
 pub mod side;
 pub mod stats;
 

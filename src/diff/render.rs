@@ -5,12 +5,12 @@
 
 use std::io::{self, Write};
 
+use super::check::CheckResult;
+use super::{Comparison, Contributor, ItemChange, Status};
 use crate::report::html::escape as html_escape;
 use crate::report::markdown::escape as md_escape;
 use crate::report::terminal::{fmt_us, sanitize};
 use crate::text::shorten_middle;
-use super::check::CheckResult;
-use super::{Comparison, Contributor, ItemChange, Status};
 
 /// Output format of a comparison.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -107,6 +107,41 @@ pub enum WindowSpec {
     },
 }
 
+impl WindowSpec {
+    /// The window of the front ends' options (the command, the Python API, the MCP server):
+    /// `all`, else `steps`, else `time`, else the steady state; inside annotations named `focus`
+    /// when given. `all`, `steps` and `time` exclude each other: giving two is an error.
+    pub fn compose(
+        all: bool,
+        steps: Option<WindowSpec>,
+        time: Option<WindowSpec>,
+        focus: Option<String>,
+    ) -> Result<WindowSpec, String> {
+        let base = match (all, steps, time) {
+            (true, Some(_), _) => {
+                return Err("all steps and a range of steps exclude each other".into())
+            }
+            (true, _, Some(_)) => {
+                return Err("all steps and a time range exclude each other".into())
+            }
+            (_, Some(_), Some(_)) => {
+                return Err("a range of steps and a time range exclude each other".into())
+            }
+            (true, None, None) => WindowSpec::All,
+            (false, Some(s), None) => s,
+            (false, None, Some(t)) => t,
+            (false, None, None) => WindowSpec::Auto,
+        };
+        Ok(match focus {
+            Some(name) => WindowSpec::Focus {
+                name,
+                within: Box::new(base),
+            },
+            None => base,
+        })
+    }
+}
+
 fn fmt_us_arg(ns: Ns) -> String {
     if ns % 1000 == 0 {
         format!("{}", ns / 1000)

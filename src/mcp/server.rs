@@ -1,0 +1,369 @@
+//! The MCP server: tools on top of the cached reports (see the module docs of [`super`]).
+
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+
+use rmcp::handler::server::router::tool::ToolRouter;
+use rmcp::handler::server::wrapper::Parameters;
+use rmcp::model::{CallToolResult, ContentBlock, Implementation, ServerCapabilities, ServerConfig};
+use rmcp::{tool, tool_handler, tool_router, Peer, RoleServer, ServerHandler};
+use serde_json::{json, Value};
+
+use super::cache::{json_size, Key, Lru};
+use super::paths::{paths_of_uris, Roots};
+use super::tools::{self, AnalyzeInput, ExplainInput, SliceInput, Table, TableInput, WindowInput};
+use crate::analysis::{self, AnalyzeOptions};
+use crate::ingest::{self, LoadOptions};
+use crate::report::Report;
+
+/// How long the server waits for the client's `roots/list` answer.
+const ROOTS_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Settings of `stallscope mcp`.
+#[derive(Clone, Debug)]
+pub struct ServeOptions {
+    /// Allowed folders (`--root`); empty: the client's roots, else the working directory.
+    pub roots: Vec<PathBuf>,
+    /// Reports kept at most.
+    pub cache_entries: usize,
+    /// Estimated bytes of reports kept at most.
+    pub cache_bytes: usize,
+    /// Parser and analysis threads (`None`: every core).
+    pub threads: Option<usize>,
+}
+
+/// What every tool call shares.
+struct State {
+    cache: Mutex<Lru<Report>>,
+    /// `--root`: fixed, the client's roots are not asked for.
+    fixed_roots: Option<Roots>,
+    /// The working directory, when the client has no roots.
+    cwd_roots: Option<Roots>,
+    /// Where `slice` writes when no output is named (created on first use, left for the
+    /// client to open after the server has gone).
+    out_dir: PathBuf,
+    /// Slices written there.
+    slices: AtomicU64,
+    threads: Option<usize>,
+}
+
+impl State {
+    fn cache(&self) -> MutexGuard<'_, Lru<Report>> {
+        // a panic while holding the lock leaves a consistent cache (every update is one
+        // push or pop): keep serving
+        self.cache.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn load_options(&self) -> LoadOptions {
+        let mut o = LoadOptions::default();
+        if let Some(t) = self.threads {
+            o.kineto.threads = t.max(1);
+        }
+        o
+    }
+
+    /// The report of `path` over `window`, from the cache or analyzed now (and kept); true
+    /// when it came from the cache.
+    fn report(
+        &self,
+        roots: &Roots,
+        path: &str,
+        window: &WindowInput,
+    ) -> Result<(Arc<Report>, bool), String> {
+        let spec = window.spec()?;
+        let canon = roots.readable(path)?;
+        let p = canon.to_string_lossy().into_owned();
+        if ingest::ncu::looks_like(&p) {
+            return Err(format!(
+                "{p}: an Nsight Compute CSV; the MCP server reads traces (the command line \
+                 `stallscope analyze` reads ncu CSVs)"
+            ));
+        }
+        let key = Key::of(&canon, spec.to_string()).map_err(|e| format!("{p}: {e}"))?;
+        if let Some(r) = self.cache().get(&key) {
+            return Ok((r, true));
+        }
+        let trace = ingest::load(&p, &self.load_options()).map_err(|e| e.to_string())?;
+        let aopts = AnalyzeOptions {
+            window: spec,
+            threads: self.threads.unwrap_or(0),
+            ..AnalyzeOptions::default()
+        };
+        let a = analysis::try_analyze(&trace, &aopts).map_err(|e| format!("{p}: {e}"))?;
+        let rep = Arc::new(Report::new(&trace, &a));
+        drop(a);
+        drop(trace);
+        let bytes = json_size(&*rep);
+        self.cache().insert(key, rep.clone(), bytes);
+        Ok((rep, false))
+    }
+
+    /// Writes the slice of `input` and describes it.
+    fn slice(&self, roots: &Roots, input: &SliceInput) -> Result<Value, String> {
+        let spec = input.window.spec()?;
+        let canon = roots.readable(&input.path)?;
+        let p = canon.to_string_lossy().into_owned();
+        let out = match &input.output {
+            Some(o) => roots.writable(o)?,
+            None => {
+                std::fs::create_dir_all(&self.out_dir)
+                    .map_err(|e| format!("{}: {e}", self.out_dir.display()))?;
+                let stem = canon
+                    .file_name()
+                    .map(|n| n.to_string_lossy().into_owned())
+                    .unwrap_or_default();
+                let stem = stem
+                    .trim_end_matches(".gz")
+                    .trim_end_matches(".json")
+                    .to_string();
+                let n = self.slices.fetch_add(1, Ordering::Relaxed) + 1;
+                self.out_dir.join(format!("{stem}.slice{n}.json.gz"))
+            }
+        };
+        let wp = {
+            let trace = ingest::load(&p, &self.load_options()).map_err(|e| e.to_string())?;
+            crate::slice::plan_window(&trace, &spec).map_err(|e| format!("{p}: {e}"))?
+        };
+        let stats = crate::slice::slice_file(&canon, &out, &wp.plan).map_err(|e| e.to_string())?;
+        Ok(json!({
+            "output": out,
+            "source": p,
+            "window": spec.to_string(),
+            "steps": wp.steps_desc,
+            "excluded": wp.excluded.iter()
+                .filter(|e| !e.reason.starts_with("not selected"))
+                .map(|e| json!({"step": e.step, "reason": e.reason}))
+                .collect::<Vec<_>>(),
+            "events_in": stats.events_in,
+            "events_out": stats.events_out,
+            "flows_dropped": stats.flows_dropped,
+            "events_skipped": stats.skipped,
+            "bytes_out": stats.bytes_out,
+        }))
+    }
+}
+
+/// The `stallscope mcp` server.
+#[derive(Clone)]
+pub struct Server {
+    state: Arc<State>,
+    tool_router: ToolRouter<Server>,
+}
+
+fn text_error(msg: String) -> CallToolResult {
+    CallToolResult::error(vec![ContentBlock::text(msg)])
+}
+
+#[tool_router]
+impl Server {
+    /// A server with an empty cache.
+    pub fn new(opts: &ServeOptions) -> Server {
+        let cwd = std::env::current_dir().ok();
+        Server {
+            state: Arc::new(State {
+                cache: Mutex::new(Lru::new(opts.cache_entries, opts.cache_bytes)),
+                fixed_roots: if opts.roots.is_empty() {
+                    None
+                } else {
+                    Roots::new(opts.roots.iter().cloned())
+                },
+                cwd_roots: cwd.and_then(|d| Roots::new([d])),
+                out_dir: std::env::temp_dir()
+                    .join(format!("stallscope-mcp-{}", std::process::id())),
+                slices: AtomicU64::new(0),
+                threads: opts.threads,
+            }),
+            tool_router: Self::tool_router(),
+        }
+    }
+
+    /// The folders this call may read: `--root`, else the client's roots when it has any,
+    /// else the working directory. MCP roots are deprecated from protocol 2026-07-28 on
+    /// (SEP-2577: the request fails there and the working directory applies); clients of the
+    /// earlier versions, today's, answer it.
+    #[allow(deprecated)]
+    async fn roots(&self, peer: &Peer<RoleServer>) -> Result<Roots, String> {
+        if let Some(r) = &self.state.fixed_roots {
+            return Ok(r.clone());
+        }
+        let offered = peer
+            .peer_info()
+            .is_some_and(|i| i.capabilities.roots.is_some());
+        if offered {
+            let listed = tokio::time::timeout(ROOTS_TIMEOUT, peer.list_roots()).await;
+            if let Ok(Ok(list)) = listed {
+                if !list.roots.is_empty() {
+                    let dirs = paths_of_uris(list.roots.iter().map(|r| r.uri.as_str()));
+                    return Roots::new(dirs).ok_or_else(|| {
+                        "refused: none of the client's roots is an existing local folder".into()
+                    });
+                }
+            }
+        }
+        self.state
+            .cwd_roots
+            .clone()
+            .ok_or_else(|| "refused: no allowed root (the working directory is unreadable)".into())
+    }
+
+    /// Runs `work` on a blocking thread with the allowed roots; its error is the tool's error.
+    async fn run<F>(&self, peer: Peer<RoleServer>, work: F) -> CallToolResult
+    where
+        F: FnOnce(&State, &Roots) -> Result<Value, String> + Send + 'static,
+    {
+        let roots = match self.roots(&peer).await {
+            Ok(r) => r,
+            Err(e) => return text_error(e),
+        };
+        let state = self.state.clone();
+        match tokio::task::spawn_blocking(move || work(&state, &roots)).await {
+            Ok(Ok(v)) => CallToolResult::structured(v),
+            Ok(Err(msg)) => text_error(msg),
+            Err(e) => text_error(format!("internal error: {e}")),
+        }
+    }
+
+    /// A table tool.
+    async fn table(&self, peer: Peer<RoleServer>, which: Table, t: TableInput) -> CallToolResult {
+        self.run(peer, move |st, roots| {
+            let (rep, cached) = st.report(roots, &t.path, &t.window)?;
+            let mut v = tools::table(&rep, which, t.top, t.sort.as_deref(), t.filter.as_deref())?;
+            v["cached"] = json!(cached);
+            Ok(v)
+        })
+        .await
+    }
+
+    #[tool(
+        description = "Why is this PyTorch GPU workload slow? Reads a torch.profiler \
+        (Kineto .json/.json.gz) or Nsight Systems (.sqlite) trace and returns the one-line \
+        verdict, the findings ranked by the time each fix could recover per step (id, severity, \
+        title, recoverable_us, top evidence lines, advice), and the headline numbers (step \
+        time, time breakdown, GPU busy/idle, top kernels). Deterministic: the same numbers as \
+        `stallscope analyze --format json`. Window: the steady state unless all/steps/time/focus \
+        is given. `cached` says whether the analysis was reused."
+    )]
+    async fn analyze(
+        &self,
+        peer: Peer<RoleServer>,
+        Parameters(a): Parameters<AnalyzeInput>,
+    ) -> CallToolResult {
+        self.run(peer, move |st, roots| {
+            let (rep, cached) = st.report(roots, &a.path, &a.window)?;
+            let mut v = if a.detail {
+                tools::detail(&rep)?
+            } else {
+                tools::summary(&rep)?
+            };
+            v["cached"] = json!(cached);
+            Ok(v)
+        })
+        .await
+    }
+
+    #[tool(
+        description = "The kernel table of a trace's window: name, category, calls, \
+        total/mean/min/max µs, share of kernel time, occupancy, tensor cores. Default order: \
+        total time."
+    )]
+    async fn kernels(
+        &self,
+        peer: Peer<RoleServer>,
+        Parameters(t): Parameters<TableInput>,
+    ) -> CallToolResult {
+        self.table(peer, Table::Kernels, t).await
+    }
+
+    #[tool(
+        description = "The operator (aten op) table of a trace's window: calls, host \
+        self/total µs, device self/total µs. Default order: device self time."
+    )]
+    async fn ops(
+        &self,
+        peer: Peer<RoleServer>,
+        Parameters(t): Parameters<TableInput>,
+    ) -> CallToolResult {
+        self.table(peer, Table::Ops, t).await
+    }
+
+    #[tool(
+        description = "The annotation phases (record_function ranges, nn.Modules) of a \
+        trace's window, depth-first: path, calls, CPU µs, device activities launched and their \
+        GPU µs, GPU span share, backward share, top kernels. `filter` matches the path."
+    )]
+    async fn phases(
+        &self,
+        peer: Peer<RoleServer>,
+        Parameters(t): Parameters<TableInput>,
+    ) -> CallToolResult {
+        self.table(peer, Table::Phases, t).await
+    }
+
+    #[tool(
+        description = "The steps (ProfilerStep#N) of a trace's window in time order, each \
+        with its start, duration and time breakdown (kernel, memcpy, memset, communication, \
+        runtime, dataloader, cpu_exec, other; sort e.g. by `breakdown_us.dataloader`)."
+    )]
+    async fn steps(
+        &self,
+        peer: Peer<RoleServer>,
+        Parameters(t): Parameters<TableInput>,
+    ) -> CallToolResult {
+        self.table(peer, Table::Steps, t).await
+    }
+
+    #[tool(
+        description = "One finding of `analyze` in full: every evidence fact, the metrics \
+        behind it, the basis of its recoverable time, all advice, and the locations to open \
+        (gaps, kernels, syncs...) with their step, start_us (from the trace start, as \
+        Perfetto shows it) and ts_us (the `ts` in the trace file)."
+    )]
+    async fn explain_finding(
+        &self,
+        peer: Peer<RoleServer>,
+        Parameters(e): Parameters<ExplainInput>,
+    ) -> CallToolResult {
+        self.run(peer, move |st, roots| {
+            let (rep, cached) = st.report(roots, &e.path, &e.window)?;
+            let mut v = tools::explain(&rep, &e.id)?;
+            v["cached"] = json!(cached);
+            Ok(v)
+        })
+        .await
+    }
+
+    #[tool(
+        description = "Writes a small, valid Kineto trace of one window (steps, time range \
+        or focus; default the steady state) that Perfetto opens, and returns its path: a new \
+        .json.gz in the server's temporary folder, or `output` under the allowed roots."
+    )]
+    async fn slice(
+        &self,
+        peer: Peer<RoleServer>,
+        Parameters(s): Parameters<SliceInput>,
+    ) -> CallToolResult {
+        self.run(peer, move |st, roots| st.slice(roots, &s)).await
+    }
+
+    // diff (issue 16, built in parallel): a `diff` tool taking `before` and `after` trace
+    // paths (plus the window) goes here once the diff module has landed: both reports through
+    // `State::report` (cached, path-checked), the diff module's result formatted as JSON.
+}
+
+#[tool_handler(router = self.tool_router)]
+impl ServerHandler for Server {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(Implementation::new("stallscope", env!("CARGO_PKG_VERSION")))
+            .with_instructions(
+                "stallscope answers why a PyTorch GPU workload is slow, from its profiler \
+                 trace, deterministically. Start with `analyze` (verdict and ranked findings); \
+                 then `explain_finding` for one finding's evidence and timestamps, the table \
+                 tools (`kernels`, `ops`, `phases`, `steps`) for details, `slice` for a small \
+                 trace to open in Perfetto. Paths must lie under the client's roots or the \
+                 server's working directory. Reports are cached per file and window.",
+            )
+    }
+}
