@@ -61,8 +61,12 @@ fn python_client_end_to_end() {
         .output()
         .unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
-    // the measurements, in the test's output
-    println!("{stdout}");
+    // the measurements (first and cached call), in the output of `cargo test` itself: written
+    // to the process's stderr, which the test harness does not capture
+    {
+        use std::io::Write;
+        let _ = std::io::stderr().lock().write_all(stdout.as_bytes());
+    }
     assert!(
         out.status.success() && stdout.contains("MCP END-TO-END OK"),
         "exit {:?}\n{stdout}\n{}",
