@@ -345,6 +345,68 @@ pub fn uses_tensor_cores(name: &str) -> bool {
         )
 }
 
+/// The precision a GEMM/convolution works in, as far as a name or an operator's recorded
+/// input types say.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Precision {
+    /// 16 bits or fewer: bf16, fp16, fp8, fp4, int8 (never an FP32 matmul, tensor cores or not:
+    /// GEMV kernels do not use them and need not).
+    Low(&'static str),
+    /// FP32 (or TF32-eligible FP32 inputs).
+    Fp32(&'static str),
+}
+
+/// Fragments (lower case) of low-precision kernel names and dtype spellings: `__nv_bfloat16`,
+/// `c10::BFloat16`, `Half`, `bf16`, `fp16`/`f16`, `e4m3`/`e5m2`/`fp8`, `fp4`/`e2m1`/`mxfp`,
+/// `int8`.
+const LOW_PRECISION: &[(&str, &str)] = &[
+    ("bfloat16", "bf16"),
+    ("bf16", "bf16"),
+    ("half", "fp16"),
+    ("f16", "fp16"),
+    ("e4m3", "fp8"),
+    ("e5m2", "fp8"),
+    ("fp8", "fp8"),
+    ("float8", "fp8"),
+    ("e2m1", "fp4"),
+    ("fp4", "fp4"),
+    ("mxfp", "fp4"),
+    ("int8", "int8"),
+    ("i8i8", "int8"),
+    ("s8s8", "int8"),
+    ("signed char", "int8"),
+];
+
+/// Fragments (lower case) of FP32 GEMM/convolution kernel names: cuBLAS `sgemm`/`sgemv`,
+/// cuDNN `scudnn`, CUTLASS/cuBLASLt `f32f32` and `ffma`, `fp32`, and a `float` template
+/// argument (`gemv2T_kernel_val<int, int, float, …>`, `dgrad_engine<float, …>`).
+const FP32_NAME: &[&str] = &[
+    "sgemm", "sgemv", "scudnn", "f32f32", "ffma", "fp32", "tf32", "<float", "float,", "float>",
+];
+
+/// Precision of a GEMM/convolution kernel from its name, `None` when the name does not say.
+/// Low-precision evidence wins: a bf16 GEMV accumulates in `float` and names it too.
+pub fn name_precision(name: &str) -> Option<Precision> {
+    let l = name.to_ascii_lowercase();
+    if let Some((_, p)) = LOW_PRECISION.iter().find(|(f, _)| l.contains(f)) {
+        return Some(Precision::Low(p));
+    }
+    FP32_NAME
+        .iter()
+        .find(|f| l.contains(*f))
+        .map(|f| Precision::Fp32(f.trim_matches(|c| c == '<' || c == ',' || c == '>')))
+}
+
+/// Precision of an operator call from its recorded `Input type` text (`["float", "float"]`,
+/// `["c10::BFloat16", …]`), `None` when no tensor input names a floating or int8 type.
+pub fn types_precision(types: &str) -> Option<Precision> {
+    let l = types.to_ascii_lowercase();
+    if let Some((_, p)) = LOW_PRECISION.iter().find(|(f, _)| l.contains(f)) {
+        return Some(Precision::Low(p));
+    }
+    l.contains("\"float\"").then_some(Precision::Fp32("float"))
+}
+
 /// The TensorBoard plugin's own (2021) tensor-core test, for peer-compatible figures.
 pub fn uses_tensor_cores_tb(name: &str) -> bool {
     has(name, TB_TC_PATTERNS)
@@ -490,6 +552,41 @@ mod tests {
         ] {
             assert!(!is_communication(name), "{name}");
         }
+    }
+
+    #[test]
+    fn precision_from_names_and_types() {
+        use Precision::*;
+        assert_eq!(name_precision("volta_sgemm_128x64_nn"), Some(Fp32("sgemm")));
+        assert_eq!(
+            name_precision("void gemv2T_kernel_val<int, int, float, float, float, float, 128>"),
+            Some(Fp32("float"))
+        );
+        // a bf16 GEMV names its float accumulator too: bf16 wins
+        assert_eq!(
+            name_precision(
+                "void gemv2T_kernel_val<int, int, __nv_bfloat16, __nv_bfloat16, float, float>"
+            ),
+            Some(Low("bf16"))
+        );
+        assert_eq!(
+            name_precision("void gemvx::kernel<int, int, __half, __half, float, false>"),
+            Some(Low("fp16"))
+        );
+        assert_eq!(
+            name_precision("sm90_xmma_gemm_e4m3e4m3_e4m3f32_f32_tn_n"),
+            Some(Low("fp8"))
+        );
+        assert_eq!(name_precision("my_custom_matmul_kernel"), None);
+        assert_eq!(
+            types_precision(r#"["c10::BFloat16", "c10::BFloat16", ""]"#),
+            Some(Low("bf16"))
+        );
+        assert_eq!(
+            types_precision(r#"["float", "float"]"#),
+            Some(Fp32("float"))
+        );
+        assert_eq!(types_precision(r#"["long int", ""]"#), None);
     }
 
     #[test]

@@ -7,7 +7,7 @@
 use crate::analysis::fast::{HashMap, NameMemo};
 
 use super::{count, fmt_ns, fmt_us, pct, short, Evidence, Facts, Finding, Severity};
-use crate::analysis::classify::{self, KernelCategory};
+use crate::analysis::classify::{self, KernelCategory, Precision};
 use crate::analysis::devices_db::{self, DeviceSpec};
 use crate::model::{CpuKind, GpuKind, NameId, Ns, Trace, NONE};
 
@@ -346,6 +346,12 @@ fn fp32_matmul(f: &Facts, claims: &mut Claims) -> Option<Finding> {
     let mut fp64 = NameMemo::new(trace, is_fp64);
     let mut spec_used: Option<&'static DeviceSpec> = None;
     let mut any_unknown = false;
+    let mut name_prec = NameMemo::new(trace, classify::name_precision);
+    let mut types_prec: HashMap<NameId, Option<Precision>> = HashMap::default();
+    // evidence of the FP32 time (kernel name, operator input types) and of what was left out
+    let (mut by_name_evidence, mut by_types_evidence, mut no_evidence): (Ns, Ns, Ns) = (0, 0, 0);
+    let mut name_fragments: Vec<&'static str> = Vec::new();
+    let mut low_precision: std::collections::BTreeMap<&'static str, Ns> = Default::default();
     let kernels = claims.kernels.clone();
     for gi in kernels {
         if !claims.free(gi) {
@@ -364,6 +370,33 @@ fn fp32_matmul(f: &Facts, claims: &mut Claims) -> Option<Finding> {
         });
         if has_tc != Some(true) || fp64.get(g.name) {
             continue;
+        }
+        // FP32 only on evidence: the kernel name, else the operator's recorded input types
+        let types = f
+            .trace
+            .owner_op_of(g)
+            .and_then(|o| trace.op_shapes.get(&trace.cpu[o as usize].external_id))
+            .and_then(|s| {
+                *types_prec
+                    .entry(s.types)
+                    .or_insert_with(|| classify::types_precision(trace.name(s.types)))
+            });
+        match (name_prec.get(g.name), types) {
+            (Some(Precision::Low(p)), _) | (_, Some(Precision::Low(p))) => {
+                *low_precision.entry(p).or_default() += g.dur;
+                continue;
+            }
+            (Some(Precision::Fp32(frag)), _) => {
+                by_name_evidence += g.dur;
+                if !name_fragments.contains(&frag) {
+                    name_fragments.push(frag);
+                }
+            }
+            (None, Some(Precision::Fp32(_))) => by_types_evidence += g.dur,
+            (None, None) => {
+                no_evidence += g.dur;
+                continue;
+            }
         }
         claims.take(gi);
         total += g.dur;
@@ -394,6 +427,52 @@ fn fp32_matmul(f: &Facts, claims: &mut Claims) -> Option<Finding> {
         fmt_us(f.per_step_us(total)),
         pct(share)
     ));
+    let mut evidence = Vec::new();
+    if by_name_evidence > 0 {
+        evidence.push(format!(
+            "the kernel name ({}) for {}",
+            name_fragments
+                .iter()
+                .map(|x| format!("`{x}`"))
+                .collect::<Vec<_>>()
+                .join(", "),
+            fmt_ns(by_name_evidence as f64)
+        ));
+    }
+    if by_types_evidence > 0 {
+        evidence.push(format!(
+            "the operator's recorded input types (`float`) for {}",
+            fmt_ns(by_types_evidence as f64)
+        ));
+    }
+    e.facts
+        .push(format!("FP32 evidence: {}", evidence.join("; ")));
+    if !low_precision.is_empty() {
+        e.facts.push(format!(
+            "not counted: {} in GEMM/convolution kernels without tensor cores whose name or \
+             inputs say {} (not FP32 matmuls: GEMV kernels do not use tensor cores, and need \
+             not)",
+            fmt_ns(low_precision.values().sum::<Ns>() as f64),
+            low_precision.keys().copied().collect::<Vec<_>>().join("/")
+        ));
+    }
+    if no_evidence > 0 {
+        e.facts.push(format!(
+            "not counted: {} in such kernels with no dtype in their name and no recorded input \
+             types (profile with `record_shapes=True` to tell)",
+            fmt_ns(no_evidence as f64)
+        ));
+    }
+    metric(
+        &mut e,
+        "fp32_evidence_name_us_per_step",
+        f.per_step_us(by_name_evidence),
+    );
+    metric(
+        &mut e,
+        "fp32_evidence_input_types_us_per_step",
+        f.per_step_us(by_types_evidence),
+    );
     for d in &f.a.devices {
         if let Some(r) = d.tensor_core_ratio {
             e.facts.push(format!(
@@ -839,6 +918,16 @@ mod tests {
     use crate::model::KernelInfo;
 
     fn busy_steps(b: &mut TraceBuilder, kernels: &[(&str, &str, f64)], steps: usize) {
+        busy_steps_typed(b, kernels, steps, None)
+    }
+
+    /// [`busy_steps`] with every operator's recorded `Input type` set to `types`.
+    fn busy_steps_typed(
+        b: &mut TraceBuilder,
+        kernels: &[(&str, &str, f64)],
+        steps: usize,
+        types: Option<&str>,
+    ) {
         // each step launches `kernels` ahead of the GPU and ends with a device sync: the host
         // waits for the device (GPU-bound)
         let mut host = 0.0;
@@ -847,6 +936,9 @@ mod tests {
             let start = host;
             for (op, k, dur) in kernels {
                 let ext = b.op(op, host, 4.0);
+                if let Some(types) = types {
+                    b.shapes(ext, "[[64, 64], [64, 64]]", types, "[]");
+                }
                 let c = b.runtime("cudaLaunchKernel", ext, host + 1.0, 2.0);
                 b.gpu(GpuKind::Kernel, k, 0, 7, gpu, *dur, c);
                 host += 5.0;
@@ -946,6 +1038,56 @@ mod tests {
             3,
         );
         assert!(find(&run(&b.build()), "fp32-matmul").is_none());
+    }
+
+    /// Low-precision GEMV/GEMM kernels without tensor cores are not FP32 matmuls; FP32 needs
+    /// evidence (the name, else the operator's input types) and the finding says which.
+    #[test]
+    fn fp32_matmul_needs_dtype_evidence() {
+        let bf16_gemv = (
+            "aten::mm",
+            "void gemv2T_kernel_val<int, int, __nv_bfloat16, __nv_bfloat16, float, float, 128, 16>",
+            1000.0,
+        );
+        let mut b = TraceBuilder::new().device(0, "NVIDIA H100 80GB HBM3", 132, 80 << 30);
+        busy_steps(&mut b, &[bf16_gemv], 3);
+        assert!(find(&run(&b.build()), "fp32-matmul").is_none());
+        // a name without a dtype: the operator's input types decide
+        let plain = ("aten::mm", "my_matmul_kernel", 1000.0);
+        for (types, fires) in [
+            (r#"["c10::BFloat16", "c10::BFloat16"]"#, false),
+            (r#"["float", "float"]"#, true),
+            ("", false),
+        ] {
+            let mut b = TraceBuilder::new().device(0, "NVIDIA H100 80GB HBM3", 132, 80 << 30);
+            busy_steps_typed(&mut b, &[plain], 3, Some(types).filter(|t| !t.is_empty()));
+            let d = run(&b.build());
+            let fp = find(&d, "fp32-matmul");
+            assert_eq!(fp.is_some(), fires, "{types}");
+            if let Some(fp) = fp {
+                assert!(
+                    fp.evidence
+                        .facts
+                        .iter()
+                        .any(|x| x.starts_with("FP32 evidence: the operator's recorded input")),
+                    "{:?}",
+                    fp.evidence.facts
+                );
+            }
+        }
+        // an sgemm names its precision
+        let mut b = TraceBuilder::new().device(0, "NVIDIA H100 80GB HBM3", 132, 80 << 30);
+        busy_steps(&mut b, &[("aten::mm", "ampere_sgemm_128x64_tn", 1000.0)], 3);
+        let d = run(&b.build());
+        let fp = find(&d, "fp32-matmul").expect("fires");
+        assert!(
+            fp.evidence
+                .facts
+                .iter()
+                .any(|x| x.starts_with("FP32 evidence: the kernel name (`sgemm`)")),
+            "{:?}",
+            fp.evidence.facts
+        );
     }
 
     #[test]
