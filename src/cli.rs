@@ -246,7 +246,7 @@ fn analyze(args: AnalyzeArgs) -> Result<(), (i32, String)> {
                 "error: --rank applies to a folder of per-rank traces".into(),
             ));
         }
-        let trace = ingest::load(&path, &lopts).map_err(|e| (2, format!("error: {e}")))?;
+        let mut trace = ingest::load(&path, &lopts).map_err(|e| (2, format!("error: {e}")))?;
         timings.lap("load");
         if !args.quiet {
             for w in &trace.warnings {
@@ -262,10 +262,18 @@ fn analyze(args: AnalyzeArgs) -> Result<(), (i32, String)> {
         if let Some(p) = &args.ncu {
             let p = p.to_string_lossy().into_owned();
             let n = ingest::ncu::read(&p).map_err(|e| (2, format!("error: {e}")))?;
+            if !args.quiet {
+                for w in &n.warnings {
+                    print_warning(&p, w);
+                }
+            }
             let steps = a.steps.steps.len();
             a.ncu = Some(analysis::ncu::joined(&trace, &a.selection, steps, &n));
         }
         timings.lap("analyze");
+        if let Some(n) = &a.ncu {
+            trace.warnings.extend(n.report.warnings.iter().cloned());
+        }
         let rep = Report::new(&trace, &a);
         timings.lap("diagnose+report");
         drop(a);
@@ -418,6 +426,12 @@ fn analyze_ncu(args: &AnalyzeArgs, path: &str) -> Result<(), (i32, String)> {
     trace.source.format = crate::model::SourceFormat::NcuCsv;
     trace.source.bytes = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
     trace.source.events = n.kernels.len() as u64;
+    if !args.quiet {
+        for w in &n.warnings {
+            print_warning(path, w);
+        }
+    }
+    trace.warnings.extend(n.warnings.iter().cloned());
     let mut a = analysis::analyze(&trace, &AnalyzeOptions::default());
     a.ncu = Some(analysis::ncu::standalone(&n));
     let rep = Report::new(&trace, &a);
