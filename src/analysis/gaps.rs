@@ -48,7 +48,8 @@
 //!    **cpu**) > inside an operator (not `ProfilerStep#`), a Python frame (`python_function`,
 //!    legacy `python`) or another host span such as CUPTI overhead (**cpu**). What the
 //!    launching thread leaves unexplained is then split by what the **other threads** of the
-//!    trace did (their work, or the GIL it holds, kept the launching thread from running):
+//!    process did (their work, or the GIL it holds, kept the launching thread from running;
+//!    other processes, such as other ranks in one capture, have their own GPU and interpreter):
 //!    DataLoader > allocation > any other span (**cpu**). Only what no thread explains is
 //!    **untraced**. User annotations only label time: inside one, with nothing else
 //!    recorded, the time is untraced.
@@ -503,24 +504,37 @@ pub fn analyze_gaps_with(
             }
         })
         .collect();
-    // what any thread of the process did: a gap the launching thread leaves unexplained is
-    // caused by another thread's work (or the GIL it holds)
-    let any_thread = {
-        let all = |pick: fn(&ThreadSets) -> &IntervalSet| {
-            IntervalSet::from_intervals(
-                thread_sets
-                    .iter()
-                    .flat_map(|t| pick(t).spans().iter().copied()),
-            )
-        };
-        ThreadSets {
-            sync: all(|t| &t.sync),
-            dataloader: all(|t| &t.dataloader),
-            runtime: IntervalSet::new(),
-            cpu: all(|t| &t.cpu).union(&all(|t| &t.runtime)),
-            alloc: all(|t| &t.alloc),
-        }
-    };
+    // what the threads of each process did: a gap the launching thread leaves unexplained is
+    // caused by another thread's work (or the GIL it holds); other processes (other ranks in
+    // one capture) have their own GPUs and interpreters
+    let pid_of = |t: usize| trace.threads.get(t).map_or(0, |th| th.pid);
+    let mut pids: Vec<i64> = (0..thread_sets.len()).map(pid_of).collect();
+    pids.sort_unstable();
+    pids.dedup();
+    let process_sets: Vec<ThreadSets> = pids
+        .iter()
+        .map(|&pid| {
+            let mine: Vec<&ThreadSets> = thread_sets
+                .iter()
+                .enumerate()
+                .filter(|(t, _)| pid_of(*t) == pid)
+                .map(|(_, s)| s)
+                .collect();
+            let all = |pick: fn(&ThreadSets) -> &IntervalSet| {
+                IntervalSet::from_intervals(
+                    mine.iter().flat_map(|t| pick(t).spans().iter().copied()),
+                )
+            };
+            ThreadSets {
+                sync: IntervalSet::new(),
+                dataloader: all(|t| &t.dataloader),
+                runtime: IntervalSet::new(),
+                cpu: all(|t| &t.cpu).union(&all(|t| &t.runtime)),
+                alloc: all(|t| &t.alloc),
+            }
+        })
+        .collect();
+    let process_of = |t: u32| pids.binary_search(&pid_of(t as usize)).ok();
     let main_thread = launch_count
         .iter()
         .enumerate()
@@ -593,14 +607,15 @@ pub fn analyze_gaps_with(
     // (per thread: sync, dataloader, runtime, cpu)
     let mut cursors: Vec<[usize; 5]> = Vec::new();
     let mut compile_cursor;
-    let mut any_cursor;
+    let mut process_cursors: Vec<[usize; 5]> = Vec::new();
     let mut devices = Vec::new();
     for (dev, acts) in &by_device {
         let dev = *dev;
         cursors.clear();
         cursors.resize(thread_sets.len(), [0; 5]);
         compile_cursor = 0;
-        any_cursor = [0; 5];
+        process_cursors.clear();
+        process_cursors.resize(process_sets.len(), [0; 5]);
         // what is left of the lead the host had before the last sync drained the queue
         let mut drain_budget: Ns = 0;
         let mut drain_sync = NONE;
@@ -682,6 +697,13 @@ pub fn analyze_gaps_with(
             let sets = thread_sets.get(thread as usize).unwrap_or(&empty);
             let mut spare = [0; 5];
             let cur = cursors.get_mut(thread as usize).unwrap_or(&mut spare);
+            let process = (thread != NONE).then(|| process_of(thread)).flatten();
+            let any_thread = process.map_or(&empty, |p| &process_sets[p]);
+            let mut spare_p = [0; 5];
+            let any_cursor = match process {
+                Some(p) => &mut process_cursors[p],
+                None => &mut spare_p,
+            };
             let mut split = [0 as Ns; N_CAUSES];
             let mut sync = NONE;
             let gap = Interval::new(a, b);
@@ -1058,6 +1080,31 @@ mod tests {
         assert!(is_allocation("cuMemAlloc_v2"));
         assert!(is_allocation("cudaFreeAsync"));
         assert!(!is_allocation("cudaLaunchKernel"));
+    }
+
+    /// Another process (another rank in one capture) has its own GPU and interpreter: its
+    /// work explains nothing of this process's gaps.
+    #[test]
+    fn other_processes_explain_nothing() {
+        let mut b = TraceBuilder::new();
+        let c = b.runtime("cudaLaunchKernel", 0, 0.0, 1.0);
+        b.gpu(GpuKind::Kernel, "k1", 0, 7, 1.0, 9.0, c); // [1, 10)
+        b.cpu(CpuKind::Op, "aten::mm", 9, 100.0, 500.0); // thread 9: another process
+        b.cpu(CpuKind::Op, "aten::add", 3, 700.0, 100.0); // thread 3: this process
+        let c = b.runtime("cudaLaunchKernel", 0, 1000.0, 5.0);
+        b.gpu(GpuKind::Kernel, "k2", 0, 7, 1010.0, 10.0, c);
+        let mut t = b.build();
+        for th in t.threads.iter_mut().filter(|th| th.tid == 9) {
+            th.pid = 2;
+        }
+        let g = run(&t, Interval::new(0, us(1020)));
+        let gap = g.devices[0]
+            .gaps
+            .iter()
+            .find(|g| g.start == us(10))
+            .unwrap();
+        assert_eq!(gap.split[Cause::Cpu as usize], us(100));
+        assert_eq!(gap.split[Cause::Untraced as usize], us(1000 - 10 - 100));
     }
 
     /// Module loading and the JIT compilers beside Dynamo/Inductor are compile work, on any
