@@ -887,6 +887,15 @@ mod tests {
         v * 1000
     }
 
+    /// The gap of the first device that starts at `start` µs.
+    fn gap_at(g: &GapAnalysis, start: i64) -> &Gap {
+        g.devices[0]
+            .gaps
+            .iter()
+            .find(|x| x.start == us(start))
+            .unwrap_or_else(|| panic!("no gap at {start} µs"))
+    }
+
     #[test]
     fn bands() {
         assert_eq!(Band::of(9_999), Band::Under10us);
@@ -1010,11 +1019,7 @@ mod tests {
         b.gpu(GpuKind::Kernel, "k2", 0, 7, 500.0, 10.0, c); // starts 475 µs later
         let t = b.build();
         let g = run(&t, Interval::new(0, us(510)));
-        let gap = g.devices[0]
-            .gaps
-            .iter()
-            .find(|g| g.start == us(10))
-            .unwrap();
+        let gap = gap_at(&g, 10);
         assert_eq!((gap.start, gap.end), (us(10), us(500)));
         // [10,12) untraced, [12,14) launch (stream wait), [14,20) untraced,
         // [20,45) launch (call + 20 µs latency), [45,500) queued
@@ -1035,11 +1040,7 @@ mod tests {
         b.gpu(GpuKind::Kernel, "k2", 0, 7, 910.0, 10.0, c);
         let t = b.build();
         let g = run(&t, Interval::new(0, us(920)));
-        let gap = g.devices[0]
-            .gaps
-            .iter()
-            .find(|g| g.start == us(10))
-            .unwrap();
+        let gap = gap_at(&g, 10);
         assert_eq!(gap.split[Cause::Alloc as usize], us(300));
         assert_eq!(gap.split[Cause::Launch as usize], us(10));
         assert_eq!(gap.split[Cause::Untraced as usize], us(900 - 10 - 300));
@@ -1064,11 +1065,7 @@ mod tests {
         b.gpu(GpuKind::Kernel, "k2", 0, 7, 2010.0, 10.0, c);
         let t = b.build();
         let g = run(&t, Interval::new(0, us(2020)));
-        let gap = g.devices[0]
-            .gaps
-            .iter()
-            .find(|g| g.start == us(10))
-            .unwrap();
+        let gap = gap_at(&g, 10);
         assert_eq!(gap.split[Cause::Alloc as usize], us(1600 + 20));
         assert_eq!(gap.split[Cause::Cpu as usize], us(100));
         assert_eq!(gap.split[Cause::Launch as usize], us(10));
@@ -1098,11 +1095,7 @@ mod tests {
             th.pid = 2;
         }
         let g = run(&t, Interval::new(0, us(1020)));
-        let gap = g.devices[0]
-            .gaps
-            .iter()
-            .find(|g| g.start == us(10))
-            .unwrap();
+        let gap = gap_at(&g, 10);
         assert_eq!(gap.split[Cause::Cpu as usize], us(100));
         assert_eq!(gap.split[Cause::Untraced as usize], us(1000 - 10 - 100));
     }
@@ -1121,11 +1114,7 @@ mod tests {
         b.gpu(GpuKind::Kernel, "k2", 0, 7, 1010.0, 10.0, c);
         let t = b.build();
         let g = run(&t, Interval::new(0, us(1020)));
-        let gap = g.devices[0]
-            .gaps
-            .iter()
-            .find(|g| g.start == us(10))
-            .unwrap();
+        let gap = gap_at(&g, 10);
         assert_eq!(gap.split[Cause::Compile as usize], us(300 + 50 + 200));
         assert_eq!(g.compile_time, us(550));
         let steps = super::super::steps::analyze_steps(&t);
@@ -1159,8 +1148,7 @@ mod tests {
         b.gpu(GpuKind::Kernel, "k5", 0, 7, 910.0, 10.0, c);
         let t = b.build();
         let g = run(&t, Interval::new(us(2), us(920)));
-        let gaps = &g.devices[0].gaps;
-        let at = |s: i64| gaps.iter().find(|g| g.start == us(s)).unwrap();
+        let at = |s: i64| gap_at(&g, s);
         // [502, 610): the drain
         assert_eq!(at(502).split[Cause::Sync as usize], us(108));
         assert_ne!(at(502).sync, NONE);
