@@ -427,6 +427,38 @@ fn fp32_matmul(f: &Facts, claims: &mut Claims) -> Option<Finding> {
         fmt_us(f.per_step_us(total)),
         pct(share)
     ));
+    for d in &f.a.devices {
+        if let Some(r) = d.tensor_core_ratio {
+            e.facts.push(format!(
+                "GPU {} ({}): {} of kernel time on tensor cores",
+                d.device,
+                if d.name.is_empty() {
+                    "unnamed"
+                } else {
+                    &d.name
+                },
+                pct(r)
+            ));
+        }
+    }
+    let mut ks: Vec<(NameId, (u64, Ns))> = by_kernel.into_iter().collect();
+    ks.sort_by(|a, b| b.1 .1.cmp(&a.1 .1).then(a.0.cmp(&b.0)));
+    for (n, (c, t)) in ks.iter().take(5) {
+        e.facts.push(format!(
+            "  {} ×{}: {}",
+            short(trace.name(*n), 90),
+            count(*c),
+            fmt_ns(*t as f64)
+        ));
+    }
+    let mut os = by_op_name(trace, by_op);
+    os.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+    let ops: Vec<String> = os
+        .iter()
+        .take(5)
+        .map(|(n, t)| format!("{} {}", n, fmt_ns(*t as f64)))
+        .collect();
+    e.facts.push(format!("launched by: {}", ops.join(", ")));
     let mut evidence = Vec::new();
     if by_name_evidence > 0 {
         evidence.push(format!(
@@ -473,38 +505,6 @@ fn fp32_matmul(f: &Facts, claims: &mut Claims) -> Option<Finding> {
         "fp32_evidence_input_types_us_per_step",
         f.per_step_us(by_types_evidence),
     );
-    for d in &f.a.devices {
-        if let Some(r) = d.tensor_core_ratio {
-            e.facts.push(format!(
-                "GPU {} ({}): {} of kernel time on tensor cores",
-                d.device,
-                if d.name.is_empty() {
-                    "unnamed"
-                } else {
-                    &d.name
-                },
-                pct(r)
-            ));
-        }
-    }
-    let mut ks: Vec<(NameId, (u64, Ns))> = by_kernel.into_iter().collect();
-    ks.sort_by(|a, b| b.1 .1.cmp(&a.1 .1).then(a.0.cmp(&b.0)));
-    for (n, (c, t)) in ks.iter().take(5) {
-        e.facts.push(format!(
-            "  {} ×{}: {}",
-            short(trace.name(*n), 90),
-            count(*c),
-            fmt_ns(*t as f64)
-        ));
-    }
-    let mut os = by_op_name(trace, by_op);
-    os.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
-    let ops: Vec<String> = os
-        .iter()
-        .take(5)
-        .map(|(n, t)| format!("{} {}", n, fmt_ns(*t as f64)))
-        .collect();
-    e.facts.push(format!("launched by: {}", ops.join(", ")));
     if let Some(&(n, _)) = ks.first() {
         if let Some(&gi) = claims
             .kernels
