@@ -321,9 +321,9 @@ pub fn analyze_request(
                 "--rank applies to a folder of per-rank traces".into(),
             ));
         }
-        let trace = ingest::load(&path, &lopts).map_err(AnalyzeError::Input)?;
+        let mut trace = ingest::load(&path, &lopts).map_err(AnalyzeError::Input)?;
         timings.lap("load");
-        let warnings = trace
+        let mut warnings: Vec<(String, crate::model::Warning)> = trace
             .warnings
             .iter()
             .map(|w| (path.clone(), w.clone()))
@@ -338,10 +338,14 @@ pub fn analyze_request(
         if let Some(p) = &req.ncu {
             let p = p.to_string_lossy().into_owned();
             let n = ingest::ncu::read(&p).map_err(AnalyzeError::Input)?;
+            warnings.extend(n.warnings.iter().map(|w| (p.clone(), w.clone())));
             let steps = a.steps.steps.len();
             a.ncu = Some(analysis::ncu::joined(&trace, &a.selection, steps, &n));
         }
         timings.lap("analyze");
+        if let Some(n) = &a.ncu {
+            trace.warnings.extend(n.report.warnings.iter().cloned());
+        }
         let report = Report::new(&trace, &a);
         timings.lap("diagnose+report");
         drop(a);
@@ -528,11 +532,16 @@ fn analyze_ncu(req: &AnalyzeRequest, path: &str) -> Result<Analyzed, AnalyzeErro
     trace.source.format = crate::model::SourceFormat::NcuCsv;
     trace.source.bytes = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
     trace.source.events = n.kernels.len() as u64;
+    trace.warnings.extend(n.warnings.iter().cloned());
     let mut a = analysis::analyze(&trace, &AnalyzeOptions::default());
     a.ncu = Some(analysis::ncu::standalone(&n));
     Ok(Analyzed {
         report: Report::new(&trace, &a),
-        warnings: Vec::new(),
+        warnings: n
+            .warnings
+            .iter()
+            .map(|w| (path.to_string(), w.clone()))
+            .collect(),
         ncu_alone: true,
     })
 }

@@ -7,7 +7,16 @@
 //! computed against them. Where a part comes in several boards (A100 40/80 GB, H100 SXM/PCIe),
 //! the name and, failing that, the memory size pick the board. Jetson figures are derived from
 //! NVIDIA's sparse INT8 TOPS (÷ 4 for dense FP16) and are approximate. A device that is not in
-//! the table gets no roofline (and the tensor-core rules fall back to the compute capability).
+//! the table gets no roofline (and the tensor-core rules fall back to the compute capability);
+//! the report says so ([`missing_peak_notes`]: "no peak table for X").
+//!
+//! Conventions of the 2025-2026 rows: each row cites its vendor datasheet; figures given for a
+//! system (NVL72 rack, 8-GPU HGX board) are divided by its GPU count; sparse figures are halved;
+//! GeForce tensor figures are those with FP32 accumulation (what PyTorch's bf16/fp16 GEMMs
+//! use; GeForce boards run FP16 accumulation at twice that rate); AMD's FP32 is the unpacked
+//! vector rate (half the datasheet's packed "FP32 vector" figure), as for the MI300X row.
+//! Where a datasheet gives only an FP4 figure (GB10, Jetson Thor) the other tensor peaks are
+//! derived by halving per precision step and are approximate.
 
 use crate::model::{Device, Vendor};
 
@@ -26,6 +35,10 @@ pub struct DeviceSpec {
     pub fp8: Option<f64>,
     /// DRAM bandwidth, GB/s.
     pub mem_bw: f64,
+    /// FP64 peak (the faster of vector and tensor/matrix FP64), TFLOP/s (`None`: not given).
+    pub fp64: Option<f64>,
+    /// FP4 tensor/matrix peak (NVFP4/MXFP4), TFLOP/s (`None`: not supported).
+    pub fp4: Option<f64>,
 }
 
 impl DeviceSpec {
@@ -55,6 +68,15 @@ const fn spec(
         fp16,
         fp8,
         mem_bw,
+        fp64: None,
+        fp4: None,
+    }
+}
+
+impl DeviceSpec {
+    /// The same row with its FP64 and FP4 peaks (TFLOP/s).
+    const fn with(self, fp64: Option<f64>, fp4: Option<f64>) -> DeviceSpec {
+        DeviceSpec { fp64, fp4, ..self }
     }
 }
 
@@ -126,8 +148,10 @@ pub const H100_NVL: DeviceSpec = spec(
     3900.0,
 );
 /// H200 SXM.
-pub const H200: DeviceSpec = spec("H200", 67.0, Some(494.7), Some(989.4), Some(1978.9), 4800.0);
-/// B200 (HGX).
+pub const H200: DeviceSpec =
+    spec("H200", 67.0, Some(494.7), Some(989.4), Some(1978.9), 4800.0).with(Some(67.0), None);
+/// B200 (HGX). NVIDIA HGX B200 datasheet (nvidia.com/en-us/data-center/hgx, per GPU, dense:
+/// FP4 9 PF, FP8 4.5 PF, FP16/BF16 2.25 PF, TF32 1.1 PF, FP64 37 TF).
 pub const B200: DeviceSpec = spec(
     "B200",
     75.0,
@@ -135,7 +159,8 @@ pub const B200: DeviceSpec = spec(
     Some(2250.0),
     Some(4500.0),
     7700.0,
-);
+)
+.with(Some(37.0), Some(9000.0));
 /// Jetson AGX Orin (32/64 GB).
 pub const ORIN_AGX: DeviceSpec = spec("Jetson AGX Orin", 5.3, Some(21.2), Some(42.5), None, 204.8);
 /// Jetson Orin NX 16 GB.
@@ -158,7 +183,8 @@ pub const MI300X: DeviceSpec = spec(
     Some(1307.4),
     Some(2614.9),
     5300.0,
-);
+)
+.with(Some(163.4), None);
 /// MI325X.
 pub const MI325X: DeviceSpec = spec(
     "MI325X",
@@ -167,7 +193,151 @@ pub const MI325X: DeviceSpec = spec(
     Some(1307.4),
     Some(2614.9),
     6000.0,
-);
+)
+.with(Some(163.4), None);
+
+// ---- 2025-2026 parts. Per GPU, dense (the datasheets' sparse figures halved). ----
+
+/// B300 (HGX, Blackwell Ultra). NVIDIA HGX B300 datasheet
+/// (nvidia.com/en-us/data-center/hgx): 8 GPUs 108 PF dense FP4, 72 PF FP8 and 36 PF FP16
+/// (sparse) → per GPU 13.5 PF FP4, 4.5 PF FP8, 2.25 PF BF16, 1.125 PF TF32; FP32 75 TF, FP64
+/// 1.25 TF; 8 TB/s HBM3e.
+pub const B300: DeviceSpec = spec(
+    "B300",
+    75.0,
+    Some(1125.0),
+    Some(2250.0),
+    Some(4500.0),
+    8000.0,
+)
+.with(Some(1.25), Some(13500.0));
+/// GB200 (one Blackwell GPU of a GB200 superchip). NVIDIA GB200 NVL72 datasheet
+/// (nvidia.com/en-us/data-center/gb200-nvl72), rack figures ÷ 72: FP4 10 PF, FP8 5 PF,
+/// FP16/BF16 2.5 PF, TF32 1.25 PF (dense), FP32 80 TF, FP64 45 TF, 8 TB/s (576 TB/s ÷ 72).
+pub const GB200: DeviceSpec = spec(
+    "GB200",
+    80.0,
+    Some(1250.0),
+    Some(2500.0),
+    Some(5000.0),
+    8000.0,
+)
+.with(Some(45.0), Some(10000.0));
+/// GB300 (one Blackwell Ultra GPU of a GB300 superchip). NVIDIA GB300 NVL72 datasheet
+/// (nvidia.com/en-us/data-center/gb300-nvl72), rack figures ÷ 72: FP4 1,080 PF dense → 15 PF,
+/// FP8 5 PF, FP16/BF16 2.5 PF, TF32 1.25 PF, FP32 80 TF, FP64 100 TF ÷ 72 ≈ 1.39 TF;
+/// 576 TB/s ÷ 72 = 8 TB/s.
+pub const GB300: DeviceSpec = spec(
+    "GB300",
+    80.0,
+    Some(1250.0),
+    Some(2500.0),
+    Some(5000.0),
+    8000.0,
+)
+.with(Some(1.39), Some(15000.0));
+/// GB10 (DGX Spark). NVIDIA DGX Spark datasheet (nvidia.com/en-us/products/workstations/dgx-spark):
+/// 1 PF FP4 sparse → 500 TF dense; FP8/FP16/TF32 derived by halving per step (approximate),
+/// FP32 31 TF; 273 GB/s LPDDR5x.
+pub const GB10: DeviceSpec =
+    spec("GB10", 31.0, Some(62.5), Some(125.0), Some(250.0), 273.0).with(None, Some(500.0));
+/// GeForce RTX 5090. NVIDIA RTX Blackwell GPU architecture whitepaper (appendix): FP32 104.8 TF;
+/// tensor figures with FP32 accumulate (PyTorch's GEMMs): FP16/BF16 209.5, FP8 419, FP4 1,676
+/// (dense), TF32 104.8; FP64 1/64 rate 1.6 TF; 1,792 GB/s GDDR7.
+pub const RTX_5090: DeviceSpec = spec(
+    "RTX 5090",
+    104.8,
+    Some(104.8),
+    Some(209.5),
+    Some(419.0),
+    1792.0,
+)
+.with(Some(1.6), Some(1676.0));
+/// GeForce RTX 5080. Same whitepaper: FP32 56.3 TF; FP32-accumulate tensor FP16 112.6, FP8
+/// 225.1, FP4 900.4 (1,801 AI TOPS sparse ÷ 2), TF32 56.3; 960 GB/s.
+pub const RTX_5080: DeviceSpec = spec(
+    "RTX 5080",
+    56.3,
+    Some(56.3),
+    Some(112.6),
+    Some(225.1),
+    960.0,
+)
+.with(Some(0.88), Some(900.4));
+/// GeForce RTX 5070 Ti. Same whitepaper: FP32 43.9 TF; FP32-accumulate tensor FP16 87.9, FP8
+/// 175.8, FP4 703 (1,406 AI TOPS sparse ÷ 2), TF32 43.9; 896 GB/s.
+pub const RTX_5070_TI: DeviceSpec = spec(
+    "RTX 5070 Ti",
+    43.9,
+    Some(43.9),
+    Some(87.9),
+    Some(175.8),
+    896.0,
+)
+.with(Some(0.69), Some(703.0));
+/// RTX PRO 6000 Blackwell (Workstation/Server Edition). NVIDIA RTX PRO 6000 Blackwell
+/// datasheet (nvidia.com/en-us/products/workstations/professional-desktop-gpus/rtx-pro-6000):
+/// FP32 125 TF, 4,000 AI TOPS (FP4 sparse) → FP4 2,000, FP8 1,000, FP16 500, TF32 250 dense
+/// (professional boards accumulate in FP32 at full rate); 1,792 GB/s.
+pub const RTX_PRO_6000: DeviceSpec = spec(
+    "RTX PRO 6000 Blackwell",
+    125.0,
+    Some(250.0),
+    Some(500.0),
+    Some(1000.0),
+    1792.0,
+)
+.with(Some(1.97), Some(2000.0));
+/// H20 (China Hopper). NVIDIA H20 product brief: FP64 1 TF, FP32 44 TF, TF32 74 TF, FP16/BF16
+/// 148 TF, FP8 296 TF (dense), 4.0 TB/s HBM3.
+pub const H20: DeviceSpec =
+    spec("H20", 44.0, Some(74.0), Some(148.0), Some(296.0), 4000.0).with(Some(1.0), None);
+/// L20 (China Ada). NVIDIA L20 product brief: FP32 59.8 TF, TF32 59.8, FP16/BF16 119.5, FP8
+/// 239 TF (dense), 864 GB/s GDDR6.
+pub const L20: DeviceSpec = spec("L20", 59.8, Some(59.8), Some(119.5), Some(239.0), 864.0);
+/// H200 NVL (PCIe). NVIDIA H200 datasheet (nvidia.com/en-us/data-center/h200), NVL column:
+/// FP64 30 TF, FP32 60 TF, TF32 835 / BF16 1,671 / FP8 3,341 TF sparse → 417.5 / 835.5 /
+/// 1,670.5 dense; 4.8 TB/s.
+pub const H200_NVL: DeviceSpec = spec(
+    "H200 NVL",
+    60.0,
+    Some(417.5),
+    Some(835.5),
+    Some(1670.5),
+    4800.0,
+)
+.with(Some(30.0), None);
+/// MI300A (APU). AMD Instinct MI300A data sheet (amd.com/en/products/accelerators/instinct/mi300/mi300a):
+/// FP64 vector 61.3 / matrix 122.6 TF, FP32 vector 122.6 TF (packed; the table's FP32 is the
+/// unpacked 61.3, as for MI300X), TF32 490.3, FP16/BF16 980.6, FP8 1,961.2 TF (dense), 5.3 TB/s.
+pub const MI300A: DeviceSpec = spec(
+    "MI300A",
+    61.3,
+    Some(490.3),
+    Some(980.6),
+    Some(1961.2),
+    5300.0,
+)
+.with(Some(122.6), None);
+/// MI355X. AMD Instinct MI355X data sheet (amd.com/en/products/accelerators/instinct/mi350/mi355x):
+/// FP64 vector 78.6 TF, FP32 vector 157.3 TF (packed; the table keeps the unpacked 78.6),
+/// FP16/BF16 2,516.6, FP8 5,033.2, MXFP4 10,066.3 TF (dense); no TF32/XF32 matrix type;
+/// 8 TB/s HBM3e.
+pub const MI355X: DeviceSpec =
+    spec("MI355X", 78.6, None, Some(2516.6), Some(5033.2), 8000.0).with(Some(78.6), Some(10066.3));
+/// Jetson AGX Thor (T5000). NVIDIA Jetson Thor datasheet
+/// (nvidia.com/en-us/autonomous-machines/embedded-systems/jetson-thor): 2,070 TF FP4 sparse →
+/// 1,035 dense; FP8/FP16/TF32 halved per step (approximate); FP32 from 2,560 CUDA cores at
+/// 1.57 GHz ≈ 8.0 TF; 273 GB/s LPDDR5X.
+pub const THOR: DeviceSpec = spec(
+    "Jetson Thor",
+    8.0,
+    Some(129.4),
+    Some(258.8),
+    Some(517.5),
+    273.0,
+)
+.with(None, Some(1035.0));
 
 const GIB: u64 = 1 << 30;
 
@@ -209,6 +379,8 @@ pub fn lookup(d: &Device) -> Option<&'static DeviceSpec> {
         &A30
     } else if tok("A40") {
         &A40
+    } else if tok("L20") {
+        &L20
     } else if tok("L40S") {
         &L40S
     } else if tok("L4") {
@@ -224,9 +396,33 @@ pub fn lookup(d: &Device) -> Option<&'static DeviceSpec> {
             &H100_SXM
         }
     } else if tok("H200") {
-        &H200
+        if tok("NVL") {
+            &H200_NVL
+        } else {
+            &H200
+        }
+    } else if tok("H20") {
+        &H20
     } else if tok("B200") {
         &B200
+    } else if tok("B300") {
+        &B300
+    } else if tok("GB200") {
+        &GB200
+    } else if tok("GB300") {
+        &GB300
+    } else if tok("GB10") {
+        &GB10
+    } else if tok("5090") {
+        &RTX_5090
+    } else if tok("5080") {
+        &RTX_5080
+    } else if tok("5070") && tok("TI") {
+        &RTX_5070_TI
+    } else if tok("PRO") && tok("6000") && tok("BLACKWELL") {
+        &RTX_PRO_6000
+    } else if tok("THOR") {
+        &THOR
     } else if tok("ORIN") {
         if mem > 20 * GIB {
             &ORIN_AGX
@@ -235,6 +431,10 @@ pub fn lookup(d: &Device) -> Option<&'static DeviceSpec> {
         } else {
             &ORIN_NANO
         }
+    } else if tok_prefix("MI355") {
+        &MI355X
+    } else if tok("MI300A") {
+        &MI300A
     } else if tok_prefix("MI325") {
         &MI325X
     } else if tok_prefix("MI300") {
@@ -257,6 +457,26 @@ pub fn lookup(d: &Device) -> Option<&'static DeviceSpec> {
         return None;
     };
     Some(s)
+}
+
+/// One note per active device that the peak table does not know: "no peak table for X", and
+/// which analyses were skipped for it.
+pub fn missing_peak_notes(devices: &[Device]) -> Vec<String> {
+    devices
+        .iter()
+        .filter(|d| d.active && lookup(d).is_none())
+        .map(|d| {
+            let name = if d.name.is_empty() {
+                format!("GPU {} (unnamed)", d.id)
+            } else {
+                format!("{} (GPU {})", d.name, d.id)
+            };
+            format!(
+                "no peak table for {name}: the roofline rules (memory-bound/compute-bound) and \
+                 the peak-based bounds (fp32-matmul's tensor-core gain, MFU) were skipped for it"
+            )
+        })
+        .collect()
 }
 
 /// Whether a device has tensor / matrix cores: from the table, else NVIDIA compute capability
@@ -346,7 +566,96 @@ mod tests {
         assert!(lookup(&dev("NVIDIA GeForce GTX 1080", 8)).is_none());
         assert!(lookup(&dev("NVIDIA RTX A4000", 16)).is_none());
         assert!(lookup(&dev("NVIDIA GeForce RTX 4090", 24)).is_none());
+        assert!(lookup(&dev("NVIDIA RTX 6000 Ada Generation", 48)).is_none());
         assert!(lookup(&dev("", 192)).is_none());
+    }
+
+    /// The 2025-2026 parts under the names `nvidia-smi` / `hipGetDeviceProperties` give.
+    #[test]
+    fn current_parts() {
+        let cases = [
+            ("NVIDIA B200", "B200"),
+            ("NVIDIA B300 SXM6 AC", "B300"),
+            ("NVIDIA GB200", "GB200"),
+            ("NVIDIA GB300", "GB300"),
+            ("NVIDIA GB10", "GB10"),
+            ("NVIDIA GeForce RTX 5090", "RTX 5090"),
+            ("NVIDIA GeForce RTX 5080", "RTX 5080"),
+            ("NVIDIA GeForce RTX 5070 Ti", "RTX 5070 Ti"),
+            (
+                "NVIDIA RTX PRO 6000 Blackwell Server Edition",
+                "RTX PRO 6000 Blackwell",
+            ),
+            (
+                "NVIDIA RTX PRO 6000 Blackwell Workstation Edition",
+                "RTX PRO 6000 Blackwell",
+            ),
+            ("NVIDIA H20", "H20"),
+            ("NVIDIA L20", "L20"),
+            ("NVIDIA H200 NVL", "H200 NVL"),
+            ("NVIDIA H200", "H200"),
+            ("AMD Instinct MI300A", "MI300A"),
+            ("AMD Instinct MI300X", "MI300X"),
+            ("AMD Instinct MI325X", "MI325X"),
+            ("AMD Instinct MI355X", "MI355X"),
+            ("NVIDIA Thor", "Jetson Thor"),
+        ];
+        for (name, want) in cases {
+            let s = lookup(&dev(name, 96)).unwrap_or_else(|| panic!("{name}"));
+            assert_eq!(s.name, want, "{name}");
+        }
+        // the rows a reviewer checks against the datasheets
+        assert_eq!(B300.fp4, Some(13500.0));
+        assert_eq!(B300.fp64, Some(1.25));
+        assert_eq!(GB300.fp4, Some(15000.0));
+        assert_eq!(B200.fp64, Some(37.0));
+        assert_eq!(H20.fp16, Some(148.0));
+        assert_eq!(MI355X.tf32, None);
+        assert_eq!(MI355X.fp4, Some(10066.3));
+        // every dense peak rises with lower precision
+        for s in [
+            B200,
+            B300,
+            GB200,
+            GB300,
+            GB10,
+            RTX_5090,
+            RTX_5080,
+            RTX_5070_TI,
+            RTX_PRO_6000,
+            H20,
+            L20,
+            H200_NVL,
+            MI300A,
+            MI325X,
+            MI355X,
+            THOR,
+        ] {
+            let mut last = s.fp64.unwrap_or(0.0).min(s.fp32);
+            for p in [Some(s.fp32), s.tf32, s.fp16, s.fp8, s.fp4]
+                .into_iter()
+                .flatten()
+            {
+                assert!(p >= last, "{}: {p} < {last}", s.name);
+                last = p;
+            }
+            assert!(s.mem_bw > 0.0, "{}", s.name);
+        }
+    }
+
+    #[test]
+    fn unknown_devices_get_a_note() {
+        let mut known = dev("NVIDIA H100 80GB HBM3", 80);
+        known.active = true;
+        let mut unknown = dev("NVIDIA GeForce RTX 4090", 24);
+        unknown.active = true;
+        unknown.id = 1;
+        let mut idle = dev("NVIDIA GeForce GTX 1080", 8);
+        idle.id = 2;
+        let notes = missing_peak_notes(&[known, unknown, idle]);
+        assert_eq!(notes.len(), 1, "{notes:?}");
+        assert!(notes[0].starts_with("no peak table for NVIDIA GeForce RTX 4090 (GPU 1)"));
+        assert!(notes[0].contains("skipped"));
     }
 
     #[test]

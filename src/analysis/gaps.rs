@@ -23,26 +23,35 @@
 //!    host was not late; the gap is device-side (inter-kernel latency, a wait on another
 //!    stream or device). The whole gap.
 //! 2. **sync** — some host sync call ([`super::syncs`]) was in progress when the device went
-//!    idle (`start ≤ a < end`): the host drained the queue and waited, and everything until
-//!    the next work starts is the cost of that sync, except the parts the launching thread
-//!    spent in DataLoader or compile spans (those keep their own cause) and a start later
-//!    than the launch latency allows (queued, as in 3). The gap records which sync call
-//!    ([`Gap::sync`]).
+//!    idle (`start ≤ a < end`), or returned at most [`SYNC_RETURN_SKEW`] (20 µs) before it
+//!    (host and device clocks agree to a few µs at best): the host drained the queue and
+//!    waited, and everything until the next work starts is the cost of that sync, except the
+//!    parts spent in DataLoader (any thread) or compile spans (those keep their own cause) and
+//!    a start later than the launch latency allows (queued, as in 3). The gap records which
+//!    sync call ([`Gap::sync`]). The sync waited `w` (its duration): the host was that far
+//!    ahead, and rebuilding that lead is the sync's cost too — the launch, CPU and untraced
+//!    parts of the following host-late gaps go to the same sync, up to `w` minus the idle
+//!    already counted, until a gap whose work was queued before it opened (the queue is
+//!    ahead again).
 //! 3. Otherwise `L..b` (the host had issued the launch, the work had not started) is
 //!    **launch** up to [`LAUNCH_LATENCY`] (20 µs) after the launch call returned, and
 //!    **queued** beyond (the device had the work and waited for something else: an event,
 //!    another stream or device); `a..L` is split by what the launching thread was doing, in
 //!    priority order: inside a sync call (**sync**) > inside compile / autotune /
-//!    graph-capture work (**compile**: the window's compile work,
-//!    [`crate::window::compile_kind`], plus CUDA/HIP graph capture and instantiation) >
-//!    inside a DataLoader span
-//!    (**dataloader**, [`super::steps::is_dataloader`]) > inside a runtime/driver call that
-//!    issues or orders work (**launch**; resource management such as `cudaMalloc`,
-//!    `cudaFree`, stream creation or context initialisation, [`is_runtime_management`], is
-//!    **cpu**) >
-//!    inside an operator (not `ProfilerStep#`), a Python frame (`python_function`, legacy
-//!    `python`) or another host span such as CUPTI overhead (**cpu**) > nothing recorded
-//!    (**untraced**). User annotations only label time: inside one, with nothing else
+//!    graph-capture / JIT / module-loading work on any thread (**compile**: the window's
+//!    compile work, [`crate::window::compile_kind`], plus CUDA/HIP graph capture and
+//!    instantiation) > inside a DataLoader span (**dataloader**,
+//!    [`super::steps::is_dataloader`]) > inside an allocation call (**alloc**,
+//!    [`is_allocation`]: `cudaMalloc*`, `cudaFree*`, `hipMalloc`, host allocation) > inside a
+//!    runtime/driver call that issues or orders work (**launch**; other resource management
+//!    such as stream creation or context initialisation, [`is_runtime_management`], is
+//!    **cpu**) > inside an operator (not `ProfilerStep#`), a Python frame (`python_function`,
+//!    legacy `python`) or another host span such as CUPTI overhead (**cpu**). What the
+//!    launching thread leaves unexplained is then split by what the **other threads** of the
+//!    process did (their work, or the GIL it holds, kept the launching thread from running;
+//!    other processes, such as other ranks in one capture, have their own GPU and interpreter):
+//!    DataLoader > allocation > any other span (**cpu**). Only what no thread explains is
+//!    **untraced**. User annotations only label time: inside one, with nothing else
 //!    recorded, the time is untraced.
 //!
 //! Per-stream gaps (between consecutive activities of one stream, inside the window) are
@@ -130,6 +139,9 @@ pub enum Cause {
     Compile,
     /// DataLoader.
     Dataloader,
+    /// Memory allocation: `cudaMalloc*`, `cudaFree`, `hipMalloc`, host allocation and
+    /// registration, on any host thread.
+    Alloc,
     /// Runtime calls and launch latency.
     Launch,
     /// Other host work (operators, annotations).
@@ -139,7 +151,7 @@ pub enum Cause {
 }
 
 /// Number of causes.
-pub const N_CAUSES: usize = 7;
+pub const N_CAUSES: usize = 8;
 
 /// All causes, in index order.
 pub const CAUSES: [Cause; N_CAUSES] = [
@@ -147,6 +159,7 @@ pub const CAUSES: [Cause; N_CAUSES] = [
     Cause::Sync,
     Cause::Compile,
     Cause::Dataloader,
+    Cause::Alloc,
     Cause::Launch,
     Cause::Cpu,
     Cause::Untraced,
@@ -160,6 +173,7 @@ impl Cause {
             Cause::Sync => "sync wait",
             Cause::Compile => "compile/autotune",
             Cause::Dataloader => "dataloader",
+            Cause::Alloc => "memory allocation",
             Cause::Launch => "launch overhead",
             Cause::Cpu => "other CPU work",
             Cause::Untraced => "nothing traced",
@@ -286,6 +300,11 @@ impl GapAnalysis {
 /// something else (an event, another stream or device) and counts as `queued`.
 pub const LAUNCH_LATENCY: Ns = 20_000;
 
+/// A sync call that returned at most this long before the device went idle drained the
+/// queue (ns): the host and device clocks of a trace agree to a few µs at best, so a sync often
+/// appears to return just before the work it waited for ends.
+pub const SYNC_RETURN_SKEW: Ns = 20_000;
+
 /// True for runtime calls that manage resources rather than issue work (allocation, context
 /// and stream creation, module loading, device queries): host work of their own, not launch
 /// overhead.
@@ -316,6 +335,24 @@ pub fn is_runtime_management(name: &str) -> bool {
     PARTS.iter().any(|p| name.contains(p))
 }
 
+/// True for runtime/driver calls that allocate or free memory (`cudaMalloc*`, `cudaFree*`,
+/// `hipMalloc`, `cuMemAlloc*`, `cudaHostAlloc`, `cudaHostRegister`, ...): a gap they cover is
+/// [`Cause::Alloc`], on any host thread.
+pub fn is_allocation(name: &str) -> bool {
+    const PARTS: &[&str] = &[
+        "Malloc",
+        "Free",
+        "MemAlloc",
+        "HostAlloc",
+        "HostRegister",
+        "HostUnregister",
+        "MemCreate",
+        "MemMap",
+        "MemRelease",
+    ];
+    PARTS.iter().any(|p| name.contains(p))
+}
+
 fn is_capture_begin(name: &str) -> bool {
     name.contains("StreamBeginCapture")
 }
@@ -331,6 +368,7 @@ struct ThreadSets {
     dataloader: IntervalSet,
     runtime: IntervalSet,
     cpu: IntervalSet,
+    alloc: IntervalSet,
 }
 
 /// Gaps of every device in the window's counted time `mask`, attributed; host wait per step.
@@ -357,6 +395,7 @@ struct NameClass {
     cap_begin: bool,
     cap_end: bool,
     management: bool,
+    alloc: bool,
     command_buffer_full: bool,
 }
 
@@ -369,6 +408,7 @@ impl NameClass {
             cap_begin: is_capture_begin(n),
             cap_end: is_capture_end(n),
             management: is_runtime_management(n),
+            alloc: is_allocation(n),
             command_buffer_full: n == super::launch::COMMAND_BUFFER_FULL,
         }
     }
@@ -387,7 +427,7 @@ pub fn analyze_gaps_with(
 
     // Host classes per thread (index = thread): sync, dataloader, runtime, cpu.
     // unions built as events come (in start order), not vectors of every event
-    let mut per_thread: Vec<[UnionBuilder; 4]> = Vec::new();
+    let mut per_thread: Vec<[UnionBuilder; 5]> = Vec::new();
     let mut capture: Vec<Interval> = Vec::new();
     let mut open_capture: HashMap<u32, Ns> = HashMap::default();
     // launch calls per thread; `None` for threads without host calls
@@ -415,6 +455,8 @@ pub fn analyze_gaps_with(
                     sets[0].push(iv);
                 } else if c.instantiate {
                     compile_iv = Some(iv);
+                } else if c.alloc {
+                    sets[4].push(iv);
                 } else if c.management {
                     sets[3].push(iv);
                 } else {
@@ -452,15 +494,47 @@ pub fn analyze_gaps_with(
     let thread_sets: Vec<ThreadSets> = per_thread
         .into_iter()
         .map(|v| {
-            let [sync, dataloader, runtime, cpu] = v.map(UnionBuilder::finish);
+            let [sync, dataloader, runtime, cpu, alloc] = v.map(UnionBuilder::finish);
             ThreadSets {
                 sync,
                 dataloader,
                 runtime,
                 cpu,
+                alloc,
             }
         })
         .collect();
+    // what the threads of each process did: a gap the launching thread leaves unexplained is
+    // caused by another thread's work (or the GIL it holds); other processes (other ranks in
+    // one capture) have their own GPUs and interpreters
+    let pid_of = |t: usize| trace.threads.get(t).map_or(0, |th| th.pid);
+    let mut pids: Vec<i64> = (0..thread_sets.len()).map(pid_of).collect();
+    pids.sort_unstable();
+    pids.dedup();
+    let process_sets: Vec<ThreadSets> = pids
+        .iter()
+        .map(|&pid| {
+            let mine: Vec<&ThreadSets> = thread_sets
+                .iter()
+                .enumerate()
+                .filter(|(t, _)| pid_of(*t) == pid)
+                .map(|(_, s)| s)
+                .collect();
+            let all = |pick: fn(&ThreadSets) -> &IntervalSet| {
+                IntervalSet::from_intervals(
+                    mine.iter().flat_map(|t| pick(t).spans().iter().copied()),
+                )
+            };
+            ThreadSets {
+                sync: IntervalSet::new(),
+                dataloader: all(|t| &t.dataloader),
+                runtime: IntervalSet::new(),
+                cpu: all(|t| &t.cpu).union(&all(|t| &t.runtime)),
+                alloc: all(|t| &t.alloc),
+            }
+        })
+        .collect();
+    let process_of = |t: u32| pids.binary_search(&pid_of(t as usize)).ok();
     let main_thread = launch_count
         .iter()
         .enumerate()
@@ -486,14 +560,16 @@ pub fn analyze_gaps_with(
         };
         prefix_max_end.push(prev.max(s.1));
     }
+    // a sync in progress at `t`, or one that returned at most SYNC_RETURN_SKEW before it
     let sync_in_progress = |t: Ns| -> u32 {
+        let since = t - SYNC_RETURN_SKEW;
         let mut j = sync_iv.partition_point(|s| s.0 <= t);
         while j > 0 {
             j -= 1;
-            if prefix_max_end[j] <= t {
+            if prefix_max_end[j] <= since {
                 break;
             }
-            if sync_iv[j].1 > t {
+            if sync_iv[j].1 > since {
                 return sync_iv[j].2;
             }
         }
@@ -529,14 +605,20 @@ pub fn analyze_gaps_with(
     let mut free = Remainder::default();
     // where the searches of the host sets start: the gaps of a device come in time order
     // (per thread: sync, dataloader, runtime, cpu)
-    let mut cursors: Vec<[usize; 4]> = Vec::new();
+    let mut cursors: Vec<[usize; 5]> = Vec::new();
     let mut compile_cursor;
+    let mut process_cursors: Vec<[usize; 5]> = Vec::new();
     let mut devices = Vec::new();
     for (dev, acts) in &by_device {
         let dev = *dev;
         cursors.clear();
-        cursors.resize(thread_sets.len(), [0; 4]);
+        cursors.resize(thread_sets.len(), [0; 5]);
         compile_cursor = 0;
+        process_cursors.clear();
+        process_cursors.resize(process_sets.len(), [0; 5]);
+        // what is left of the lead the host had before the last sync drained the queue
+        let mut drain_budget: Ns = 0;
+        let mut drain_sync = NONE;
         let mut step_cursor = 0;
         let max_dur = acts
             .iter()
@@ -613,13 +695,24 @@ pub fn analyze_gaps_with(
                 .map(|l| l.thread)
                 .unwrap_or(main_thread);
             let sets = thread_sets.get(thread as usize).unwrap_or(&empty);
-            let mut spare = [0; 4];
+            let mut spare = [0; 5];
             let cur = cursors.get_mut(thread as usize).unwrap_or(&mut spare);
+            let process = (thread != NONE).then(|| process_of(thread)).flatten();
+            let any_thread = process.map_or(&empty, |p| &process_sets[p]);
+            let mut spare_p = [0; 5];
+            let any_cursor = match process {
+                Some(p) => &mut process_cursors[p],
+                None => &mut spare_p,
+            };
             let mut split = [0 as Ns; N_CAUSES];
             let mut sync = NONE;
             let gap = Interval::new(a, b);
             match next_launch {
-                Some(l) if l.start <= a => split[Cause::Queued as usize] = b - a,
+                Some(l) if l.start <= a => {
+                    split[Cause::Queued as usize] = b - a;
+                    // the queue is ahead again: the drain is over
+                    drain_budget = 0;
+                }
                 _ => {
                     let l_start = next_launch.map(|l| l.start.clamp(a, b)).unwrap_or(b);
                     // launch latency ends LAUNCH_LATENCY after the call returned; a later
@@ -637,15 +730,45 @@ pub fn analyze_gaps_with(
                         sync = s;
                         take(&compile_set, Cause::Compile, &mut compile_cursor);
                         take(&sets.dataloader, Cause::Dataloader, &mut cur[1]);
+                        take(
+                            &any_thread.dataloader,
+                            Cause::Dataloader,
+                            &mut any_cursor[1],
+                        );
                         split[Cause::Sync as usize] += free.total() + (l_latency_end - l_start);
+                        // the host waited this long in the sync: it was that far ahead, and
+                        // rebuilding that lead is the sync's cost too
+                        let e = &trace.cpu[s as usize];
+                        drain_budget = (e.dur - split[Cause::Sync as usize]).max(0);
+                        drain_sync = s;
                     } else {
                         take(&sets.sync, Cause::Sync, &mut cur[0]);
                         take(&compile_set, Cause::Compile, &mut compile_cursor);
                         take(&sets.dataloader, Cause::Dataloader, &mut cur[1]);
+                        take(&sets.alloc, Cause::Alloc, &mut cur[4]);
                         take(&sets.runtime, Cause::Launch, &mut cur[2]);
                         take(&sets.cpu, Cause::Cpu, &mut cur[3]);
+                        // nothing on the launching thread: what the other threads did
+                        take(
+                            &any_thread.dataloader,
+                            Cause::Dataloader,
+                            &mut any_cursor[1],
+                        );
+                        take(&any_thread.alloc, Cause::Alloc, &mut any_cursor[4]);
+                        take(&any_thread.cpu, Cause::Cpu, &mut any_cursor[3]);
                         split[Cause::Untraced as usize] += free.total();
                         split[Cause::Launch as usize] += l_latency_end - l_start;
+                        // still rebuilding the lead a sync drained: launch overhead and host
+                        // work are the sync's cost, up to the lead the host had
+                        if drain_budget > 0 {
+                            sync = drain_sync;
+                            for c in [Cause::Launch, Cause::Cpu, Cause::Untraced] {
+                                let moved = split[c as usize].min(drain_budget);
+                                split[c as usize] -= moved;
+                                split[Cause::Sync as usize] += moved;
+                                drain_budget -= moved;
+                            }
+                        }
                     }
                 }
             }
@@ -762,6 +885,15 @@ mod tests {
 
     fn us(v: i64) -> Ns {
         v * 1000
+    }
+
+    /// The gap of the first device that starts at `start` µs.
+    fn gap_at(g: &GapAnalysis, start: i64) -> &Gap {
+        g.devices[0]
+            .gaps
+            .iter()
+            .find(|x| x.start == us(start))
+            .unwrap_or_else(|| panic!("no gap at {start} µs"))
     }
 
     #[test]
@@ -887,11 +1019,7 @@ mod tests {
         b.gpu(GpuKind::Kernel, "k2", 0, 7, 500.0, 10.0, c); // starts 475 µs later
         let t = b.build();
         let g = run(&t, Interval::new(0, us(510)));
-        let gap = g.devices[0]
-            .gaps
-            .iter()
-            .find(|g| g.start == us(10))
-            .unwrap();
+        let gap = gap_at(&g, 10);
         assert_eq!((gap.start, gap.end), (us(10), us(500)));
         // [10,12) untraced, [12,14) launch (stream wait), [14,20) untraced,
         // [20,45) launch (call + 20 µs latency), [45,500) queued
@@ -912,18 +1040,125 @@ mod tests {
         b.gpu(GpuKind::Kernel, "k2", 0, 7, 910.0, 10.0, c);
         let t = b.build();
         let g = run(&t, Interval::new(0, us(920)));
-        let gap = g.devices[0]
-            .gaps
-            .iter()
-            .find(|g| g.start == us(10))
-            .unwrap();
-        assert_eq!(gap.split[Cause::Cpu as usize], us(300));
+        let gap = gap_at(&g, 10);
+        assert_eq!(gap.split[Cause::Alloc as usize], us(300));
         assert_eq!(gap.split[Cause::Launch as usize], us(10));
         assert_eq!(gap.split[Cause::Untraced as usize], us(900 - 10 - 300));
         assert!(is_runtime_management("cudaFree"));
         assert!(is_runtime_management("cudaDeviceGetStreamPriorityRange"));
         assert!(!is_runtime_management("cudaLaunchKernel"));
         assert!(!is_runtime_management("cudaMemcpyAsync"));
+    }
+
+    /// A gap the launching thread leaves unexplained belongs to what the other threads did:
+    /// a long `cudaMalloc` is allocation, Python work is CPU; only a gap no thread explains
+    /// is untraced.
+    #[test]
+    fn other_threads_explain_gaps() {
+        let mut b = TraceBuilder::new();
+        let c = b.runtime("cudaLaunchKernel", 0, 0.0, 1.0);
+        b.gpu(GpuKind::Kernel, "k1", 0, 7, 1.0, 9.0, c); // [1, 10)
+        b.cpu(CpuKind::Runtime, "cudaMalloc", 2, 100.0, 1600.0); // [100, 1700) thread 2
+        b.cpu(CpuKind::Op, "aten::copy_", 3, 1800.0, 100.0); // [1800, 1900) thread 3
+        b.cpu(CpuKind::Runtime, "hipMalloc", 1, 1950.0, 20.0); // launching thread
+        let c = b.runtime("cudaLaunchKernel", 0, 2000.0, 5.0);
+        b.gpu(GpuKind::Kernel, "k2", 0, 7, 2010.0, 10.0, c);
+        let t = b.build();
+        let g = run(&t, Interval::new(0, us(2020)));
+        let gap = gap_at(&g, 10);
+        assert_eq!(gap.split[Cause::Alloc as usize], us(1600 + 20));
+        assert_eq!(gap.split[Cause::Cpu as usize], us(100));
+        assert_eq!(gap.split[Cause::Launch as usize], us(10));
+        assert_eq!(
+            gap.split[Cause::Untraced as usize],
+            us(2000 - 10 - 1600 - 100 - 20)
+        );
+        assert_eq!(gap.cause, Cause::Alloc);
+        assert!(is_allocation("cuMemAlloc_v2"));
+        assert!(is_allocation("cudaFreeAsync"));
+        assert!(!is_allocation("cudaLaunchKernel"));
+    }
+
+    /// Another process (another rank in one capture) has its own GPU and interpreter: its
+    /// work explains nothing of this process's gaps.
+    #[test]
+    fn other_processes_explain_nothing() {
+        let mut b = TraceBuilder::new();
+        let c = b.runtime("cudaLaunchKernel", 0, 0.0, 1.0);
+        b.gpu(GpuKind::Kernel, "k1", 0, 7, 1.0, 9.0, c); // [1, 10)
+        b.cpu(CpuKind::Op, "aten::mm", 9, 100.0, 500.0); // thread 9: another process
+        b.cpu(CpuKind::Op, "aten::add", 3, 700.0, 100.0); // thread 3: this process
+        let c = b.runtime("cudaLaunchKernel", 0, 1000.0, 5.0);
+        b.gpu(GpuKind::Kernel, "k2", 0, 7, 1010.0, 10.0, c);
+        let mut t = b.build();
+        for th in t.threads.iter_mut().filter(|th| th.tid == 9) {
+            th.pid = 2;
+        }
+        let g = run(&t, Interval::new(0, us(1020)));
+        let gap = gap_at(&g, 10);
+        assert_eq!(gap.split[Cause::Cpu as usize], us(100));
+        assert_eq!(gap.split[Cause::Untraced as usize], us(1000 - 10 - 100));
+    }
+
+    /// Module loading and the JIT compilers beside Dynamo/Inductor are compile work, on any
+    /// thread, and count in the window's compile report.
+    #[test]
+    fn module_loads_and_other_jits_are_compile() {
+        let mut b = TraceBuilder::new();
+        let c = b.runtime("cudaLaunchKernel", 0, 0.0, 1.0);
+        b.gpu(GpuKind::Kernel, "k1", 0, 7, 1.0, 9.0, c); // [1, 10)
+        b.cpu(CpuKind::Driver, "cuModuleLoadData", 2, 100.0, 300.0);
+        b.cpu(CpuKind::Driver, "cuLibraryLoadData", 1, 450.0, 50.0);
+        b.annotation("FusionKernelRuntime::compileFusionParallel", 600.0, 200.0);
+        let c = b.runtime("cudaLaunchKernel", 0, 1000.0, 5.0);
+        b.gpu(GpuKind::Kernel, "k2", 0, 7, 1010.0, 10.0, c);
+        let t = b.build();
+        let g = run(&t, Interval::new(0, us(1020)));
+        let gap = gap_at(&g, 10);
+        assert_eq!(gap.split[Cause::Compile as usize], us(300 + 50 + 200));
+        assert_eq!(g.compile_time, us(550));
+        let steps = super::super::steps::analyze_steps(&t);
+        let work = crate::window::compile_work(&t, &steps.steps);
+        let kinds: Vec<&str> = work.by_kind.iter().map(|k| k.kind.as_str()).collect();
+        assert_eq!(
+            kinds,
+            vec!["jit compile (nvFuser/TensorRT/XLA)", "module load"]
+        );
+    }
+
+    /// A sync that drains the queue: the idle after it, until the queue is ahead again, is
+    /// the sync's, also when the sync appears to return a few µs before the device went idle
+    /// (clock skew) and when the host needs several launches to get ahead again.
+    #[test]
+    fn idle_after_a_drain_belongs_to_the_sync() {
+        let mut b = TraceBuilder::new();
+        let c = b.runtime("cudaLaunchKernel", 0, 0.0, 1.0);
+        b.gpu(GpuKind::Kernel, "k1", 0, 7, 2.0, 500.0, c); // [2, 502)
+        b.runtime("cudaStreamSynchronize", 0, 5.0, 494.0); // returns at 499: 3 µs early
+        b.op("python work", 500.0, 100.0);
+        let c = b.runtime("cudaLaunchKernel", 0, 600.0, 5.0);
+        b.gpu(GpuKind::Kernel, "k2", 0, 7, 610.0, 10.0, c); // [610, 620)
+        b.op("more python", 620.0, 50.0);
+        let c = b.runtime("cudaLaunchKernel", 0, 670.0, 5.0);
+        b.gpu(GpuKind::Kernel, "k3", 0, 7, 680.0, 100.0, c); // [680, 780)
+        let c = b.runtime("cudaLaunchKernel", 0, 690.0, 5.0); // queued: ahead again
+        b.gpu(GpuKind::Kernel, "k4", 0, 7, 790.0, 10.0, c); // [790, 800)
+        b.op("late python", 800.0, 100.0);
+        let c = b.runtime("cudaLaunchKernel", 0, 900.0, 5.0);
+        b.gpu(GpuKind::Kernel, "k5", 0, 7, 910.0, 10.0, c);
+        let t = b.build();
+        let g = run(&t, Interval::new(us(2), us(920)));
+        let at = |s: i64| gap_at(&g, s);
+        // [502, 610): the drain
+        assert_eq!(at(502).split[Cause::Sync as usize], us(108));
+        assert_ne!(at(502).sync, NONE);
+        // [620, 680): still rebuilding the lead the host had (it waited 494 µs)
+        assert_eq!(at(620).split[Cause::Sync as usize], us(60));
+        assert_eq!(at(620).sync, at(502).sync);
+        // [780, 790): queued, the drain is over; [800, 910): host work of its own
+        assert_eq!(at(780).cause, Cause::Queued);
+        assert_eq!(at(800).split[Cause::Sync as usize], 0);
+        assert_eq!(at(800).cause, Cause::Cpu);
     }
 
     #[test]

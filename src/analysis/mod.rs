@@ -314,6 +314,10 @@ fn analyze_window(trace: &Trace, pre: &Prepared, selection: win::Window, par: bo
         },
     );
     let (ops, phases, devices, timeline, kernels, step_timeline, gpu_metrics) = views;
+    let mut selection = selection;
+    selection
+        .notes
+        .extend(devices_db::missing_peak_notes(&trace.devices));
     Analysis {
         steps,
         window,

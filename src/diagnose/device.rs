@@ -8,7 +8,7 @@ use crate::analysis::fast::{HashMap, NameMemo};
 
 use super::claims::{cap, Claims, CAP_BASIS};
 use super::{count, fmt_ns, fmt_us, metric, pct, short, Evidence, Facts, Finding, Severity};
-use crate::analysis::classify::KernelCategory;
+use crate::analysis::classify::{self, KernelCategory, Precision};
 use crate::analysis::devices_db::{self, DeviceSpec};
 use crate::model::{CpuKind, NameId, Ns, Trace, NONE};
 
@@ -261,6 +261,12 @@ fn fp32_matmul(f: &Facts, claims: &mut Claims) -> Option<Finding> {
     let mut fp64 = NameMemo::new(trace, is_fp64);
     let mut spec_used: Option<&'static DeviceSpec> = None;
     let mut any_unknown = false;
+    let mut name_prec = NameMemo::new(trace, classify::name_precision);
+    let mut types_prec: HashMap<NameId, Option<Precision>> = HashMap::default();
+    // evidence of the FP32 time (kernel name, operator input types) and of what was left out
+    let (mut by_name_evidence, mut by_types_evidence, mut no_evidence): (Ns, Ns, Ns) = (0, 0, 0);
+    let mut name_fragments: Vec<&'static str> = Vec::new();
+    let mut low_precision: std::collections::BTreeMap<&'static str, Ns> = Default::default();
     let kernels = claims.kernels.clone();
     for gi in kernels {
         if !claims.free(gi) {
@@ -279,6 +285,33 @@ fn fp32_matmul(f: &Facts, claims: &mut Claims) -> Option<Finding> {
         });
         if has_tc != Some(true) || fp64.get(g.name) {
             continue;
+        }
+        // FP32 only on evidence: the kernel name, else the operator's recorded input types
+        let types = f
+            .trace
+            .owner_op_of(g)
+            .and_then(|o| trace.op_shapes.get(&trace.cpu[o as usize].external_id))
+            .and_then(|s| {
+                *types_prec
+                    .entry(s.types)
+                    .or_insert_with(|| classify::types_precision(trace.name(s.types)))
+            });
+        match (name_prec.get(g.name), types) {
+            (Some(Precision::Low(p)), _) | (_, Some(Precision::Low(p))) => {
+                *low_precision.entry(p).or_default() += g.dur;
+                continue;
+            }
+            (Some(Precision::Fp32(frag)), _) => {
+                by_name_evidence += g.dur;
+                if !name_fragments.contains(&frag) {
+                    name_fragments.push(frag);
+                }
+            }
+            (None, Some(Precision::Fp32(_))) => by_types_evidence += g.dur,
+            (None, None) => {
+                no_evidence += g.dur;
+                continue;
+            }
         }
         claims.take(gi);
         total += g.dur;
@@ -341,6 +374,52 @@ fn fp32_matmul(f: &Facts, claims: &mut Claims) -> Option<Finding> {
         .map(|(n, t)| format!("{} {}", n, fmt_ns(*t as f64)))
         .collect();
     e.facts.push(format!("launched by: {}", ops.join(", ")));
+    let mut evidence = Vec::new();
+    if by_name_evidence > 0 {
+        evidence.push(format!(
+            "the kernel name ({}) for {}",
+            name_fragments
+                .iter()
+                .map(|x| format!("`{x}`"))
+                .collect::<Vec<_>>()
+                .join(", "),
+            fmt_ns(by_name_evidence as f64)
+        ));
+    }
+    if by_types_evidence > 0 {
+        evidence.push(format!(
+            "the operator's recorded input types (`float`) for {}",
+            fmt_ns(by_types_evidence as f64)
+        ));
+    }
+    e.facts
+        .push(format!("FP32 evidence: {}", evidence.join("; ")));
+    if !low_precision.is_empty() {
+        e.facts.push(format!(
+            "not counted: {} in GEMM/convolution kernels without tensor cores whose name or \
+             inputs say {} (not FP32 matmuls: GEMV kernels do not use tensor cores, and need \
+             not)",
+            fmt_ns(low_precision.values().sum::<Ns>() as f64),
+            low_precision.keys().copied().collect::<Vec<_>>().join("/")
+        ));
+    }
+    if no_evidence > 0 {
+        e.facts.push(format!(
+            "not counted: {} in such kernels with no dtype in their name and no recorded input \
+             types (profile with `record_shapes=True` to tell)",
+            fmt_ns(no_evidence as f64)
+        ));
+    }
+    metric(
+        &mut e,
+        "fp32_evidence_name_us_per_step",
+        f.per_step_us(by_name_evidence),
+    );
+    metric(
+        &mut e,
+        "fp32_evidence_input_types_us_per_step",
+        f.per_step_us(by_types_evidence),
+    );
     if let Some(&(n, _)) = ks.first() {
         if let Some(&gi) = claims
             .kernels
@@ -592,23 +671,66 @@ fn small_kernels(f: &Facts, claims: &mut Claims) -> Option<Finding> {
     })
 }
 
+/// Share of its roofline time above which an operator's kernels are "near the roofline":
+/// more occupancy cannot make them much faster.
+pub const NEAR_ROOFLINE: f64 = 0.5;
+
+/// Why a kernel runs at low occupancy by design, if its name says (communication, persistent
+/// kernels, flash-attention decoding).
+pub fn low_occupancy_by_design(name: &str, category: KernelCategory) -> Option<&'static str> {
+    let l = name.to_ascii_lowercase();
+    if category == KernelCategory::Communication {
+        Some("communication")
+    } else if l.contains("persistent") {
+        Some("persistent kernel")
+    } else if category == KernelCategory::Attention
+        && [
+            "splitkv",
+            "split_kv",
+            "decode",
+            "paged_attention",
+            "flashdecoding",
+        ]
+        .iter()
+        .any(|p| l.contains(p))
+    {
+        Some("flash-attention decode")
+    } else {
+        None
+    }
+}
+
 fn low_occupancy(f: &Facts, claims: &mut Claims) -> Option<Finding> {
     let trace = f.trace;
     let kt: Ns = f.a.kernels.iter().map(|k| k.total).sum();
     if kt == 0 {
         return None;
     }
-    let low: Vec<&crate::analysis::kernels::KernelRow> =
-        f.a.kernels
-            .iter()
-            .filter(|k| {
-                // 0 is what Kineto writes when the estimate failed (cluster/TMA kernels)
-                k.occupancy_pct
-                    .is_some_and(|o| o > 0.0 && o < LOW_OCCUPANCY_PCT)
-                    && k.total as f64 >= 0.01 * kt as f64
-                    && k.category != KernelCategory::Communication
-            })
-            .collect();
+    // 0 is what Kineto writes when the estimate failed (cluster/TMA kernels)
+    let candidates = f.a.kernels.iter().filter(|k| {
+        k.occupancy_pct
+            .is_some_and(|o| o > 0.0 && o < LOW_OCCUPANCY_PCT)
+            && k.total as f64 >= 0.01 * kt as f64
+    });
+    // by-design families are leads for nobody: named in the evidence only
+    let (by_design, low): (Vec<_>, Vec<_>) =
+        candidates.partition(|k| low_occupancy_by_design(&k.name, k.category).is_some());
+    let by_design_time: Ns = by_design.iter().map(|k| k.total).sum();
+    // launches whose operator already runs near its roofline: occupancy is not what limits them
+    let mut near = vec![false; trace.gpu.len()];
+    if !low.is_empty() {
+        let mut in_window = vec![false; trace.gpu.len()];
+        for &k in &claims.kernels {
+            in_window[k as usize] = true;
+        }
+        for p in crate::analysis::roofline::roofline(trace, &|gi| in_window[gi as usize]) {
+            if p.time > 0 && p.ideal >= NEAR_ROOFLINE * p.time as f64 {
+                for &k in &p.kernels {
+                    near[k as usize] = true;
+                }
+            }
+        }
+    }
     let low_time: Ns = low.iter().map(|k| k.total).sum();
     if (low_time as f64) < LOW_OCCUPANCY_SHARE * kt as f64 {
         return None;
@@ -621,6 +743,7 @@ fn low_occupancy(f: &Facts, claims: &mut Claims) -> Option<Finding> {
     let mut row_of = NameMemo::new(trace, |n: &str| names.get(n).copied());
     let mut raw_ns: f64 = 0.0;
     let mut underfilled: Ns = 0;
+    let mut near_time: Ns = 0;
     let mut first: Vec<Option<u32>> = vec![None; low.len()];
     let kernels = claims.kernels.clone();
     for gi in kernels {
@@ -632,6 +755,10 @@ fn low_occupancy(f: &Facts, claims: &mut Claims) -> Option<Finding> {
             first[i] = Some(gi);
         }
         if !claims.free(gi) {
+            continue;
+        }
+        if near[gi as usize] {
+            near_time += g.dur;
             continue;
         }
         let b = trace.kernel_info(g).blocks_per_sm as f64;
@@ -686,6 +813,32 @@ fn low_occupancy(f: &Facts, claims: &mut Claims) -> Option<Finding> {
         e.facts.push(format!(
             "{} of it ran with fewer blocks than SMs (grid too small to fill the GPU)",
             fmt_ns(underfilled as f64)
+        ));
+    }
+    if near_time > 0 {
+        e.facts.push(format!(
+            "{} of it belongs to operators already at {:.0}% or more of their roofline: no \
+             bound claimed for it",
+            fmt_ns(near_time as f64),
+            NEAR_ROOFLINE * 100.0
+        ));
+    }
+    if by_design_time > 0 {
+        let names: Vec<String> = by_design
+            .iter()
+            .take(3)
+            .map(|k| {
+                format!(
+                    "{} ({})",
+                    short(&k.name, 60),
+                    low_occupancy_by_design(&k.name, k.category).unwrap_or("")
+                )
+            })
+            .collect();
+        e.facts.push(format!(
+            "not counted: {} of kernel time in kernels that run at low occupancy by design: {}",
+            pct(by_design_time as f64 / kt as f64),
+            names.join(", ")
         ));
     }
     metric(
@@ -754,6 +907,17 @@ mod tests {
     use crate::model::{GpuKind, KernelInfo};
 
     fn busy_steps(b: &mut TraceBuilder, kernels: &[(&str, &str, f64)], steps: usize) {
+        busy_steps_typed(b, kernels, steps, None)
+    }
+
+    /// [`busy_steps`] with every operator's recorded `Input Dims` and `Input type` set to
+    /// `shapes`.
+    fn busy_steps_typed(
+        b: &mut TraceBuilder,
+        kernels: &[(&str, &str, f64)],
+        steps: usize,
+        shapes: Option<(&str, &str)>,
+    ) {
         // each step launches `kernels` ahead of the GPU and ends with a device sync: the host
         // waits for the device (GPU-bound)
         let mut host = 0.0;
@@ -762,6 +926,9 @@ mod tests {
             let start = host;
             for (op, k, dur) in kernels {
                 let ext = b.op(op, host, 4.0);
+                if let Some((dims, types)) = shapes {
+                    b.shapes(ext, dims, types, "[]");
+                }
                 let c = b.runtime("cudaLaunchKernel", ext, host + 1.0, 2.0);
                 b.gpu(GpuKind::Kernel, k, 0, 7, gpu, *dur, c);
                 host += 5.0;
@@ -861,6 +1028,57 @@ mod tests {
             3,
         );
         assert!(find(&run(&b.build()), "fp32-matmul").is_none());
+    }
+
+    /// Low-precision GEMV/GEMM kernels without tensor cores are not FP32 matmuls; FP32 needs
+    /// evidence (the name, else the operator's input types) and the finding says which.
+    #[test]
+    fn fp32_matmul_needs_dtype_evidence() {
+        let bf16_gemv = (
+            "aten::mm",
+            "void gemv2T_kernel_val<int, int, __nv_bfloat16, __nv_bfloat16, float, float, 128, 16>",
+            1000.0,
+        );
+        let mut b = TraceBuilder::new().device(0, "NVIDIA H100 80GB HBM3", 132, 80 << 30);
+        busy_steps(&mut b, &[bf16_gemv], 3);
+        assert!(find(&run(&b.build()), "fp32-matmul").is_none());
+        // a name without a dtype: the operator's input types decide
+        let plain = ("aten::mm", "my_matmul_kernel", 1000.0);
+        for (types, fires) in [
+            (r#"["c10::BFloat16", "c10::BFloat16"]"#, false),
+            (r#"["float", "float"]"#, true),
+            ("", false),
+        ] {
+            let mut b = TraceBuilder::new().device(0, "NVIDIA H100 80GB HBM3", 132, 80 << 30);
+            let shapes = Some(("[[64, 64], [64, 64]]", types)).filter(|s| !s.1.is_empty());
+            busy_steps_typed(&mut b, &[plain], 3, shapes);
+            let d = run(&b.build());
+            let fp = find(&d, "fp32-matmul");
+            assert_eq!(fp.is_some(), fires, "{types}");
+            if let Some(fp) = fp {
+                assert!(
+                    fp.evidence
+                        .facts
+                        .iter()
+                        .any(|x| x.starts_with("FP32 evidence: the operator's recorded input")),
+                    "{:?}",
+                    fp.evidence.facts
+                );
+            }
+        }
+        // an sgemm names its precision
+        let mut b = TraceBuilder::new().device(0, "NVIDIA H100 80GB HBM3", 132, 80 << 30);
+        busy_steps(&mut b, &[("aten::mm", "ampere_sgemm_128x64_tn", 1000.0)], 3);
+        let d = run(&b.build());
+        let fp = find(&d, "fp32-matmul").expect("fires");
+        assert!(
+            fp.evidence
+                .facts
+                .iter()
+                .any(|x| x.starts_with("FP32 evidence: the kernel name (`sgemm`)")),
+            "{:?}",
+            fp.evidence.facts
+        );
     }
 
     #[test]
@@ -965,6 +1183,57 @@ mod tests {
             k.occupancy_pct = 60.0;
         }
         assert!(find(&run(&t), "low-occupancy").is_none());
+    }
+
+    /// Flash-attention decode and persistent kernels run at low occupancy by design, and a
+    /// kernel near its roofline gains nothing from occupancy: no lead above `info` for them.
+    #[test]
+    fn low_occupancy_only_where_it_costs_time() {
+        let low = KernelInfo {
+            occupancy_pct: 12.0,
+            blocks_per_sm: 0.25,
+            ..KernelInfo::UNKNOWN
+        };
+        let with_low = |kernels: &[(&str, &str, f64)], shapes: Option<(&str, &str)>| {
+            let mut b = TraceBuilder::new().device(0, "NVIDIA A100-SXM4-80GB", 108, 80 << 30);
+            busy_steps_typed(&mut b, kernels, 2, shapes);
+            let mut t = b.build();
+            t.kernel_infos.push(low);
+            let info = t.kernel_infos.len() as u32 - 1;
+            for g in t.gpu.iter_mut() {
+                g.info = info;
+            }
+            run(&t)
+        };
+        for k in [
+            "void flash_fwd_splitkv_kernel<Flash_fwd_kernel_traits<128, 64>>(Flash_fwd_params)",
+            "void cutlass::device_kernel<sm90_gemm_persistent_tma_warpspecialized<bf16>>()",
+        ] {
+            let d = with_low(&[("aten::op", k, 1000.0)], None);
+            assert!(find(&d, "low-occupancy").is_none(), "{k}");
+        }
+        // a bf16 GEMM of 2·4096³ FLOP takes 440.5 µs at A100's 312 TFLOP/s: at 441 µs it is
+        // on its roofline, so its low occupancy costs nothing
+        let mm = ("aten::mm", "some_gemm_kernel_bf16", 441.0);
+        let dims = "[[4096, 4096], [4096, 4096]]";
+        let types = r#"["c10::BFloat16", "c10::BFloat16"]"#;
+        let d = with_low(&[mm], Some((dims, types)));
+        let lo = find(&d, "low-occupancy").expect("a lead");
+        assert_eq!(lo.severity, Severity::Info, "{lo:?}");
+        assert_eq!(lo.recoverable_us, 0.0);
+        assert!(
+            lo.evidence.facts.iter().any(|x| x.contains("roofline")),
+            "{:?}",
+            lo.evidence.facts
+        );
+        // the same kernel without shapes: a small grid is a lead that costs time
+        let d = with_low(&[mm], None);
+        let lo = find(&d, "low-occupancy").expect("fires");
+        assert!(
+            (lo.recoverable_us - 441.0 * 0.75).abs() < 1.0,
+            "{}",
+            lo.recoverable_us
+        );
     }
 
     #[test]

@@ -60,12 +60,13 @@ pub fn max_claim(f: &Facts, pred: impl Fn(Band, Cause) -> bool) -> (Ns, Option<u
 
 /// `launch-bound` claims launch overhead and other CPU work in gaps under 1 ms.
 pub fn is_launch_claim(b: Band, c: Cause) -> bool {
-    b != Band::Over1ms && matches!(c, Cause::Launch | Cause::Cpu)
+    b != Band::Over1ms && matches!(c, Cause::Launch | Cause::Cpu | Cause::Alloc)
 }
 
 /// `gpu-idle-gaps` claims launch and CPU work in gaps of 1 ms and more, and untraced time.
 pub fn is_idle_claim(b: Band, c: Cause) -> bool {
-    (b == Band::Over1ms && matches!(c, Cause::Launch | Cause::Cpu)) || c == Cause::Untraced
+    (b == Band::Over1ms && matches!(c, Cause::Launch | Cause::Cpu | Cause::Alloc))
+        || c == Cause::Untraced
 }
 
 /// The longest host spans of a kind inside the window, longest first.
@@ -461,7 +462,9 @@ fn launch_bound(f: &Facts) -> Option<Finding> {
         band_line(d, is_launch_claim).join(", ")
     ));
     let launch_part = claim(d, |b, c| b != Band::Over1ms && c == Cause::Launch);
-    let cpu_part = claim(d, |b, c| b != Band::Over1ms && c == Cause::Cpu);
+    let cpu_part = claim(d, |b, c| {
+        b != Band::Over1ms && matches!(c, Cause::Cpu | Cause::Alloc)
+    });
     e.facts.push(format!(
         "the launching thread was in runtime calls (launch overhead) for {} and in \
          operators/Python for {} of it",
@@ -634,7 +637,7 @@ fn gpu_idle_gaps(f: &Facts) -> Option<Finding> {
             Cause::Sync => "→ host-sync",
             Cause::Compile => "→ compile-in-window",
             Cause::Dataloader => "→ dataloader-stall",
-            Cause::Launch | Cause::Cpu => {
+            Cause::Launch | Cause::Cpu | Cause::Alloc => {
                 "→ launch-bound in gaps under 1 ms, this finding from 1 ms"
             }
             Cause::Untraced => "→ this finding",
@@ -714,9 +717,18 @@ fn gpu_idle_gaps(f: &Facts) -> Option<Finding> {
     let q = primary.by_cause[Cause::Queued as usize];
     let mut advice = Vec::new();
     let cpu_long = claim(primary, |b, c| {
-        b == Band::Over1ms && matches!(c, Cause::Cpu | Cause::Launch)
+        b == Band::Over1ms && matches!(c, Cause::Cpu | Cause::Launch | Cause::Alloc)
     });
     let untraced = primary.by_cause[Cause::Untraced as usize];
+    if primary.by_cause[Cause::Alloc as usize] > 0 {
+        advice.push(
+            "Gaps while the host allocates or frees device memory (`cudaMalloc`/`cudaFree`, \
+             `hipMalloc`): the caching allocator is growing or releasing memory inside the \
+             loop — avoid `torch.cuda.empty_cache()` there, reuse buffers, warm up with the \
+             largest shapes first, or set `PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True`."
+                .to_string(),
+        );
+    }
     if cpu_long > 0 {
         advice.push(
             "Long gaps with the host busy: move that work (logging, metric computation, \
@@ -1079,6 +1091,53 @@ mod tests {
         // without syncs the rule is silent
         let d = run(&sync_trace(0));
         assert!(find(&d, "host-sync").is_none());
+    }
+
+    /// Two drains per step (`.item()`-style syncs that appear to return a few µs before the
+    /// device goes idle), launches otherwise well ahead of the GPU: the idle after each drain
+    /// is the syncs' cost, so `host-sync` ranks first and the verdict says Sync-bound.
+    #[test]
+    fn two_drains_per_step_rank_host_sync_first() {
+        let mut b = TraceBuilder::new().device(0, "NVIDIA H100 80GB HBM3", 132, 80 << 30);
+        let mut host = 0.0;
+        for s in 0..3 {
+            let start = host;
+            for _ in 0..2 {
+                // 8 kernels of 100 µs launched 10 µs apart: the queue runs ahead
+                let gpu0 = host + 20.0;
+                for k in 0..8 {
+                    let ext = b.op("aten::mm", host, 9.0);
+                    let c = b.runtime("cudaLaunchKernel", ext, host + 1.0, 5.0);
+                    b.gpu(
+                        GpuKind::Kernel,
+                        "sm90_gemm_bf16",
+                        0,
+                        7,
+                        gpu0 + 100.0 * k as f64,
+                        100.0,
+                        c,
+                    );
+                    host += 10.0;
+                }
+                let end = gpu0 + 800.0;
+                // the sync returns 3 µs before the last kernel's recorded end
+                let ext = b.op("aten::item", host, end - 3.0 - host);
+                b.runtime("cudaStreamSynchronize", ext, host + 1.0, end - 4.0 - host);
+                // host work before the next launches
+                b.op("aten::_local_scalar_dense_postprocess", end, 150.0);
+                host = end + 150.0;
+            }
+            b.annotation(&format!("ProfilerStep#{s}"), start, host - start);
+        }
+        let d = run(&b.build());
+        let ids: Vec<(&str, f64)> = d
+            .findings
+            .iter()
+            .map(|f| (f.id, f.recoverable_us))
+            .collect();
+        assert_eq!(d.findings[0].id, "host-sync", "{ids:?}");
+        assert!(d.verdict.starts_with("Sync-bound"), "{}", d.verdict);
+        assert!(find(&d, "launch-bound").is_none(), "{ids:?}");
     }
 
     #[test]

@@ -422,8 +422,8 @@ mod tests {
     use crate::model::build::TraceBuilder;
     use crate::model::GpuKind;
 
-    #[test]
-    fn exposed_communication_above_ten_percent() {
+    /// Three steps of a 600 µs GEMM followed by a 400 µs collective kernel `comm`.
+    fn gemm_then_collective(comm: &str) -> crate::model::Trace {
         let mut b = TraceBuilder::new().device(0, "NVIDIA A100-SXM4-80GB", 108, 80 << 30);
         let mut t = 0.0;
         for s in 0..3 {
@@ -439,20 +439,34 @@ mod tests {
                 c,
             );
             let c = b.runtime("cudaLaunchKernel", 0, t + 1.0, 2.0);
-            b.gpu(
-                GpuKind::Kernel,
-                "ncclDevKernel_AllReduce_Sum_bf16_RING_LL",
-                0,
-                20,
-                t + 603.0,
-                400.0,
-                c,
-            );
+            b.gpu(GpuKind::Kernel, comm, 0, 20, t + 603.0, 400.0, c);
             b.runtime("cudaDeviceSynchronize", 0, t + 4.0, 1000.0);
             t += 1010.0;
             b.annotation(&format!("ProfilerStep#{s}"), start, t - start);
         }
-        let d = run(&b.build());
+        b.build()
+    }
+
+    /// DeepEP, NVSHMEM, TensorRT-LLM and symmetric-memory collectives are communication too.
+    #[test]
+    fn exposed_communication_beyond_nccl() {
+        for comm in [
+            "void deep_ep::intranode::combine<__nv_bfloat16, 8, 768>(void*, float*, int*)",
+            "void tensorrt_llm::kernels::oneShotAllReduceKernel<__nv_bfloat16, 8>(Params)",
+            "void nvshmemi_proxy_progress_kernel(void*)",
+            "void c10d::symmetric_memory::two_shot_all_reduce_kernel<float, 16>(float**)",
+        ] {
+            let d = run(&gemm_then_collective(comm));
+            let c = find(&d, "exposed-communication").unwrap_or_else(|| panic!("{comm}"));
+            assert!((c.recoverable_us - 400.0).abs() < 1.0, "{comm}");
+            assert!(find(&d, "low-occupancy").is_none(), "{comm}");
+        }
+    }
+
+    #[test]
+    fn exposed_communication_above_ten_percent() {
+        let b = gemm_then_collective("ncclDevKernel_AllReduce_Sum_bf16_RING_LL");
+        let d = run(&b);
         let c = find(&d, "exposed-communication").expect("fires");
         assert!(
             (c.recoverable_us - 400.0).abs() < 1.0,

@@ -215,11 +215,19 @@ pub fn verdict(f: &Facts, findings: &[Finding]) -> String {
             }
             v
         }
-        "host" => format!(
-            "Host-bound: GPU idle {idle_s}, {} per step in gaps of 1 ms and more while the host \
-             ran other work",
-            fmt_us(per_step(ho))
-        ),
+        "host" => {
+            let (al, _) = max_claim(f, |b, c| is_idle_claim(b, c) && c == Cause::Alloc);
+            format!(
+                "Host-bound: GPU idle {idle_s}, {} per step in gaps of 1 ms and more while the \
+                 host {}",
+                fmt_us(per_step(ho)),
+                if 2 * al > ho {
+                    "allocated memory (cudaMalloc/cudaFree)"
+                } else {
+                    "ran other work"
+                }
+            )
+        }
         "untraced" => format!(
             "Host-bound: GPU idle {idle_s}, {} per step with nothing traced on the host",
             fmt_us(per_step(un))

@@ -215,6 +215,9 @@ pub struct NcuReport {
     pub layout: Layout,
     /// Launches in file order.
     pub kernels: Vec<NcuKernel>,
+    /// Values that cannot be right (a percentage above 100), left out of the metrics.
+    #[serde(skip)]
+    pub warnings: Vec<crate::model::Warning>,
 }
 
 /// Details-page labels → metric names (ncu-csv.md §2).
@@ -278,13 +281,25 @@ const LABELS: [(&str, &str); 24] = [
     ),
 ];
 
-fn metric_name(label: &str) -> &str {
-    LABELS
-        .iter()
-        .find(|(l, _)| *l == label)
-        .map(|(_, m)| *m)
-        .unwrap_or(label)
+/// The metric a details-page row holds, from its label **and unit**: a label maps to a
+/// percentage metric only when its unit is `%` (`Memory Throughput` is a percentage in
+/// SpeedOfLight and a rate in bytes/second in MemoryWorkloadAnalysis); another unit keeps the
+/// row apart as `label [unit]`.
+fn metric_name(label: &str, unit: &str) -> String {
+    match LABELS.iter().find(|(l, _)| *l == label) {
+        Some((_, m)) if !m.contains("pct") || unit.is_empty() || unit == "%" => m.to_string(),
+        Some(_) => format!("{label} [{unit}]"),
+        None => label.to_string(),
+    }
 }
+
+/// True for a metric that is a percentage (by its unit, else by its name).
+fn is_percent(metric: &str, unit: &str) -> bool {
+    unit == "%" || (unit.is_empty() && (metric.contains(".pct") || metric.ends_with("_pct")))
+}
+
+/// Largest percentage taken as data; above it a value is a reading error (rounding aside).
+const MAX_PERCENT: f64 = 100.0;
 
 /// Parses a metric value: `n/a`, `nan`, `-nan`, empty → `None`; thousands separators removed
 /// (`4,194,688`); a lone decimal comma (`1,5`) read as a point.
@@ -501,6 +516,21 @@ pub fn parse(text: &str, path: &str) -> Result<NcuReport, LoadError> {
     let speedup_c = col(&headers, "Estimated Speedup");
 
     let mut row_no = 0u64;
+    let mut over_100: Option<(u64, String)> = None;
+    let mut over_100_count = 0u64;
+    let mut check = |line: u64, id: u64, metric: &str, unit: &str, v: f64| -> bool {
+        let bad = is_percent(metric, unit) && v > MAX_PERCENT;
+        if bad {
+            over_100_count += 1;
+            over_100.get_or_insert_with(|| {
+                (
+                    line,
+                    format!("line {line}: launch {id}: {metric} = {v} % is above 100 %"),
+                )
+            });
+        }
+        !bad
+    };
     loop {
         let rec = match records.next() {
             None => break,
@@ -580,8 +610,12 @@ pub fn parse(text: &str, path: &str) -> Result<NcuReport, LoadError> {
             let Some(v) = rec.get(value_c).and_then(parse_number) else {
                 continue;
             };
+            let name = metric_name(&label, &unit);
+            if !check(line, id, &name, &unit, v) {
+                continue;
+            }
             let (f, _) = unit_factor(&unit);
-            l.metrics.insert(metric_name(&label).to_string(), v * f);
+            l.metrics.insert(name, v * f);
         } else {
             for (c, h) in headers.iter().enumerate() {
                 let h = h.trim();
@@ -591,7 +625,10 @@ pub fn parse(text: &str, path: &str) -> Result<NcuReport, LoadError> {
                 let Some(v) = rec.get(c).and_then(parse_number) else {
                     continue;
                 };
-                let unit = units.as_ref().and_then(|u| u.get(c)).unwrap_or("");
+                let unit = units.as_ref().and_then(|u| u.get(c)).unwrap_or("").trim();
+                if !check(line, id, h, unit, v) {
+                    continue;
+                }
                 let (f, _) = unit_factor(unit);
                 l.metrics.insert(h.to_string(), v * f);
             }
@@ -603,7 +640,20 @@ pub fn parse(text: &str, path: &str) -> Result<NcuReport, LoadError> {
             format!("line {header_line}: an Nsight Compute CSV header but no launch rows"),
         ));
     }
+    let warnings = over_100
+        .map(|(_, first)| crate::model::Warning {
+            code: "ncu-percent-over-100",
+            count: over_100_count,
+            first_offset: None,
+            message: format!(
+                "{first}: a percentage cannot exceed 100, so the value is a reading error \
+                 and was left out ({over_100_count} such value(s))"
+            ),
+        })
+        .into_iter()
+        .collect();
     Ok(NcuReport {
+        warnings,
         path: path.to_string(),
         layout: if details {
             Layout::Details
@@ -947,6 +997,46 @@ mod tests {
         assert_eq!(r.layout, Layout::Raw);
         assert_eq!(r.kernels[0].duration_ns, Some(1_234_500));
         assert_eq!(r.kernels[0].bound, Some(Bound::Memory));
+    }
+
+    /// `Memory Throughput` is a percentage in SpeedOfLight and a rate in
+    /// MemoryWorkloadAnalysis; read by section and unit, the details page, the raw page and a
+    /// single-section export give the same bound. A percentage above 100 is a warning.
+    #[test]
+    fn same_label_in_two_sections_and_percentages_over_100() {
+        let head = "\"ID\",\"Kernel Name\",\"Device\",\"CC\",\"Section Name\",\"Metric Name\",\"Metric Unit\",\"Metric Value\"\n";
+        let sol = "\"0\",\"k(int)\",\"0\",\"12.0\",\"GPU Speed Of Light Throughput\",\"Compute (SM) Throughput\",\"%\",\"60\"\n\
+\"0\",\"k(int)\",\"0\",\"12.0\",\"GPU Speed Of Light Throughput\",\"Memory Throughput\",\"%\",\"30\"\n";
+        let mwa = "\"0\",\"k(int)\",\"0\",\"12.0\",\"Memory Workload Analysis\",\"Memory Throughput\",\"Gbyte/second\",\"1,530.20\"\n\
+\"0\",\"k(int)\",\"0\",\"12.0\",\"Memory Workload Analysis\",\"Max Bandwidth\",\"%\",\"90\"\n";
+        let full = parse(&format!("{head}{sol}{mwa}"), "full.csv").unwrap();
+        let single = parse(&format!("{head}{sol}"), "sol.csv").unwrap();
+        let raw = parse(
+            "\"ID\",\"Kernel Name\",\"sm__throughput.avg.pct_of_peak_sustained_elapsed\",\"gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed\",\"dram__bytes.sum.per_second\"\n\
+\"\",\"\",\"%\",\"%\",\"Gbyte/second\"\n\
+\"0\",\"k(int)\",\"60\",\"30\",\"1,530.20\"\n",
+            "raw.csv",
+        )
+        .unwrap();
+        for r in [&full, &single, &raw] {
+            assert_eq!(r.kernels[0].bound, Some(Bound::Compute), "{}", r.path);
+            assert!(r.warnings.is_empty(), "{}", r.path);
+        }
+        assert_eq!(
+            full.kernels[0].metrics["Memory Throughput [Gbyte/second]"],
+            1_530.2e9
+        );
+        // 135 % of peak is a reading error: left out, with a warning naming the line
+        let bad = format!("{head}{}", sol.replace("\"30\"", "\"135\""));
+        let r = parse(&bad, "bad.csv").unwrap();
+        assert_eq!(r.kernels[0].bound, None);
+        assert_eq!(r.warnings.len(), 1);
+        assert_eq!(r.warnings[0].code, "ncu-percent-over-100");
+        assert!(
+            r.warnings[0].message.starts_with("line 3: launch 0"),
+            "{}",
+            r.warnings[0].message
+        );
     }
 
     #[test]

@@ -274,6 +274,12 @@ pub enum CompileKind {
     CudnnBenchmark,
     /// A slow first run of a compiled region.
     FirstRun,
+    /// Other JIT compilers: nvFuser (`compileFusion*`, `FusionKernelRuntime::compile*`),
+    /// TensorRT engine builds, XLA compilation.
+    Jit,
+    /// CUDA module and library loading (`cuModuleLoad*`, `cuLibraryLoad*`,
+    /// `cudaLibraryLoad*`, `hipModuleLoad*`): the driver JIT-compiles PTX or loads cubins.
+    ModuleLoad,
 }
 
 impl CompileKind {
@@ -285,6 +291,8 @@ impl CompileKind {
             CompileKind::Autotune => "autotune",
             CompileKind::CudnnBenchmark => "cudnn benchmark",
             CompileKind::FirstRun => "first run of a compiled region",
+            CompileKind::Jit => "jit compile (nvFuser/TensorRT/XLA)",
+            CompileKind::ModuleLoad => "module load",
         }
     }
 }
@@ -327,6 +335,30 @@ const COMPILE_ANNOTATIONS: &[(&str, CompileKind)] = &[
     ("do_bench", CompileKind::Autotune),
     ("cudnnFind", CompileKind::CudnnBenchmark),
     ("cudnn_benchmark", CompileKind::CudnnBenchmark),
+    // nvFuser
+    ("compileFusion", CompileKind::Jit),
+    ("FusionKernelRuntime::compile", CompileKind::Jit),
+    ("KernelExecutor::compile", CompileKind::Jit),
+    ("FusionExecutorCache::compile", CompileKind::Jit),
+    // TensorRT engine builds
+    ("buildSerializedNetwork", CompileKind::Jit),
+    ("buildEngineWithConfig", CompileKind::Jit),
+    ("build_serialized_network", CompileKind::Jit),
+    ("build_engine", CompileKind::Jit),
+    // XLA
+    ("XlaCompile", CompileKind::Jit),
+    ("xla::Compile", CompileKind::Jit),
+    ("PjRtCompile", CompileKind::Jit),
+    ("backend_compile_and_load", CompileKind::Jit),
+];
+
+/// Runtime and driver calls that are compile work: module and library loading (the driver
+/// JIT-compiles PTX or loads cubins).
+const COMPILE_CALLS: &[&str] = &[
+    "cuModuleLoad",
+    "cuLibraryLoad",
+    "cudaLibraryLoad",
+    "hipModuleLoad",
 ];
 
 /// `python_function` frames (`path(line): function`) that are compile work: a path fragment
@@ -509,7 +541,7 @@ const COMPILED_REGION_PREFIXES: &[&str] = &["Torch-Compiled Region", "## Call Co
 
 /// Whether a host span is compile work by its name alone, and of which kind.
 ///
-/// Runtime and driver calls never are. `python_function` frames (`path(line): function`) are
+/// Runtime and driver calls are only when they load modules ([`COMPILE_CALLS`]). `python_function` frames (`path(line): function`) are
 /// matched by file and function ([`COMPILE_FRAMES`]: e.g. anything in
 /// `torch/_dynamo/convert_frame.py`, but only `benchmark_all_configs`/`bench`/… in
 /// `triton_heuristics.py`, whose `run` is the steady-state launch path); every other span by
@@ -517,7 +549,10 @@ const COMPILED_REGION_PREFIXES: &[&str] = &["Torch-Compiled Region", "## Call Co
 /// compilation, autotuning and cuDNN search ([`COMPILE_ANNOTATIONS`]).
 pub fn compile_kind(name: &str, kind: CpuKind) -> Option<CompileKind> {
     match kind {
-        CpuKind::Runtime | CpuKind::Driver | CpuKind::OtherRuntime => None,
+        CpuKind::Runtime | CpuKind::Driver | CpuKind::OtherRuntime => COMPILE_CALLS
+            .iter()
+            .any(|c| name.starts_with(c))
+            .then_some(CompileKind::ModuleLoad),
         CpuKind::PythonFunction => {
             let (path, func) = split_frame(name)?;
             COMPILE_FRAMES.iter().find_map(|(frag, funcs, k)| {
@@ -611,14 +646,15 @@ fn count_maximal(items: &mut [(u32, Interval)]) -> u64 {
 
 /// Finds compile work over the whole trace and splits it by step.
 pub fn compile_work(trace: &Trace, steps: &[Step]) -> CompileWork {
-    // by name: Python frames by file and function, other spans by annotation name; runtime
-    // and driver calls never are compile work
+    // by name: Python frames by file and function, other spans by annotation name, runtime
+    // and driver calls when they load modules
     let mut frame_kind = NameMemo::new(trace, |n: &str| compile_kind(n, CpuKind::PythonFunction));
     let mut span_kind = NameMemo::new(trace, |n: &str| compile_kind(n, CpuKind::Op));
+    let mut call_kind = NameMemo::new(trace, |n: &str| compile_kind(n, CpuKind::Runtime));
     let mut marks: Vec<(u32, Interval, CompileKind)> = Vec::new();
     for e in &trace.cpu {
         let k = match e.kind {
-            CpuKind::Runtime | CpuKind::Driver | CpuKind::OtherRuntime => None,
+            CpuKind::Runtime | CpuKind::Driver | CpuKind::OtherRuntime => call_kind.get(e.name),
             CpuKind::PythonFunction => frame_kind.get(e.name),
             _ => span_kind.get(e.name),
         };
@@ -1206,6 +1242,42 @@ mod tests {
     use crate::model::GpuKind;
 
     const MS: Ns = 1_000_000;
+
+    /// JIT compilers beside Dynamo/Inductor and the driver's module loading are compile work.
+    #[test]
+    fn other_jits_and_module_loads_are_compile_work() {
+        let jit = Some(CompileKind::Jit);
+        for name in [
+            "FusionKernelRuntime::compileFusionParallel",
+            "nvfuser::FusionExecutor::compileFusion",
+            "IBuilder::buildSerializedNetwork",
+            "XlaCompile",
+        ] {
+            assert_eq!(compile_kind(name, CpuKind::UserAnnotation), jit, "{name}");
+        }
+        for name in [
+            "cuModuleLoadData",
+            "cuModuleLoadDataEx",
+            "cuLibraryLoadData",
+        ] {
+            assert_eq!(
+                compile_kind(name, CpuKind::Driver),
+                Some(CompileKind::ModuleLoad),
+                "{name}"
+            );
+        }
+        assert_eq!(compile_kind("cudaLaunchKernel", CpuKind::Runtime), None);
+        assert_eq!(compile_kind("cuModuleGetFunction", CpuKind::Driver), None);
+        // counted in the window's compile report, on any thread
+        let mut b = TraceBuilder::new();
+        b.cpu(CpuKind::Driver, "cuModuleLoadData", 2, 100.0, 300.0);
+        b.annotation("FusionKernelRuntime::compileFusionParallel", 600.0, 200.0);
+        let t = b.build();
+        let w = compile_work(&t, &[]);
+        assert_eq!(w.total, 500 * 1000);
+        let kinds: Vec<CompileKind> = w.by_kind.iter().map(|k| k.kind).collect();
+        assert_eq!(kinds, vec![CompileKind::Jit, CompileKind::ModuleLoad]);
+    }
 
     /// Steps of `durs` µs back to back from t = 0 (1 µs gap), each with one op launching a
     /// 10 µs kernel at its start.
