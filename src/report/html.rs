@@ -554,6 +554,13 @@ fn diagnosis(s: &mut String, r: &Report) {
             rich(&r.verdict)
         );
     }
+    if let Some(e) = &r.efficiency {
+        w!(
+            s,
+            r#"<div class="verdict"><span class="vlabel">Efficiency</span>{}</div>"#,
+            escape(&super::efficiency_headline(e))
+        );
+    }
     if r.findings.is_empty() {
         s.push_str(r#"<p class="note">No finding: nothing here would recover a noticeable share of the step.</p>"#);
     } else {
@@ -1244,6 +1251,52 @@ fn ops_table(s: &mut String, r: &Report, top: usize) {
     s.push_str("</tbody></table></div></section>");
 }
 
+/// Operators and phases ranked by time lost against their roofline.
+fn efficiency_table(s: &mut String, r: &Report, top: usize) {
+    let Some(e) = &r.efficiency else {
+        return;
+    };
+    w!(
+        s,
+        r#"<section id="efficiency"><h2>Efficiency</h2><p class="note">Per step: {}FLOP and at least {}B moved by the calls with known FLOPs (recorded shapes, or <code>flops</code> from <code>with_flops=True</code>). Operators and top-level phases ranked by the time their kernels lost against the roofline max(FLOPs ÷ peak, bytes ÷ bandwidth); click a column to sort.</p>"#,
+        escape(&super::si(e.flops_per_step)),
+        escape(&super::si(e.bytes_per_step))
+    );
+    s.push_str(r#"<div class="tablewrap"><table class="sortable"><thead><tr><th class="t">kind</th><th class="name">name</th><th data-type="num">calls</th><th data-type="num">device / step</th><th data-type="num">FLOP / step</th><th data-type="num">TFLOP/s</th><th data-type="num">GB/s</th><th data-type="num">roofline / step</th><th data-type="num">lost / step</th><th class="t">dtype</th></tr></thead><tbody>"#);
+    let rows = e
+        .ops
+        .iter()
+        .take(top)
+        .map(|o| ("operator", o))
+        .chain(e.phases.iter().take(top).map(|p| ("phase", p)));
+    for (kind, x) in rows {
+        w!(
+            s,
+            r#"<tr><td class="t">{}</td><td class="name" title="{}">{}</td>"#,
+            kind,
+            escape(&x.name),
+            escape(&shorten_middle(&x.name, 90))
+        );
+        num_td(s, x.calls as f64, &fmt_count(x.calls));
+        num_td(s, x.device_us, &fmt_us(x.device_us));
+        num_td(s, x.flops, &super::si(x.flops));
+        num_td(s, x.achieved_tflops, &format!("{:.1}", x.achieved_tflops));
+        num_td(s, x.achieved_gbs, &format!("{:.0}", x.achieved_gbs));
+        let opt = |s: &mut String, v: Option<f64>| match v {
+            Some(v) => num_td(s, v, &fmt_us(v)),
+            None => num_td(s, 0.0, "-"),
+        };
+        opt(s, x.roofline_us);
+        opt(s, x.lost_us);
+        w!(
+            s,
+            r#"<td class="t">{}</td></tr>"#,
+            escape(super::precision_label(x.dtype))
+        );
+    }
+    s.push_str("</tbody></table></div></section>");
+}
+
 /// A folder of ranks: the verdict over the ranks, the sortable per-rank table and the
 /// cross-rank findings, before the shown rank's report.
 fn ranks_section(s: &mut String, sec: &super::ranks::RanksSection) {
@@ -1508,6 +1561,7 @@ impl Renderer for Html {
         }
         kernels_table(&mut s, r, top);
         ops_table(&mut s, r, top);
+        efficiency_table(&mut s, r, top);
         devices_table(&mut s, r);
         notes(&mut s, r);
         w!(

@@ -282,6 +282,7 @@ impl Renderer for Terminal {
 
         // Phases
         write_phases_section(r, opts.top, width, &st, out)?;
+        write_efficiency_section(r, opts.top, width, &st, out)?;
 
         // Timeline
         if !r.gpu_timeline.is_empty() {
@@ -409,6 +410,15 @@ fn write_diagnosis(r: &Report, width: usize, st: &Style, out: &mut dyn Write) ->
         9,
         width + st.bold("").len(),
     )?;
+    if let Some(e) = &r.efficiency {
+        write_wrapped(
+            out,
+            &st.bold("Efficiency: "),
+            &sanitize(&super::efficiency_headline(e)),
+            12,
+            width + st.bold("").len(),
+        )?;
+    }
     if r.findings.is_empty() {
         return Ok(());
     }
@@ -845,6 +855,68 @@ fn write_phases_section(
         )?;
     }
     Ok(())
+}
+
+/// Operators and phases ranked by time lost against their roofline, per step.
+fn write_efficiency_section(
+    r: &Report,
+    top: usize,
+    width: usize,
+    st: &Style,
+    out: &mut dyn Write,
+) -> io::Result<()> {
+    let Some(e) = &r.efficiency else {
+        return Ok(());
+    };
+    let top = if top == 0 { usize::MAX } else { top.min(10) };
+    writeln!(out)?;
+    let lost = e.ops.first().is_some_and(|o| o.lost_us.is_some());
+    writeln!(
+        out,
+        "{}  {}",
+        st.heading("Efficiency"),
+        st.dim(&format!(
+            "per step: {}FLOP, {}B moved at least; {}",
+            super::si(e.flops_per_step),
+            super::si(e.bytes_per_step),
+            if lost {
+                "ranked by time lost against the roofline"
+            } else {
+                "ranked by device time (no peaks for this device)"
+            }
+        ))
+    )?;
+    let mut t = Table::new(&[
+        "operator / phase",
+        "calls",
+        "device",
+        "TFLOP/s",
+        "GB/s",
+        "roofline",
+        "lost",
+    ]);
+    let dash = |v: Option<f64>| v.map(fmt_us).unwrap_or_else(|| "-".into());
+    let row = |name: String, x: &crate::analysis::efficiency::EfficiencyRow| {
+        vec![
+            name,
+            fmt_count(x.calls),
+            fmt_us(x.device_us),
+            format!("{:.1}", x.achieved_tflops),
+            format!("{:.0}", x.achieved_gbs),
+            dash(x.roofline_us),
+            dash(x.lost_us),
+        ]
+    };
+    for o in e.ops.iter().take(top) {
+        t.row(row(sanitize(&shorten_middle(&o.name, 44)), o));
+    }
+    for p in e.phases.iter().take(top.min(5)) {
+        t.row(row(
+            sanitize(&shorten_middle(&format!("phase {}", p.name), 44)),
+            p,
+        ));
+    }
+    t.write(out, width, st)
 }
 
 fn phase_row(p: &super::PhaseInfo, mean: bool) -> Vec<String> {

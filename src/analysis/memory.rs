@@ -1,0 +1,464 @@
+//! Where device memory goes over the window: the memory timeline per device, from the blocks
+//! of [`crate::model::memory`] (`profile_memory=True`).
+//!
+//! # Definitions
+//!
+//! * **Allocated** at time `t`: the bytes allocated before the first event (`Total Allocated` −
+//!   `Bytes` of the earliest event), plus every block allocated at or before `t`, minus every
+//!   block freed before `t` (allocations at one timestamp are taken before frees, see
+//!   [`crate::model::memory::MemoryEvents`]). It equals the profiler's `Total Allocated`
+//!   whenever every allocation of the device was recorded.
+//! * **Reserved**: the last `Total Reserved` at or before `t` (what the caching allocator holds
+//!   from the driver).
+//! * **Peak**: the largest allocated total inside the window (the first time it is reached);
+//!   **live at the peak**: the blocks allocated at or before it and not freed before it,
+//!   grouped by the operator that allocated them — the outermost operator (`aten::linear`,
+//!   `autograd::engine::evaluate_function: …`) running on the allocating thread at that
+//!   moment — and by its phase (the outermost annotation or module call on that thread;
+//!   `(unannotated)` outside any). Bytes allocated before the trace began are one group.
+//! * **Held by the allocator** at the peak: reserved − allocated.
+//! * **Churn** per step: allocations and frees inside the step's span, count and bytes.
+
+use serde::Serialize;
+
+use super::fast::HashMap;
+use super::phases::{is_phase_event, UNANNOTATED};
+use super::steps::Step;
+use crate::model::memory::{MemBlock, MemoryEvents};
+use crate::model::{CpuKind, Interval, Ns, Trace, NONE};
+
+/// Points kept for the chart of one device.
+pub const CHART_POINTS: usize = 600;
+
+/// Live blocks at the peak grouped by allocating operator and phase.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct LiveGroup {
+    /// Outermost operator on the allocating thread (`(before the trace)` for bytes allocated
+    /// before the first event, `(no operator)` outside any).
+    pub op: String,
+    /// Its phase (outermost annotation or module call on that thread).
+    pub phase: String,
+    /// Blocks.
+    pub blocks: u64,
+    /// Bytes.
+    pub bytes: u64,
+}
+
+/// One of the largest allocations of the window.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct LargeAlloc {
+    /// Bytes.
+    pub bytes: u64,
+    /// Allocated at, µs since the trace start.
+    pub at_us: f64,
+    /// Held for, µs (absent when not freed in the trace).
+    pub held_us: Option<f64>,
+    /// Allocating operator.
+    pub op: String,
+    /// Its phase.
+    pub phase: String,
+}
+
+/// Allocation churn of one step.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct StepChurn {
+    /// Step name.
+    pub step: String,
+    /// Allocations in the step.
+    pub allocs: u64,
+    /// Their bytes.
+    pub alloc_bytes: u64,
+    /// Frees in the step.
+    pub frees: u64,
+    /// Their bytes.
+    pub freed_bytes: u64,
+    /// Highest allocated total in the step.
+    pub peak_allocated: i64,
+}
+
+/// One point of the chart: allocated and reserved after the events at `t_us`.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct MemPoint {
+    /// µs since the trace start.
+    pub t_us: f64,
+    /// Allocated bytes (the highest value in the point's bucket).
+    pub allocated: i64,
+    /// Reserved bytes (-1 when not recorded).
+    pub reserved: i64,
+}
+
+/// The memory timeline of one device over the window.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct DeviceMemory {
+    /// Device id.
+    pub device: i64,
+    /// Device memory, bytes (absent when the trace does not say).
+    pub capacity: Option<u64>,
+    /// Allocated at the window start.
+    pub start_allocated: i64,
+    /// Peak allocated in the window.
+    pub peak_allocated: i64,
+    /// When, µs since the trace start.
+    pub peak_at_us: f64,
+    /// Step of the peak (absent outside any step).
+    pub peak_step: Option<String>,
+    /// Reserved at the peak (-1 when not recorded).
+    pub reserved_at_peak: i64,
+    /// Reserved − allocated at the peak (0 when reserved is not recorded).
+    pub held_at_peak: i64,
+    /// Largest reserved total in the window (-1 when not recorded).
+    pub peak_reserved: i64,
+    /// Blocks live at the peak by operator and phase, largest first (all groups).
+    pub live_at_peak: Vec<LiveGroup>,
+    /// Bytes live at the peak by phase, largest first.
+    pub live_by_phase: Vec<(String, u64)>,
+    /// The largest allocations made in the window (up to 10).
+    pub largest: Vec<LargeAlloc>,
+    /// Allocations and frees per step.
+    pub churn: Vec<StepChurn>,
+    /// Allocated and reserved over the window, at most [`CHART_POINTS`] points.
+    pub points: Vec<MemPoint>,
+    /// Frees whose allocation was not recorded (in the whole trace).
+    pub unmatched_frees: u64,
+    /// Largest `Total Allocated` the profiler recorded in the whole trace (-1 when the trace
+    /// has no `Total Allocated`).
+    pub recorded_peak: i64,
+    /// False when the events carry no `Addr` (PyTorch before 1.10): frees cannot be paired
+    /// with allocations, so `live_at_peak`, `live_by_phase` and `held_us` are empty.
+    pub blocks_known: bool,
+}
+
+/// The memory timeline of every device with memory events.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct MemoryAnalysis {
+    /// Per device, by id.
+    pub devices: Vec<DeviceMemory>,
+    /// Memory events in the trace.
+    pub events: u64,
+}
+
+/// Outermost spans per thread, for "which operator / phase was running".
+struct Outer {
+    /// Per thread: (start, end, cpu index) of outermost spans, in start order.
+    spans: Vec<Vec<(Ns, Ns, u32)>>,
+}
+
+impl Outer {
+    fn build(trace: &Trace, want: impl Fn(&crate::model::CpuEvent) -> bool) -> Outer {
+        let mut spans: Vec<Vec<(Ns, Ns, u32)>> = vec![Vec::new(); trace.threads.len()];
+        for (i, e) in trace.cpu.iter().enumerate() {
+            if !want(e) {
+                continue;
+            }
+            let Some(v) = spans.get_mut(e.thread as usize) else {
+                continue;
+            };
+            if v.last().is_some_and(|&(_, end, _)| e.start < end) {
+                continue; // nested
+            }
+            v.push((e.start, e.end(), i as u32));
+        }
+        Outer { spans }
+    }
+    fn at(&self, thread: u32, t: Ns) -> Option<u32> {
+        let v = self.spans.get(thread as usize)?;
+        let k = v.partition_point(|s| s.0 <= t);
+        (k > 0 && t <= v[k - 1].1).then(|| v[k - 1].2)
+    }
+}
+
+/// Names the allocating operator and phase of blocks.
+struct Attribution<'t> {
+    trace: &'t Trace,
+    ops: Outer,
+    phases: Outer,
+}
+
+impl<'t> Attribution<'t> {
+    fn new(trace: &'t Trace) -> Self {
+        Attribution {
+            trace,
+            ops: Outer::build(trace, |e| e.kind == CpuKind::Op),
+            phases: Outer::build(trace, |e| {
+                is_phase_event(e.kind, e.is_module, trace.name(e.name))
+            }),
+        }
+    }
+    fn of(&self, b: &MemBlock) -> (&'t str, &'t str) {
+        if b.alloc == Ns::MIN || b.thread == NONE {
+            return (BEFORE, UNANNOTATED);
+        }
+        let t = self.trace;
+        let op = self
+            .ops
+            .at(b.thread, b.alloc)
+            .map_or(NO_OP, |i| t.name(t.cpu[i as usize].name));
+        let phase = self
+            .phases
+            .at(b.thread, b.alloc)
+            .map_or(UNANNOTATED, |i| t.name(t.cpu[i as usize].name));
+        (op, phase)
+    }
+}
+
+/// Group name of the bytes allocated before the trace began.
+pub const BEFORE: &str = "(before the trace)";
+/// Group name of blocks allocated outside any operator.
+pub const NO_OP: &str = "(no operator)";
+
+/// Allocated-total changes of one device: (time, +bytes) for allocations and (time, −bytes)
+/// for frees, allocations first at equal times.
+fn deltas(blocks: &[&MemBlock]) -> Vec<(Ns, i64)> {
+    let mut d: Vec<(Ns, i64)> = Vec::with_capacity(blocks.len() * 2);
+    for b in blocks {
+        if b.alloc != Ns::MIN {
+            d.push((b.alloc, b.bytes as i64));
+        }
+        if b.free != Ns::MAX {
+            d.push((b.free, -(b.bytes as i64)));
+        }
+    }
+    // allocations (positive) before frees at one time
+    d.sort_by(|a, b| a.0.cmp(&b.0).then(b.1.signum().cmp(&a.1.signum())));
+    d
+}
+
+/// The memory timeline of every device over `window` (its steps give the churn).
+pub fn memory_timeline(trace: &Trace, window: Interval, steps: &[Step]) -> Option<MemoryAnalysis> {
+    let m: &MemoryEvents = &trace.memory;
+    if m.is_empty() || m.blocks.is_empty() {
+        return None;
+    }
+    let origin = trace.start();
+    let rel = |t: Ns| (t - origin) as f64 / 1000.0;
+    let attr = Attribution::new(trace);
+    let mut out = MemoryAnalysis {
+        devices: Vec::new(),
+        events: m.events,
+    };
+    for dev in m.devices() {
+        let blocks: Vec<&MemBlock> = m.blocks.iter().filter(|b| b.device == dev).collect();
+        let base = m.base.iter().find(|b| b.0 == dev).map_or(0, |b| b.2);
+        let reserved: Vec<(Ns, i64)> = m
+            .reserved
+            .iter()
+            .filter(|r| r.device == dev)
+            .map(|r| (r.ts, r.bytes))
+            .collect();
+        let reserved_at = |t: Ns| {
+            let k = reserved.partition_point(|r| r.0 <= t);
+            if k == 0 {
+                -1
+            } else {
+                reserved[k - 1].1
+            }
+        };
+        let d = deltas(&blocks);
+        // walk: the allocated total after each change; the window's start value and peak
+        let mut cur = base;
+        let mut start_allocated = None;
+        let mut peak: Option<(i64, Ns)> = None;
+        let mut series: Vec<(Ns, i64)> = Vec::new();
+        let mut i = 0;
+        while i < d.len() {
+            let t = d[i].0;
+            if t > window.end {
+                break;
+            }
+            if t >= window.start && start_allocated.is_none() {
+                start_allocated = Some(cur);
+            }
+            // allocations at t first: the highest value at t
+            while i < d.len() && d[i].0 == t && d[i].1 > 0 {
+                cur += d[i].1;
+                i += 1;
+            }
+            if t >= window.start {
+                if peak.is_none_or(|p| cur > p.0) {
+                    peak = Some((cur, t));
+                }
+                series.push((t, cur));
+            }
+            while i < d.len() && d[i].0 == t {
+                cur += d[i].1;
+                i += 1;
+            }
+            if t >= window.start {
+                series.push((t, cur));
+            }
+        }
+        let start_allocated = start_allocated.unwrap_or(cur);
+        let (peak_allocated, peak_t) = peak.unwrap_or((cur, window.start));
+        // live at the peak, by operator and phase
+        let mut groups: HashMap<(&str, &str), (u64, u64)> = HashMap::default();
+        let mut by_phase: HashMap<&str, u64> = HashMap::default();
+        let mut live_bytes: i64 = 0;
+        let blocks_known = m.without_addr == 0;
+        for b in blocks
+            .iter()
+            .filter(|b| blocks_known && b.live_at(peak_t) && b.alloc != Ns::MIN)
+        {
+            let (op, phase) = attr.of(b);
+            let g = groups.entry((op, phase)).or_default();
+            g.0 += 1;
+            g.1 += b.bytes;
+            *by_phase.entry(phase).or_default() += b.bytes;
+            live_bytes += b.bytes as i64;
+        }
+        let before = peak_allocated - live_bytes;
+        if before > 0 && blocks_known {
+            groups.insert((BEFORE, UNANNOTATED), (0, before as u64));
+            *by_phase.entry(UNANNOTATED).or_default() += before as u64;
+        }
+        let mut live_at_peak: Vec<LiveGroup> = groups
+            .into_iter()
+            .map(|((op, phase), (n, bytes))| LiveGroup {
+                op: op.to_string(),
+                phase: phase.to_string(),
+                blocks: n,
+                bytes,
+            })
+            .collect();
+        live_at_peak.sort_by(|a, b| {
+            b.bytes
+                .cmp(&a.bytes)
+                .then_with(|| a.op.cmp(&b.op))
+                .then_with(|| a.phase.cmp(&b.phase))
+        });
+        let mut live_by_phase: Vec<(String, u64)> = by_phase
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v))
+            .collect();
+        live_by_phase.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+        // the largest allocations of the window
+        let mut in_window: Vec<&&MemBlock> = blocks
+            .iter()
+            .filter(|b| b.alloc >= window.start && b.alloc <= window.end)
+            .collect();
+        in_window.sort_by(|a, b| b.bytes.cmp(&a.bytes).then(a.alloc.cmp(&b.alloc)));
+        let largest = in_window
+            .iter()
+            .take(10)
+            .map(|b| {
+                let (op, phase) = attr.of(b);
+                LargeAlloc {
+                    bytes: b.bytes,
+                    at_us: rel(b.alloc),
+                    held_us: (blocks_known && b.free != Ns::MAX)
+                        .then(|| (b.free - b.alloc) as f64 / 1000.0),
+                    op: op.to_string(),
+                    phase: phase.to_string(),
+                }
+            })
+            .collect();
+        // churn per step
+        let churn = steps
+            .iter()
+            .map(|s| {
+                let mut c = StepChurn {
+                    step: s.name.clone(),
+                    allocs: 0,
+                    alloc_bytes: 0,
+                    frees: 0,
+                    freed_bytes: 0,
+                    peak_allocated: i64::MIN,
+                };
+                let inside = |t: Ns| t >= s.span.start && t < s.span.end;
+                for b in &blocks {
+                    if inside(b.alloc) {
+                        c.allocs += 1;
+                        c.alloc_bytes += b.bytes;
+                    }
+                    if inside(b.free) {
+                        c.frees += 1;
+                        c.freed_bytes += b.bytes;
+                    }
+                }
+                let k = series.partition_point(|p| p.0 < s.span.start);
+                c.peak_allocated = series[k..]
+                    .iter()
+                    .take_while(|p| p.0 < s.span.end)
+                    .map(|p| p.1)
+                    .max()
+                    .unwrap_or(start_allocated);
+                c
+            })
+            .collect();
+        let peak_reserved = reserved
+            .iter()
+            .filter(|r| r.0 >= window.start && r.0 <= window.end)
+            .map(|r| r.1)
+            .max()
+            .unwrap_or_else(|| reserved_at(window.start));
+        let reserved_at_peak = reserved_at(peak_t);
+        let points = chart(&series, &reserved_at, window, rel);
+        let k = steps.partition_point(|s| s.span.start <= peak_t);
+        let peak_step =
+            (k > 0 && peak_t < steps[k - 1].span.end).then(|| steps[k - 1].name.clone());
+        out.devices.push(DeviceMemory {
+            device: dev as i64,
+            capacity: trace.device(dev as i64).and_then(|d| d.memory_bytes),
+            start_allocated,
+            peak_allocated,
+            peak_at_us: rel(peak_t),
+            peak_step,
+            reserved_at_peak,
+            held_at_peak: if reserved_at_peak >= 0 {
+                reserved_at_peak - peak_allocated
+            } else {
+                0
+            },
+            peak_reserved,
+            live_at_peak,
+            live_by_phase,
+            largest,
+            churn,
+            points,
+            unmatched_frees: blocks.iter().filter(|b| b.alloc == Ns::MIN).count() as u64,
+            blocks_known,
+            recorded_peak: m
+                .recorded_peak
+                .iter()
+                .find(|r| r.0 == dev)
+                .map_or(-1, |r| r.1),
+        });
+    }
+    Some(out)
+}
+
+/// At most [`CHART_POINTS`] points over the window: per bucket of equal time, the highest
+/// allocated value (so the peak is always drawn) and the reserved total at its time.
+fn chart(
+    series: &[(Ns, i64)],
+    reserved_at: &dyn Fn(Ns) -> i64,
+    window: Interval,
+    rel: impl Fn(Ns) -> f64,
+) -> Vec<MemPoint> {
+    if series.is_empty() {
+        return Vec::new();
+    }
+    let span = (window.end - window.start).max(1);
+    let n = CHART_POINTS as i64;
+    let mut out: Vec<MemPoint> = Vec::new();
+    let mut bucket = -1i64;
+    for &(t, v) in series {
+        let b = ((t - window.start) as i128 * n as i128 / span as i128) as i64;
+        if b != bucket || out.is_empty() {
+            bucket = b;
+            out.push(MemPoint {
+                t_us: rel(t),
+                allocated: v,
+                reserved: reserved_at(t),
+            });
+        } else if let Some(last) = out.last_mut() {
+            if v > last.allocated {
+                *last = MemPoint {
+                    t_us: rel(t),
+                    allocated: v,
+                    reserved: reserved_at(t),
+                };
+            }
+        }
+    }
+    out
+}
