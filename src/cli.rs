@@ -89,6 +89,9 @@ enum View {
     Phases,
     /// One row per rank (a folder of per-rank traces).
     Ranks,
+    /// Device memory over the window: allocated and reserved bytes per device, at most 600
+    /// points each (needs `profile_memory=True`).
+    Memory,
 }
 
 /// Colour choice.
@@ -281,6 +284,17 @@ fn analyze(args: AnalyzeArgs) -> Result<(), (i32, String)> {
         ));
     }
 
+    if args.view == Some(View::Memory) && rep.memory.is_none() {
+        return Err((
+            2,
+            format!(
+                "error: --view memory needs device memory events, and {} has none (record \
+                 with `torch.profiler.profile(profile_memory=True)`)",
+                args.trace.display()
+            ),
+        ));
+    }
+
     let to_file = args.output.is_some();
     let color = match args.color {
         ColorChoice::Always => true,
@@ -316,6 +330,7 @@ fn analyze(args: AnalyzeArgs) -> Result<(), (i32, String)> {
                 Some(View::Steps) | None => report::csv::View::Steps,
                 Some(View::Phases) => report::csv::View::Phases,
                 Some(View::Ranks) => report::csv::View::Ranks,
+                Some(View::Memory) => report::csv::View::Memory,
             },
         }),
     };

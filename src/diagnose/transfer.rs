@@ -233,7 +233,8 @@ fn pageable_memcpy(f: &Facts) -> Option<(Finding, HashMap<i32, Ns>)> {
     ))
 }
 
-fn fmt_bytes(b: u64) -> String {
+/// Bytes in binary units (`1.5 GiB`).
+pub(super) fn fmt_bytes(b: u64) -> String {
     let f = b as f64;
     if f >= (1u64 << 30) as f64 {
         format!("{:.1} GiB", f / (1u64 << 30) as f64)
@@ -393,6 +394,7 @@ fn memory_pressure(f: &Facts) -> Option<Finding> {
     e.metrics.insert("peak_allocated_bytes".into(), p as f64);
     e.metrics.insert("memory_bytes".into(), m as f64);
     e.metrics.insert("peak_share".into(), super::round3(r));
+    super::memory::live_at_peak_evidence(f, id, &mut e);
     let advice = vec![
         "Near the limit the caching allocator frees and retries (`cudaFree` synchronizes the \
          device) and fragmentation can cause OOM: set \

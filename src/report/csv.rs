@@ -20,6 +20,8 @@ pub enum View {
     Phases,
     /// One row per rank of a folder (the `ranks` section; empty for one file).
     Ranks,
+    /// The memory timeline: one row per chart point of each device (`memory.devices[].points`).
+    Memory,
 }
 
 /// CSV of one view.
@@ -197,6 +199,29 @@ impl Renderer for Csv {
                     let mut cells = vec![s.name.clone(), num(s.start_us), num(s.duration_us)];
                     cells.extend(s.breakdown_us.parts().iter().map(|(_, v)| num(*v)));
                     row(out, &cells)?;
+                }
+            }
+            View::Memory => {
+                header(
+                    out,
+                    &["device", "t_us", "allocated_bytes", "reserved_bytes"],
+                )?;
+                for d in r.memory.iter().flat_map(|m| &m.devices) {
+                    for p in &d.points {
+                        row(
+                            out,
+                            &[
+                                d.device.to_string(),
+                                num(p.t_us),
+                                p.allocated.to_string(),
+                                if p.reserved >= 0 {
+                                    p.reserved.to_string()
+                                } else {
+                                    String::new()
+                                },
+                            ],
+                        )?;
+                    }
                 }
             }
             View::Ranks => {

@@ -283,6 +283,7 @@ impl Renderer for Terminal {
         // Phases
         write_phases_section(r, opts.top, width, &st, out)?;
         write_efficiency_section(r, opts.top, width, &st, out)?;
+        write_memory_section(r, width, &st, out)?;
 
         // Timeline
         if !r.gpu_timeline.is_empty() {
@@ -917,6 +918,86 @@ fn write_efficiency_section(
         ));
     }
     t.write(out, width, st)
+}
+
+/// Per device: the memory peak of the window, the allocator's share, churn per step and what
+/// is live at the peak.
+fn write_memory_section(
+    r: &Report,
+    width: usize,
+    st: &Style,
+    out: &mut dyn Write,
+) -> io::Result<()> {
+    let Some(m) = &r.memory else {
+        return Ok(());
+    };
+    let b = |v: i64| fmt_bytes(v.max(0) as u64);
+    for d in &m.devices {
+        writeln!(out)?;
+        writeln!(
+            out,
+            "{}  {}",
+            st.heading(&format!("GPU {} memory", d.device)),
+            st.dim("profile_memory events (`--format csv --view memory` for the timeline)")
+        )?;
+        let n = d.churn.len().max(1) as f64;
+        let allocs: u64 = d.churn.iter().map(|c| c.allocs).sum();
+        let bytes: u64 = d.churn.iter().map(|c| c.alloc_bytes).sum();
+        let mut line = format!(
+            "peak allocated {}{} at {} ({}); at the window start {}",
+            b(d.peak_allocated),
+            d.capacity
+                .map(|c| format!(" of {}", fmt_bytes(c)))
+                .unwrap_or_default(),
+            fmt_us(d.peak_at_us),
+            d.peak_step.as_deref().unwrap_or("outside the steps"),
+            b(d.start_allocated)
+        );
+        if d.reserved_at_peak >= 0 {
+            line.push_str(&format!(
+                "; reserved {} ({} held by the caching allocator)",
+                b(d.reserved_at_peak),
+                b(d.held_at_peak)
+            ));
+        }
+        if !d.churn.is_empty() {
+            line.push_str(&format!(
+                "; {} allocations ({}) per step",
+                fmt_count((allocs as f64 / n).round() as u64),
+                fmt_bytes((bytes as f64 / n) as u64)
+            ));
+        }
+        if d.recorded_peak < 0 {
+            line.push_str(
+                "; the trace has no `Total Allocated`: totals count from the first event",
+            );
+        }
+        write_wrapped(out, "  ", &sanitize(&line), 2, width)?;
+        if !d.blocks_known || d.live_at_peak.is_empty() {
+            continue;
+        }
+        let mut t = Table::new(&[
+            "live at the peak: operator",
+            "phase",
+            "blocks",
+            "bytes",
+            "share",
+        ]);
+        for g in d.live_at_peak.iter().take(6) {
+            t.row(vec![
+                sanitize(&shorten_middle(&g.op, 40)),
+                sanitize(&shorten_middle(&g.phase, 28)),
+                fmt_count(g.blocks),
+                fmt_bytes(g.bytes),
+                format!(
+                    "{:.1}%",
+                    g.bytes as f64 / d.peak_allocated.max(1) as f64 * 100.0
+                ),
+            ]);
+        }
+        t.write(out, width, st)?;
+    }
+    Ok(())
 }
 
 fn phase_row(p: &super::PhaseInfo, mean: bool) -> Vec<String> {

@@ -364,11 +364,11 @@ impl Worker {
         NameId(i)
     }
 
-    /// A `[memory]` instant of a CUDA/HIP device (`Device Type` 1): its peak and the
-    /// event itself, 48 bytes (the analyses build the timeline from them).
+    /// A `[memory]` instant of a CUDA or HIP device (`Device Type` 1, or 6 as ROCm builds
+    /// record it): its peak, and the event for the merger's [`MemoryBuilder`].
     fn memory_event(&mut self, e: &RawEvent<'_>) {
         let a = &e.args;
-        if a.device_type.int() != Some(1) {
+        if !matches!(a.device_type.int(), Some(1 | 6)) {
             return;
         }
         let Some(dev) = a.device_id.int() else {
