@@ -142,3 +142,91 @@ fn peak_and_live_set_bert() {
 fn peak_and_live_set_vit_amd() {
     check_peak("tracelens/tests__traces__mi300__Falconsai_nsfw_image_detection__1016002.json.gz");
 }
+
+/// torch's `export_memory_timeline` raw format: HTA's test states the bytes per category after
+/// the 745th distinct timestamp; the peak is checked against a fold of the entries in Python
+/// (7,721 timestamps; the largest total, 3,082,832,104 bytes, after timestamp #762).
+#[test]
+fn torch_memory_timeline_export() {
+    let Some(p) = common::corpus_file("hta/tests__data__memory_analysis__memory_timeline.raw.gz")
+    else {
+        return;
+    };
+    let path = p.to_str().unwrap();
+    assert!(stallscope::ingest::torch_memory::is_export(path));
+    let t = stallscope::ingest::torch_memory::load(path).unwrap();
+    assert_eq!(t.entries, 16_845);
+    assert_eq!(t.times.len(), 7_721);
+    assert_eq!(
+        t.sizes[744],
+        [102440608, 102228128, 19395584, 0, 2618160128, 58417152, 41811968, 25494440]
+    );
+    let i = t.peak().unwrap();
+    assert_eq!(i, 762);
+    assert_eq!(t.sizes[i].iter().sum::<i64>(), 3_082_832_104);
+    assert_eq!(t.times[i], 1_696_966_047_194_486_198);
+    // the CLI: `memory` reads it, `analyze` says to use `memory`
+    let bin = env!("CARGO_BIN_EXE_stallscope");
+    let out = std::process::Command::new(bin)
+        .args(["memory", path, "--format", "json"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["peak_bytes"], 3_082_832_104i64);
+    assert_eq!(v["categories_at_peak"]["activation"], 2_592_465_920i64);
+    let out = std::process::Command::new(bin)
+        .args(["analyze", path])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("stallscope memory"));
+}
+
+#[test]
+fn memory_command_without_memory_events_exits_2() {
+    let Some(p) = common::corpus_file("hta/tests__data__call_stack__backward_thread.json") else {
+        return;
+    };
+    let bin = env!("CARGO_BIN_EXE_stallscope");
+    for args in [
+        vec!["memory", p.to_str().unwrap()],
+        vec![
+            "analyze",
+            p.to_str().unwrap(),
+            "--format",
+            "csv",
+            "--view",
+            "memory",
+        ],
+    ] {
+        let out = std::process::Command::new(bin)
+            .args(&args)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains("profile_memory=True"), "{err}");
+        assert_eq!(err.lines().count(), 1, "{err}");
+    }
+}
+
+/// A bad export: one line naming the file and the byte, exit 2.
+#[test]
+fn torch_memory_export_bad_input() {
+    let dir = std::env::temp_dir().join(format!("stallscope-mem-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let f = dir.join("bad.raw.json");
+    std::fs::write(&f, "[[1, 2, 100, 4],\n [2, 7, 5, 4]]").unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_stallscope"))
+        .args(["memory", f.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("bad.raw.json: byte ") && err.contains("action 7"),
+        "{err}"
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}

@@ -297,3 +297,20 @@ mod tests {
         assert_eq!(num(0.1), "0.1");
     }
 }
+
+/// torch's memory-timeline export as CSV: `t_ns` then one column of bytes per category, one
+/// row per distinct timestamp.
+pub fn write_memory_export(
+    t: &crate::ingest::torch_memory::CategoryTimeline,
+    out: &mut dyn Write,
+) -> io::Result<()> {
+    let mut cols = vec!["t_ns"];
+    cols.extend(crate::ingest::torch_memory::CATEGORIES);
+    header(out, &cols)?;
+    for (ts, s) in t.times.iter().zip(&t.sizes) {
+        let mut cells = vec![ts.to_string()];
+        cells.extend(s.iter().map(|v| v.to_string()));
+        row(out, &cells)?;
+    }
+    Ok(())
+}

@@ -863,3 +863,31 @@ pub fn efficiency_headline(e: &analysis::efficiency::Efficiency) -> String {
         ),
     }
 }
+
+/// The JSON of `stallscope memory` on torch's memory-timeline export: the peak, when, and the
+/// bytes per category at it (`ingest::torch_memory`).
+pub fn memory_export_json(
+    path: &str,
+    t: &crate::ingest::torch_memory::CategoryTimeline,
+) -> serde_json::Value {
+    use crate::ingest::torch_memory::CATEGORIES;
+    let peak = t.peak();
+    let at = |i: usize| -> serde_json::Map<String, serde_json::Value> {
+        CATEGORIES
+            .iter()
+            .zip(t.sizes[i])
+            .map(|(k, v)| (k.to_string(), v.into()))
+            .collect()
+    };
+    serde_json::json!({
+        "schema_version": SCHEMA_VERSION,
+        "generator": format!("stallscope {}", env!("CARGO_PKG_VERSION")),
+        "source": {"path": path, "format": "torch_memory_timeline", "entries": t.entries},
+        "timestamps": t.times.len(),
+        "peak_bytes": peak.map(|i| t.sizes[i].iter().sum::<i64>()),
+        "peak_at_ns": peak.map(|i| t.times[i]),
+        "peak_index": peak,
+        "categories_at_peak": peak.map(at),
+        "categories_at_end": (!t.sizes.is_empty()).then(|| at(t.sizes.len() - 1)),
+    })
+}

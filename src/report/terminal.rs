@@ -920,6 +920,61 @@ fn write_efficiency_section(
     t.write(out, width, st)
 }
 
+/// The memory section alone (`stallscope memory`), without colours.
+pub fn write_memory(r: &Report, width: usize, out: &mut dyn Write) -> io::Result<()> {
+    write_memory_section(r, width, &Style { color: false }, out)
+}
+
+/// torch's memory-timeline export: the peak and the bytes per category at it.
+pub fn write_memory_export(
+    path: &str,
+    t: &crate::ingest::torch_memory::CategoryTimeline,
+    width: usize,
+    out: &mut dyn Write,
+) -> io::Result<()> {
+    use crate::ingest::torch_memory::CATEGORIES;
+    writeln!(
+        out,
+        "{}",
+        shorten_middle(
+            &format!(
+                "torch memory timeline — {} ({} entries, {} timestamps)",
+                sanitize(path),
+                fmt_count(t.entries),
+                fmt_count(t.times.len() as u64)
+            ),
+            width
+        )
+    )?;
+    let Some(i) = t.peak() else {
+        return writeln!(out, "  no entries");
+    };
+    let total: i64 = t.sizes[i].iter().sum();
+    let last = t.times.last().copied().unwrap_or(0);
+    let first = t.times.iter().copied().find(|&x| x >= 0).unwrap_or(0);
+    writeln!(
+        out,
+        "  peak {} at timestamp #{} ({} after the first timed entry, {} before the last)",
+        fmt_bytes(total.max(0) as u64),
+        i,
+        fmt_us((t.times[i].max(first) - first) as f64 / 1000.0),
+        fmt_us((last - t.times[i].max(first)) as f64 / 1000.0)
+    )?;
+    let mut tb = Table::new(&["category", "at the peak", "share", "at the end"]);
+    let end = t.sizes[t.sizes.len() - 1];
+    let mut rows: Vec<(usize, i64)> = t.sizes[i].iter().copied().enumerate().collect();
+    rows.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+    for (c, v) in rows {
+        tb.row(vec![
+            CATEGORIES[c].to_string(),
+            fmt_bytes(v.max(0) as u64),
+            format!("{:.1}%", v as f64 / total.max(1) as f64 * 100.0),
+            fmt_bytes(end[c].max(0) as u64),
+        ]);
+    }
+    tb.write(out, width, &Style { color: false })
+}
+
 /// Per device: the memory peak of the window, the allocator's share, churn per step and what
 /// is live at the peak.
 fn write_memory_section(
