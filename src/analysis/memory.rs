@@ -274,7 +274,7 @@ pub fn memory_timeline(trace: &Trace, window: Interval, steps: &[Step]) -> Optio
                 i += 1;
             }
             if t >= window.start {
-                if peak.is_none_or(|p| cur > p.0) {
+                if peak.map_or(true, |p| cur > p.0) {
                     peak = Some((cur, t));
                 }
                 series.push((t, cur));

@@ -281,23 +281,6 @@ impl Renderer for Csv {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn quoting() {
-        assert_eq!(field("plain"), "plain");
-        assert_eq!(field("a,b"), "\"a,b\"");
-        assert_eq!(field("say \"hi\""), "\"say \"\"hi\"\"\"");
-        assert_eq!(field("two\nlines"), "\"two\nlines\"");
-        assert_eq!(field(" padded"), "\" padded\"");
-        assert_eq!(field("<script>"), "<script>");
-        assert_eq!(num(f64::NAN), "");
-        assert_eq!(num(0.1), "0.1");
-    }
-}
-
 /// torch's memory-timeline export as CSV: `t_ns` then one column of bytes per category, one
 /// row per distinct timestamp.
 pub fn write_memory_export(
@@ -313,4 +296,21 @@ pub fn write_memory_export(
         row(out, &cells)?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn quoting() {
+        assert_eq!(field("plain"), "plain");
+        assert_eq!(field("a,b"), "\"a,b\"");
+        assert_eq!(field("say \"hi\""), "\"say \"\"hi\"\"\"");
+        assert_eq!(field("two\nlines"), "\"two\nlines\"");
+        assert_eq!(field(" padded"), "\" padded\"");
+        assert_eq!(field("<script>"), "<script>");
+        assert_eq!(num(f64::NAN), "");
+        assert_eq!(num(0.1), "0.1");
+    }
 }
