@@ -206,24 +206,57 @@ pub const BEFORE: &str = "(before the trace)";
 /// Group name of blocks allocated outside any operator.
 pub const NO_OP: &str = "(no operator)";
 
-/// Allocated-total changes of one device: (time, +bytes) for allocations and (time, −bytes)
-/// for frees, allocations first at equal times.
-fn deltas(blocks: &[&MemBlock]) -> Vec<(Ns, i64)> {
-    let mut d: Vec<(Ns, i64)> = Vec::with_capacity(blocks.len() * 2);
-    for b in blocks {
-        if b.alloc != Ns::MIN {
-            d.push((b.alloc, b.bytes as i64));
-        }
-        if b.free != Ns::MAX {
-            d.push((b.free, -(b.bytes as i64)));
+/// Chart points: per slice of the window, the highest allocated value (so the peak is drawn).
+struct Chart {
+    start: Ns,
+    span: Ns,
+    bucket: i64,
+    points: Vec<(Ns, i64)>,
+}
+
+impl Chart {
+    fn new(window: Interval) -> Self {
+        Chart {
+            start: window.start,
+            span: (window.end - window.start).max(1),
+            bucket: -1,
+            points: Vec::with_capacity(CHART_POINTS + 1),
         }
     }
-    // allocations (positive) before frees at one time
-    d.sort_by(|a, b| a.0.cmp(&b.0).then(b.1.signum().cmp(&a.1.signum())));
-    d
+    fn add(&mut self, t: Ns, v: i64) {
+        let b = ((t - self.start) as i128 * CHART_POINTS as i128 / self.span as i128) as i64;
+        match self.points.last_mut() {
+            Some(last) if b == self.bucket => {
+                if v > last.1 {
+                    *last = (t, v);
+                }
+            }
+            _ => {
+                self.bucket = b;
+                self.points.push((t, v));
+            }
+        }
+    }
+}
+
+/// The largest `n` blocks, by size then allocation time.
+fn largest<'b>(it: impl Iterator<Item = &'b MemBlock>, n: usize) -> Vec<&'b MemBlock> {
+    let mut top: Vec<&MemBlock> = Vec::with_capacity(n + 1);
+    for b in it {
+        if top.len() == n && top.last().is_some_and(|l| l.bytes >= b.bytes) {
+            continue;
+        }
+        let k = top.partition_point(|x| x.bytes >= b.bytes);
+        top.insert(k, b);
+        top.truncate(n);
+    }
+    top
 }
 
 /// The memory timeline of every device over `window` (its steps give the churn).
+///
+/// One walk per device over its blocks in allocation order and, merged with them, its frees in
+/// free order (an index sorted by free time: 4 bytes per block); no per-event series is kept.
 pub fn memory_timeline(trace: &Trace, window: Interval, steps: &[Step]) -> Option<MemoryAnalysis> {
     let m: &MemoryEvents = &trace.memory;
     if m.is_empty() || m.blocks.is_empty() {
@@ -236,8 +269,9 @@ pub fn memory_timeline(trace: &Trace, window: Interval, steps: &[Step]) -> Optio
         devices: Vec::new(),
         events: m.events,
     };
+    let all = &m.blocks;
     for dev in m.devices() {
-        let blocks: Vec<&MemBlock> = m.blocks.iter().filter(|b| b.device == dev).collect();
+        let on = |b: &&MemBlock| b.device == dev;
         let base = m.base.iter().find(|b| b.0 == dev).map_or(0, |b| b.2);
         let reserved: Vec<(Ns, i64)> = m
             .reserved
@@ -253,49 +287,106 @@ pub fn memory_timeline(trace: &Trace, window: Interval, steps: &[Step]) -> Optio
                 reserved[k - 1].1
             }
         };
-        let d = deltas(&blocks);
-        // walk: the allocated total after each change; the window's start value and peak
+        let mut frees: Vec<u32> = (0..all.len() as u32)
+            .filter(|&i| {
+                let b = &all[i as usize];
+                b.device == dev && b.free != Ns::MAX
+            })
+            .collect();
+        frees.sort_unstable_by_key(|&i| (all[i as usize].free, i));
+        // the walk: allocations at a time before its frees (the highest value at that time)
+        let mut churn: Vec<StepChurn> = steps
+            .iter()
+            .map(|s| StepChurn {
+                step: s.name.clone(),
+                allocs: 0,
+                alloc_bytes: 0,
+                frees: 0,
+                freed_bytes: 0,
+                peak_allocated: i64::MIN,
+            })
+            .collect();
+        let step_of = |t: Ns| {
+            let k = steps.partition_point(|s| s.span.start <= t);
+            (k > 0 && t < steps[k - 1].span.end).then(|| k - 1)
+        };
+        let mut entered = 0usize; // steps whose start the walk has passed
         let mut cur = base;
         let mut start_allocated = None;
         let mut peak: Option<(i64, Ns)> = None;
-        let mut series: Vec<(Ns, i64)> = Vec::new();
-        let mut i = 0;
-        while i < d.len() {
-            let t = d[i].0;
-            if t > window.end {
-                break;
+        let mut chart = Chart::new(window);
+        let (mut ai, mut fi) = (0usize, 0usize);
+        let next_alloc = |ai: &mut usize| {
+            while *ai < all.len() && (all[*ai].device != dev || all[*ai].alloc == Ns::MIN) {
+                *ai += 1;
             }
-            if t >= window.start && start_allocated.is_none() {
+            all.get(*ai).map(|b| b.alloc)
+        };
+        loop {
+            let ta = next_alloc(&mut ai);
+            let tf = frees.get(fi).map(|&i| all[i as usize].free);
+            let t = match (ta, tf) {
+                (Some(a), Some(f)) => a.min(f),
+                (Some(a), None) => a,
+                (None, Some(f)) => f,
+                (None, None) => break,
+            };
+            // steps that start at or before t begin at the value before t
+            while entered < steps.len() && steps[entered].span.start <= t {
+                churn[entered].peak_allocated = cur;
+                entered += 1;
+            }
+            if t >= window.start && t <= window.end && start_allocated.is_none() {
                 start_allocated = Some(cur);
             }
-            // allocations at t first: the highest value at t
-            while i < d.len() && d[i].0 == t && d[i].1 > 0 {
-                cur += d[i].1;
-                i += 1;
+            let step = step_of(t);
+            while let Some(b) = all.get(ai).filter(|b| b.alloc == t) {
+                if b.device == dev {
+                    cur += b.bytes as i64;
+                    if let Some(k) = step {
+                        churn[k].allocs += 1;
+                        churn[k].alloc_bytes += b.bytes;
+                    }
+                }
+                ai += 1;
             }
-            if t >= window.start {
+            if let Some(k) = step {
+                churn[k].peak_allocated = churn[k].peak_allocated.max(cur);
+            }
+            let inside = t >= window.start && t <= window.end;
+            if inside {
                 if peak.map_or(true, |p| cur > p.0) {
                     peak = Some((cur, t));
                 }
-                series.push((t, cur));
+                chart.add(t, cur);
             }
-            while i < d.len() && d[i].0 == t {
-                cur += d[i].1;
-                i += 1;
+            while let Some(&i) = frees.get(fi).filter(|&&i| all[i as usize].free == t) {
+                let b = &all[i as usize];
+                cur -= b.bytes as i64;
+                if let Some(k) = step {
+                    churn[k].frees += 1;
+                    churn[k].freed_bytes += b.bytes;
+                }
+                fi += 1;
             }
-            if t >= window.start {
-                series.push((t, cur));
+            if inside {
+                chart.add(t, cur);
             }
+        }
+        drop(frees);
+        for c in &mut churn[entered..] {
+            c.peak_allocated = cur;
         }
         let start_allocated = start_allocated.unwrap_or(cur);
         let (peak_allocated, peak_t) = peak.unwrap_or((cur, window.start));
         // live at the peak, by operator and phase
+        let blocks_known = m.without_addr == 0;
         let mut groups: HashMap<(&str, &str), (u64, u64)> = HashMap::default();
         let mut by_phase: HashMap<&str, u64> = HashMap::default();
         let mut live_bytes: i64 = 0;
-        let blocks_known = m.without_addr == 0;
-        for b in blocks
+        for b in all
             .iter()
+            .filter(on)
             .filter(|b| blocks_known && b.live_at(peak_t) && b.alloc != Ns::MIN)
         {
             let (op, phase) = attr.of(b);
@@ -331,59 +422,25 @@ pub fn memory_timeline(trace: &Trace, window: Interval, steps: &[Step]) -> Optio
             .collect();
         live_by_phase.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
         // the largest allocations of the window
-        let mut in_window: Vec<&&MemBlock> = blocks
-            .iter()
-            .filter(|b| b.alloc >= window.start && b.alloc <= window.end)
-            .collect();
-        in_window.sort_by(|a, b| b.bytes.cmp(&a.bytes).then(a.alloc.cmp(&b.alloc)));
-        let largest = in_window
-            .iter()
-            .take(10)
-            .map(|b| {
-                let (op, phase) = attr.of(b);
-                LargeAlloc {
-                    bytes: b.bytes,
-                    at_us: rel(b.alloc),
-                    held_us: (blocks_known && b.free != Ns::MAX)
-                        .then(|| (b.free - b.alloc) as f64 / 1000.0),
-                    op: op.to_string(),
-                    phase: phase.to_string(),
-                }
-            })
-            .collect();
-        // churn per step
-        let churn = steps
-            .iter()
-            .map(|s| {
-                let mut c = StepChurn {
-                    step: s.name.clone(),
-                    allocs: 0,
-                    alloc_bytes: 0,
-                    frees: 0,
-                    freed_bytes: 0,
-                    peak_allocated: i64::MIN,
-                };
-                let inside = |t: Ns| t >= s.span.start && t < s.span.end;
-                for b in &blocks {
-                    if inside(b.alloc) {
-                        c.allocs += 1;
-                        c.alloc_bytes += b.bytes;
-                    }
-                    if inside(b.free) {
-                        c.frees += 1;
-                        c.freed_bytes += b.bytes;
-                    }
-                }
-                let k = series.partition_point(|p| p.0 < s.span.start);
-                c.peak_allocated = series[k..]
-                    .iter()
-                    .take_while(|p| p.0 < s.span.end)
-                    .map(|p| p.1)
-                    .max()
-                    .unwrap_or(start_allocated);
-                c
-            })
-            .collect();
+        let largest = largest(
+            all.iter()
+                .filter(on)
+                .filter(|b| b.alloc >= window.start && b.alloc <= window.end),
+            10,
+        )
+        .into_iter()
+        .map(|b| {
+            let (op, phase) = attr.of(b);
+            LargeAlloc {
+                bytes: b.bytes,
+                at_us: rel(b.alloc),
+                held_us: (blocks_known && b.free != Ns::MAX)
+                    .then(|| (b.free - b.alloc) as f64 / 1000.0),
+                op: op.to_string(),
+                phase: phase.to_string(),
+            }
+        })
+        .collect();
         let peak_reserved = reserved
             .iter()
             .filter(|r| r.0 >= window.start && r.0 <= window.end)
@@ -391,10 +448,16 @@ pub fn memory_timeline(trace: &Trace, window: Interval, steps: &[Step]) -> Optio
             .max()
             .unwrap_or_else(|| reserved_at(window.start));
         let reserved_at_peak = reserved_at(peak_t);
-        let points = chart(&series, &reserved_at, window, rel);
-        let k = steps.partition_point(|s| s.span.start <= peak_t);
-        let peak_step =
-            (k > 0 && peak_t < steps[k - 1].span.end).then(|| steps[k - 1].name.clone());
+        let points = chart
+            .points
+            .iter()
+            .map(|&(t, v)| MemPoint {
+                t_us: rel(t),
+                allocated: v,
+                reserved: reserved_at(t),
+            })
+            .collect();
+        let peak_step = step_of(peak_t).map(|k| steps[k].name.clone());
         out.devices.push(DeviceMemory {
             device: dev as i64,
             capacity: trace.device(dev as i64).and_then(|d| d.memory_bytes),
@@ -414,51 +477,14 @@ pub fn memory_timeline(trace: &Trace, window: Interval, steps: &[Step]) -> Optio
             largest,
             churn,
             points,
-            unmatched_frees: blocks.iter().filter(|b| b.alloc == Ns::MIN).count() as u64,
-            blocks_known,
+            unmatched_frees: all.iter().filter(on).filter(|b| b.alloc == Ns::MIN).count() as u64,
             recorded_peak: m
                 .recorded_peak
                 .iter()
                 .find(|r| r.0 == dev)
                 .map_or(-1, |r| r.1),
+            blocks_known,
         });
     }
     Some(out)
-}
-
-/// At most [`CHART_POINTS`] points over the window: per bucket of equal time, the highest
-/// allocated value (so the peak is always drawn) and the reserved total at its time.
-fn chart(
-    series: &[(Ns, i64)],
-    reserved_at: &dyn Fn(Ns) -> i64,
-    window: Interval,
-    rel: impl Fn(Ns) -> f64,
-) -> Vec<MemPoint> {
-    if series.is_empty() {
-        return Vec::new();
-    }
-    let span = (window.end - window.start).max(1);
-    let n = CHART_POINTS as i64;
-    let mut out: Vec<MemPoint> = Vec::new();
-    let mut bucket = -1i64;
-    for &(t, v) in series {
-        let b = ((t - window.start) as i128 * n as i128 / span as i128) as i64;
-        if b != bucket || out.is_empty() {
-            bucket = b;
-            out.push(MemPoint {
-                t_us: rel(t),
-                allocated: v,
-                reserved: reserved_at(t),
-            });
-        } else if let Some(last) = out.last_mut() {
-            if v > last.allocated {
-                *last = MemPoint {
-                    t_us: rel(t),
-                    allocated: v,
-                    reserved: reserved_at(t),
-                };
-            }
-        }
-    }
-    out
 }

@@ -9,8 +9,8 @@
 //! any time) is rebuilt from the blocks: the allocated total before the first event, plus the
 //! blocks allocated since, minus those freed.
 
+use super::fasthash::HashMap;
 use super::{Ns, NONE};
-use std::collections::HashMap;
 
 /// One device memory event as the reader hands it over.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
