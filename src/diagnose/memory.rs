@@ -54,14 +54,19 @@ pub fn live_at_peak_evidence(f: &Facts, device: i64, e: &mut Evidence) {
         .push("live at the peak, by allocating operator (phase):".into());
     let total = d.peak_allocated.max(1) as f64;
     for g in d.live_at_peak.iter().take(6) {
-        e.facts.push(format!(
-            "  {} ({}): {} in {} blocks, {}",
-            g.op,
-            g.phase,
-            fmt_bytes(g.bytes),
-            g.blocks,
-            pct(g.bytes as f64 / total)
-        ));
+        let what = if g.op == crate::analysis::memory::BEFORE {
+            format!("{}: {}", g.op, fmt_bytes(g.bytes))
+        } else {
+            format!(
+                "{} ({}): {} in {} blocks",
+                g.op,
+                g.phase,
+                fmt_bytes(g.bytes),
+                g.blocks
+            )
+        };
+        e.facts
+            .push(format!("  {what}, {}", pct(g.bytes as f64 / total)));
     }
     e.metrics.insert(
         "window_peak_allocated_bytes".into(),
