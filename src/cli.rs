@@ -764,16 +764,8 @@ fn phases(args: PhasesArgs) -> Result<(), (i32, String)> {
     let mut buf: Vec<u8> = Vec::new();
     match args.format {
         PhasesFormat::Json => {
-            let v = serde_json::json!({
-                "schema_version": rep.schema_version,
-                "generator": rep.generator,
-                "source": rep.source,
-                "window": rep.window,
-                "phases": rep.phases,
-            });
-            serde_json::to_writer_pretty(&mut buf, &v)
-                .map_err(|e| (1, format!("error: rendering: {e}")))?;
-            buf.push(b'\n');
+            let phases = serde_json::to_value(&rep.phases).unwrap_or_default();
+            section_json(&rep, "phases", phases, &mut buf)?;
         }
         PhasesFormat::Table => {
             report::terminal::write_phases_tree(&rep, args.depth, 100, &mut buf)
@@ -781,6 +773,27 @@ fn phases(args: PhasesArgs) -> Result<(), (i32, String)> {
         }
     }
     write_stdout(&buf)
+}
+
+/// One section of the JSON report with the report's header fields and window (`phases`,
+/// `memory`), pretty-printed into `buf`.
+fn section_json(
+    rep: &Report,
+    key: &str,
+    value: serde_json::Value,
+    buf: &mut Vec<u8>,
+) -> Result<(), (i32, String)> {
+    let v = serde_json::json!({
+        "schema_version": rep.schema_version,
+        "generator": rep.generator,
+        "source": rep.source,
+        "window": rep.window,
+        key: value,
+    });
+    serde_json::to_writer_pretty(&mut *buf, &v)
+        .map_err(|e| (1, format!("error: rendering: {e}")))?;
+    buf.push(b'\n');
+    Ok(())
 }
 
 fn memory(args: MemoryArgs) -> Result<(), (i32, String)> {
@@ -818,16 +831,8 @@ fn memory(args: MemoryArgs) -> Result<(), (i32, String)> {
     }
     match args.format {
         MemoryFormat::Json => {
-            let v = serde_json::json!({
-                "schema_version": rep.schema_version,
-                "generator": rep.generator,
-                "source": rep.source,
-                "window": rep.window,
-                "memory": rep.memory,
-            });
-            serde_json::to_writer_pretty(&mut buf, &v)
-                .map_err(|e| (1, format!("error: rendering: {e}")))?;
-            buf.push(b'\n');
+            let memory = serde_json::to_value(&rep.memory).unwrap_or_default();
+            section_json(&rep, "memory", memory, &mut buf)?;
         }
         MemoryFormat::Table => {
             report::terminal::write_memory(&rep, 100, &mut buf).map_err(render)?;

@@ -993,7 +993,7 @@ fn write_memory_section(
             out,
             "{}  {}",
             st.heading(&format!("GPU {} memory", d.device)),
-            st.dim("profile_memory events (`--format csv --view memory` for the timeline)")
+            st.dim("from profile_memory events; `stallscope memory --format csv` for the timeline")
         )?;
         let n = d.churn.len().max(1) as f64;
         let allocs: u64 = d.churn.iter().map(|c| c.allocs).sum();
