@@ -137,68 +137,55 @@ pub struct MemoryAnalysis {
     pub events: u64,
 }
 
-/// Outermost spans per thread, for "which operator / phase was running".
-struct Outer {
-    /// Per thread: (start, end, cpu index) of outermost spans, in start order.
-    spans: Vec<Vec<(Ns, Ns, u32)>>,
-}
-
-impl Outer {
-    fn build(trace: &Trace, want: impl Fn(&crate::model::CpuEvent) -> bool) -> Outer {
-        let mut spans: Vec<Vec<(Ns, Ns, u32)>> = vec![Vec::new(); trace.threads.len()];
-        for (i, e) in trace.cpu.iter().enumerate() {
-            if !want(e) {
-                continue;
+/// The outermost operator and phase running on the allocating thread of each block when it
+/// was allocated: one sweep over the host spans in start order with the blocks in time order,
+/// keeping only the current outermost span per thread (no table of spans).
+fn attribute<'t>(trace: &'t Trace, blocks: &[&MemBlock]) -> Vec<(&'t str, &'t str)> {
+    let mut out = vec![(BEFORE, UNANNOTATED); blocks.len()];
+    let mut order: Vec<u32> = (0..blocks.len() as u32)
+        .filter(|&i| {
+            let b = blocks[i as usize];
+            b.alloc != Ns::MIN && b.thread != NONE
+        })
+        .collect();
+    order.sort_unstable_by_key(|&i| blocks[i as usize].alloc);
+    // per thread: (end, cpu index) of the current outermost operator and phase
+    let none = (Ns::MIN, NONE);
+    let mut op = vec![none; trace.threads.len()];
+    let mut phase = vec![none; trace.threads.len()];
+    // per name: 0 not looked at, 1 opens a phase, 2 does not
+    let mut opens: Vec<u8> = vec![0; trace.names.len()];
+    let mut ci = 0usize;
+    for i in order {
+        let b = blocks[i as usize];
+        while let Some(e) = trace.cpu.get(ci).filter(|e| e.start <= b.alloc) {
+            let th = e.thread as usize;
+            if e.kind == CpuKind::Op && op.get(th).is_some_and(|s| e.start >= s.0) {
+                op[th] = (e.end(), ci as u32);
             }
-            let Some(v) = spans.get_mut(e.thread as usize) else {
-                continue;
-            };
-            if v.last().is_some_and(|&(_, end, _)| e.start < end) {
-                continue; // nested
+            if phase.get(th).is_some_and(|s| e.start >= s.0) {
+                let k = &mut opens[e.name.0 as usize];
+                if *k == 0 {
+                    *k = if is_phase_event(e.kind, e.is_module, trace.name(e.name)) {
+                        1
+                    } else {
+                        2
+                    };
+                }
+                if *k == 1 {
+                    phase[th] = (e.end(), ci as u32);
+                }
             }
-            v.push((e.start, e.end(), i as u32));
+            ci += 1;
         }
-        Outer { spans }
+        let at = |v: &[(Ns, u32)], default: &'t str| {
+            v.get(b.thread as usize)
+                .filter(|s| s.1 != NONE && b.alloc <= s.0)
+                .map_or(default, |s| trace.name(trace.cpu[s.1 as usize].name))
+        };
+        out[i as usize] = (at(&op, NO_OP), at(&phase, UNANNOTATED));
     }
-    fn at(&self, thread: u32, t: Ns) -> Option<u32> {
-        let v = self.spans.get(thread as usize)?;
-        let k = v.partition_point(|s| s.0 <= t);
-        (k > 0 && t <= v[k - 1].1).then(|| v[k - 1].2)
-    }
-}
-
-/// Names the allocating operator and phase of blocks.
-struct Attribution<'t> {
-    trace: &'t Trace,
-    ops: Outer,
-    phases: Outer,
-}
-
-impl<'t> Attribution<'t> {
-    fn new(trace: &'t Trace) -> Self {
-        Attribution {
-            trace,
-            ops: Outer::build(trace, |e| e.kind == CpuKind::Op),
-            phases: Outer::build(trace, |e| {
-                is_phase_event(e.kind, e.is_module, trace.name(e.name))
-            }),
-        }
-    }
-    fn of(&self, b: &MemBlock) -> (&'t str, &'t str) {
-        if b.alloc == Ns::MIN || b.thread == NONE {
-            return (BEFORE, UNANNOTATED);
-        }
-        let t = self.trace;
-        let op = self
-            .ops
-            .at(b.thread, b.alloc)
-            .map_or(NO_OP, |i| t.name(t.cpu[i as usize].name));
-        let phase = self
-            .phases
-            .at(b.thread, b.alloc)
-            .map_or(UNANNOTATED, |i| t.name(t.cpu[i as usize].name));
-        (op, phase)
-    }
+    out
 }
 
 /// Group name of the bytes allocated before the trace began.
@@ -264,7 +251,6 @@ pub fn memory_timeline(trace: &Trace, window: Interval, steps: &[Step]) -> Optio
     }
     let origin = trace.start();
     let rel = |t: Ns| (t - origin) as f64 / 1000.0;
-    let attr = Attribution::new(trace);
     let mut out = MemoryAnalysis {
         devices: Vec::new(),
         events: m.events,
@@ -384,12 +370,12 @@ pub fn memory_timeline(trace: &Trace, window: Interval, steps: &[Step]) -> Optio
         let mut groups: HashMap<(&str, &str), (u64, u64)> = HashMap::default();
         let mut by_phase: HashMap<&str, u64> = HashMap::default();
         let mut live_bytes: i64 = 0;
-        for b in all
+        let live: Vec<&MemBlock> = all
             .iter()
             .filter(on)
             .filter(|b| blocks_known && b.live_at(peak_t) && b.alloc != Ns::MIN)
-        {
-            let (op, phase) = attr.of(b);
+            .collect();
+        for (b, (op, phase)) in live.iter().zip(attribute(trace, &live)) {
             let g = groups.entry((op, phase)).or_default();
             g.0 += 1;
             g.1 += b.bytes;
@@ -422,25 +408,24 @@ pub fn memory_timeline(trace: &Trace, window: Interval, steps: &[Step]) -> Optio
             .collect();
         live_by_phase.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
         // the largest allocations of the window
-        let largest = largest(
+        let top = largest(
             all.iter()
                 .filter(on)
                 .filter(|b| b.alloc >= window.start && b.alloc <= window.end),
             10,
-        )
-        .into_iter()
-        .map(|b| {
-            let (op, phase) = attr.of(b);
-            LargeAlloc {
+        );
+        let largest = top
+            .iter()
+            .zip(attribute(trace, &top))
+            .map(|(b, (op, phase))| LargeAlloc {
                 bytes: b.bytes,
                 at_us: rel(b.alloc),
                 held_us: (blocks_known && b.free != Ns::MAX)
                     .then(|| (b.free - b.alloc) as f64 / 1000.0),
                 op: op.to_string(),
                 phase: phase.to_string(),
-            }
-        })
-        .collect();
+            })
+            .collect();
         let peak_reserved = reserved
             .iter()
             .filter(|r| r.0 >= window.start && r.0 <= window.end)
