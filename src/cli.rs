@@ -73,6 +73,54 @@ enum Command {
     #[cfg(feature = "mcp")]
     #[command(after_help = MCP_HELP)]
     Mcp(McpArgs),
+    /// Where device memory goes: the memory timeline of a trace recorded with
+    /// profile_memory=True (peak, what is live at it, churn), or of torch's memory-timeline
+    /// export (`export_memory_timeline("x.raw.json.gz")`: bytes per category at the peak).
+    #[command(after_help = MEMORY_HELP)]
+    Memory(MemoryArgs),
+}
+
+const MEMORY_HELP: &str = "\
+Examples:
+  stallscope memory trace.json.gz                  peak per device, live at the peak, churn
+  stallscope memory trace.json.gz --format csv     allocated/reserved over the window
+  stallscope memory memory_timeline.raw.json.gz    torch's export: bytes per category at the peak
+  stallscope memory memory_timeline.raw.json.gz --format json
+
+Exit codes: 0 ok, 2 unreadable input, bad arguments or no memory events.";
+
+/// Output formats of `memory`.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
+enum MemoryFormat {
+    /// A summary for the terminal.
+    Table,
+    /// The `memory` section of the JSON report, or for an export `{"categories_at_peak": …}`.
+    Json,
+    /// The timeline: device, t_us, allocated and reserved bytes; for an export t_ns and one
+    /// column per category.
+    Csv,
+}
+
+#[derive(clap::Args, Debug)]
+struct MemoryArgs {
+    /// Trace file (.json or .json.gz) recorded with profile_memory=True, or torch's
+    /// memory-timeline export (.raw.json[.gz]), detected by content.
+    trace: PathBuf,
+
+    #[command(flatten)]
+    window: WindowArgs,
+
+    /// Output format.
+    #[arg(long, short = 'f', value_enum, default_value_t = MemoryFormat::Table)]
+    format: MemoryFormat,
+
+    /// Parser threads (default: all cores).
+    #[arg(long, value_name = "N", value_parser = parse_threads)]
+    threads: Option<usize>,
+
+    /// Do not print reading warnings on stderr.
+    #[arg(long, short = 'q')]
+    quiet: bool,
 }
 
 /// Output formats.
@@ -103,6 +151,9 @@ enum View {
     Phases,
     /// One row per rank (a folder of per-rank traces).
     Ranks,
+    /// Device memory over the window: allocated and reserved bytes per device, at most 600
+    /// points each (needs `profile_memory=True`).
+    Memory,
 }
 
 /// Colour choice.
@@ -313,6 +364,12 @@ pub fn analyze_request(
     if path != "-" && ingest::ncu::looks_like(&path) {
         return analyze_ncu(req, &path);
     }
+    if path != "-" && !req.trace.is_dir() && ingest::torch_memory::is_export(&path) {
+        return Err(AnalyzeError::Request(format!(
+            "{path} is torch's memory-timeline export, not a trace: \
+             `stallscope memory {path}` reads it"
+        )));
+    }
     let out = if path != "-" && req.trace.is_dir() {
         analyze_folder(req, lopts)?
     } else {
@@ -407,6 +464,17 @@ fn analyze(args: AnalyzeArgs) -> Result<(), (i32, String)> {
         ));
     }
 
+    if args.view == Some(View::Memory) && rep.memory.is_none() {
+        return Err((
+            2,
+            format!(
+                "error: --view memory needs device memory events, and {} has none (record \
+                 with `torch.profiler.profile(profile_memory=True)`)",
+                args.trace.display()
+            ),
+        ));
+    }
+
     let to_file = args.output.is_some();
     let color = match args.color {
         ColorChoice::Always => true,
@@ -442,6 +510,7 @@ fn analyze(args: AnalyzeArgs) -> Result<(), (i32, String)> {
                 Some(View::Steps) | None => report::csv::View::Steps,
                 Some(View::Phases) => report::csv::View::Phases,
                 Some(View::Ranks) => report::csv::View::Ranks,
+                Some(View::Memory) => report::csv::View::Memory,
             },
         }),
     };
@@ -615,6 +684,7 @@ where
         Command::Analyze(a) => analyze(a),
         Command::Phases(a) => phases(a),
         Command::Slice(a) => slice(a),
+        Command::Memory(a) => memory(a),
         Command::Diff(a) => diff(a),
         Command::Check(a) => check(a),
         #[cfg(feature = "mcp")]
@@ -867,20 +937,93 @@ fn phases(args: PhasesArgs) -> Result<(), (i32, String)> {
     let mut buf: Vec<u8> = Vec::new();
     match args.format {
         PhasesFormat::Json => {
-            let v = serde_json::json!({
-                "schema_version": rep.schema_version,
-                "generator": rep.generator,
-                "source": rep.source,
-                "window": rep.window,
-                "phases": rep.phases,
-            });
-            serde_json::to_writer_pretty(&mut buf, &v)
-                .map_err(|e| (1, format!("error: rendering: {e}")))?;
-            buf.push(b'\n');
+            let phases = serde_json::to_value(&rep.phases).unwrap_or_default();
+            section_json(&rep, "phases", phases, &mut buf)?;
         }
         PhasesFormat::Table => {
             report::terminal::write_phases_tree(&rep, args.depth, 100, &mut buf)
                 .map_err(|e| (1, format!("error: rendering: {e}")))?;
+        }
+    }
+    write_stdout(&buf)
+}
+
+/// One section of the JSON report with the report's header fields and window (`phases`,
+/// `memory`), pretty-printed into `buf`.
+fn section_json(
+    rep: &Report,
+    key: &str,
+    value: serde_json::Value,
+    buf: &mut Vec<u8>,
+) -> Result<(), (i32, String)> {
+    let v = serde_json::json!({
+        "schema_version": rep.schema_version,
+        "generator": rep.generator,
+        "source": rep.source,
+        "window": rep.window,
+        key: value,
+    });
+    serde_json::to_writer_pretty(&mut *buf, &v)
+        .map_err(|e| (1, format!("error: rendering: {e}")))?;
+    buf.push(b'\n');
+    Ok(())
+}
+
+fn memory(args: MemoryArgs) -> Result<(), (i32, String)> {
+    let path = args.trace.to_string_lossy().into_owned();
+    let mut buf: Vec<u8> = Vec::new();
+    let render = |e: io::Error| (1, format!("error: rendering: {e}"));
+    if path != "-" && ingest::torch_memory::is_export(&path) {
+        let t = ingest::torch_memory::load(&path).map_err(|e| (2, format!("error: {e}")))?;
+        match args.format {
+            MemoryFormat::Json => {
+                let v = report::memory_export_json(&path, &t);
+                serde_json::to_writer_pretty(&mut buf, &v)
+                    .map_err(|e| (1, format!("error: rendering: {e}")))?;
+                buf.push(b'\n');
+            }
+            MemoryFormat::Table => {
+                report::terminal::write_memory_export(&path, &t, 100, &mut buf).map_err(render)?
+            }
+            MemoryFormat::Csv => report::csv::write_memory_export(&t, &mut buf).map_err(render)?,
+        }
+        return write_stdout(&buf);
+    }
+    let trace = load_for(&path, args.threads, false, args.quiet)?;
+    let a = analysis::try_analyze(&trace, &args.window.options()?)
+        .map_err(|e| (2, format!("error: {e}")))?;
+    let rep = Report::new(&trace, &a);
+    if rep.memory.is_none() {
+        return Err((
+            2,
+            format!(
+                "error: {path} has no device memory events (record with \
+                 `torch.profiler.profile(profile_memory=True)`)"
+            ),
+        ));
+    }
+    match args.format {
+        MemoryFormat::Json => {
+            let memory = serde_json::to_value(&rep.memory).unwrap_or_default();
+            section_json(&rep, "memory", memory, &mut buf)?;
+        }
+        MemoryFormat::Table => {
+            report::terminal::write_memory(&rep, 100, &mut buf).map_err(render)?;
+        }
+        MemoryFormat::Csv => {
+            let opts = report::RenderOptions {
+                top: 0,
+                ..Default::default()
+            };
+            report::Renderer::render(
+                &report::csv::Csv {
+                    view: report::csv::View::Memory,
+                },
+                &rep,
+                &opts,
+                &mut buf,
+            )
+            .map_err(render)?;
         }
     }
     write_stdout(&buf)

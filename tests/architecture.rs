@@ -27,6 +27,8 @@ const STAGES: &[(&str, &[&str])] = &[
     ("runners", &["multirank", "slice"]),
     // two reports compared, and the comparison rendered: above the runners that load each side
     ("compare", &["diff"]),
+    // the MCP server: a front end for agents that the command starts (`stallscope mcp`)
+    ("agents", &["mcp"]),
     ("cli", &["cli"]),
 ];
 

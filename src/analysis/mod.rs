@@ -7,11 +7,13 @@
 //! prints or formats: renderers in [`crate::report`] do that.
 
 pub mod devices_db;
+pub mod efficiency;
 pub mod gaps;
 pub mod gpu;
 pub mod gpu_metrics;
 pub mod kernels;
 pub mod launch;
+pub mod memory;
 pub mod ncu;
 pub mod ops;
 pub mod phases;
@@ -154,6 +156,11 @@ pub struct Analysis {
     /// Sampled GPU metrics per device, NVTX range and gap (Nsight Systems inputs with GPU
     /// metrics only).
     pub gpu_metrics: Option<gpu_metrics::GpuMetricsAnalysis>,
+    /// FLOPs, bytes and MFU per step, phase and operator (absent when no call in the window
+    /// has recorded shapes or `flops`).
+    pub efficiency: Option<efficiency::Efficiency>,
+    /// Device memory over the window (absent without memory events).
+    pub memory: Option<memory::MemoryAnalysis>,
     /// Nsight Compute launches and their weights (`--ncu`, or a CSV alone); set by the caller
     /// with [`ncu::joined`] or [`ncu::standalone`], `None` from [`analyze`].
     pub ncu: Option<ncu::NcuAnalysis>,
@@ -290,6 +297,19 @@ fn analyze_window(trace: &Trace, pre: &Prepared, selection: win::Window, par: bo
             // gaps of 20 µs and more: the profiling guide's "warning" band
             let gpu_metrics = gpu_metrics::analyze_gpu_metrics(trace, window, 20_000);
             tt.lap("analyze step timeline, gpu metrics");
+            let counts = |gi: u32| selection.counts_activity_at(trace, gi as usize);
+            let points = roofline::roofline(trace, &counts);
+            let efficiency = efficiency::efficiency(
+                trace,
+                &points,
+                &steps.steps,
+                selection.mask.total(),
+                annotations,
+                &counts,
+            );
+            tt.lap("analyze efficiency");
+            let memory = memory::memory_timeline(trace, window, &steps.steps);
+            tt.lap("analyze memory");
             (
                 ops,
                 phases,
@@ -298,6 +318,8 @@ fn analyze_window(trace: &Trace, pre: &Prepared, selection: win::Window, par: bo
                 kernels,
                 step_timeline,
                 gpu_metrics,
+                efficiency,
+                memory,
             )
         },
         || {
@@ -313,7 +335,8 @@ fn analyze_window(trace: &Trace, pre: &Prepared, selection: win::Window, par: bo
             r
         },
     );
-    let (ops, phases, devices, timeline, kernels, step_timeline, gpu_metrics) = views;
+    let (ops, phases, devices, timeline, kernels, step_timeline, gpu_metrics, efficiency, memory) =
+        views;
     let mut selection = selection;
     selection
         .notes
@@ -329,6 +352,8 @@ fn analyze_window(trace: &Trace, pre: &Prepared, selection: win::Window, par: bo
         ops,
         step_timeline,
         gpu_metrics,
+        efficiency,
+        memory,
         ncu: None,
         host_facts: Mutex::new(Some(host)),
         parallel: par,

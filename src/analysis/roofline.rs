@@ -15,7 +15,7 @@
 //! | `aten::matmul` (batch dims broadcast) | 2·batch·MKN | (A + B + out)·e |
 //! | `aten::linear` `[…,K]`, `[N,K]` | 2·M·K·N with M = rows of the input | (MK + NK + MN)·e |
 //! | `aten::conv{1,2,3}d`, `aten::convolution`, `aten::_convolution`, `aten::cudnn_convolution`, `aten::slow_conv_dilated{2,3}d` — stride/padding/dilation/groups from `Concrete Inputs` (no roofline without them) | 2·N·C_out·∏out·(C_in/groups)·∏kernel | (input + weight + output)·e |
-//! | `aten::scaled_dot_product_attention` and its `_flash`/`_efficient`/`_cudnn` forms `[B,H,L,D]`, `flash_attn::_flash_attn_forward` `[B,L,H,D]` | 4·B·H·L·S·D (causal masking not subtracted) | (q + k + v + out)·e |
+//! | `aten::scaled_dot_product_attention` and its `_flash`/`_efficient`/`_cudnn` forms `[B,H,L,D]`, `flash_attn::_flash_attn_forward` `[B,L,H,D]` | 4·B·H·L·S·D, halved when `is_causal` and L = S (as TraceLens and FlashAttention count) | (q + k + v + out)·e |
 //! | pointwise (`add`, `mul`, `div`, `sub`, activations, `copy_`, `to`, `fill_`, `where`, …) | one per output element | every tensor input + the output (the largest input's shape) |
 //! | norms (`layer_norm`, `group_norm`, `batch_norm`, `rms_norm`) | 8 per element | 2 × input + parameters |
 //! | `softmax`, `log_softmax` | 5 per element | 2 × input |
@@ -138,6 +138,8 @@ pub struct OpCost {
     pub elem: f64,
     /// Main input dtype as written (`float`, `c10::BFloat16`, …).
     pub dtype: &'static str,
+    /// FLOPs come from the profiler's `flops` argument (`with_flops=True`), not the formula.
+    pub from_args: bool,
 }
 
 fn intern_dtype(t: &str) -> &'static str {
@@ -293,6 +295,7 @@ pub fn op_cost(name: &str, dims: &[Arg], types: &[String], concrete: &[String]) 
             bytes,
             elem,
             dtype: intern_dtype(ty(i)),
+            from_args: false,
         })
     };
     match base {
@@ -453,7 +456,21 @@ pub fn op_cost(name: &str, dims: &[Arg], types: &[String], concrete: &[String]) 
             };
             let (b, h, l, d, s, dv) = (b as f64, h as f64, l as f64, d as f64, s as f64, dv as f64);
             let e = elem_of(0)?;
-            let flops = 2.0 * b * h * l * s * d + 2.0 * b * h * l * s * dv;
+            // `is_causal` (SDPA: argument 5; `_scaled_dot_product_flash_attention`: 4;
+            // `_efficient_` and `_cudnn_`: 6) masks half of a square score matrix
+            let causal_at = match base {
+                "scaled_dot_product_attention" => Some(5),
+                "_scaled_dot_product_flash_attention" => Some(4),
+                "_scaled_dot_product_efficient_attention"
+                | "_scaled_dot_product_cudnn_attention" => Some(6),
+                _ => None,
+            };
+            let causal = causal_at
+                .and_then(|i| concrete.get(i))
+                .is_some_and(|v| v.trim() == "True")
+                && l == s;
+            let flops = (2.0 * b * h * l * s * d + 2.0 * b * h * l * s * dv)
+                / if causal { 2.0 } else { 1.0 };
             let bytes = (numel(q) + numel(k) + numel(v) + b * h * l * dv) * e;
             mk(CostKind::Attention, flops, bytes, e, 0)
         }
@@ -528,6 +545,30 @@ pub fn op_cost(name: &str, dims: &[Arg], types: &[String], concrete: &[String]) 
     }
 }
 
+/// The cost of a call known only by the profiler's `flops` argument: the kind from the name,
+/// the dtype of the first input when recorded, bytes unknown (0: the call is placed on the
+/// compute roof).
+fn args_cost(name: &str, flops: u64, dtype: &str) -> OpCost {
+    let l = name.to_ascii_lowercase();
+    let kind = if l.contains("conv") {
+        CostKind::Conv
+    } else if l.contains("attention") || l.contains("attn") {
+        CostKind::Attention
+    } else if l.contains("mm") || l.contains("matmul") || l.contains("linear") {
+        CostKind::Gemm
+    } else {
+        CostKind::Elementwise
+    };
+    OpCost {
+        kind,
+        flops: flops as f64,
+        bytes: 0.0,
+        elem: dtype_bytes(dtype).unwrap_or(0.0),
+        dtype: intern_dtype(dtype),
+        from_args: true,
+    }
+}
+
 /// One operator instance on the roofline.
 #[derive(Clone, Debug, PartialEq)]
 pub struct OpPoint {
@@ -568,6 +609,10 @@ impl OpPoint {
             0.0
         }
     }
+    /// True when the device is in the peak table (the roofline fields are set).
+    pub fn has_roofline(&self) -> bool {
+        self.bw_gbs > 0.0
+    }
     /// Arithmetic intensity, FLOP/byte.
     pub fn intensity(&self) -> f64 {
         self.cost.flops / self.cost.bytes
@@ -588,10 +633,12 @@ pub fn peak_for(spec: &DeviceSpec, cost: &OpCost, tensor_cores: bool) -> f64 {
     tc.unwrap_or(spec.fp32)
 }
 
-/// Roofline points of the operators with a formula and recorded shapes, for kernels that
-/// belong to the window (`counts`), in start order. Devices not in the peak table give none.
+/// Roofline points of the operators with a formula and recorded shapes (or a `flops`
+/// argument, which wins over the formula), for kernels that belong to the window (`counts`),
+/// in start order. On a device not in the peak table a point has no roofline: `peak_tflops`
+/// and `bw_gbs` are 0 and `ideal` is 0 ([`OpPoint::has_roofline`]).
 pub fn roofline(trace: &Trace, counts: &dyn Fn(u32) -> bool) -> Vec<OpPoint> {
-    if trace.op_shapes.is_empty() {
+    if trace.op_shapes.is_empty() && trace.op_flops.is_empty() {
         return Vec::new();
     }
     // formula ops per thread, outermost only
@@ -615,21 +662,37 @@ pub fn roofline(trace: &Trace, counts: &dyn Fn(u32) -> bool) -> Vec<OpPoint> {
             Some(_) => {}
             None => continue,
         }
-        if formula[e.name.0 as usize] != 1 {
+        let args_flops = trace.op_flops.get(&e.external_id).copied();
+        if formula[e.name.0 as usize] != 1 && args_flops.is_none() {
             continue;
         }
-        let Some(s) = trace.op_shapes.get(&e.external_id) else {
-            continue;
+        let shape = trace.op_shapes.get(&e.external_id);
+        let formula_cost = match shape {
+            Some(s) if formula[e.name.0 as usize] == 1 => *cache
+                .entry((e.name, s.dims, s.types, s.concrete))
+                .or_insert_with(|| {
+                    let dims = parse_dims(trace.name(s.dims))?;
+                    let types = parse_strings(trace.name(s.types)).unwrap_or_default();
+                    let concrete = parse_strings(trace.name(s.concrete)).unwrap_or_default();
+                    op_cost(trace.name(e.name), &dims, &types, &concrete)
+                }),
+            _ => None,
         };
-        let cost = *cache
-            .entry((e.name, s.dims, s.types, s.concrete))
-            .or_insert_with(|| {
-                let dims = parse_dims(trace.name(s.dims))?;
-                let types = parse_strings(trace.name(s.types)).unwrap_or_default();
-                let concrete = parse_strings(trace.name(s.concrete)).unwrap_or_default();
-                op_cost(trace.name(e.name), &dims, &types, &concrete)
-            });
-        let Some(cost) = cost else { continue };
+        let cost = match (formula_cost, args_flops) {
+            (Some(c), None) => c,
+            (Some(c), Some(f)) => OpCost {
+                flops: f as f64,
+                from_args: true,
+                ..c
+            },
+            (None, Some(f)) => {
+                let types = shape
+                    .and_then(|s| parse_strings(trace.name(s.types)))
+                    .unwrap_or_default();
+                args_cost(trace.name(e.name), f, types.first().map_or("", |t| t))
+            }
+            (None, None) => continue,
+        };
         let v = per_thread.entry(e.thread).or_default();
         if v.last().is_some_and(|&(_, end, _, _)| e.start < end) {
             continue; // nested in an outer op with a formula
@@ -652,12 +715,9 @@ pub fn roofline(trace: &Trace, counts: &dyn Fn(u32) -> bool) -> Vec<OpPoint> {
             continue;
         }
         let (_, _, op, cost) = v[k - 1];
-        let Some(spec) = *specs
+        let spec = *specs
             .entry(g.device)
-            .or_insert_with(|| trace.device(g.device as i64).and_then(devices_db::lookup))
-        else {
-            continue;
-        };
+            .or_insert_with(|| trace.device(g.device as i64).and_then(devices_db::lookup));
         let tc = *tc_name
             .entry(g.name)
             .or_insert_with(|| classify::uses_tensor_cores(trace.name(g.name)));
@@ -666,8 +726,8 @@ pub fn roofline(trace: &Trace, counts: &dyn Fn(u32) -> bool) -> Vec<OpPoint> {
             cost,
             time: 0,
             kernels: Vec::new(),
-            peak_tflops: spec.fp32,
-            bw_gbs: spec.mem_bw,
+            peak_tflops: spec.map_or(0.0, |s| s.fp32),
+            bw_gbs: spec.map_or(0.0, |s| s.mem_bw),
             ideal: 0.0,
             memory_bound: false,
             tensor_cores: false,
@@ -675,12 +735,17 @@ pub fn roofline(trace: &Trace, counts: &dyn Fn(u32) -> bool) -> Vec<OpPoint> {
         p.time += g.dur;
         p.kernels.push(gi as u32);
         p.tensor_cores |= tc;
-        p.peak_tflops = peak_for(spec, &p.cost, p.tensor_cores);
+        if let Some(spec) = spec {
+            p.peak_tflops = peak_for(spec, &p.cost, p.tensor_cores);
+        }
     }
     let mut out: Vec<OpPoint> = points
         .into_values()
         .filter(|p| p.time > 0)
         .map(|mut p| {
+            if p.bw_gbs <= 0.0 {
+                return p; // device not in the peak table: no roofline
+            }
             let t_compute = p.cost.flops / (p.peak_tflops * 1e12) * 1e9;
             let t_memory = p.cost.bytes / (p.bw_gbs * 1e9) * 1e9;
             p.ideal = t_compute.max(t_memory);
@@ -802,6 +867,7 @@ mod tests {
             bytes: 1.0,
             elem: 2.0,
             dtype: "bfloat16",
+            from_args: false,
         };
         assert_eq!(peak_for(&spec, &cost, true), 989.4);
         assert_eq!(peak_for(&spec, &cost, false), 67.0);

@@ -14,6 +14,7 @@
 //! | [`device`] | `fallback-kernel`, `fp32-matmul`, `small-kernels`, `low-occupancy` |
 //! | [`transfer`] | `exposed-communication`, `pageable-memcpy`, `memcpy-heavy`, `gpu-memory-pressure` |
 //! | [`roofline`] | `memory-bound`, `compute-bound` |
+//! | [`memory`] | `memory-fragmentation` (and the live-at-peak evidence of `gpu-memory-pressure`) |
 //! | [`ranks`] | `rank-straggler`, `comm-imbalance` (across the ranks of a folder, over their facts) |
 //! | [`ncu`] | `ncu-register-spills`, `ncu-bank-conflicts`, `ncu-l2-hit-rate`, `ncu-occupancy`, `ncu-warp-stalls`, `ncu-other-rules` (with `--ncu`, or an Nsight Compute CSV alone) |
 //!
@@ -48,6 +49,7 @@
 pub mod claims;
 pub mod device;
 pub mod host;
+pub mod memory;
 pub mod ncu;
 pub mod ranks;
 pub mod roofline;
@@ -315,6 +317,7 @@ pub fn diagnose_facts(f: &Facts) -> Diagnosis {
     );
     findings.extend(device);
     findings.extend(transfer::rules(f));
+    findings.extend(memory::rules(f));
     for x in &mut findings {
         x.recoverable_us = round3(x.recoverable_us.max(0.0));
     }

@@ -36,7 +36,8 @@ pub fn rules(f: &Facts, claims: &mut Claims) -> Vec<Finding> {
     for &k in &claims.kernels {
         in_window[k as usize] = true;
     }
-    let points = roofline::roofline(f.trace, &|gi| in_window[gi as usize]);
+    let mut points = roofline::roofline(f.trace, &|gi| in_window[gi as usize]);
+    points.retain(|p| p.has_roofline());
     if points.is_empty() {
         return Vec::new();
     }

@@ -377,6 +377,7 @@ fn memory_pressure(f: &Facts) -> Option<Finding> {
     e.metrics.insert("peak_allocated_bytes".into(), p as f64);
     e.metrics.insert("memory_bytes".into(), m as f64);
     e.metrics.insert("peak_share".into(), super::round3(r));
+    super::memory::live_at_peak_evidence(f, id, &mut e);
     let advice = vec![
         "Near the limit the caching allocator frees and retries (`cudaFree` synchronizes the \
          device) and fragmentation can cause OOM: set \

@@ -12,6 +12,7 @@ pub mod kineto;
 pub mod ncu;
 pub mod nsys;
 pub mod sniff;
+pub mod torch_memory;
 
 use std::fmt;
 use std::fs::File;

@@ -1248,6 +1248,8 @@ pub fn read_file(file: &Path, path: &str, compressed: Option<u64>) -> Result<Tra
         warnings: r.warnings.0.into_values().collect(),
         gpu_metrics,
         op_shapes: Default::default(),
+        op_flops: Default::default(),
+        memory: Default::default(),
     };
     trace.finalize();
     for g in trace.gpu.iter_mut() {

@@ -7,6 +7,7 @@ use super::*;
 #[derive(Debug)]
 pub struct TraceBuilder {
     trace: Trace,
+    memory: memory::MemoryBuilder,
     kernel_infos: KernelInfoTable,
     next_corr: u64,
     next_ext: u64,
@@ -49,7 +50,10 @@ impl TraceBuilder {
                 warnings: Vec::new(),
                 gpu_metrics: Vec::new(),
                 op_shapes: HashMap::new(),
+                op_flops: HashMap::new(),
+                memory: Default::default(),
             },
+            memory: memory::MemoryBuilder::new(),
             kernel_infos: KernelInfoTable::new(),
             next_corr: 1,
             next_ext: 1,
@@ -221,10 +225,48 @@ impl TraceBuilder {
         self.trace.op_shapes.insert(ext, shape);
     }
 
+    /// Records the FLOPs the profiler computed for the op with External id `ext`
+    /// (`with_flops=True`).
+    pub fn flops(&mut self, ext: u64, flops: u64) {
+        self.trace.op_flops.insert(ext, flops);
+    }
+
+    /// Adds a device memory event at `ts_us` on thread 0 (bytes < 0 frees), with the totals
+    /// after it; events are folded in the order they are added, like a reader's.
+    pub fn memory(
+        &mut self,
+        device: i32,
+        ts_us: f64,
+        addr: u64,
+        bytes: i64,
+        total_allocated: i64,
+        total_reserved: i64,
+    ) {
+        self.memory.push(&memory::MemEvent {
+            ts: (ts_us * 1000.0).round() as Ns,
+            addr,
+            bytes,
+            total_allocated,
+            total_reserved,
+            device,
+            thread: 0,
+        });
+        if let Some(d) = self
+            .trace
+            .devices
+            .iter_mut()
+            .find(|d| d.id == device as i64)
+        {
+            let p = d.peak_allocated.get_or_insert(0);
+            *p = (*p).max(total_allocated.max(0) as u64);
+        }
+    }
+
     /// Finishes: sorts and links like a reader does.
     pub fn build(mut self) -> Trace {
         self.trace.source.events = (self.trace.cpu.len() + self.trace.gpu.len()) as u64;
         self.trace.kernel_infos = self.kernel_infos.into_vec();
+        self.trace.memory = self.memory.finish();
         self.trace.finalize();
         self.trace
     }

@@ -19,6 +19,7 @@ pub mod fasthash;
 pub mod idindex;
 pub mod intern;
 pub mod intervals;
+pub mod memory;
 
 use crate::par::join;
 use idindex::IdIndex;
@@ -422,6 +423,12 @@ pub struct Trace {
     /// Input shapes of operators, by External id (`record_shapes=True`; only `cpu_op` events
     /// that carry `Input Dims`).
     pub op_shapes: HashMap<u64, OpShape>,
+    /// FLOPs the profiler computed for operators (`with_flops=True` writes `args.flops`), by
+    /// External id; they win over the shape formulas of [`crate::analysis::roofline`].
+    pub op_flops: HashMap<u64, u64>,
+    /// Device memory allocations and frees (`profile_memory=True`: `[memory]` instants of
+    /// CUDA/HIP devices), folded into blocks as they are read; empty when not recorded.
+    pub memory: memory::MemoryEvents,
 }
 
 /// The recorded inputs of one operator call: the raw JSON texts of `Input Dims`, `Input type`

@@ -20,6 +20,8 @@ pub enum View {
     Phases,
     /// One row per rank of a folder (the `ranks` section; empty for one file).
     Ranks,
+    /// The memory timeline: one row per chart point of each device (`memory.devices[].points`).
+    Memory,
 }
 
 /// CSV of one view.
@@ -199,6 +201,29 @@ impl Renderer for Csv {
                     row(out, &cells)?;
                 }
             }
+            View::Memory => {
+                header(
+                    out,
+                    &["device", "t_us", "allocated_bytes", "reserved_bytes"],
+                )?;
+                for d in r.memory.iter().flat_map(|m| &m.devices) {
+                    for p in &d.points {
+                        row(
+                            out,
+                            &[
+                                d.device.to_string(),
+                                num(p.t_us),
+                                p.allocated.to_string(),
+                                if p.reserved >= 0 {
+                                    p.reserved.to_string()
+                                } else {
+                                    String::new()
+                                },
+                            ],
+                        )?;
+                    }
+                }
+            }
             View::Ranks => {
                 header(
                     out,
@@ -254,6 +279,23 @@ impl Renderer for Csv {
         }
         Ok(())
     }
+}
+
+/// torch's memory-timeline export as CSV: `t_ns` then one column of bytes per category, one
+/// row per distinct timestamp.
+pub fn write_memory_export(
+    t: &crate::ingest::torch_memory::CategoryTimeline,
+    out: &mut dyn Write,
+) -> io::Result<()> {
+    let mut cols = vec!["t_ns"];
+    cols.extend(crate::ingest::torch_memory::CATEGORIES);
+    header(out, &cols)?;
+    for (ts, s) in t.times.iter().zip(&t.sizes) {
+        let mut cells = vec![ts.to_string()];
+        cells.extend(s.iter().map(|v| v.to_string()));
+        row(out, &cells)?;
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -548,6 +548,13 @@ fn diagnosis(s: &mut String, r: &Report) {
             rich(&r.verdict)
         );
     }
+    if let Some(e) = &r.efficiency {
+        w!(
+            s,
+            r#"<div class="verdict"><span class="vlabel">Efficiency</span>{}</div>"#,
+            escape(&super::efficiency_headline(e))
+        );
+    }
     if r.findings.is_empty() {
         s.push_str(r#"<p class="note">No finding: nothing here would recover a noticeable share of the step.</p>"#);
     } else {
@@ -1238,6 +1245,247 @@ fn ops_table(s: &mut String, r: &Report, top: usize) {
     s.push_str("</tbody></table></div></section>");
 }
 
+/// Operators and phases ranked by time lost against their roofline.
+fn efficiency_table(s: &mut String, r: &Report, top: usize) {
+    let Some(e) = &r.efficiency else {
+        return;
+    };
+    w!(
+        s,
+        r#"<section id="efficiency"><h2>Efficiency</h2><p class="note">Per step: {}FLOP and at least {}B moved by the calls with known FLOPs (recorded shapes, or <code>flops</code> from <code>with_flops=True</code>). Operators and top-level phases ranked by the time their kernels lost against the roofline max(FLOPs ÷ peak, bytes ÷ bandwidth); click a column to sort.</p>"#,
+        escape(&super::si(e.flops_per_step)),
+        escape(&super::si(e.bytes_per_step))
+    );
+    s.push_str(r#"<div class="tablewrap"><table class="sortable"><thead><tr><th class="t">kind</th><th class="name">name</th><th data-type="num">calls</th><th data-type="num">device / step</th><th data-type="num">FLOP / step</th><th data-type="num">TFLOP/s</th><th data-type="num">GB/s</th><th data-type="num">roofline / step</th><th data-type="num">lost / step</th><th class="t">dtype</th></tr></thead><tbody>"#);
+    let rows = e
+        .ops
+        .iter()
+        .take(top)
+        .map(|o| ("operator", o))
+        .chain(e.phases.iter().take(top).map(|p| ("phase", p)));
+    for (kind, x) in rows {
+        w!(
+            s,
+            r#"<tr><td class="t">{}</td><td class="name" title="{}">{}</td>"#,
+            kind,
+            escape(&x.name),
+            escape(&shorten_middle(&x.name, 90))
+        );
+        num_td(s, x.calls as f64, &fmt_count(x.calls));
+        num_td(s, x.device_us, &fmt_us(x.device_us));
+        num_td(s, x.flops, &super::si(x.flops));
+        num_td(s, x.achieved_tflops, &format!("{:.1}", x.achieved_tflops));
+        num_td(s, x.achieved_gbs, &format!("{:.0}", x.achieved_gbs));
+        let opt = |s: &mut String, v: Option<f64>| match v {
+            Some(v) => num_td(s, v, &fmt_us(v)),
+            None => num_td(s, 0.0, "-"),
+        };
+        opt(s, x.roofline_us);
+        opt(s, x.lost_us);
+        w!(
+            s,
+            r#"<td class="t">{}</td></tr>"#,
+            escape(super::precision_label(x.dtype))
+        );
+    }
+    s.push_str("</tbody></table></div></section>");
+}
+
+/// Bytes in binary units.
+fn mib(b: i64) -> String {
+    fmt_bytes(b.max(0) as u64)
+}
+
+/// Per device: allocated and reserved memory over the window, the peak marked (hover: what is
+/// live at it), the largest allocations marked (hover: their operator).
+fn memory_chart(s: &mut String, r: &Report) {
+    let Some(m) = &r.memory else {
+        return;
+    };
+    s.push_str(r#"<section id="memory"><h2>GPU memory</h2><p class="note">Allocated (solid) and reserved by the caching allocator (dashed) over the window, from the profiler's memory events; each point is the highest allocated value of its slice of time. The circle is the peak (hover: what is live at it, by allocating operator); triangles are the largest allocations (hover: their operator).</p>"#);
+    legend(s, &[("allocated", "#4e79a7"), ("reserved", "#f28e2b")]);
+    for d in &m.devices {
+        if d.points.is_empty() {
+            continue;
+        }
+        let (t0, t1) = (
+            d.points[0].t_us,
+            d.points[d.points.len() - 1]
+                .t_us
+                .max(d.points[0].t_us + 1e-3),
+        );
+        let ymax = d
+            .points
+            .iter()
+            .map(|p| p.allocated.max(p.reserved))
+            .max()
+            .unwrap_or(1)
+            .max(1) as f64;
+        let (width, left, right, top, plot_h) = (1200.0, 90.0, 20.0, 16.0, 220.0);
+        let plot_w = width - left - right;
+        let height = top + plot_h + 34.0;
+        let x = |t: f64| left + (t - t0) / (t1 - t0) * plot_w;
+        let y = |v: i64| top + plot_h - v.max(0) as f64 / ymax * plot_h;
+        w!(
+            s,
+            r#"<h3>GPU {} <span style="font-weight:400;color:var(--muted)">peak {}{} at +{}{}</span></h3>"#,
+            d.device,
+            escape(&mib(d.peak_allocated)),
+            d.capacity
+                .map(|c| format!(" of {}", fmt_bytes(c)))
+                .unwrap_or_default(),
+            escape(&fmt_us(d.peak_at_us)),
+            if d.reserved_at_peak >= 0 {
+                format!(
+                    "; reserved {} ({} held by the allocator)",
+                    mib(d.reserved_at_peak),
+                    mib(d.held_at_peak)
+                )
+            } else {
+                String::new()
+            }
+        );
+        w!(
+            s,
+            r#"<svg class="chart" data-chart="memory" viewBox="0 0 {width} {}" role="img" aria-label="GPU {} memory over the window">"#,
+            n1(height),
+            d.device
+        );
+        for i in 0..=4 {
+            let v = ymax * i as f64 / 4.0;
+            let yy = y(v as i64);
+            w!(
+                s,
+                r##"<line x1="{left}" x2="{}" y1="{}" y2="{}" stroke="#ddd"/><text class="m" x="{}" y="{}" text-anchor="end">{}</text>"##,
+                n1(left + plot_w),
+                n1(yy),
+                n1(yy),
+                n1(left - 6.0),
+                n1(yy + 4.0),
+                escape(&mib(v as i64))
+            );
+        }
+        w!(
+            s,
+            r#"<text class="m" x="{left}" y="{}">+{}</text><text class="m" x="{}" y="{}" text-anchor="end">+{}</text>"#,
+            n1(top + plot_h + 16.0),
+            escape(&fmt_us(t0)),
+            n1(left + plot_w),
+            n1(top + plot_h + 16.0),
+            escape(&fmt_us(t1))
+        );
+        let line = |s: &mut String, pts: Vec<(f64, f64)>, style: &str| {
+            if pts.is_empty() {
+                return;
+            }
+            s.push_str(r#"<polyline fill="none" "#);
+            s.push_str(style);
+            s.push_str(r#" points=""#);
+            for (px, py) in pts {
+                w!(s, "{},{} ", n1(px), n1(py));
+            }
+            s.push_str(r#""/>"#);
+        };
+        let reserved: Vec<(f64, f64)> = d
+            .points
+            .iter()
+            .filter(|p| p.reserved >= 0)
+            .map(|p| (x(p.t_us), y(p.reserved)))
+            .collect();
+        line(
+            s,
+            reserved,
+            r##"stroke="#f28e2b" stroke-width="1.5" stroke-dasharray="5 3""##,
+        );
+        line(
+            s,
+            d.points
+                .iter()
+                .map(|p| (x(p.t_us), y(p.allocated)))
+                .collect(),
+            r##"stroke="#4e79a7" stroke-width="1.5""##,
+        );
+        // hover strips: one per point
+        let strip = plot_w / d.points.len().max(1) as f64;
+        for p in &d.points {
+            w!(
+                s,
+                r#"<rect x="{}" y="{top}" width="{}" height="{plot_h}" fill="transparent" data-tip="{}"/>"#,
+                n1(x(p.t_us) - strip / 2.0),
+                n3(strip.max(0.5)),
+                escape(&format!(
+                    "+{}: allocated {}{}",
+                    fmt_us(p.t_us),
+                    mib(p.allocated),
+                    if p.reserved >= 0 {
+                        format!(", reserved {}", mib(p.reserved))
+                    } else {
+                        String::new()
+                    }
+                ))
+            );
+        }
+        for l in &d.largest {
+            let (lx, ly) = (x(l.at_us), top + plot_h + 4.0);
+            w!(
+                s,
+                r##"<path d="M{} {}l-4 8h8z" fill="#59a14f" data-tip="{}"/>"##,
+                n1(lx),
+                n1(ly),
+                escape(&format!(
+                    "{} allocated at +{} by {} ({}){}",
+                    fmt_bytes(l.bytes),
+                    fmt_us(l.at_us),
+                    l.op,
+                    l.phase,
+                    l.held_us
+                        .map(|h| format!(", held {}", fmt_us(h)))
+                        .unwrap_or_default()
+                ))
+            );
+        }
+        let live: Vec<String> = d
+            .live_at_peak
+            .iter()
+            .take(5)
+            .map(|g| format!("{} ({}) {}", g.op, g.phase, fmt_bytes(g.bytes)))
+            .collect();
+        w!(
+            s,
+            r##"<circle cx="{}" cy="{}" r="5" fill="#e15759" data-tip="{}"/>"##,
+            n1(x(d.peak_at_us)),
+            n1(y(d.peak_allocated)),
+            escape(&format!(
+                "peak {} at +{}{}",
+                mib(d.peak_allocated),
+                fmt_us(d.peak_at_us),
+                if live.is_empty() {
+                    String::new()
+                } else {
+                    format!("; live: {}", live.join("; "))
+                }
+            ))
+        );
+        s.push_str("</svg>");
+        if d.blocks_known && !d.live_at_peak.is_empty() {
+            s.push_str(r#"<div class="tablewrap"><table><thead><tr><th class="name">live at the peak: operator</th><th class="t">phase</th><th>blocks</th><th>bytes</th><th>share</th></tr></thead><tbody>"#);
+            for g in d.live_at_peak.iter().take(10) {
+                w!(
+                    s,
+                    r#"<tr><td class="name">{}</td><td class="t">{}</td><td>{}</td><td>{}</td><td>{}</td></tr>"#,
+                    escape(&shorten_middle(&g.op, 90)),
+                    escape(&shorten_middle(&g.phase, 60)),
+                    fmt_count(g.blocks),
+                    escape(&fmt_bytes(g.bytes)),
+                    pct(g.bytes as f64, d.peak_allocated.max(1) as f64)
+                );
+            }
+            s.push_str("</tbody></table></div>");
+        }
+    }
+    s.push_str("</section>");
+}
+
 /// A folder of ranks: the verdict over the ranks, the sortable per-rank table and the
 /// cross-rank findings, before the shown rank's report.
 fn ranks_section(s: &mut String, sec: &super::ranks::RanksSection) {
@@ -1502,6 +1750,8 @@ impl Renderer for Html {
         }
         kernels_table(&mut s, r, top);
         ops_table(&mut s, r, top);
+        efficiency_table(&mut s, r, top);
+        memory_chart(&mut s, r);
         devices_table(&mut s, r);
         notes(&mut s, r);
         w!(

@@ -273,6 +273,15 @@ pub struct Report {
     pub ncu: Option<nvidia::NcuSection>,
     /// Annotation phases over the window, depth-first (see `analysis::phases`).
     pub phases: Vec<PhaseInfo>,
+    /// FLOPs, bytes, achieved TFLOP/s and GB/s and MFU per step, phase and operator (see
+    /// `analysis::efficiency`); absent without recorded shapes or `flops`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub efficiency: Option<analysis::efficiency::Efficiency>,
+    /// Device memory over the window: allocated and reserved, the peak and what is live at it,
+    /// the largest allocations, churn per step (see `analysis::memory`); absent without
+    /// memory events (`profile_memory=True`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub memory: Option<analysis::memory::MemoryAnalysis>,
     /// A folder of per-rank traces: the per-rank table and cross-rank findings (this report
     /// is then the full report of the slowest rank, or of `--rank`). Absent for one file.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -371,6 +380,8 @@ impl Report {
                 other: usf(avg.other),
             },
             step_time_us: usf(avg.total),
+            efficiency: a.efficiency.clone(),
+            memory: a.memory.clone(),
             gpu_timeline: a
                 .timeline
                 .iter()
@@ -787,4 +798,101 @@ impl PhaseInfo {
                 .collect(),
         }
     }
+}
+
+/// Short name of a precision as in [`analysis::efficiency::precision`]: `bf16`, `fp16`,
+/// `fp8`, `tf32`, `fp32`, or the dtype itself.
+pub fn precision_label(dtype: &str) -> &str {
+    match dtype {
+        "bfloat16" => "bf16",
+        "half" => "fp16",
+        "float8" => "fp8",
+        "float" => "fp32",
+        d => d,
+    }
+}
+
+/// FLOPs or bytes with an SI prefix: `5.77 T`, `51.5 G`.
+pub fn si(v: f64) -> String {
+    let (d, p) = [(1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")]
+        .into_iter()
+        .find(|(d, _)| v.abs() >= *d)
+        .unwrap_or((1.0, ""));
+    let x = v / d;
+    if x >= 100.0 {
+        format!("{x:.0} {p}")
+    } else if x >= 10.0 {
+        format!("{x:.1} {p}")
+    } else {
+        format!("{x:.2} {p}")
+    }
+}
+
+/// The one-line efficiency summary of the terminal report and the HTML headline: "MFU 16.6%
+/// of bf16 dense peak on H100 SXM (164 of 989 TFLOP/s); 100% of matrix-kernel time
+/// accounted for".
+pub fn efficiency_headline(e: &analysis::efficiency::Efficiency) -> String {
+    let accounted = match e.accounted_share {
+        Some(a) => format!("{:.0}% of matrix-kernel time accounted for", a * 100.0),
+        None => "no matrix kernel in the window".into(),
+    };
+    let devices = if e.devices > 1 {
+        format!(" ×{}", e.devices)
+    } else {
+        String::new()
+    };
+    match (e.mfu, e.peak_tflops, &e.device) {
+        (Some(m), Some(p), Some(d)) => format!(
+            "MFU {:.1}% of {} dense peak on {}{} ({:.1} of {:.0} TFLOP/s); {}",
+            m * 100.0,
+            precision_label(e.dtype),
+            d,
+            devices,
+            e.achieved_tflops,
+            p * e.devices.max(1) as f64,
+            accounted
+        ),
+        (_, _, Some(d)) => format!(
+            "{}FLOP per step, {:.1} TFLOP/s; {} has no {} peak in the table: no MFU; {}",
+            si(e.flops_per_step),
+            e.achieved_tflops,
+            d,
+            precision_label(e.dtype),
+            accounted
+        ),
+        _ => format!(
+            "{}FLOP per step, {:.1} TFLOP/s; device not in the peak table: no MFU; {}",
+            si(e.flops_per_step),
+            e.achieved_tflops,
+            accounted
+        ),
+    }
+}
+
+/// The JSON of `stallscope memory` on torch's memory-timeline export: the peak, when, and the
+/// bytes per category at it (`ingest::torch_memory`).
+pub fn memory_export_json(
+    path: &str,
+    t: &crate::ingest::torch_memory::CategoryTimeline,
+) -> serde_json::Value {
+    use crate::ingest::torch_memory::CATEGORIES;
+    let peak = t.peak();
+    let at = |i: usize| -> serde_json::Map<String, serde_json::Value> {
+        CATEGORIES
+            .iter()
+            .zip(t.sizes[i])
+            .map(|(k, v)| (k.to_string(), v.into()))
+            .collect()
+    };
+    serde_json::json!({
+        "schema_version": SCHEMA_VERSION,
+        "generator": format!("stallscope {}", env!("CARGO_PKG_VERSION")),
+        "source": {"path": path, "format": "torch_memory_timeline", "entries": t.entries},
+        "timestamps": t.times.len(),
+        "peak_bytes": peak.map(|i| t.sizes[i].iter().sum::<i64>()),
+        "peak_at_ns": peak.map(|i| t.times[i]),
+        "peak_index": peak,
+        "categories_at_peak": peak.map(at),
+        "categories_at_end": (!t.sizes.is_empty()).then(|| at(t.sizes.len() - 1)),
+    })
 }

@@ -266,6 +266,8 @@ impl Renderer for Terminal {
 
         // Phases
         write_phases_section(r, opts.top, width, &st, out)?;
+        write_efficiency_section(r, opts.top, width, &st, out)?;
+        write_memory_section(r, width, &st, out)?;
 
         // Timeline
         if !r.gpu_timeline.is_empty() {
@@ -398,6 +400,15 @@ fn write_verdict(verdict: &str, width: usize, st: &Style, out: &mut dyn Write) -
 /// where to look, the first advice; everything is in the JSON report).
 fn write_diagnosis(r: &Report, width: usize, st: &Style, out: &mut dyn Write) -> io::Result<()> {
     write_verdict(&r.verdict, width, st, out)?;
+    if let Some(e) = &r.efficiency {
+        write_wrapped(
+            out,
+            &st.bold("Efficiency: "),
+            &sanitize(&super::efficiency_headline(e)),
+            12,
+            width + st.bold("").len(),
+        )?;
+    }
     if r.findings.is_empty() {
         return Ok(());
     }
@@ -825,6 +836,203 @@ fn write_phases_section(
                 "{hidden} more phases: `stallscope phases` prints the whole tree"
             ))
         )?;
+    }
+    Ok(())
+}
+
+/// Operators and phases ranked by time lost against their roofline, per step.
+fn write_efficiency_section(
+    r: &Report,
+    top: usize,
+    width: usize,
+    st: &Style,
+    out: &mut dyn Write,
+) -> io::Result<()> {
+    let Some(e) = &r.efficiency else {
+        return Ok(());
+    };
+    let top = if top == 0 { usize::MAX } else { top.min(10) };
+    writeln!(out)?;
+    let lost = e.ops.first().is_some_and(|o| o.lost_us.is_some());
+    writeln!(
+        out,
+        "{}  {}",
+        st.heading("Efficiency"),
+        st.dim(&format!(
+            "per step: {}FLOP, {}B moved at least; {}",
+            super::si(e.flops_per_step),
+            super::si(e.bytes_per_step),
+            if lost {
+                "ranked by time lost against the roofline"
+            } else {
+                "ranked by device time (no peaks for this device)"
+            }
+        ))
+    )?;
+    let mut t = Table::new(&[
+        "operator / phase",
+        "calls",
+        "device",
+        "TFLOP/s",
+        "GB/s",
+        "roofline",
+        "lost",
+    ]);
+    let dash = |v: Option<f64>| v.map(fmt_us).unwrap_or_else(|| "-".into());
+    let row = |name: String, x: &crate::analysis::efficiency::EfficiencyRow| {
+        vec![
+            name,
+            fmt_count(x.calls),
+            fmt_us(x.device_us),
+            format!("{:.1}", x.achieved_tflops),
+            format!("{:.0}", x.achieved_gbs),
+            dash(x.roofline_us),
+            dash(x.lost_us),
+        ]
+    };
+    for o in e.ops.iter().take(top) {
+        t.row(row(sanitize(&shorten_middle(&o.name, 44)), o));
+    }
+    for p in e.phases.iter().take(top.min(5)) {
+        t.row(row(
+            sanitize(&shorten_middle(&format!("phase {}", p.name), 44)),
+            p,
+        ));
+    }
+    t.write(out, width, st)
+}
+
+/// The memory section alone (`stallscope memory`), without colours.
+pub fn write_memory(r: &Report, width: usize, out: &mut dyn Write) -> io::Result<()> {
+    write_memory_section(r, width, &Style { color: false }, out)
+}
+
+/// torch's memory-timeline export: the peak and the bytes per category at it.
+pub fn write_memory_export(
+    path: &str,
+    t: &crate::ingest::torch_memory::CategoryTimeline,
+    width: usize,
+    out: &mut dyn Write,
+) -> io::Result<()> {
+    use crate::ingest::torch_memory::CATEGORIES;
+    writeln!(
+        out,
+        "{}",
+        shorten_middle(
+            &format!(
+                "torch memory timeline — {} ({} entries, {} timestamps)",
+                sanitize(path),
+                fmt_count(t.entries),
+                fmt_count(t.times.len() as u64)
+            ),
+            width
+        )
+    )?;
+    let Some(i) = t.peak() else {
+        return writeln!(out, "  no entries");
+    };
+    let total: i64 = t.sizes[i].iter().sum();
+    let last = t.times.last().copied().unwrap_or(0);
+    let first = t.times.iter().copied().find(|&x| x >= 0).unwrap_or(0);
+    writeln!(
+        out,
+        "  peak {} at timestamp #{} ({} after the first timed entry, {} before the last)",
+        fmt_bytes(total.max(0) as u64),
+        i,
+        fmt_us((t.times[i].max(first) - first) as f64 / 1000.0),
+        fmt_us((last - t.times[i].max(first)) as f64 / 1000.0)
+    )?;
+    let mut tb = Table::new(&["category", "at the peak", "share", "at the end"]);
+    let end = t.sizes[t.sizes.len() - 1];
+    let mut rows: Vec<(usize, i64)> = t.sizes[i].iter().copied().enumerate().collect();
+    rows.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+    for (c, v) in rows {
+        tb.row(vec![
+            CATEGORIES[c].to_string(),
+            fmt_bytes(v.max(0) as u64),
+            format!("{:.1}%", v as f64 / total.max(1) as f64 * 100.0),
+            fmt_bytes(end[c].max(0) as u64),
+        ]);
+    }
+    tb.write(out, width, &Style { color: false })
+}
+
+/// Per device: the memory peak of the window, the allocator's share, churn per step and what
+/// is live at the peak.
+fn write_memory_section(
+    r: &Report,
+    width: usize,
+    st: &Style,
+    out: &mut dyn Write,
+) -> io::Result<()> {
+    let Some(m) = &r.memory else {
+        return Ok(());
+    };
+    let b = |v: i64| fmt_bytes(v.max(0) as u64);
+    for d in &m.devices {
+        writeln!(out)?;
+        writeln!(
+            out,
+            "{}  {}",
+            st.heading(&format!("GPU {} memory", d.device)),
+            st.dim("from profile_memory events; `stallscope memory --format csv` for the timeline")
+        )?;
+        let n = d.churn.len().max(1) as f64;
+        let allocs: u64 = d.churn.iter().map(|c| c.allocs).sum();
+        let bytes: u64 = d.churn.iter().map(|c| c.alloc_bytes).sum();
+        let mut line = format!(
+            "peak allocated {}{} at {} ({}); at the window start {}",
+            b(d.peak_allocated),
+            d.capacity
+                .map(|c| format!(" of {}", fmt_bytes(c)))
+                .unwrap_or_default(),
+            fmt_us(d.peak_at_us),
+            d.peak_step.as_deref().unwrap_or("outside the steps"),
+            b(d.start_allocated)
+        );
+        if d.reserved_at_peak >= 0 {
+            line.push_str(&format!(
+                "; reserved {} ({} held by the caching allocator)",
+                b(d.reserved_at_peak),
+                b(d.held_at_peak)
+            ));
+        }
+        if !d.churn.is_empty() {
+            line.push_str(&format!(
+                "; {} allocations ({}) per step",
+                fmt_count((allocs as f64 / n).round() as u64),
+                fmt_bytes((bytes as f64 / n) as u64)
+            ));
+        }
+        if d.recorded_peak < 0 {
+            line.push_str(
+                "; the trace has no `Total Allocated`: totals count from the first event",
+            );
+        }
+        write_wrapped(out, "  ", &sanitize(&line), 2, width)?;
+        if !d.blocks_known || d.live_at_peak.is_empty() {
+            continue;
+        }
+        let mut t = Table::new(&[
+            "live at the peak: operator",
+            "phase",
+            "blocks",
+            "bytes",
+            "share",
+        ]);
+        for g in d.live_at_peak.iter().take(6) {
+            t.row(vec![
+                sanitize(&shorten_middle(&g.op, 40)),
+                sanitize(&shorten_middle(&g.phase, 28)),
+                fmt_count(g.blocks),
+                fmt_bytes(g.bytes),
+                format!(
+                    "{:.1}%",
+                    g.bytes as f64 / d.peak_allocated.max(1) as f64 * 100.0
+                ),
+            ]);
+        }
+        t.write(out, width, st)?;
     }
     Ok(())
 }

@@ -86,7 +86,9 @@ pub struct Annotations {
     by_thread: Vec<Vec<(Ns, u32)>>,
 }
 
-fn is_phase_event(kind: CpuKind, is_module: bool, name: &str) -> bool {
+/// True for the host spans that open a phase (user annotations, `## name ##` records, module
+/// calls), `ProfilerStep#N` excepted.
+pub fn is_phase_event(kind: CpuKind, is_module: bool, name: &str) -> bool {
     if name.starts_with(STEP_PREFIX) {
         return false;
     }

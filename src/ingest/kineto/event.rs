@@ -249,6 +249,14 @@ pub struct RawArgs<'a> {
     pub input_type: Option<&'a str>,
     /// Raw JSON text of `Concrete Inputs`.
     pub concrete_inputs: Option<&'a str>,
+    /// `flops` (`with_flops=True`).
+    pub flops: Num,
+    /// `Addr` (memory events).
+    pub addr: Num,
+    /// `Bytes` (memory events; negative for a free).
+    pub mem_bytes: Num,
+    /// `Total Reserved` (memory events).
+    pub total_reserved: Num,
 }
 
 /// Where the value of one `args` member goes, by the kind of value it is.
@@ -298,6 +306,10 @@ impl<'a> RawArgs<'a> {
             b"Input Dims" => 19,
             b"Input type" => 20,
             b"Concrete Inputs" => 21,
+            b"flops" => 22,
+            b"Addr" => 23,
+            b"Bytes" => 24,
+            b"Total Reserved" => 25,
             _ => return None,
         })
     }
@@ -329,6 +341,10 @@ impl<'a> RawArgs<'a> {
             19 => Raw(&mut self.input_dims),
             20 => Raw(&mut self.input_type),
             21 => Raw(&mut self.concrete_inputs),
+            22 => Num(&mut self.flops),
+            23 => Num(&mut self.addr),
+            24 => Num(&mut self.mem_bytes),
+            25 => Num(&mut self.total_reserved),
             _ => unreachable!("args slot index {i} out of range"),
         }
     }

@@ -906,13 +906,10 @@ impl<'a> Cur<'a> {
             });
             predicted!(b"\"Device Type\":", a.device_type = self.num()?);
             predicted!(b"\"Device Id\":", a.device_id = self.num()?);
-            predicted!(b"\"Addr\":", {
-                self.skip()?;
-            });
-            predicted!(b"\"Bytes\":", {
-                self.skip()?;
-            });
+            predicted!(b"\"Addr\":", a.addr = self.num()?);
+            predicted!(b"\"Bytes\":", a.mem_bytes = self.num()?);
             predicted!(b"\"Total Allocated\":", a.total_allocated = self.num()?);
+            predicted!(b"\"Total Reserved\":", a.total_reserved = self.num()?);
             return self.members_from_key(|c, k| c.arg_member(a, k));
         }
         predicted!(b"\"External id\":", a.external_id = self.num()?);

@@ -32,6 +32,7 @@ use crossbeam_channel::{bounded, Receiver, Sender};
 
 use crate::ingest::LoadError;
 use crate::model::idindex::IdSet;
+use crate::model::memory::{MemEvent, MemoryBuilder};
 use crate::model::{
     stream_id, CpuEvent, CpuKind, Device, Distributed, GpuEvent, GpuKind, Interner, KernelInfo,
     KernelInfoTable, NameId, OpShape, Source, SourceFormat, Thread, Trace, Vendor, Warning, NONE,
@@ -216,8 +217,12 @@ struct Partial {
     flow_ends: Vec<u64>,
     thread_names: Vec<(i64, i64, String)>,
     mem_peaks: Vec<(i64, u64)>,
+    /// Device memory events (threads are the worker's ids).
+    memory: Vec<MemEvent>,
     /// Operator input shapes: External id and the worker's ids of the three texts.
     shapes: Vec<(u64, [NameId; 3])>,
+    /// `with_flops` FLOPs by External id.
+    flops: Vec<(u64, u64)>,
     warnings: Warnings,
     events: u64,
     hip: bool,
@@ -364,6 +369,45 @@ impl Worker {
         NameId(i)
     }
 
+    /// A `[memory]` instant of a CUDA or HIP device (`Device Type` 1, or 6 as ROCm builds
+    /// record it): its peak, and the event for the merger's [`MemoryBuilder`].
+    fn memory_event(&mut self, e: &RawEvent<'_>) {
+        let a = &e.args;
+        if !matches!(a.device_type.int(), Some(1 | 6)) {
+            return;
+        }
+        let Some(dev) = a.device_id.int() else {
+            return;
+        };
+        let total = a.total_allocated.int();
+        if let Some(total) = total {
+            let total = total.max(0) as u64;
+            match self.p.mem_peaks.iter_mut().find(|(d, _)| *d == dev) {
+                Some((_, p)) => *p = (*p).max(total),
+                None => self.p.mem_peaks.push((dev, total)),
+            }
+        }
+        let ts = match e.decoded.ts_ns {
+            Some(ns) => Some(ns),
+            None => e.ts.and_then(micros_to_ns),
+        };
+        let (Some(ts), Some(bytes)) = (ts, a.mem_bytes.int()) else {
+            return;
+        };
+        let pid = e.decoded.pid.unwrap_or_else(|| id_key(id_value(e.pid)));
+        let tid = e.decoded.tid.unwrap_or_else(|| id_key(id_value(e.tid)));
+        let thread = self.thread(pid, tid);
+        self.p.memory.push(MemEvent {
+            ts,
+            addr: a.addr.id(),
+            bytes,
+            total_allocated: total.unwrap_or(-1),
+            total_reserved: a.total_reserved.int().unwrap_or(-1),
+            device: dev.clamp(i32::MIN as i64, i32::MAX as i64) as i32,
+            thread,
+        });
+    }
+
     fn add(&mut self, e: &RawEvent<'_>, offset: u64) {
         self.p.events += 1;
         let ph = e.ph.0.as_deref().unwrap_or("");
@@ -372,18 +416,7 @@ impl Worker {
             "X" => {}
             "i" | "I" => {
                 if e.name.0.as_deref() == Some("[memory]") {
-                    let a = &e.args;
-                    if a.device_type.int() == Some(1) {
-                        if let (Some(dev), Some(total)) =
-                            (a.device_id.int(), a.total_allocated.int())
-                        {
-                            let total = total.max(0) as u64;
-                            match self.p.mem_peaks.iter_mut().find(|(d, _)| *d == dev) {
-                                Some((_, p)) => *p = (*p).max(total),
-                                None => self.p.mem_peaks.push((dev, total)),
-                            }
-                        }
-                    }
+                    self.memory_event(e);
                 }
                 return;
             }
@@ -465,6 +498,13 @@ impl Worker {
                             self.name(a.concrete_inputs.unwrap_or("[]")),
                         ];
                         self.p.shapes.push((ext, texts));
+                    }
+                }
+                if kind == CpuKind::Op {
+                    if let (Some(f), ext) = (a.flops.int(), a.external_id.id()) {
+                        if f > 0 && ext != 0 {
+                            self.p.flops.push((ext, f as u64));
+                        }
                     }
                 }
                 self.p.cpu.push(CpuEvent {
@@ -1141,7 +1181,9 @@ struct Merger {
     flow_ends: Vec<u64>,
     thread_names: Vec<(i64, i64, String)>,
     mem_peaks: BTreeMap<i64, u64>,
+    memory: MemoryBuilder,
     op_shapes: HashMap<u64, OpShape>,
+    op_flops: HashMap<u64, u64>,
     warnings: Warnings,
     events: u64,
     hip: bool,
@@ -1163,7 +1205,9 @@ impl Merger {
             flow_ends: Vec::new(),
             thread_names: Vec::new(),
             mem_peaks: BTreeMap::new(),
+            memory: MemoryBuilder::new(),
             op_shapes: HashMap::new(),
+            op_flops: HashMap::new(),
             warnings: Warnings::default(),
             events: 0,
             hip: false,
@@ -1210,6 +1254,15 @@ impl Merger {
                 dims: name_map[d.0 as usize],
                 types: name_map[t.0 as usize],
                 concrete: name_map[c.0 as usize],
+            });
+        }
+        for (ext, f) in p.flops {
+            self.op_flops.entry(ext).or_insert(f);
+        }
+        for m in &p.memory {
+            self.memory.push(&MemEvent {
+                thread: thread_map[m.thread as usize],
+                ..*m
             });
         }
         self.flow_starts.extend_from_slice(&p.flow_starts);
@@ -1562,6 +1615,8 @@ pub fn read_from<R: Read + Send>(
         warnings: merger.warnings.map.into_values().collect(),
         gpu_metrics: Vec::new(),
         op_shapes: merger.op_shapes,
+        op_flops: merger.op_flops,
+        memory: merger.memory.finish(),
     };
     timings.lap("kineto tables");
     trace.finalize_with(opts.threads > 1);

@@ -1,0 +1,283 @@
+//! FLOPs and bytes of recorded operator calls against hand computations and TraceLens's
+//! published perf-model formulas, and the MFU of corpus traces.
+
+mod common;
+
+use stallscope::analysis::roofline::{op_cost, parse_dims, parse_strings, Arg, OpCost};
+use stallscope::model::Trace;
+
+/// The cost of the call with External id `ext`, and its name and recorded dims.
+fn cost_of(t: &Trace, ext: u64) -> (String, String, Option<OpCost>) {
+    let e = t
+        .cpu
+        .iter()
+        .find(|e| e.external_id == ext && t.op_shapes.contains_key(&e.external_id))
+        .unwrap_or_else(|| panic!("no call with External id {ext}"));
+    let s = t.op_shapes[&ext];
+    let dims_text = t.name(s.dims).to_string();
+    let dims = parse_dims(&dims_text).unwrap();
+    let types = parse_strings(t.name(s.types)).unwrap_or_default();
+    let concrete = parse_strings(t.name(s.concrete)).unwrap_or_default();
+    let name = t.name(e.name).to_string();
+    let c = op_cost(&name, &dims, &types, &concrete);
+    (name, dims_text.replace(char::is_whitespace, ""), c)
+}
+
+fn check(t: &Trace, ext: u64, name: &str, dims: &str, flops: f64, bytes: f64) {
+    let (n, d, c) = cost_of(t, ext);
+    assert_eq!(n, name);
+    assert_eq!(d, dims, "{name}");
+    let c = c.unwrap_or_else(|| panic!("{name}: no cost"));
+    assert_eq!(c.flops, flops, "{name} FLOPs");
+    assert_eq!(c.bytes, bytes, "{name} bytes");
+}
+
+/// ViT (Falconsai) on H100: patch-embedding conv, a linear's addmm, SDPA; all bf16 (2 B).
+#[test]
+fn hand_computed_flops_vit() {
+    let Some(p) = common::corpus_file(
+        "tracelens/tests__traces__h100__Falconsai_nsfw_image_detection__1016002.json.gz",
+    ) else {
+        return;
+    };
+    let t = common::load(&p);
+    // conv 16×16 stride 16, no padding: 224/16 = 14 → output [4, 768, 14, 14]
+    let out = 4.0 * 768.0 * 14.0 * 14.0;
+    check(
+        &t,
+        1538,
+        "aten::conv2d",
+        "[[4,3,224,224],[768,3,16,16],[768],[],[],[],[]]",
+        2.0 * out * 3.0 * 16.0 * 16.0,
+        (4.0 * 3.0 * 224.0 * 224.0 + 768.0 * 3.0 * 256.0 + out) * 2.0,
+    );
+    // addmm(bias [768], x [788, 768], w [768, 768]): 2MKN + MN (bias add)
+    check(
+        &t,
+        1567,
+        "aten::addmm",
+        "[[768],[788,768],[768,768],[],[]]",
+        2.0 * 788.0 * 768.0 * 768.0 + 788.0 * 768.0,
+        (788.0 * 768.0 + 768.0 * 768.0 + 788.0 * 768.0 + 768.0) * 2.0,
+    );
+    // SDPA [B=4, H=12, L=197, D=64], not causal: QKᵀ and PV, 2·B·H·L·S·D each
+    let qkv = 4.0 * 12.0 * 197.0 * 64.0;
+    check(
+        &t,
+        1597,
+        "aten::scaled_dot_product_attention",
+        "[[4,12,197,64],[4,12,197,64],[4,12,197,64],[],[],[],[],[]]",
+        4.0 * 4.0 * 12.0 * 197.0 * 197.0 * 64.0,
+        4.0 * qkv * 2.0,
+    );
+}
+
+/// Qwen1.5-0.5B on H100: mm, an FP32 bmm, addmm and a causal SDPA.
+#[test]
+fn hand_computed_flops_llm() {
+    let Some(p) = common::corpus_file(
+        "tracelens/tests__traces__h100__Qwen_Qwen1.5-0.5B-Chat__1016005.json.gz",
+    ) else {
+        return;
+    };
+    let t = common::load(&p);
+    check(
+        &t,
+        18622,
+        "aten::mm",
+        "[[8944,1024],[1024,1024]]",
+        2.0 * 8944.0 * 1024.0 * 1024.0,
+        (8944.0 * 1024.0 + 1024.0 * 1024.0 + 8944.0 * 1024.0) * 2.0,
+    );
+    // rotary frequencies: [1, 32, 1] × [1, 1, 559] in FP32 (4 B)
+    check(
+        &t,
+        18483,
+        "aten::bmm",
+        "[[1,32,1],[1,1,559]]",
+        2.0 * 32.0 * 559.0,
+        (32.0 + 559.0 + 32.0 * 559.0) * 4.0,
+    );
+    check(
+        &t,
+        18522,
+        "aten::addmm",
+        "[[1024],[8944,1024],[1024,1024],[],[]]",
+        2.0 * 8944.0 * 1024.0 * 1024.0 + 8944.0 * 1024.0,
+        (8944.0 * 1024.0 * 2.0 + 1024.0 * 1024.0 + 1024.0) * 2.0,
+    );
+    // causal (`is_causal` True, L = S): half of 4·B·H·L²·D
+    let qkv = 16.0 * 16.0 * 559.0 * 64.0;
+    check(
+        &t,
+        18589,
+        "aten::scaled_dot_product_attention",
+        "[[16,16,559,64],[16,16,559,64],[16,16,559,64],[],[],[],[],[]]",
+        4.0 * 16.0 * 16.0 * 559.0 * 559.0 * 64.0 / 2.0,
+        4.0 * qkv * 2.0,
+    );
+    // the whole window: MFU against the bf16 dense peak of the H100 SXM
+    let a = stallscope::analysis::analyze(&t, &Default::default());
+    let e = a.efficiency.expect("efficiency");
+    assert_eq!(e.dtype, "bfloat16");
+    assert_eq!(e.device.as_deref(), Some("H100 SXM"));
+    assert_eq!(e.peak_tflops, Some(989.4));
+    let mfu = e.mfu.unwrap();
+    let step_s = e.step_us * 1e-6;
+    assert!((mfu - e.flops_per_step / step_s / 989.4e12).abs() < 1e-12);
+    assert!(mfu > 0.05 && mfu < 0.5, "{mfu}");
+    // every GEMM/attention kernel runs under a call with recorded shapes
+    assert_eq!(e.accounted_share, Some(1.0));
+    // the ops' FLOPs add up to the total
+    let sum: f64 = e.ops.iter().map(|o| o.flops).sum();
+    assert!((sum - e.flops_per_step).abs() / e.flops_per_step < 1e-9);
+    assert_eq!(e.ops[0].name, "aten::linear");
+}
+
+fn numel(s: &[i64]) -> f64 {
+    s.iter().map(|&x| x as f64).product()
+}
+
+fn bpe(t: &str) -> f64 {
+    match t.trim_start_matches("c10::") {
+        "BFloat16" | "Half" => 2.0,
+        "float" => 4.0,
+        t => panic!("dtype {t}"),
+    }
+}
+
+/// TraceLens's perf-model formulas (`TraceLens/PerfModel/perf_model.py`), written again from
+/// their published definitions: GEMM `2MNK`, bytes `(MK + KN + MN)·bpe`; SDPA
+/// `4·B·H·N_Q·N_KV·d` halved when causal, bytes `(q + k + v + out)·bpe`; binary elementwise one
+/// FLOP per element of the broadcast output, bytes `in1 + in2 + out`.
+fn tracelens(name: &str, dims: &[Arg], types: &[String], concrete: &[String]) -> (f64, f64) {
+    let sh = |i: usize| dims[i].shape().unwrap().to_vec();
+    match name {
+        "aten::mm" => {
+            let (a, b) = (sh(0), sh(1));
+            let (m, k, n) = (a[0] as f64, a[1] as f64, b[1] as f64);
+            (2.0 * m * n * k, (m * k + k * n + m * n) * bpe(&types[0]))
+        }
+        "aten::scaled_dot_product_attention" | "aten::_scaled_dot_product_flash_attention" => {
+            let (q, k, v) = (sh(0), sh(1), sh(2));
+            let causal_at = if name.ends_with("flash_attention") {
+                4
+            } else {
+                5
+            };
+            let causal = concrete.get(causal_at).map(|s| s.as_str()) == Some("True");
+            let f = 2.0 * q[0] as f64 * q[1] as f64 * q[2] as f64 * k[2] as f64 * q[3] as f64
+                + 2.0 * q[0] as f64 * q[1] as f64 * q[2] as f64 * k[2] as f64 * v[3] as f64;
+            let out = q[0] as f64 * q[1] as f64 * q[2] as f64 * v[3] as f64;
+            (
+                if causal { f / 2.0 } else { f },
+                (numel(&q) + numel(&k) + numel(&v) + out) * bpe(&types[0]),
+            )
+        }
+        "aten::add" => {
+            let (a, b) = (sh(0), sh(1));
+            let out = numel(&a).max(numel(&b));
+            (
+                out,
+                numel(&a) * bpe(&types[0]) + numel(&b) * bpe(&types[1]) + out * bpe(&types[0]),
+            )
+        }
+        _ => unreachable!(),
+    }
+}
+
+#[test]
+fn tracelens_perf_model_traces_agree_within_one_percent() {
+    let base = "tracelens/agent_evals__Analysis__analysis_tests__unit_tests_standalone.tar.gz__";
+    let files = [
+        ("gemm__gemm_01_compute_few_tiles.json", "aten::mm"),
+        ("gemm__gemm_02_compute_non_pow2.json", "aten::mm"),
+        ("gemm__gemm_03_compute_misaligned.json", "aten::mm"),
+        ("gemm__gemm_04_memory_tall_skinny.json.gz", "aten::mm"),
+        (
+            "attention__sdpa_01_long_seq_low_eff.json",
+            "aten::scaled_dot_product_attention",
+        ),
+        (
+            "attention__sdpa_02_very_long_seq_head_waste.json",
+            "aten::scaled_dot_product_attention",
+        ),
+        (
+            "attention__sdpa_03_short_seq_overhead.json",
+            "aten::_scaled_dot_product_flash_attention",
+        ),
+        (
+            "attention__sdpa_04_large_head_dim.json",
+            "aten::scaled_dot_product_attention",
+        ),
+        ("elementwise__elem_01_add_poor_bw.json", "aten::add"),
+    ];
+    for (f, op) in files {
+        let Some(p) = common::corpus_file(&format!("{base}{f}")) else {
+            return;
+        };
+        let t = common::load(&p);
+        let mut n = 0;
+        for e in &t.cpu {
+            if t.name(e.name) != op {
+                continue;
+            }
+            let Some(s) = t.op_shapes.get(&e.external_id) else {
+                continue;
+            };
+            let dims = parse_dims(t.name(s.dims)).unwrap();
+            let types = parse_strings(t.name(s.types)).unwrap();
+            let concrete = parse_strings(t.name(s.concrete)).unwrap_or_default();
+            let ours = op_cost(op, &dims, &types, &concrete).expect("a cost");
+            let (flops, bytes) = tracelens(op, &dims, &types, &concrete);
+            let close = |a: f64, b: f64| (a - b).abs() <= 0.01 * b;
+            assert!(
+                close(ours.flops, flops),
+                "{f}: FLOPs {} vs {flops}",
+                ours.flops
+            );
+            assert!(
+                close(ours.bytes, bytes),
+                "{f}: bytes {} vs {bytes}",
+                ours.bytes
+            );
+            n += 1;
+        }
+        assert!(n >= 10, "{f}: {n} calls of {op}");
+    }
+}
+
+/// `with_flops=True` writes `flops` into the args of the operators it can count; those win
+/// over the shape formula, and a call known only by them still counts.
+#[test]
+fn flops_args_win_over_shapes() {
+    let json = r#"{"deviceProperties":[{"id":0,"name":"NVIDIA H100 80GB HBM3","totalGlobalMem":85000000000,"numSms":132}],
+"traceEvents":[
+{"ph":"X","cat":"user_annotation","name":"ProfilerStep#1","pid":1,"tid":1,"ts":0,"dur":1000},
+{"ph":"X","cat":"cpu_op","name":"aten::mm","pid":1,"tid":1,"ts":10,"dur":50,"args":{"External id":1,"Input Dims":[[128,256],[256,64]],"Input type":["c10::BFloat16","c10::BFloat16"],"flops":4000000}},
+{"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":20,"dur":5,"args":{"External id":1,"correlation":11}},
+{"ph":"X","cat":"kernel","name":"sm90_xmma_gemm_bf16bf16_bf16f32","pid":0,"tid":7,"ts":30,"dur":100,"args":{"device":0,"stream":7,"correlation":11,"External id":1}},
+{"ph":"X","cat":"cpu_op","name":"aten::conv2d","pid":1,"tid":1,"ts":200,"dur":50,"args":{"External id":2,"flops":6000000}},
+{"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":210,"dur":5,"args":{"External id":2,"correlation":12}},
+{"ph":"X","cat":"kernel","name":"implicit_convolve_sgemm","pid":0,"tid":7,"ts":300,"dur":100,"args":{"device":0,"stream":7,"correlation":12,"External id":2}}
+]}"#;
+    let dir = std::env::temp_dir().join(format!("stallscope-flops-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("t.json");
+    std::fs::write(&path, json).unwrap();
+    let t = common::load(&path);
+    assert_eq!(t.op_flops.get(&1), Some(&4_000_000));
+    assert_eq!(t.op_flops.get(&2), Some(&6_000_000));
+    let a = stallscope::analysis::analyze(&t, &Default::default());
+    let e = a.efficiency.expect("efficiency");
+    assert_eq!(e.flops_per_step, 10_000_000.0);
+    assert_eq!(e.flops_from_args, 1.0);
+    let mm = e.ops.iter().find(|o| o.name == "aten::mm").unwrap();
+    // bytes still from the shapes: (128·256 + 256·64 + 128·64)·2
+    assert_eq!(
+        mm.bytes,
+        (128.0 * 256.0 + 256.0 * 64.0 + 128.0 * 64.0) * 2.0
+    );
+    assert_eq!(mm.achieved_tflops, 4e6 / 100_000.0 / 1000.0);
+    std::fs::remove_dir_all(&dir).ok();
+}
