@@ -9,6 +9,7 @@ pub mod fast;
 pub mod gaps;
 pub mod gpu;
 pub mod gpu_metrics;
+pub mod iterations;
 pub mod kernels;
 pub mod launch;
 pub mod ncu;

@@ -128,6 +128,81 @@ pub struct StepInfo {
     pub duration_us: f64,
     /// Where the time went.
     pub breakdown_us: BreakdownUs,
+    /// `prefill`, `decode` or `mixed` for a server iteration whose annotation says.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub phase: Option<analysis::iterations::IterationPhase>,
+}
+
+/// How the steps were found and, for server iterations, their kinds and the gaps between
+/// them ([`analysis::iterations::IterationSummary`] in µs).
+#[derive(Debug, Clone, Serialize)]
+pub struct StepsFoundInfo {
+    /// `profiler_step`, `vllm_execute`, `sglang_step`, `graph_launch` or `whole_trace`.
+    pub rule: analysis::iterations::StepRule,
+    /// What the rule looks for, in words.
+    pub description: String,
+    /// Per kind of iteration (server iterations only).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub phases: Vec<IterationPhaseInfo>,
+    /// Consecutive counted iterations (server iterations only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub gaps: Option<IterationGapsInfo>,
+}
+
+impl StepsFoundInfo {
+    fn new(steps: &analysis::steps::StepAnalysis) -> Self {
+        let summary = analysis::iterations::summarize(steps.rule, &steps.steps);
+        StepsFoundInfo {
+            rule: steps.rule,
+            description: steps.rule.describe().to_string(),
+            phases: summary
+                .iter()
+                .flat_map(|s| &s.phases)
+                .map(|p| IterationPhaseInfo {
+                    phase: p.phase,
+                    count: p.count,
+                    mean_us: usf(p.mean),
+                    mean_kernel_us: usf(p.mean_kernel),
+                })
+                .collect(),
+            gaps: summary
+                .as_ref()
+                .filter(|s| s.gaps > 0)
+                .map(|s| IterationGapsInfo {
+                    count: s.gaps,
+                    mean_host_us: usf(s.mean_host_gap),
+                    mean_idle_us: usf(s.mean_idle_gap),
+                    idle_total_us: us(s.idle_gap_total),
+                }),
+        }
+    }
+}
+
+/// Iterations of one kind.
+#[derive(Debug, Clone, Serialize)]
+pub struct IterationPhaseInfo {
+    /// `prefill`, `mixed`, `decode` or `unknown`.
+    pub phase: &'static str,
+    /// Counted iterations of this kind.
+    pub count: u64,
+    /// Mean duration, µs.
+    pub mean_us: f64,
+    /// Mean kernel time, µs.
+    pub mean_kernel_us: f64,
+}
+
+/// Time between consecutive iterations.
+#[derive(Debug, Clone, Serialize)]
+pub struct IterationGapsInfo {
+    /// Pairs of consecutive counted iterations.
+    pub count: u64,
+    /// Mean host time between one iteration's mark and the next (the scheduler), µs.
+    pub mean_host_us: f64,
+    /// Mean time no iteration covers (its device work included): the GPU has nothing of an
+    /// iteration to run, µs.
+    pub mean_idle_us: f64,
+    /// Sum of that idle time, µs.
+    pub idle_total_us: f64,
 }
 
 /// Per-device busy/idle split.
@@ -247,6 +322,8 @@ pub struct Report {
     pub devices: Vec<DeviceInfo>,
     /// Steps.
     pub steps: Vec<StepInfo>,
+    /// How the steps were found (ProfilerStep, server iterations, whole trace).
+    pub steps_found: StepsFoundInfo,
     /// The average step.
     pub breakdown_us: BreakdownUs,
     /// Mean step duration, µs.
@@ -353,8 +430,10 @@ impl Report {
                     start_us: rel(s.span.start),
                     duration_us: us(s.span.len()),
                     breakdown_us: bd(&s.breakdown),
+                    phase: s.phase,
                 })
                 .collect(),
+            steps_found: StepsFoundInfo::new(&a.steps),
             breakdown_us: BreakdownUs {
                 kernel: usf(avg.kernel),
                 memcpy: usf(avg.memcpy),

@@ -234,14 +234,33 @@ impl Renderer for Terminal {
         // Steps
         writeln!(out)?;
         let n = r.steps.len();
+        let iterations = r.steps_found.rule.is_iteration();
+        let (what, unit) = if iterations {
+            ("Iterations", "iteration")
+        } else {
+            ("Steps", "step")
+        };
         writeln!(
             out,
             "{}  {}",
-            st.heading(&format!("Steps ({n})")),
-            st.dim(&format!("average step {}", fmt_us(r.step_time_us)))
+            st.heading(&format!("{what} ({n})")),
+            st.dim(&format!("average {unit} {}", fmt_us(r.step_time_us)))
         )?;
+        if iterations {
+            write_wrapped(
+                out,
+                "  found by: ",
+                &format!(
+                    "{} (rule {})",
+                    r.steps_found.description,
+                    r.steps_found.rule.as_str()
+                ),
+                4,
+                width,
+            )?;
+        }
         let mut t = Table::new(&[
-            "step", "total", "kernel", "memcpy", "memset", "comm", "runtime", "dataldr", "cpu",
+            unit, "total", "kernel", "memcpy", "memset", "comm", "runtime", "dataldr", "cpu",
             "other",
         ]);
         let cells = |name: String, total: f64, b: &super::BreakdownUs| {
@@ -263,8 +282,16 @@ impl Renderer for Terminal {
                 t.row(vec![format!("… {} more", n - 11)]);
             }
             // `ProfilerStep#101` → `#101`: the column stays narrow enough for 100 columns
-            let label = s.name.strip_prefix("ProfilerStep").unwrap_or(&s.name);
-            t.row(cells(sanitize(label), s.duration_us, &s.breakdown_us));
+            let label = s
+                .name
+                .strip_prefix("ProfilerStep")
+                .or_else(|| s.name.strip_prefix("Iteration"))
+                .unwrap_or(&s.name);
+            let label = match s.phase {
+                Some(p) => format!("{label} {}", p.as_str()),
+                None => label.to_string(),
+            };
+            t.row(cells(sanitize(&label), s.duration_us, &s.breakdown_us));
         }
         t.row(cells("average".into(), r.step_time_us, &r.breakdown_us));
         let total = r.step_time_us;
@@ -279,6 +306,7 @@ impl Renderer for Terminal {
             t.row(pct);
         }
         t.write(out, width, &st)?;
+        write_iteration_kinds(r, width, out)?;
 
         // Phases
         write_phases_section(r, opts.top, width, &st, out)?;
@@ -776,6 +804,44 @@ fn write_window(r: &Report, width: usize, st: &Style, out: &mut dyn Write) -> io
     }
     for n in &w.notes {
         write_wrapped(out, "  note: ", &sanitize(n), 4, width)?;
+    }
+    Ok(())
+}
+
+/// Under the iteration table: the kinds of iterations and the time between them.
+fn write_iteration_kinds(r: &Report, width: usize, out: &mut dyn Write) -> io::Result<()> {
+    let f = &r.steps_found;
+    if f.phases.len() > 1 || f.phases.first().is_some_and(|p| p.phase != "unknown") {
+        let kinds: Vec<String> = f
+            .phases
+            .iter()
+            .map(|p| {
+                format!(
+                    "{} {} × {} (kernels {})",
+                    p.count,
+                    p.phase,
+                    fmt_us(p.mean_us),
+                    fmt_us(p.mean_kernel_us)
+                )
+            })
+            .collect();
+        write_wrapped(out, "  kinds: ", &kinds.join("; "), 4, width)?;
+    }
+    if let Some(g) = &f.gaps {
+        write_wrapped(
+            out,
+            "  between iterations: ",
+            &format!(
+                "{} on the host (the scheduler) on average over {} gap(s); the GPU had no \
+                 iteration's work for {} of it ({} in all)",
+                fmt_us(g.mean_host_us),
+                g.count,
+                fmt_us(g.mean_idle_us),
+                fmt_us(g.idle_total_us)
+            ),
+            4,
+            width,
+        )?;
     }
     Ok(())
 }
