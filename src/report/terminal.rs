@@ -529,9 +529,10 @@ fn write_ranks(
         "{}",
         st.bold(&shorten_middle(
             &format!(
-                "stallscope {} — {} ranks in {} ({} file{} at once)",
+                "stallscope {} — {} rank{} in {} ({} file{} at once)",
                 env!("CARGO_PKG_VERSION"),
-                sec.count,
+                sec.ranks.len(),
+                if sec.ranks.len() == 1 { "" } else { "s" },
                 sanitize(&sec.folder),
                 sec.jobs,
                 if sec.jobs == 1 { "" } else { "s" }
@@ -558,7 +559,7 @@ fn write_ranks(
     writeln!(
         out,
         "{}  {}",
-        st.heading(&format!("Ranks ({})", sec.count)),
+        st.heading(&format!("Ranks ({})", sec.ranks.len())),
         st.dim(&format!(
             "{unit} per step, main GPU of each rank; * slowest; median step {}, spread {:.2}×",
             fmt_us(sec.median_step_time_us),
@@ -621,6 +622,47 @@ fn write_ranks(
             2,
             width,
         )?;
+    }
+    for g in &sec.spans {
+        writeln!(out)?;
+        writeln!(
+            out,
+            "{}",
+            st.heading(&format!(
+                "Spans of rank {} ({} captures of process {}, one row above)",
+                g.rank,
+                g.spans.len(),
+                g.pid
+            ))
+        )?;
+        let mut t = Table::new(&["span", "file", "starts", "steps", "step time", "compile"]);
+        for (i, p) in g.spans.iter().enumerate() {
+            let file = std::path::Path::new(&p.path)
+                .file_name()
+                .map(|s| s.to_string_lossy().into_owned())
+                .unwrap_or_else(|| p.path.clone());
+            let steps = if p.first_step == p.last_step {
+                p.first_step.clone()
+            } else {
+                format!("{} … {}", p.first_step, p.last_step)
+            };
+            t.row(vec![
+                (i + 1).to_string(),
+                sanitize(&shorten_middle(&file, 36)),
+                format!("+{}", fmt_us(p.offset_us)),
+                format!("{} ({})", p.steps, sanitize(&steps)),
+                fmt_us(p.step_time_us),
+                if p.compile_us > 0.0 {
+                    fmt_us(p.compile_us)
+                } else {
+                    "-".into()
+                },
+            ]);
+        }
+        t.write(out, width, st)?;
+        for n in &g.notes {
+            write_wrapped(out, "  note: ", &sanitize(n), 4, width)?;
+        }
     }
     if !sec.findings.is_empty() {
         writeln!(out)?;
