@@ -149,6 +149,35 @@ pub struct StepsFoundInfo {
     pub gaps: Option<IterationGapsInfo>,
 }
 
+/// The capture check ([`analysis::capture`]).
+#[derive(Debug, Clone, Serialize)]
+pub struct TrustInfo {
+    /// True when nothing limits the numbers.
+    pub ok: bool,
+    /// Device clock offset found, µs (0 when none).
+    pub clock_offset_us: f64,
+    /// What limits the numbers: `id`, `finding`, `effect`, `unreliable`.
+    pub issues: Vec<analysis::capture::TrustIssue>,
+}
+
+impl TrustInfo {
+    fn new(trace: &Trace, a: &Analysis) -> Self {
+        // the tail rule's exclusions (see analysis::steps): the capture stopped too early
+        let cut = a
+            .selection
+            .excluded
+            .iter()
+            .filter(|e| e.reason.contains("the profiler probably"))
+            .count();
+        let c = analysis::capture::check(trace, cut, a.selection.compile.total);
+        TrustInfo {
+            ok: c.issues.is_empty(),
+            clock_offset_us: us(c.clock_offset),
+            issues: c.issues,
+        }
+    }
+}
+
 impl StepsFoundInfo {
     fn new(steps: &analysis::steps::StepAnalysis) -> Self {
         let summary = analysis::iterations::summarize(steps.rule, &steps.steps);
@@ -324,6 +353,8 @@ pub struct Report {
     pub steps: Vec<StepInfo>,
     /// How the steps were found (ProfilerStep, server iterations, whole trace).
     pub steps_found: StepsFoundInfo,
+    /// The capture check: what limits what the numbers mean.
+    pub trust: TrustInfo,
     /// The average step.
     pub breakdown_us: BreakdownUs,
     /// Mean step duration, µs.
@@ -434,6 +465,7 @@ impl Report {
                 })
                 .collect(),
             steps_found: StepsFoundInfo::new(&a.steps),
+            trust: TrustInfo::new(trace, a),
             breakdown_us: BreakdownUs {
                 kernel: usf(avg.kernel),
                 memcpy: usf(avg.memcpy),

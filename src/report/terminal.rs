@@ -184,6 +184,7 @@ impl Renderer for Terminal {
         }
 
         write_diagnosis(r, width, &st, out)?;
+        write_capture_check(r, width, &st, out)?;
 
         // Devices
         writeln!(out)?;
@@ -846,6 +847,42 @@ fn write_window(r: &Report, width: usize, st: &Style, out: &mut dyn Write) -> io
     }
     for n in &w.notes {
         write_wrapped(out, "  note: ", &sanitize(n), 4, width)?;
+    }
+    Ok(())
+}
+
+/// The capture check: what limits the numbers, each with its effect.
+fn write_capture_check(
+    r: &Report,
+    width: usize,
+    st: &Style,
+    out: &mut dyn Write,
+) -> io::Result<()> {
+    writeln!(out)?;
+    if r.trust.ok {
+        writeln!(
+            out,
+            "{}  {}",
+            st.heading("Capture check"),
+            st.dim("nothing in this capture limits the numbers")
+        )?;
+        return Ok(());
+    }
+    writeln!(
+        out,
+        "{}  {}",
+        st.heading(&format!("Capture check ({})", r.trust.issues.len())),
+        st.dim("what limits the numbers")
+    )?;
+    for i in &r.trust.issues {
+        write_wrapped(
+            out,
+            &format!("  {}: ", i.id),
+            &sanitize(&i.finding),
+            4,
+            width,
+        )?;
+        write_wrapped(out, "    → ", &sanitize(&i.effect), 6, width)?;
     }
     Ok(())
 }
