@@ -1166,7 +1166,7 @@ fn select_inner(
 }
 
 /// First start and last end over host events and device activities.
-fn trace_bounds(trace: &Trace) -> (Ns, Ns) {
+pub fn trace_bounds(trace: &Trace) -> (Ns, Ns) {
     let lo = trace.start();
     let hi = trace
         .cpu

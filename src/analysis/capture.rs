@@ -5,7 +5,7 @@
 //!
 //! | id | when | effect |
 //! |---|---|---|
-//! | `clock-offset` | on a device, every device activity linked to its launch starts more than 1 ms after that launch call returned (the smallest such delay is the offset; a GPU that ever drains its queue starts some kernel within µs of its launch), or some activity starts more than 1 ms before its launch call began | host-device waits and the step spans extended to device work are unreliable (`host_device_timing`); device-only numbers stand |
+//! | `clock-offset` | on a device with at least 10 linked activities, every one of them starts more than 1 ms after that launch call returned (the smallest such delay is the offset; a GPU that ever drains its queue starts some kernel within µs of its launch), or some activity starts more than 1 ms before its launch call began | host-device waits and the step spans extended to device work are unreliable (`host_device_timing`); device-only numbers stand |
 //! | `graph-replays-without-kernels` | `cudaGraphLaunch`/`hipGraphLaunch` calls none of whose kernels are in the trace | busy time of those replays is unknown; per-kernel detail missing |
 //! | `dropped-records` | the reader skipped events or found the file truncated | totals are lower bounds |
 //! | `steps-cut` | steps dropped because the capture stopped before their device work | those steps are left out |
@@ -19,6 +19,10 @@ use crate::model::{CpuKind, Ns, Trace, NONE};
 
 /// Threshold of the clock-offset check, ns.
 pub const CLOCK_OFFSET_MIN: Ns = 1_000_000;
+
+/// Linked activities a device needs before the clock-offset check judges it (a handful of
+/// launches say too little: the first launch of a process can be slow for other reasons).
+pub const CLOCK_OFFSET_MIN_ACTIVITIES: u64 = 10;
 
 /// One property of the capture that limits its numbers.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -87,6 +91,9 @@ pub fn check(trace: &Trace, steps_cut: usize, compile: Ns) -> CaptureCheck {
         }
     }
     for &(device, delay, lead, n) in &per_device {
+        if n < CLOCK_OFFSET_MIN_ACTIVITIES {
+            continue;
+        }
         if delay > CLOCK_OFFSET_MIN {
             out.clock_offset = out.clock_offset.max(delay);
             out.issues.push(TrustIssue {
@@ -172,7 +179,7 @@ pub fn check(trace: &Trace, steps_cut: usize, compile: Ns) -> CaptureCheck {
         });
     }
 
-    let (lo, hi) = bounds(trace);
+    let (lo, hi) = crate::window::trace_bounds(trace);
     if compile > 0 && hi > lo && 2 * compile >= hi - lo {
         out.issues.push(TrustIssue {
             id: "mostly-compile",
@@ -212,18 +219,6 @@ pub fn check(trace: &Trace, steps_cut: usize, compile: Ns) -> CaptureCheck {
     out
 }
 
-fn bounds(trace: &Trace) -> (Ns, Ns) {
-    let lo = trace.start();
-    let hi = trace
-        .cpu
-        .iter()
-        .map(|e| e.end())
-        .chain(trace.gpu.iter().map(|g| g.end()))
-        .max()
-        .unwrap_or(lo);
-    (lo, hi.max(lo))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -232,7 +227,7 @@ mod tests {
 
     fn launches(offset_us: f64) -> Trace {
         let mut b = TraceBuilder::new().device(0, "NVIDIA H100", 132, 80 << 30);
-        for i in 0..5 {
+        for i in 0..12 {
             let at = 100.0 * i as f64;
             let c = b.runtime("cudaLaunchKernel", 0, at, 5.0);
             b.gpu(GpuKind::Kernel, "k", 0, 7, at + 6.0 + offset_us, 50.0, c);
