@@ -704,9 +704,12 @@ where
 const WINDOW_HELP: &str = "\
 Window (all commands): by default the steady state — every ProfilerStep except warm-up steps
 that contain torch.compile/autotune work and outliers over 1.5× the median step; the report
-says which steps were left out and why, and how much compile work there was.
+says which steps were left out and why, and how much compile work there was. Inference-server
+captures (vLLM execute_*, SGLang step[…]/run_batch, one cudaGraphLaunch per decode) have no
+ProfilerStep: each iteration is a step (Iteration#1, #2, …; prefill, decode, mixed compared
+with their own kind), and the report names the rule that found them.
   --all               every step
-  --steps 3..6        ProfilerStep#3 to #6 (inclusive); also 5, 3.. or ..6
+  --steps 3..6        ProfilerStep#3 to #6, or Iteration#3 to #6 (inclusive); also 5, 3.., ..6
   --time 1000..2500   µs from the start of the trace (as in the report's start_us)
   --focus denoise     only the time inside annotations named `denoise` (exact name, else
                       names containing it), each up to the end of the GPU work it launched;

@@ -397,3 +397,60 @@ fn single_file_json_has_no_ranks_section() {
     let (j, _) = ok_json(&["analyze", s.to_str().unwrap(), "-f", "json"]);
     assert!(j.get("ranks").is_none());
 }
+
+/// `tensorboard_trace_handler` with a repeating schedule: two captures of one worker (same
+/// pid, rank 0 from the name, 470 s apart) are one rank with two spans, not duplicate ranks;
+/// each span's numbers are those of its file analysed alone, and the rank's step time is the
+/// mean over the 12 steps of both.
+#[test]
+fn spans_of_one_process_are_one_rank() {
+    let names = [
+        "tbprof/tb_plugin__samples__resnet50_num_workers_0__worker0.1623143089861.pt.trace.json.gz",
+        "tbprof/tb_plugin__samples__resnet50_num_workers_0__worker0.1623143566756.pt.trace.json.gz",
+    ];
+    let Some(a) = common::corpus_file(names[0]) else {
+        return;
+    };
+    let Some(b) = common::corpus_file(names[1]) else {
+        return;
+    };
+    let dir = temp_folder("spans");
+    link(&a, &dir, "worker0.1623143089861.pt.trace.json.gz");
+    link(&b, &dir, "worker0.1623143566756.pt.trace.json.gz");
+    let (j, err) = ok_json(&["analyze", dir.to_str().unwrap(), "-f", "json"]);
+    let r = &j["ranks"];
+    assert_eq!(r["count"], 2);
+    assert_eq!(r["ranks"].as_array().unwrap().len(), 1);
+    assert_eq!(r["duplicates"].as_array().unwrap().len(), 0);
+    assert!(!err.contains("appears in 2 files"), "{err}");
+    let row = &r["ranks"][0];
+    assert_eq!(row["spans"], 2);
+    assert_eq!(row["steps"], 12);
+    let g = &r["spans"][0];
+    assert_eq!(g["rank"], 0);
+    assert_eq!(g["pid"], 25738);
+    let spans = g["spans"].as_array().unwrap();
+    assert_eq!(spans.len(), 2);
+    assert_eq!(spans[0]["first_step"], "ProfilerStep#5");
+    assert_eq!(spans[0]["last_step"], "ProfilerStep#10");
+    assert_eq!(spans[1]["first_step"], "ProfilerStep#16");
+    assert_eq!(f(&spans[0]["offset_us"]), 0.0);
+    assert!(f(&spans[1]["offset_us"]) > 400e6);
+    let alone: Vec<f64> = [&a, &b]
+        .iter()
+        .map(|p| f(&common::analyze_json(p, &[])["step_time_us"]))
+        .collect();
+    assert_eq!(f(&spans[0]["step_time_us"]), alone[0]);
+    assert_eq!(f(&spans[1]["step_time_us"]), alone[1]);
+    let mean = (alone[0] * 6.0 + alone[1] * 6.0) / 12.0;
+    assert!((f(&row["step_time_us"]) - mean).abs() < 1e-6);
+    // 177.6 and 154.9 ms: under 1.2× apart, no compile work: alike
+    assert_eq!(g["notes"].as_array().unwrap().len(), 0);
+    let out = stallscope(&["analyze", dir.to_str().unwrap()]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("Spans of rank 0 (2 captures of process 25738"),
+        "{text}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -6,6 +6,7 @@
 //! Each module computes one view; [`analyze`] runs them all over one window. Nothing here
 //! prints or formats: renderers in [`crate::report`] do that.
 
+pub mod capture;
 pub mod devices_db;
 pub mod efficiency;
 pub mod gaps;

@@ -25,6 +25,14 @@
 //!   with the largest own time (ties: the lower rank); a rank whose step is long only because
 //!   it waits in collectives is a victim, not a straggler. Without communication, own time is
 //!   the step time.
+//! * **Spans of one rank**: `tensorboard_trace_handler` with a repeating schedule writes one
+//!   file per active cycle of the *same* worker. Files with the same rank whose main process
+//!   (the process of most operators) has the same pid, and that start at different times,
+//!   are spans of one rank, not duplicate ranks ([`RankSummary::spans`]): they are merged
+//!   into one rank entry (steps, window and GPU-timeline parts summed, step time the mean over
+//!   all their steps, utilization weighted by window) and listed per span. Kineto traces
+//!   record no host name, so the host is not compared. Files with the same rank and another
+//!   or unknown process stay [`RankSummary::duplicates`].
 
 use super::Analysis;
 use crate::model::{Ns, Trace};
@@ -100,6 +108,19 @@ pub struct RankFacts {
     pub idle: Ns,
     /// The first finding of the rank's own diagnosis.
     pub top_finding: Option<TopFinding>,
+    /// Pid of the main process (the one with the most operators), when the trace has
+    /// operators.
+    pub pid: Option<i64>,
+    /// Trace start, ns (absolute, as in the trace).
+    pub start: Ns,
+    /// First and last step of the window (`""` without steps).
+    pub first_step: String,
+    /// Last step of the window.
+    pub last_step: String,
+    /// torch.compile/autotune work in the trace, ns.
+    pub compile: Ns,
+    /// Captures merged into this entry (1 for a plain rank file; see *Spans of one rank*).
+    pub spans: usize,
 }
 
 impl RankFacts {
@@ -140,6 +161,22 @@ impl RankFacts {
             exposed_memcpy: main.map_or(0, |t| t.exposed_memcpy),
             idle: main.map_or(0, |t| t.idle),
             top_finding: None,
+            pid: main_pid(trace),
+            start: trace.start(),
+            first_step: a
+                .steps
+                .steps
+                .first()
+                .map(|s| s.name.clone())
+                .unwrap_or_default(),
+            last_step: a
+                .steps
+                .steps
+                .last()
+                .map(|s| s.name.clone())
+                .unwrap_or_default(),
+            compile: a.selection.compile.total,
+            spans: 1,
         }
     }
 
@@ -157,6 +194,178 @@ impl RankFacts {
     pub fn own_time(&self) -> f64 {
         (self.step_time - self.exposed_comm_per_step()).max(0.0)
     }
+}
+
+/// The pid of the process with the most operators (ties: the lower pid).
+fn main_pid(trace: &Trace) -> Option<i64> {
+    let mut per_thread = vec![0u64; trace.threads.len()];
+    for e in &trace.cpu {
+        if e.kind == crate::model::CpuKind::Op {
+            if let Some(c) = per_thread.get_mut(e.thread as usize) {
+                *c += 1;
+            }
+        }
+    }
+    let mut per_pid: Vec<(i64, u64)> = Vec::new();
+    for (t, &c) in trace.threads.iter().zip(&per_thread) {
+        if c == 0 {
+            continue;
+        }
+        match per_pid.iter_mut().find(|p| p.0 == t.pid) {
+            Some(p) => p.1 += c,
+            None => per_pid.push((t.pid, c)),
+        }
+    }
+    per_pid
+        .into_iter()
+        .max_by(|a, b| a.1.cmp(&b.1).then(b.0.cmp(&a.0)))
+        .map(|p| p.0)
+}
+
+/// One capture of a rank that was captured several times (see *Spans of one rank*).
+#[derive(Clone, Debug, PartialEq)]
+pub struct SpanFacts {
+    /// The file.
+    pub path: String,
+    /// Start, ns after the first span's start.
+    pub offset: Ns,
+    /// Steps in its window.
+    pub steps: usize,
+    /// First and last step.
+    pub first_step: String,
+    /// Last step.
+    pub last_step: String,
+    /// Mean step time, ns.
+    pub step_time: f64,
+    /// Compile work in it, ns.
+    pub compile: Ns,
+}
+
+/// The spans of one rank, in time order, and what differs between them.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RankSpans {
+    /// The rank.
+    pub rank: i64,
+    /// Its process id.
+    pub pid: i64,
+    /// The spans, by start.
+    pub spans: Vec<SpanFacts>,
+    /// Why the spans are not alike (compile in some only, step times over 1.2× apart).
+    pub notes: Vec<String>,
+}
+
+fn fmt_ms(ns: f64) -> String {
+    format!("{:.2} ms", ns / 1e6)
+}
+
+/// Merges the files of one rank that are spans of one process (sorted by start).
+fn merge_spans(mut group: Vec<RankFacts>) -> (RankFacts, RankSpans) {
+    group.sort_by(|a, b| (a.start, &a.path).cmp(&(b.start, &b.path)));
+    let t0 = group[0].start;
+    let spans: Vec<SpanFacts> = group
+        .iter()
+        .map(|r| SpanFacts {
+            path: r.path.clone(),
+            offset: r.start - t0,
+            steps: r.steps,
+            first_step: r.first_step.clone(),
+            last_step: r.last_step.clone(),
+            step_time: r.step_time,
+            compile: r.compile,
+        })
+        .collect();
+    let mut notes = Vec::new();
+    let compiling: Vec<usize> = (0..spans.len()).filter(|&i| spans[i].compile > 0).collect();
+    if !compiling.is_empty() && compiling.len() < spans.len() {
+        for &i in &compiling {
+            notes.push(format!(
+                "span {} still compiles ({} of torch.compile/autotune work); the others do not",
+                i + 1,
+                fmt_ms(spans[i].compile as f64)
+            ));
+        }
+    }
+    let timed: Vec<usize> = (0..spans.len()).filter(|&i| spans[i].steps > 0).collect();
+    if let (Some(&lo), Some(&hi)) = (
+        timed
+            .iter()
+            .min_by(|&&a, &&b| spans[a].step_time.total_cmp(&spans[b].step_time)),
+        timed
+            .iter()
+            .max_by(|&&a, &&b| spans[a].step_time.total_cmp(&spans[b].step_time)),
+    ) {
+        if spans[lo].step_time > 0.0 && spans[hi].step_time > 1.2 * spans[lo].step_time {
+            notes.push(format!(
+                "span {}'s steps take {:.2}× those of span {} ({} against {})",
+                hi + 1,
+                spans[hi].step_time / spans[lo].step_time,
+                lo + 1,
+                fmt_ms(spans[hi].step_time),
+                fmt_ms(spans[lo].step_time)
+            ));
+        }
+    }
+    let steps: usize = group.iter().map(|r| r.steps).sum();
+    let step_sum: f64 = group.iter().map(|r| r.step_time * r.steps as f64).sum();
+    let window: Ns = group.iter().map(|r| r.window).sum();
+    let util_known = group.iter().all(|r| r.utilization.is_some());
+    let util = util_known.then(|| {
+        let w = window.max(1) as f64;
+        group
+            .iter()
+            .map(|r| r.utilization.unwrap_or(0.0) * r.window as f64)
+            .sum::<f64>()
+            / w
+    });
+    let sum = |f: fn(&RankFacts) -> Ns| group.iter().map(f).sum::<Ns>();
+    // the top finding of the slowest span
+    let slowest = (0..group.len())
+        .max_by(|&a, &b| group[a].step_time.total_cmp(&group[b].step_time))
+        .unwrap_or(0);
+    let first = &group[0];
+    let merged = RankFacts {
+        rank: first.rank,
+        rank_source: first.rank_source,
+        path: first.path.clone(),
+        world_size: first.world_size,
+        steps,
+        step_time: if steps > 0 {
+            step_sum / steps as f64
+        } else {
+            0.0
+        },
+        window,
+        device: first.device,
+        utilization: util,
+        timeline_total: sum(|r| r.timeline_total),
+        computation: sum(|r| r.computation),
+        exposed_comm: sum(|r| r.exposed_comm),
+        overlapped_comm: sum(|r| r.overlapped_comm),
+        exposed_memcpy: sum(|r| r.exposed_memcpy),
+        idle: sum(|r| r.idle),
+        top_finding: group[slowest].top_finding.clone(),
+        pid: first.pid,
+        start: first.start,
+        first_step: first.first_step.clone(),
+        last_step: group[group.len() - 1].last_step.clone(),
+        compile: sum(|r| r.compile),
+        spans: group.len(),
+    };
+    let spans = RankSpans {
+        rank: first.rank,
+        pid: first.pid.unwrap_or_default(),
+        spans,
+        notes,
+    };
+    (merged, spans)
+}
+
+/// True when the files of one rank are spans of one process: one known pid, distinct starts.
+fn are_spans(group: &[RankFacts]) -> bool {
+    let pid = group[0].pid;
+    pid.is_some()
+        && group.iter().all(|r| r.pid == pid)
+        && (1..group.len()).all(|i| (0..i).all(|j| group[i].start != group[j].start))
 }
 
 /// True when `a` ranks as slower than `b`: larger step time, then lower rank, then path.
@@ -191,8 +400,10 @@ pub struct RankSummary {
     pub most_own_time: usize,
     /// Median own time, ns.
     pub median_own_time: f64,
-    /// Ranks that appear in more than one file, with those files.
+    /// Ranks that appear in more than one file, with those files (not spans of one process).
     pub duplicates: Vec<(i64, Vec<String>)>,
+    /// Ranks captured several times by one process, merged into one entry of `ranks`.
+    pub spans: Vec<RankSpans>,
 }
 
 fn median(mut v: Vec<f64>) -> f64 {
@@ -212,6 +423,24 @@ fn median(mut v: Vec<f64>) -> f64 {
 pub fn summarize(mut ranks: Vec<RankFacts>) -> RankSummary {
     assert!(!ranks.is_empty(), "summarize needs at least one rank");
     ranks.sort_by(|a, b| (a.rank, &a.path).cmp(&(b.rank, &b.path)));
+    // spans of one process become one rank entry
+    let mut spans = Vec::new();
+    let mut merged = Vec::with_capacity(ranks.len());
+    let mut it = ranks.into_iter().peekable();
+    while let Some(r) = it.next() {
+        let mut group = vec![r];
+        while it.peek().is_some_and(|n| n.rank == group[0].rank) {
+            group.extend(it.next());
+        }
+        if group.len() > 1 && are_spans(&group) {
+            let (m, s) = merge_spans(group);
+            merged.push(m);
+            spans.push(s);
+        } else {
+            merged.extend(group);
+        }
+    }
+    let ranks = merged;
     let mut slowest = 0;
     let mut fastest = 0;
     for i in 1..ranks.len() {
@@ -266,6 +495,7 @@ pub fn summarize(mut ranks: Vec<RankFacts>) -> RankSummary {
         most_own_time,
         median_own_time,
         duplicates,
+        spans,
     }
 }
 
@@ -293,6 +523,12 @@ pub(crate) mod tests {
             exposed_memcpy: 0,
             idle: 0,
             top_finding: None,
+            pid: None,
+            start: 0,
+            first_step: String::new(),
+            last_step: String::new(),
+            compile: 0,
+            spans: 1,
         }
     }
 
@@ -318,6 +554,46 @@ pub(crate) mod tests {
         assert_eq!(s.ranks[s.most_own_time].rank, 1);
         assert_eq!(s.median_own_time, 9_000_000.0);
         assert!(s.duplicates.is_empty());
+    }
+
+    #[test]
+    fn spans_merge_and_say_how_they_differ() {
+        let span = |path: &str, start: Ns, step_ms: f64, compile: Ns| RankFacts {
+            pid: Some(42),
+            start,
+            path: path.into(),
+            compile,
+            ..facts(0, step_ms, 1.0)
+        };
+        // given out of order; the later span is 1.5x slower and the first still compiles
+        let s = summarize(vec![
+            span("b.json", 5_000, 15.0, 0),
+            span("a.json", 1_000, 10.0, 3_000_000),
+            facts(1, 11.0, 0.5),
+        ]);
+        assert!(s.duplicates.is_empty());
+        assert_eq!(s.ranks.len(), 2);
+        let r0 = &s.ranks[0];
+        assert_eq!((r0.rank, r0.spans, r0.steps), (0, 2, 4));
+        assert_eq!(r0.step_time, 12_500_000.0);
+        assert_eq!(r0.exposed_comm, 4_000_000);
+        assert_eq!(r0.path, "a.json");
+        let g = &s.spans[0];
+        assert_eq!(g.spans[0].path, "a.json");
+        assert_eq!(g.spans[1].offset, 4_000);
+        assert_eq!(
+            g.notes,
+            [
+                "span 1 still compiles (3.00 ms of torch.compile/autotune work); the others do not",
+                "span 2's steps take 1.50× those of span 1 (15.00 ms against 10.00 ms)"
+            ]
+        );
+        // another process with the same rank: a duplicate, not a span
+        let mut other = span("c.json", 9_000, 10.0, 0);
+        other.pid = Some(43);
+        let s = summarize(vec![span("a.json", 1_000, 10.0, 0), other]);
+        assert!(s.spans.is_empty());
+        assert_eq!(s.duplicates.len(), 1);
     }
 
     #[test]

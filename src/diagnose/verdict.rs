@@ -172,6 +172,20 @@ pub fn verdict(f: &Facts, findings: &[Finding]) -> String {
         .max_by_key(|(_, v)| *v)
         .unwrap_or(("host", 0));
     let idle_s = pct(idle);
+    // idle time blamed on the host or the device compares host and device clocks: with an
+    // offset between them (the capture check) the verdict does not rest on it
+    let timed = matches!(kind, "sync" | "launch" | "host" | "untraced" | "queued");
+    if timed && amount > 0 {
+        let check = crate::analysis::capture::check(f.trace, 0, 0);
+        if check.unreliable("host_device_timing") {
+            return format!(
+                "Timing unreliable: the device clock looks offset by {} from the host's, so \
+                 the GPU's idle {idle_s} cannot be blamed on the host or the device (see the \
+                 capture check); kernel times and GPU busy time stand",
+                fmt_us(check.clock_offset as f64 / 1000.0)
+            );
+        }
+    }
     match kind {
         _ if amount == 0 => format!("GPU idle {idle_s} with no dominant cause found"),
         "dataloader" => {

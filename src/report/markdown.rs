@@ -124,7 +124,7 @@ fn ranks_section(sec: &super::ranks::RanksSection, out: &mut dyn Write) -> io::R
     writeln!(
         out,
         "## stallscope: {} ranks in {}",
-        sec.count,
+        sec.ranks.len(),
         escape(&sec.folder)
     )?;
     writeln!(out)?;

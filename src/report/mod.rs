@@ -133,6 +133,110 @@ pub struct StepInfo {
     pub duration_us: f64,
     /// Where the time went.
     pub breakdown_us: BreakdownUs,
+    /// `prefill`, `decode` or `mixed` for a server iteration whose annotation says.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub phase: Option<crate::window::iterations::IterationPhase>,
+}
+
+/// How the steps were found and, for server iterations, their kinds and the gaps between
+/// them ([`crate::window::iterations::IterationSummary`] in µs).
+#[derive(Debug, Clone, Serialize)]
+pub struct StepsFoundInfo {
+    /// `profiler_step`, `vllm_execute`, `sglang_step`, `graph_launch` or `whole_trace`.
+    pub rule: crate::window::iterations::StepRule,
+    /// What the rule looks for, in words.
+    pub description: String,
+    /// Per kind of iteration (server iterations only).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub phases: Vec<IterationPhaseInfo>,
+    /// Consecutive counted iterations (server iterations only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub gaps: Option<IterationGapsInfo>,
+}
+
+/// The capture check ([`analysis::capture`]).
+#[derive(Debug, Clone, Serialize)]
+pub struct TrustInfo {
+    /// True when nothing limits the numbers.
+    pub ok: bool,
+    /// Device clock offset found, µs (0 when none).
+    pub clock_offset_us: f64,
+    /// What limits the numbers: `id`, `finding`, `effect`, `unreliable`.
+    pub issues: Vec<analysis::capture::TrustIssue>,
+}
+
+impl TrustInfo {
+    fn new(trace: &Trace, a: &Analysis) -> Self {
+        // the tail rule's exclusions (see analysis::steps): the capture stopped too early
+        let cut = a
+            .selection
+            .excluded
+            .iter()
+            .filter(|e| e.reason.contains("the profiler probably"))
+            .count();
+        let c = analysis::capture::check(trace, cut, a.selection.compile.total);
+        TrustInfo {
+            ok: c.issues.is_empty(),
+            clock_offset_us: us(c.clock_offset),
+            issues: c.issues,
+        }
+    }
+}
+
+impl StepsFoundInfo {
+    fn new(steps: &analysis::steps::StepAnalysis) -> Self {
+        let summary = crate::window::iterations::summarize(steps.rule, &steps.steps);
+        StepsFoundInfo {
+            rule: steps.rule,
+            description: steps.rule.describe().to_string(),
+            phases: summary
+                .iter()
+                .flat_map(|s| &s.phases)
+                .map(|p| IterationPhaseInfo {
+                    phase: p.phase,
+                    count: p.count,
+                    mean_us: usf(p.mean),
+                    mean_kernel_us: usf(p.mean_kernel),
+                })
+                .collect(),
+            gaps: summary
+                .as_ref()
+                .filter(|s| s.gaps > 0)
+                .map(|s| IterationGapsInfo {
+                    count: s.gaps,
+                    mean_host_us: usf(s.mean_host_gap),
+                    mean_idle_us: usf(s.mean_idle_gap),
+                    idle_total_us: us(s.idle_gap_total),
+                }),
+        }
+    }
+}
+
+/// Iterations of one kind.
+#[derive(Debug, Clone, Serialize)]
+pub struct IterationPhaseInfo {
+    /// `prefill`, `mixed`, `decode` or `unknown`.
+    pub phase: &'static str,
+    /// Counted iterations of this kind.
+    pub count: u64,
+    /// Mean duration, µs.
+    pub mean_us: f64,
+    /// Mean kernel time, µs.
+    pub mean_kernel_us: f64,
+}
+
+/// Time between consecutive iterations.
+#[derive(Debug, Clone, Serialize)]
+pub struct IterationGapsInfo {
+    /// Pairs of consecutive counted iterations.
+    pub count: u64,
+    /// Mean host time between one iteration's mark and the next (the scheduler), µs.
+    pub mean_host_us: f64,
+    /// Mean time no iteration covers (its device work included): the GPU has nothing of an
+    /// iteration to run, µs.
+    pub mean_idle_us: f64,
+    /// Sum of that idle time, µs.
+    pub idle_total_us: f64,
 }
 
 /// Per-device busy/idle split.
@@ -252,6 +356,10 @@ pub struct Report {
     pub devices: Vec<DeviceInfo>,
     /// Steps.
     pub steps: Vec<StepInfo>,
+    /// How the steps were found (ProfilerStep, server iterations, whole trace).
+    pub steps_found: StepsFoundInfo,
+    /// The capture check: what limits what the numbers mean.
+    pub trust: TrustInfo,
     /// The average step.
     pub breakdown_us: BreakdownUs,
     /// Mean step duration, µs.
@@ -367,8 +475,11 @@ impl Report {
                     start_us: rel(s.span.start),
                     duration_us: us(s.span.len()),
                     breakdown_us: bd(&s.breakdown),
+                    phase: s.phase,
                 })
                 .collect(),
+            steps_found: StepsFoundInfo::new(&a.steps),
+            trust: TrustInfo::new(trace, a),
             breakdown_us: BreakdownUs {
                 kernel: usf(avg.kernel),
                 memcpy: usf(avg.memcpy),

@@ -38,8 +38,11 @@ pub struct RanksSection {
     pub ranks: Vec<RankRow>,
     /// Files that could not be analysed.
     pub skipped: Vec<SkippedFile>,
-    /// Ranks found in more than one file.
+    /// Ranks found in more than one file (not spans of one process).
     pub duplicates: Vec<DuplicateRank>,
+    /// Ranks captured several times by one process (a repeating profiler schedule): each is
+    /// one row of `ranks`, its captures listed here.
+    pub spans: Vec<RankSpansInfo>,
     /// Folder entries that are not trace files (other extensions, hidden files, folders).
     pub ignored_files: usize,
 }
@@ -91,6 +94,41 @@ pub struct RankRow {
     pub idle_us: f64,
     /// The first finding of the rank's own report.
     pub top_finding: Option<TopFindingInfo>,
+    /// Captures merged into this row (1 for one file; more for spans of one process, see
+    /// `spans`).
+    pub spans: usize,
+}
+
+/// The captures of one rank by one process.
+#[derive(Debug, Clone, Serialize)]
+pub struct RankSpansInfo {
+    /// Rank.
+    pub rank: i64,
+    /// Process id.
+    pub pid: i64,
+    /// Captures by start.
+    pub spans: Vec<SpanInfo>,
+    /// What differs between them.
+    pub notes: Vec<String>,
+}
+
+/// One capture of a rank.
+#[derive(Debug, Clone, Serialize)]
+pub struct SpanInfo {
+    /// The file.
+    pub path: String,
+    /// Start, µs after the first span's start.
+    pub offset_us: f64,
+    /// Steps in its window.
+    pub steps: usize,
+    /// First step of its window.
+    pub first_step: String,
+    /// Last step of its window.
+    pub last_step: String,
+    /// Mean step time, µs.
+    pub step_time_us: f64,
+    /// torch.compile/autotune work in it, µs.
+    pub compile_us: f64,
 }
 
 impl RankRow {
@@ -155,6 +193,7 @@ impl RankRow {
                 recoverable_us: t.recoverable_us,
                 title: t.title.clone(),
             }),
+            spans: r.spans,
         }
     }
 }
@@ -174,7 +213,7 @@ impl RanksSection {
     ) -> RanksSection {
         RanksSection {
             folder: folder.to_string(),
-            count: s.ranks.len(),
+            count: s.ranks.iter().map(|r| r.spans).sum(),
             jobs,
             shown: ShownRank {
                 rank: shown.rank,
@@ -196,6 +235,28 @@ impl RanksSection {
                 .map(|(rank, files)| DuplicateRank {
                     rank: *rank,
                     files: files.clone(),
+                })
+                .collect(),
+            spans: s
+                .spans
+                .iter()
+                .map(|g| RankSpansInfo {
+                    rank: g.rank,
+                    pid: g.pid,
+                    spans: g
+                        .spans
+                        .iter()
+                        .map(|p| SpanInfo {
+                            path: p.path.clone(),
+                            offset_us: us(p.offset),
+                            steps: p.steps,
+                            first_step: p.first_step.clone(),
+                            last_step: p.last_step.clone(),
+                            step_time_us: p.step_time / 1000.0,
+                            compile_us: us(p.compile),
+                        })
+                        .collect(),
+                    notes: g.notes.clone(),
                 })
                 .collect(),
             ignored_files,

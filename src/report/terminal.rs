@@ -168,6 +168,7 @@ impl Renderer for Terminal {
         }
 
         write_diagnosis(r, width, &st, out)?;
+        write_capture_check(r, width, &st, out)?;
 
         // Devices
         writeln!(out)?;
@@ -218,14 +219,33 @@ impl Renderer for Terminal {
         // Steps
         writeln!(out)?;
         let n = r.steps.len();
+        let iterations = r.steps_found.rule.is_iteration();
+        let (what, unit) = if iterations {
+            ("Iterations", "iteration")
+        } else {
+            ("Steps", "step")
+        };
         writeln!(
             out,
             "{}  {}",
-            st.heading(&format!("Steps ({n})")),
-            st.dim(&format!("average step {}", fmt_us(r.step_time_us)))
+            st.heading(&format!("{what} ({n})")),
+            st.dim(&format!("average {unit} {}", fmt_us(r.step_time_us)))
         )?;
+        if iterations {
+            write_wrapped(
+                out,
+                "  found by: ",
+                &format!(
+                    "{} (rule {})",
+                    r.steps_found.description,
+                    r.steps_found.rule.as_str()
+                ),
+                4,
+                width,
+            )?;
+        }
         let mut t = Table::new(&[
-            "step", "total", "kernel", "memcpy", "memset", "comm", "runtime", "dataldr", "cpu",
+            unit, "total", "kernel", "memcpy", "memset", "comm", "runtime", "dataldr", "cpu",
             "other",
         ]);
         let cells = |name: String, total: f64, b: &super::BreakdownUs| {
@@ -247,8 +267,16 @@ impl Renderer for Terminal {
                 t.row(vec![format!("… {} more", n - 11)]);
             }
             // `ProfilerStep#101` → `#101`: the column stays narrow enough for 100 columns
-            let label = s.name.strip_prefix("ProfilerStep").unwrap_or(&s.name);
-            t.row(cells(sanitize(label), s.duration_us, &s.breakdown_us));
+            let label = s
+                .name
+                .strip_prefix("ProfilerStep")
+                .or_else(|| s.name.strip_prefix("Iteration"))
+                .unwrap_or(&s.name);
+            let label = match s.phase {
+                Some(p) => format!("{label} {}", p.as_str()),
+                None => label.to_string(),
+            };
+            t.row(cells(sanitize(&label), s.duration_us, &s.breakdown_us));
         }
         t.row(cells("average".into(), r.step_time_us, &r.breakdown_us));
         let total = r.step_time_us;
@@ -263,6 +291,7 @@ impl Renderer for Terminal {
             t.row(pct);
         }
         t.write(out, width, &st)?;
+        write_iteration_kinds(r, width, out)?;
 
         // Phases
         write_phases_section(r, opts.top, width, &st, out)?;
@@ -501,9 +530,10 @@ fn write_ranks(
         "{}",
         st.bold(&shorten_middle(
             &format!(
-                "stallscope {} — {} ranks in {} ({} file{} at once)",
+                "stallscope {} — {} rank{} in {} ({} file{} at once)",
                 env!("CARGO_PKG_VERSION"),
-                sec.count,
+                sec.ranks.len(),
+                if sec.ranks.len() == 1 { "" } else { "s" },
                 sanitize(&sec.folder),
                 sec.jobs,
                 if sec.jobs == 1 { "" } else { "s" }
@@ -523,7 +553,7 @@ fn write_ranks(
     writeln!(
         out,
         "{}  {}",
-        st.heading(&format!("Ranks ({})", sec.count)),
+        st.heading(&format!("Ranks ({})", sec.ranks.len())),
         st.dim(&format!(
             "{unit} per step, main GPU of each rank; * slowest; median step {}, spread {:.2}×",
             fmt_us(sec.median_step_time_us),
@@ -586,6 +616,47 @@ fn write_ranks(
             2,
             width,
         )?;
+    }
+    for g in &sec.spans {
+        writeln!(out)?;
+        writeln!(
+            out,
+            "{}",
+            st.heading(&format!(
+                "Spans of rank {} ({} captures of process {}, one row above)",
+                g.rank,
+                g.spans.len(),
+                g.pid
+            ))
+        )?;
+        let mut t = Table::new(&["span", "file", "starts", "steps", "step time", "compile"]);
+        for (i, p) in g.spans.iter().enumerate() {
+            let file = std::path::Path::new(&p.path)
+                .file_name()
+                .map(|s| s.to_string_lossy().into_owned())
+                .unwrap_or_else(|| p.path.clone());
+            let steps = if p.first_step == p.last_step {
+                p.first_step.clone()
+            } else {
+                format!("{} … {}", p.first_step, p.last_step)
+            };
+            t.row(vec![
+                (i + 1).to_string(),
+                sanitize(&shorten_middle(&file, 36)),
+                format!("+{}", fmt_us(p.offset_us)),
+                format!("{} ({})", p.steps, sanitize(&steps)),
+                fmt_us(p.step_time_us),
+                if p.compile_us > 0.0 {
+                    fmt_us(p.compile_us)
+                } else {
+                    "-".into()
+                },
+            ]);
+        }
+        t.write(out, width, st)?;
+        for n in &g.notes {
+            write_wrapped(out, "  note: ", &sanitize(n), 4, width)?;
+        }
     }
     if !sec.findings.is_empty() {
         writeln!(out)?;
@@ -769,6 +840,80 @@ fn write_window(r: &Report, width: usize, st: &Style, out: &mut dyn Write) -> io
     }
     for n in &w.notes {
         write_wrapped(out, "  note: ", &sanitize(n), 4, width)?;
+    }
+    Ok(())
+}
+
+/// The capture check: what limits the numbers, each with its effect.
+fn write_capture_check(
+    r: &Report,
+    width: usize,
+    st: &Style,
+    out: &mut dyn Write,
+) -> io::Result<()> {
+    writeln!(out)?;
+    if r.trust.ok {
+        writeln!(
+            out,
+            "{}  {}",
+            st.heading("Capture check"),
+            st.dim("nothing in this capture limits the numbers")
+        )?;
+        return Ok(());
+    }
+    writeln!(
+        out,
+        "{}  {}",
+        st.heading(&format!("Capture check ({})", r.trust.issues.len())),
+        st.dim("what limits the numbers")
+    )?;
+    for i in &r.trust.issues {
+        write_wrapped(
+            out,
+            &format!("  {}: ", i.id),
+            &sanitize(&i.finding),
+            4,
+            width,
+        )?;
+        write_wrapped(out, "    → ", &sanitize(&i.effect), 6, width)?;
+    }
+    Ok(())
+}
+
+/// Under the iteration table: the kinds of iterations and the time between them.
+fn write_iteration_kinds(r: &Report, width: usize, out: &mut dyn Write) -> io::Result<()> {
+    let f = &r.steps_found;
+    if f.phases.len() > 1 || f.phases.first().is_some_and(|p| p.phase != "unknown") {
+        let kinds: Vec<String> = f
+            .phases
+            .iter()
+            .map(|p| {
+                format!(
+                    "{} {} × {} (kernels {})",
+                    p.count,
+                    p.phase,
+                    fmt_us(p.mean_us),
+                    fmt_us(p.mean_kernel_us)
+                )
+            })
+            .collect();
+        write_wrapped(out, "  kinds: ", &kinds.join("; "), 4, width)?;
+    }
+    if let Some(g) = &f.gaps {
+        write_wrapped(
+            out,
+            "  between iterations: ",
+            &format!(
+                "{} on the host (the scheduler) on average over {} gap(s); the GPU had no \
+                 iteration's work for {} of it ({} in all)",
+                fmt_us(g.mean_host_us),
+                g.count,
+                fmt_us(g.mean_idle_us),
+                fmt_us(g.idle_total_us)
+            ),
+            4,
+            width,
+        )?;
     }
     Ok(())
 }

@@ -12,7 +12,7 @@
 //! |---|---|---|
 //! | [`WindowSpec::Auto`] (default) | — | the steady state: every step except warm-up steps that contain compile or autotune work and outlier steps (see below) |
 //! | [`WindowSpec::All`] | `--all` | every step |
-//! | [`WindowSpec::Steps`] | `--steps 3..6`, `--steps 5`, `--steps 3..` | the steps whose `ProfilerStep#N` number is in the range (inclusive) |
+//! | [`WindowSpec::Steps`] | `--steps 3..6`, `--steps 5`, `--steps 3..` | the steps whose `ProfilerStep#N` (or server `Iteration#N`) number is in the range (inclusive) |
 //! | [`WindowSpec::Time`] | `--time 1000..2500` | the time range (µs from the trace start, [`Trace::start`]) |
 //! | [`WindowSpec::Focus`] | `--focus NAME` | inside another window, only the time of the annotations named `NAME` (see *Focus*) |
 //!
@@ -47,8 +47,9 @@
 //!    same thread.
 //! 2. A step is a **warm-up step** when its span (host ∪ device-extended) overlaps compile
 //!    work: it is excluded with the compile time it contains.
-//! 3. Of the remaining steps, a step is an **outlier** when its duration is over 1.5× their
-//!    median (`2 × duration > 3 × median`, integer ns; the median of an even count is the
+//! 3. Of the remaining steps, a step is an **outlier** when its duration is over 1.5× the
+//!    median of those of its kind (server iterations: prefill, decode, mixed, unmarked;
+//!    `ProfilerStep`s are all of one kind) (`2 × duration > 3 × median`, integer ns; the median of an even count is the
 //!    mean of the two middle values): it is excluded with its ratio to the median.
 //! 4. When every step has compile work, nothing is excluded for it (a note says so): a window
 //!    must keep at least one step.
@@ -67,6 +68,7 @@
 //! The steps of `within` are kept (the step table still describes whole steps).
 
 pub mod annotations;
+pub mod iterations;
 pub mod steps;
 
 use crate::model::fast::{HashMap, NameMemo};
@@ -74,6 +76,7 @@ use std::fmt;
 
 use crate::model::{CpuEvent, CpuKind, GpuEvent, Interval, IntervalSet, NameId, Ns, Trace, NONE};
 use annotations::Annotations;
+use iterations::IterationPhase;
 use steps::{Step, StepAnalysis};
 
 /// What the user asked to analyze.
@@ -872,7 +875,7 @@ impl Window {
                 reason: e.reason.clone(),
             })
             .collect();
-        StepAnalysis::of(steps, all.from_profiler_steps, dropped)
+        StepAnalysis::of(steps, all.from_profiler_steps, all.rule, dropped)
     }
 }
 
@@ -1031,9 +1034,25 @@ fn select_inner(
                     .iter()
                     .map(|&i| all.steps[i].span.len())
                     .collect();
-                let med = median(&durs);
+                // server iterations are compared with those of their own kind (a prefill is
+                // not an outlier among decodes)
+                let mut medians: Vec<(Option<IterationPhase>, Ns)> = Vec::new();
+                for &i in &candidates {
+                    let phase = all.steps[i].phase;
+                    if medians.iter().all(|m| m.0 != phase) {
+                        let same: Vec<Ns> = candidates
+                            .iter()
+                            .zip(&durs)
+                            .filter(|(&j, _)| all.steps[j].phase == phase)
+                            .map(|(_, &d)| d)
+                            .collect();
+                        medians.push((phase, median(&same)));
+                    }
+                }
                 let mut keep = Vec::new();
                 for (&i, &d) in candidates.iter().zip(&durs) {
+                    let phase = all.steps[i].phase;
+                    let med = medians.iter().find(|m| m.0 == phase).map_or(0, |m| m.1);
                     if med > 0 && 2 * (d as i128) > 3 * (med as i128) {
                         excluded.push((
                             i,
@@ -1061,9 +1080,10 @@ fn select_inner(
             Ok(from_steps(spec, all, candidates, ex, notes))
         }
         WindowSpec::Steps { first, last } => {
-            if !all.from_profiler_steps {
+            if all.rule == crate::window::iterations::StepRule::WholeTrace {
                 return Err(WindowError(
-                    "--steps: this trace has no ProfilerStep#N annotations (use --time or --all)"
+                    "--steps: this trace has no ProfilerStep#N annotations and no marked server \
+                     iterations (use --time or --all)"
                         .into(),
                 ));
             }
@@ -1212,7 +1232,7 @@ fn select_inner(
 }
 
 /// First start and last end over host events and device activities.
-fn trace_bounds(trace: &Trace) -> (Ns, Ns) {
+pub fn trace_bounds(trace: &Trace) -> (Ns, Ns) {
     let lo = trace.start();
     let hi = trace
         .cpu

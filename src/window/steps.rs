@@ -24,7 +24,10 @@
 //!
 //! 1. **Host steps**: every [`CpuKind::Op`] or [`CpuKind::UserAnnotation`] whose name starts
 //!    with `ProfilerStep#`, in start order; the number after `#` is [`Step::number`].
-//!    When there is none, one step named `"0"` covers `[min start, max end]` of the
+//!    When there is none, the iterations of an inference server are the steps when their
+//!    annotations (or graph launches) mark them, named `Iteration#1`, `Iteration#2`, … (see
+//!    [`crate::window::iterations`] for the rules; [`StepAnalysis::rule`] says which one
+//!    matched). When there is none either, one step named `"0"` covers `[min start, max end]` of the
 //!    [`CpuKind::Op`] and [`CpuKind::Python`] events (the plugin's rule); a trace without
 //!    such events falls back to the hull of all host events and device activities, and a
 //!    trace without any event gets no step at all. An Nsight Systems capture (no operators;
@@ -44,12 +47,13 @@
 //!    for a step without device work, never before `start`). The "previous end" of the first
 //!    step is its own host start; with `ProfilerStep`s it is pushed to the end of the latest
 //!    device activity that was launched by no step and ended before the first step's first
-//!    device activity started (stale work from before the profiled window; a single step "0"
+//!    device activity started (the same for server iterations) (stale work from before the profiled window; a single step "0"
 //!    covers the whole capture, so nothing in it is stale). Steps therefore never overlap.
 //! 4. **Tail trimming** (only when at least one step has device work and there are ≥ 2
 //!    steps): trailing steps without device work are dropped, and the last step with device
 //!    work is dropped too when it has fewer than 80 % of the previous step's device
-//!    activities (`prev × 0.8 > last`, done in integers): the profiler probably stopped
+//!    activities (`prev × 0.8 > last`, done in integers; iterations only against one of the
+//!    same kind): the profiler probably stopped
 //!    before capturing all its kernels. Dropped steps are listed in
 //!    [`StepAnalysis::dropped`] with the reason.
 //! 5. **All-steps span** ([`StepAnalysis::span`]) = first kept step start .. last kept step
@@ -111,6 +115,7 @@
 
 use crate::model::fast::{HashSet, NameMemo};
 
+use super::iterations::{self, IterationPhase, StepRule};
 use crate::model::classify;
 use crate::model::{
     CpuKind, GpuKind, Interval, IntervalSet, Ns, Remainder, SourceFormat, Trace, UnionBuilder, NONE,
@@ -167,6 +172,9 @@ pub struct Step {
     pub host_span: Interval,
     /// Device activities (kernels, copies, fills) launched from inside the host step.
     pub device_activities: u64,
+    /// Prefill / decode / mixed, for a server iteration whose mark says
+    /// ([`crate::window::iterations`]).
+    pub phase: Option<IterationPhase>,
 }
 
 /// A step that was left out, and why.
@@ -189,6 +197,9 @@ pub struct StepAnalysis {
     pub span: Interval,
     /// True when the steps came from `ProfilerStep#N` annotations.
     pub from_profiler_steps: bool,
+    /// The rule that found the steps ([`StepRule::ProfilerStep`] when
+    /// `from_profiler_steps`; server iterations or the whole trace otherwise).
+    pub rule: StepRule,
     /// Steps dropped by the tail rule.
     pub dropped: Vec<DroppedStep>,
 }
@@ -196,7 +207,12 @@ pub struct StepAnalysis {
 impl StepAnalysis {
     /// The analysis of `steps` (in time order): their average ([`average_of`]) and their span
     /// (first start to last end; empty at 0 without steps).
-    pub fn of(steps: Vec<Step>, from_profiler_steps: bool, dropped: Vec<DroppedStep>) -> Self {
+    pub fn of(
+        steps: Vec<Step>,
+        from_profiler_steps: bool,
+        rule: StepRule,
+        dropped: Vec<DroppedStep>,
+    ) -> Self {
         let average = average_of(&steps);
         let span = match (steps.first(), steps.last()) {
             (Some(f), Some(l)) => Interval::new(f.span.start, l.span.end),
@@ -207,6 +223,7 @@ impl StepAnalysis {
             average,
             span,
             from_profiler_steps,
+            rule,
             dropped,
         }
     }
@@ -261,9 +278,13 @@ struct HostStep {
     name: String,
     number: Option<i64>,
     host: Interval,
+    phase: Option<IterationPhase>,
 }
 
-fn host_steps(trace: &Trace) -> (Vec<HostStep>, bool) {
+/// Name of the `i`-th (0-based) server iteration.
+pub const ITERATION_PREFIX: &str = "Iteration#";
+
+fn host_steps(trace: &Trace) -> (Vec<HostStep>, StepRule) {
     let mut steps: Vec<HostStep> = Vec::new();
     let mut is_step = NameMemo::new(trace, |n: &str| n.starts_with(STEP_PREFIX));
     for e in &trace.cpu {
@@ -287,10 +308,25 @@ fn host_steps(trace: &Trace) -> (Vec<HostStep>, bool) {
             name: name.to_string(),
             number: num.trim().parse().ok(),
             host,
+            phase: None,
         });
     }
     if !steps.is_empty() {
-        return (steps, true);
+        return (steps, StepRule::ProfilerStep);
+    }
+    // No ProfilerStep: the iterations of an inference server, when marked.
+    if let Some((rule, its)) = iterations::find_iterations(trace) {
+        let steps = its
+            .into_iter()
+            .enumerate()
+            .map(|(i, it)| HostStep {
+                name: format!("{ITERATION_PREFIX}{}", i + 1),
+                number: Some(i as i64 + 1),
+                host: it.host,
+                phase: it.phase,
+            })
+            .collect();
+        return (steps, rule);
     }
     // No ProfilerStep: one step "0" over the operators (plugin), else over everything.
     let hull = |it: &mut dyn Iterator<Item = Interval>| {
@@ -317,8 +353,9 @@ fn host_steps(trace: &Trace) -> (Vec<HostStep>, bool) {
                     name: "0".into(),
                     number: None,
                     host,
+                    phase: None,
                 }],
-                false,
+                StepRule::WholeTrace,
             );
         }
     }
@@ -346,10 +383,11 @@ fn host_steps(trace: &Trace) -> (Vec<HostStep>, bool) {
                 name: "0".into(),
                 number: None,
                 host,
+                phase: None,
             }],
-            false,
+            StepRule::WholeTrace,
         ),
-        None => (Vec::new(), false),
+        None => (Vec::new(), StepRule::WholeTrace),
     }
 }
 
@@ -451,7 +489,11 @@ fn extend_and_trim(
         if let Some(last) = (0..n).rev().find(|&i| count[i] > 0) {
             keep = last + 1;
             // prev × 0.8 > last, in integers
-            let short = last > 0 && count[last - 1] * 4 > count[last] * 5;
+            // (iterations of different kinds, e.g. a decode after a prefill, launch different
+            // work: the rule compares only steps of one kind)
+            let short = last > 0
+                && hosts[last - 1].phase == hosts[last].phase
+                && count[last - 1] * 4 > count[last] * 5;
             if short {
                 keep = last;
             }
@@ -599,14 +641,16 @@ pub fn average_of(steps: &[Step]) -> AverageBreakdown {
 
 /// Finds the steps and splits each one's time by role.
 pub fn analyze_steps(trace: &Trace) -> StepAnalysis {
-    let (hosts, from_profiler_steps) = host_steps(trace);
+    let (hosts, rule) = host_steps(trace);
+    let from_profiler_steps = rule == StepRule::ProfilerStep;
     if hosts.is_empty() {
         return StepAnalysis {
-            from_profiler_steps,
+            from_profiler_steps: false,
+            rule,
             ..StepAnalysis::default()
         };
     }
-    let (kept, dropped) = extend_and_trim(trace, &hosts, from_profiler_steps);
+    let (kept, dropped) = extend_and_trim(trace, &hosts, rule != StepRule::WholeTrace);
     let roles = role_sets(trace);
     let steps: Vec<Step> = hosts
         .into_iter()
@@ -618,9 +662,10 @@ pub fn analyze_steps(trace: &Trace) -> StepAnalysis {
             breakdown: breakdown(&roles, span),
             host_span: h.host,
             device_activities,
+            phase: h.phase,
         })
         .collect();
-    StepAnalysis::of(steps, from_profiler_steps, dropped)
+    StepAnalysis::of(steps, from_profiler_steps, rule, dropped)
 }
 
 #[cfg(test)]

@@ -1,0 +1,259 @@
+//! Iterations of inference servers as steps: marks of vLLM and SGLang, one graph replay per
+//! iteration, the kinds of iterations, the gaps between them, the steady state and
+//! `--steps`, on traces built here and on the serving traces of the TraceLens corpus.
+
+mod common;
+
+use stallscope::analysis::phases::Annotations;
+use stallscope::analysis::steps::analyze_steps;
+use stallscope::analysis::{analyze, AnalyzeOptions};
+use stallscope::model::build::TraceBuilder;
+use stallscope::model::{GpuKind, Trace};
+use stallscope::window::iterations::{summarize, IterationPhase, StepRule};
+use stallscope::window::{self, WindowSpec};
+
+/// An iteration: a mark of `host_us` from `at`, launching `kernels` kernels of 100 µs each,
+/// back to back from `at + 20`, launched 5 µs apart from `at + 5`.
+fn iteration(b: &mut TraceBuilder, mark: &str, at: f64, host_us: f64, kernels: usize) {
+    b.annotation(mark, at, host_us);
+    for k in 0..kernels {
+        let t = at + 5.0 + 5.0 * k as f64;
+        let corr = b.runtime("cudaLaunchKernel", 0, t, 2.0);
+        b.gpu(
+            GpuKind::Kernel,
+            "gemm_kernel",
+            0,
+            7,
+            at + 20.0 + 100.0 * k as f64,
+            100.0,
+            corr,
+        );
+    }
+}
+
+const PREFILL: &str = "execute_context_2(512)_generation_0(0)";
+const DECODE: &str = "execute_context_0(0)_generation_8(8)";
+
+/// A prefill, then `decodes` decodes; every mark lasts longer than its kernels (host-bound
+/// server) and the scheduler takes 300 µs between marks. The decode `slow` (1-based
+/// iteration number, 0 = none) has 3× the kernels.
+fn server(decodes: usize, slow: usize) -> Trace {
+    let mut b = TraceBuilder::new().device(0, "NVIDIA H100", 132, 80 << 30);
+    let mut at = 0.0;
+    // prefill: 20 kernels (2 ms of GPU) in a 2.5 ms mark
+    iteration(&mut b, PREFILL, at, 2500.0, 20);
+    at += 2500.0 + 300.0;
+    for i in 0..decodes {
+        let n = if i + 2 == slow { 12 } else { 4 };
+        let host = 100.0 * n as f64 + 100.0;
+        iteration(&mut b, DECODE, at, host, n);
+        at += host + 300.0;
+    }
+    b.build()
+}
+
+#[test]
+fn vllm_marks_are_iterations_with_kinds_and_gaps() {
+    let t = server(5, 0);
+    let s = analyze_steps(&t);
+    assert_eq!(s.rule, StepRule::VllmExecute);
+    assert!(!s.from_profiler_steps);
+    let names: Vec<&str> = s.steps.iter().map(|x| x.name.as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            "Iteration#1",
+            "Iteration#2",
+            "Iteration#3",
+            "Iteration#4",
+            "Iteration#5",
+            "Iteration#6"
+        ]
+    );
+    assert_eq!(s.steps[0].phase, Some(IterationPhase::Prefill));
+    assert!(s.steps[1..]
+        .iter()
+        .all(|x| x.phase == Some(IterationPhase::Decode)));
+    // kernels end before the mark does: every iteration is its mark, 20 and 4 launches
+    assert_eq!(s.steps[0].span.len(), 2_500_000);
+    assert_eq!(s.steps[0].device_activities, 20);
+    assert_eq!(s.steps[1].span.len(), 500_000);
+    assert_eq!(s.steps[0].breakdown.kernel, 2_000_000);
+    assert_eq!(s.steps[1].breakdown.kernel, 400_000);
+    assert!(s.dropped.is_empty(), "{:?}", s.dropped);
+
+    let sum = summarize(s.rule, &s.steps).unwrap();
+    assert_eq!(sum.count, 6);
+    assert_eq!(sum.gaps, 5);
+    // the scheduler's 300 µs between marks, during which no iteration has GPU work
+    assert_eq!(sum.mean_host_gap, 300_000.0);
+    assert_eq!(sum.mean_idle_gap, 300_000.0);
+    assert_eq!(sum.idle_gap_total, 1_500_000);
+    let kinds: Vec<(&str, u64, f64)> = sum
+        .phases
+        .iter()
+        .map(|p| (p.phase, p.count, p.mean))
+        .collect();
+    assert_eq!(
+        kinds,
+        [("prefill", 1, 2_500_000.0), ("decode", 5, 500_000.0)]
+    );
+
+    // the steady state keeps the prefill: it is compared with prefills only
+    let a = Annotations::build(&t);
+    let w = window::select(&t, &s, &a, &WindowSpec::Auto).unwrap();
+    assert_eq!(w.steps, vec![0, 1, 2, 3, 4, 5], "{:?}", w.excluded);
+    // --steps selects iterations by number
+    let w = window::select(
+        &t,
+        &s,
+        &a,
+        &WindowSpec::Steps {
+            first: Some(2),
+            last: Some(4),
+        },
+    )
+    .unwrap();
+    assert_eq!(w.steps, vec![1, 2, 3]);
+}
+
+#[test]
+fn a_slow_decode_is_an_outlier_among_decodes() {
+    let t = server(5, 4);
+    let s = analyze_steps(&t);
+    let a = Annotations::build(&t);
+    let w = window::select(&t, &s, &a, &WindowSpec::Auto).unwrap();
+    assert_eq!(w.steps, vec![0, 1, 2, 4, 5]);
+    assert_eq!(w.excluded.len(), 1);
+    assert_eq!(w.excluded[0].step, "Iteration#4");
+    assert!(
+        w.excluded[0].reason.starts_with("outlier"),
+        "{:?}",
+        w.excluded
+    );
+}
+
+/// Two captures of one server run (different lengths of the same loop) get the same verdict
+/// and the same first findings.
+#[test]
+fn two_captures_of_one_run_agree() {
+    let diag = |t: &Trace| {
+        let a = analyze(t, &AnalyzeOptions::default());
+        let d = stallscope::diagnose::diagnose(t, &a);
+        let ids: Vec<String> = d
+            .findings
+            .iter()
+            .take(3)
+            .map(|f| f.id.to_string())
+            .collect();
+        (d.verdict, ids)
+    };
+    let (v1, f1) = diag(&server(4, 0));
+    let (v2, f2) = diag(&server(9, 0));
+    assert_eq!(f1, f2);
+    // the verdict's figures may differ in the last digit; its first clause may not
+    let head = |v: &str| v.split([',', '(', ':']).next().unwrap().to_string();
+    assert_eq!(head(&v1), head(&v2), "{v1} / {v2}");
+}
+
+#[test]
+fn sglang_marks_nested_in_run_batch_count_once() {
+    let mut b = TraceBuilder::new().device(0, "AMD Instinct MI300X", 304, 192 << 30);
+    let mut at = 0.0;
+    for i in 0..4 {
+        b.annotation("run_batch", at, 700.0);
+        let mark = if i == 0 {
+            "step[EXTEND bs=2 toks=512]"
+        } else {
+            "step[DECODE bs=2]"
+        };
+        iteration(&mut b, mark, at + 10.0, 600.0, 4);
+        at += 1000.0;
+    }
+    let t = b.build();
+    let s = analyze_steps(&t);
+    assert_eq!(s.rule, StepRule::SglangStep);
+    assert_eq!(s.steps.len(), 4);
+    // run_batch is the outer mark: the iterations are its spans, without a phase
+    assert_eq!(s.steps[0].host_span.len(), 700_000);
+    assert_eq!(s.steps[0].phase, None);
+}
+
+#[test]
+fn one_graph_replay_per_iteration_without_marks() {
+    let mut b = TraceBuilder::new().device(0, "NVIDIA H100", 132, 80 << 30);
+    for i in 0..4 {
+        let at = 1000.0 * i as f64;
+        let corr = b.runtime("cudaGraphLaunch", 0, at, 20.0);
+        for k in 0..3 {
+            let g = b.gpu(
+                GpuKind::Kernel,
+                "decode_kernel",
+                0,
+                7,
+                at + 30.0 + 100.0 * k as f64,
+                100.0,
+                corr,
+            );
+            g.in_graph = true;
+        }
+    }
+    let t = b.build();
+    let s = analyze_steps(&t);
+    assert_eq!(s.rule, StepRule::GraphLaunch);
+    assert_eq!(s.steps.len(), 4);
+    assert!(s
+        .steps
+        .iter()
+        .all(|x| x.phase == Some(IterationPhase::Decode)));
+    // launch to next launch; the last one to its replay's end
+    assert_eq!(s.steps[0].span.len(), 1_000_000);
+    assert_eq!(s.steps[3].device_activities, 3);
+    assert_eq!(s.steps[3].span.len(), 330_000);
+}
+
+/// The serving traces of the TraceLens corpus each hold one iteration; its kind comes from
+/// the vLLM mark (which SGLang's traces carry too, around `step[…]`).
+#[test]
+fn corpus_serving_traces_are_iterations() {
+    let cases = [
+        (
+            "tracelens/tests__traces__inference__sglang_decode__sglang_Qwen3-8B_decode.json.gz",
+            "decode",
+        ),
+        (
+            "tracelens/tests__traces__inference__sglang_prefilldecode__sglang_Qwen3-8B_prefilldecode.json.gz",
+            "prefill",
+        ),
+        (
+            "tracelens/tests__traces__inference__vllm_decode_full__graph_execution.json.gz",
+            "decode",
+        ),
+        (
+            "tracelens/tests__traces__inference__vllm_prefilldecode_piecewise__graph_execution.json.gz",
+            "mixed",
+        ),
+        ("tracelens/tests__traces__b200__eager_trace.json.gz", "prefill"),
+    ];
+    for (rel, phase) in cases {
+        let Some(p) = common::corpus_file(rel) else {
+            return;
+        };
+        let r = common::analyze_json(&p, &[]);
+        assert_eq!(r["steps_found"]["rule"], "vllm_execute", "{rel}");
+        let steps = r["steps"].as_array().unwrap();
+        assert_eq!(steps.len(), 1, "{rel}");
+        assert_eq!(steps[0]["name"], "Iteration#1", "{rel}");
+        assert_eq!(steps[0]["phase"], phase, "{rel}");
+        assert_eq!(r["steps_found"]["phases"][0]["phase"], phase, "{rel}");
+    }
+    // a training trace keeps its ProfilerSteps, and says so
+    let Some(p) = common::corpus_file(
+        "tracelens/tests__traces__h100__gaunernst_bert-small-uncased__1016001.json.gz",
+    ) else {
+        return;
+    };
+    let r = common::analyze_json(&p, &[]);
+    assert_eq!(r["steps_found"]["rule"], "profiler_step");
+    assert!(r["steps"][0].get("phase").is_none());
+}
