@@ -4,12 +4,13 @@
 
 mod common;
 
+use stallscope::analysis::iterations::summarize;
 use stallscope::analysis::phases::Annotations;
 use stallscope::analysis::steps::analyze_steps;
 use stallscope::analysis::{analyze, AnalyzeOptions};
 use stallscope::model::build::TraceBuilder;
 use stallscope::model::{GpuKind, Trace};
-use stallscope::window::iterations::{summarize, IterationPhase, StepRule};
+use stallscope::window::iterations::{IterationPhase, StepRule};
 use stallscope::window::{self, WindowSpec};
 
 /// An iteration: a mark of `host_us` from `at`, launching `kernels` kernels of 100 µs each,

@@ -12,6 +12,7 @@ pub mod efficiency;
 pub mod gaps;
 pub mod gpu;
 pub mod gpu_metrics;
+pub mod iterations;
 pub mod kernels;
 pub mod launch;
 pub mod memory;

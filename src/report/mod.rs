@@ -139,7 +139,7 @@ pub struct StepInfo {
 }
 
 /// How the steps were found and, for server iterations, their kinds and the gaps between
-/// them ([`crate::window::iterations::IterationSummary`] in µs).
+/// them ([`crate::analysis::iterations::IterationSummary`] in µs).
 #[derive(Debug, Clone, Serialize)]
 pub struct StepsFoundInfo {
     /// `profiler_step`, `vllm_execute`, `sglang_step`, `graph_launch` or `whole_trace`.
@@ -185,7 +185,7 @@ impl TrustInfo {
 
 impl StepsFoundInfo {
     fn new(steps: &analysis::steps::StepAnalysis) -> Self {
-        let summary = crate::window::iterations::summarize(steps.rule, &steps.steps);
+        let summary = crate::analysis::iterations::summarize(steps.rule, &steps.steps);
         StepsFoundInfo {
             rule: steps.rule,
             description: steps.rule.describe().to_string(),

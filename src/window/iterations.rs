@@ -4,7 +4,7 @@
 //! pass over the current batch) and mark it with an annotation instead of a profiler step.
 //! [`find_iterations`] recognises those marks and [`crate::window::steps`] treats each
 //! iteration as a step (breakdown, device extension, steady state, `--steps`). The
-//! [`StepRule`] that found the steps is reported, and [`summarize`] gives the facts an
+//! [`StepRule`] that found the steps is reported, and [`crate::analysis::iterations::summarize`] gives the facts an
 //! inference engineer asks for first: how many iterations of each kind (prefill, decode,
 //! mixed), how long each kind takes, and how much time passes *between* iterations (the
 //! scheduler's host time, during which the GPU has nothing of the iteration to run).
@@ -34,7 +34,7 @@
 
 use serde::Serialize;
 
-use crate::model::{CpuKind, Interval, Ns, Trace};
+use crate::model::{CpuKind, Interval, Trace};
 
 /// Which rule found a trace's steps.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
@@ -256,96 +256,6 @@ pub fn find_iterations(trace: &Trace) -> Option<(StepRule, Vec<HostIteration>)> 
         })
         .collect();
     Some((StepRule::GraphLaunch, its))
-}
-
-/// Iterations of one kind.
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
-pub struct PhaseStats {
-    /// `prefill`, `decode`, `mixed` or `unknown`.
-    pub phase: &'static str,
-    /// Iterations of this kind.
-    pub count: u64,
-    /// Mean duration (device-extended span), ns.
-    pub mean: f64,
-    /// Mean kernel time (non-communication kernels), ns.
-    pub mean_kernel: f64,
-}
-
-/// Facts about the iterations of a serving capture (see the module docs).
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
-pub struct IterationSummary {
-    /// Rule that found them.
-    pub rule: StepRule,
-    /// Iterations counted (the window's steps).
-    pub count: u64,
-    /// Per kind, in the order prefill, mixed, decode, unknown (only kinds present).
-    pub phases: Vec<PhaseStats>,
-    /// Pairs of consecutive counted iterations.
-    pub gaps: u64,
-    /// Mean host time from one iteration's mark end to the next one's start (the
-    /// scheduler's time), ns.
-    pub mean_host_gap: f64,
-    /// Mean time no iteration covers, from one iteration's end (device work included) to
-    /// the next one's start: the GPU has no iteration's work then, ns.
-    pub mean_idle_gap: f64,
-    /// Sum of those idle gaps, ns.
-    pub idle_gap_total: Ns,
-}
-
-/// The summary of the iteration steps `steps` found by `rule`; `None` for other rules.
-pub fn summarize(rule: StepRule, steps: &[super::steps::Step]) -> Option<IterationSummary> {
-    if !rule.is_iteration() {
-        return None;
-    }
-    let order = [
-        Some(IterationPhase::Prefill),
-        Some(IterationPhase::Mixed),
-        Some(IterationPhase::Decode),
-        None,
-    ];
-    let mut phases = Vec::new();
-    for p in order {
-        let of: Vec<_> = steps.iter().filter(|s| s.phase == p).collect();
-        if of.is_empty() {
-            continue;
-        }
-        let n = of.len() as f64;
-        phases.push(PhaseStats {
-            phase: p.map_or("unknown", |p| p.as_str()),
-            count: of.len() as u64,
-            mean: of.iter().map(|s| s.span.len() as f64).sum::<f64>() / n,
-            mean_kernel: of.iter().map(|s| s.breakdown.kernel as f64).sum::<f64>() / n,
-        });
-    }
-    let (mut host, mut idle, mut gaps): (Ns, Ns, u64) = (0, 0, 0);
-    for w in steps.windows(2) {
-        // only consecutive iterations (a window may skip some)
-        if w[0]
-            .number
-            .zip(w[1].number)
-            .is_some_and(|(a, b)| b == a + 1)
-        {
-            gaps += 1;
-            host += (w[1].host_span.start - w[0].host_span.end).max(0);
-            idle += (w[1].span.start - w[0].span.end).max(0);
-        }
-    }
-    let per = |v: Ns| {
-        if gaps > 0 {
-            v as f64 / gaps as f64
-        } else {
-            0.0
-        }
-    };
-    Some(IterationSummary {
-        rule,
-        count: steps.len() as u64,
-        phases,
-        gaps,
-        mean_host_gap: per(host),
-        mean_idle_gap: per(idle),
-        idle_gap_total: idle,
-    })
 }
 
 #[cfg(test)]
