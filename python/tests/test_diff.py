@@ -5,9 +5,8 @@ from __future__ import annotations
 import json
 
 import pytest
-from conftest import SAMPLES, corpus_file, run
-
 import stallscope
+from conftest import SAMPLES, corpus_file, run
 
 RESNET = SAMPLES / "resnet50_v100_num_workers_0.pt.trace.json.gz"
 BERT = SAMPLES / "h100_bert_small.json.gz"
@@ -42,9 +41,10 @@ def test_to_dict_equals_the_command_json_on_samples(tmp_path):
     saved.write_text(run("analyze", str(BERT), "--format", "json").stdout)
     got = stallscope.diff(saved, BERT, all_steps=True).to_dict()
     assert got == cli_diff(saved, BERT, "--all")
-    assert stallscope.diff(BERT, BERT, steps="5..8").to_json() == run(
-        "diff", str(BERT), str(BERT), "--steps", "5..8", "--format", "json"
-    ).stdout
+    assert (
+        stallscope.diff(BERT, BERT, steps="5..8").to_json()
+        == run("diff", str(BERT), str(BERT), "--steps", "5..8", "--format", "json").stdout
+    )
 
 
 def test_to_dict_equals_the_command_json_on_the_corpus():
