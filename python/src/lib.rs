@@ -156,6 +156,23 @@ fn parse_window(
         .transpose()
 }
 
+/// The window of the keyword arguments (`steps`, `time`: the command's `A..B` strings), with
+/// the command's parsers and rules; a bad or conflicting value is `ValueError`.
+fn window_spec(
+    steps: Option<&str>,
+    time: Option<&str>,
+    focus: Option<String>,
+    all_steps: bool,
+) -> PyResult<stallscope::window::WindowSpec> {
+    stallscope::window::WindowSpec::compose(
+        all_steps,
+        parse_window(steps, stallscope::window::parse_steps, "steps")?,
+        parse_window(time, stallscope::window::parse_time, "time")?,
+        focus,
+    )
+    .map_err(PyValueError::new_err)
+}
+
 /// Analyzes `path` like `stallscope analyze` and returns the report (operators by device
 /// self time, every row). `steps` and `time` are the command's `A..B` strings.
 #[pyfunction]
@@ -180,13 +197,7 @@ fn analyze(
             "threads and jobs must be at least 1 (None uses every core)",
         ));
     }
-    let window = stallscope::window::WindowSpec::compose(
-        all_steps,
-        parse_window(steps, stallscope::window::parse_steps, "steps")?,
-        parse_window(time, stallscope::window::parse_time, "time")?,
-        focus,
-    )
-    .map_err(PyValueError::new_err)?;
+    let window = window_spec(steps, time, focus, all_steps)?;
     let req = AnalyzeRequest {
         trace: path,
         ncu,
@@ -343,13 +354,7 @@ fn diff(
             "threads must be at least 1 (None uses every core)",
         ));
     }
-    let window = stallscope::window::WindowSpec::compose(
-        all_steps,
-        parse_window(steps, stallscope::window::parse_steps, "steps")?,
-        parse_window(time, stallscope::window::parse_time, "time")?,
-        focus,
-    )
-    .map_err(PyValueError::new_err)?;
+    let window = window_spec(steps, time, focus, all_steps)?;
     let (b, a) = (
         DiffSide::extract(before, Which::Before)?,
         DiffSide::extract(after, Which::After)?,

@@ -2,13 +2,21 @@
 
 from __future__ import annotations
 
-import html as _html
 import json
 import os
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Union
 
 from . import _native
-from ._report import PathLike, Report, StepRange, TimeRange, _steps_arg, _time_arg
+from ._report import (
+    PathLike,
+    Report,
+    StepRange,
+    TimeRange,
+    _iframe,
+    _steps_arg,
+    _time_arg,
+)
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas
@@ -213,8 +221,7 @@ class Comparison:
 
     def save_html(self, path: PathLike, top: int = 30) -> None:
         """Writes the HTML comparison (``--format html``) to ``path``."""
-        with open(path, "w", encoding="utf-8") as f:
-            f.write(self.to_html(top))
+        Path(path).write_text(self.to_html(top), encoding="utf-8")
 
     def to_markdown(self, top: int = 10) -> str:
         """The Markdown comparison (``--format md``) for a pull-request comment."""
@@ -226,11 +233,7 @@ class Comparison:
 
     def _repr_html_(self) -> str:
         # a whole page with its own styles: a sandboxed iframe keeps it and the notebook apart
-        page = self.to_html()
-        return (
-            '<iframe sandbox="allow-scripts" style="width:100%;height:720px;border:1px solid '
-            '#ccc" srcdoc="' + _html.escape(page, quote=True) + '"></iframe>'
-        )
+        return _iframe(self.to_html())
 
     def __repr__(self) -> str:
         b, a = self.verdicts
