@@ -27,7 +27,8 @@ const STAGES: &[(&str, &[&str])] = &[
     ("runners", &["multirank", "slice"]),
     // two reports compared, and the comparison rendered: above the runners that load each side
     ("compare", &["diff"]),
-    ("cli", &["cli"]),
+    // the front ends: the command line and the MCP server for coding agents
+    ("cli", &["cli", "mcp"]),
 ];
 
 /// Imports that go up on purpose: (importing module, imported module, reason). None today.
