@@ -1205,30 +1205,46 @@ struct CheckArgs {
     sides: SidesArgs,
 }
 
+/// How `diff` and `check` load a side that is a trace, an Nsight Systems export or a folder
+/// (a saved JSON report ignores it): the command's load settings, `window` for the analysis,
+/// `threads` parser threads over both sides (`None` = every core; two traces read at once
+/// share them), `jobs` rank files at once for a folder (`None` = the default). The Python
+/// module's `diff` builds its sides with the same settings.
+pub fn diff_side_options(
+    window: crate::window::WindowSpec,
+    threads: Option<usize>,
+    jobs: Option<usize>,
+) -> crate::diff::SideOptions {
+    let mut load = base_load_options();
+    load.kineto.threads = threads.unwrap_or_else(|| {
+        std::thread::available_parallelism()
+            .map(|n| n.get())
+            .unwrap_or(1)
+    });
+    crate::diff::SideOptions {
+        load,
+        analyze: AnalyzeOptions {
+            window,
+            ..AnalyzeOptions::default()
+        },
+        jobs: jobs.unwrap_or_else(crate::multirank::default_jobs),
+    }
+}
+
 /// Loads both sides and compares them; errors name the side and the file (exit 2).
 fn compare_sides(
     before: &std::path::Path,
     after: &std::path::Path,
     a: &SidesArgs,
 ) -> Result<crate::diff::Comparison, (i32, String)> {
-    let mut load = base_load_options();
+    let mut opts = diff_side_options(a.window.spec()?, a.threads, a.jobs);
     let both_read = [before, after]
         .iter()
         .all(|p| !(p.is_file() && crate::diff::side::is_saved_report(p)));
     if both_read {
         // the sides are read at once, and two bars would overwrite each other's line
-        load.progress_over = None;
+        opts.load.progress_over = None;
     }
-    load.kineto.threads = a.threads.unwrap_or_else(|| {
-        std::thread::available_parallelism()
-            .map(|n| n.get())
-            .unwrap_or(1)
-    });
-    let opts = crate::diff::SideOptions {
-        load,
-        analyze: a.window.options()?,
-        jobs: a.jobs.unwrap_or_else(crate::multirank::default_jobs),
-    };
     let (b, f) = crate::diff::load_pair(before, after, &opts);
     let b = b.map_err(|e| (2, format!("error: {e}")))?;
     let f = f.map_err(|e| (2, format!("error: {e}")))?;

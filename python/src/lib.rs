@@ -20,6 +20,8 @@ use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 
 use stallscope::cli::{self as command, AnalyzeError, AnalyzeRequest};
+use stallscope::diff::render::DiffFormat;
+use stallscope::diff::{Loaded, SideError, SideOptions, Which};
 use stallscope::report::{self, Renderer, Report};
 
 create_exception!(
@@ -154,6 +156,23 @@ fn parse_window(
         .transpose()
 }
 
+/// The window of the keyword arguments (`steps`, `time`: the command's `A..B` strings), with
+/// the command's parsers and rules; a bad or conflicting value is `ValueError`.
+fn window_spec(
+    steps: Option<&str>,
+    time: Option<&str>,
+    focus: Option<String>,
+    all_steps: bool,
+) -> PyResult<stallscope::window::WindowSpec> {
+    stallscope::window::WindowSpec::compose(
+        all_steps,
+        parse_window(steps, stallscope::window::parse_steps, "steps")?,
+        parse_window(time, stallscope::window::parse_time, "time")?,
+        focus,
+    )
+    .map_err(PyValueError::new_err)
+}
+
 /// Analyzes `path` like `stallscope analyze` and returns the report (operators by device
 /// self time, every row). `steps` and `time` are the command's `A..B` strings.
 #[pyfunction]
@@ -178,13 +197,7 @@ fn analyze(
             "threads and jobs must be at least 1 (None uses every core)",
         ));
     }
-    let window = stallscope::window::WindowSpec::compose(
-        all_steps,
-        parse_window(steps, stallscope::window::parse_steps, "steps")?,
-        parse_window(time, stallscope::window::parse_time, "time")?,
-        focus,
-    )
-    .map_err(PyValueError::new_err)?;
+    let window = window_spec(steps, time, focus, all_steps)?;
     let req = AnalyzeRequest {
         trace: path,
         ncu,
@@ -221,6 +234,169 @@ fn analyze(
     }
 }
 
+/// The comparison of two profiles, as `stallscope diff` builds it before rendering.
+#[pyclass(module = "stallscope._native", name = "NativeComparison", frozen)]
+struct NativeComparison {
+    comparison: stallscope::diff::Comparison,
+}
+
+#[pymethods]
+impl NativeComparison {
+    /// The versioned comparison JSON, byte for byte what `stallscope diff --format json`
+    /// writes (every row).
+    fn json(&self, py: Python<'_>) -> PyResult<String> {
+        self.render(py, DiffFormat::Json, 0)
+    }
+
+    /// The self-contained HTML comparison (`--format html`), `top` rows per table (0 = all).
+    fn html(&self, py: Python<'_>, top: usize) -> PyResult<String> {
+        self.render(py, DiffFormat::Html, top)
+    }
+
+    /// The Markdown comparison (`--format md`), `top` rows per table (0 = all).
+    fn markdown(&self, py: Python<'_>, top: usize) -> PyResult<String> {
+        self.render(py, DiffFormat::Md, top)
+    }
+
+    /// The terminal tables (`--format table`, no colour, 100 columns), `top` rows per table.
+    fn table(&self, py: Python<'_>, top: usize) -> PyResult<String> {
+        self.render(py, DiffFormat::Table, top)
+    }
+}
+
+impl NativeComparison {
+    fn render(&self, py: Python<'_>, format: DiffFormat, top: usize) -> PyResult<String> {
+        let c = &self.comparison;
+        py.detach(|| {
+            no_panic("rendering", || {
+                let mut buf = Vec::new();
+                stallscope::diff::render::render(c, format, top, &mut buf)?;
+                String::from_utf8(buf).map_err(std::io::Error::other)
+            })
+        })?
+        .map_err(|e| PyRuntimeError::new_err(format!("stallscope: rendering: {e}")))
+    }
+}
+
+/// One side of `diff`: a path to load, or a report already made.
+enum DiffSide {
+    Path(PathBuf),
+    Report(Py<NativeReport>),
+}
+
+impl DiffSide {
+    fn extract(v: &Bound<'_, PyAny>, which: Which) -> PyResult<DiffSide> {
+        if let Ok(r) = v.cast::<NativeReport>() {
+            if r.get().ncu_alone {
+                return Err(PyValueError::new_err(format!(
+                    "{} side: a report of an Nsight Compute CSV alone has no steps or \
+                     timeline to compare",
+                    which.as_str()
+                )));
+            }
+            return Ok(DiffSide::Report(r.clone().unbind()));
+        }
+        v.extract::<PathBuf>().map(DiffSide::Path).map_err(|_| {
+            pyo3::exceptions::PyTypeError::new_err(format!(
+                "{} must be a path or a Report",
+                which.as_str()
+            ))
+        })
+    }
+
+    /// The label of the side in the comparison: the path as given, or the report's source.
+    fn label(&self) -> String {
+        match self {
+            DiffSide::Path(p) => p.to_string_lossy().into_owned(),
+            DiffSide::Report(r) => r.get().report.source.path.clone(),
+        }
+    }
+
+    fn load(&self, which: Which, opts: &SideOptions) -> Result<Loaded, SideError> {
+        match self {
+            DiffSide::Path(p) => stallscope::diff::load_side(p, which, opts),
+            DiffSide::Report(r) => report_side(&r.get().report, which),
+        }
+    }
+}
+
+/// A report made in this process as a side of a comparison.
+fn report_side(r: &Report, which: Which) -> Result<Loaded, SideError> {
+    Ok(Loaded {
+        side: stallscope::diff::Side::from_report(r)
+            .map_err(|e| SideError(format!("{} side: {}: {e}", which.as_str(), r.source.path)))?,
+        saved: false,
+        warnings: Vec::new(),
+    })
+}
+
+/// Compares two profiles like `stallscope diff BEFORE AFTER`. Each side is a path (trace,
+/// folder of ranks, Nsight Systems export or saved JSON report) or a `NativeReport`; the
+/// window options apply to the paths that are analyzed (a report is compared as it is). A
+/// side that cannot be loaded is `TraceError` whose message starts with `before side:` or
+/// `after side:` and whose `path` is that side's.
+#[pyfunction]
+#[pyo3(signature = (before, after, *, steps=None, time=None, focus=None, all_steps=false,
+    threads=None))]
+#[allow(clippy::too_many_arguments)]
+fn diff(
+    py: Python<'_>,
+    before: &Bound<'_, PyAny>,
+    after: &Bound<'_, PyAny>,
+    steps: Option<&str>,
+    time: Option<&str>,
+    focus: Option<String>,
+    all_steps: bool,
+    threads: Option<usize>,
+) -> PyResult<NativeComparison> {
+    if threads == Some(0) {
+        return Err(PyValueError::new_err(
+            "threads must be at least 1 (None uses every core)",
+        ));
+    }
+    let window = window_spec(steps, time, focus, all_steps)?;
+    let (b, a) = (
+        DiffSide::extract(before, Which::Before)?,
+        DiffSide::extract(after, Which::After)?,
+    );
+    let labels = (b.label(), a.label());
+    let mut opts = command::diff_side_options(window, threads, None);
+    opts.load.progress_over = None;
+    let out = py.detach(|| {
+        no_panic("diff", || {
+            let (lb, la) = match (&b, &a) {
+                (DiffSide::Path(pb), DiffSide::Path(pa)) => {
+                    stallscope::diff::load_pair(pb, pa, &opts)
+                }
+                _ => (b.load(Which::Before, &opts), a.load(Which::After, &opts)),
+            };
+            let (lb, la) = (lb?, la?);
+            Ok::<_, SideError>(stallscope::diff::compare(
+                &lb,
+                &la,
+                (&labels.0, &labels.1),
+                &stallscope::diff::DiffOptions::default(),
+            ))
+        })
+    })?;
+    match out {
+        Ok(comparison) => Ok(NativeComparison { comparison }),
+        Err(e) => {
+            let path = if e.0.starts_with("after side") {
+                &labels.1
+            } else {
+                &labels.0
+            };
+            let err = TraceError::new_err(e.to_string());
+            let value = err.value(py);
+            value.setattr("path", path)?;
+            value.setattr("offset", py.None())?;
+            value.setattr("reason", &e.0)?;
+            Err(err)
+        }
+    }
+}
+
 /// Runs the `stallscope` command in this process with `argv` (program name first) and
 /// returns its exit code; output goes to the process' standard output and error.
 #[pyfunction]
@@ -233,7 +409,9 @@ fn cli(py: Python<'_>, argv: Vec<OsString>) -> PyResult<i32> {
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(analyze, m)?)?;
     m.add_function(wrap_pyfunction!(cli, m)?)?;
+    m.add_function(wrap_pyfunction!(diff, m)?)?;
     m.add_class::<NativeReport>()?;
+    m.add_class::<NativeComparison>()?;
     m.add("TraceError", m.py().get_type::<TraceError>())?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())

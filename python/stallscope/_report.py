@@ -284,11 +284,7 @@ class Report:
     def _repr_html_(self) -> str:
         # The report is a whole page with its own script and styles: a sandboxed iframe keeps
         # them out of the notebook (and the notebook's out of the report).
-        page = self.to_html()
-        return (
-            '<iframe sandbox="allow-scripts" style="width:100%;height:720px;border:1px solid '
-            '#ccc" srcdoc="' + _html.escape(page, quote=True) + '"></iframe>'
-        )
+        return _iframe(self.to_html())
 
     def __repr__(self) -> str:
         d = self._d()
@@ -306,6 +302,14 @@ class Report:
 
     def __str__(self) -> str:
         return self.summary()
+
+
+def _iframe(page: str) -> str:
+    """A whole HTML page inside a sandboxed iframe, for Jupyter's ``_repr_html_``."""
+    return (
+        '<iframe sandbox="allow-scripts" style="width:100%;height:720px;border:1px solid '
+        '#ccc" srcdoc="' + _html.escape(page, quote=True) + '"></iframe>'
+    )
 
 
 def _cell(record: dict[str, Any], column: str) -> Any:

@@ -7,7 +7,7 @@
 //! with the `mcp` cargo feature (on by default; it brings the `rmcp` SDK and tokio).
 //!
 //! * [`server`]: the tools (`analyze`, `kernels`, `ops`, `phases`, `steps`,
-//!   `explain_finding`, `slice`; `diff` once the diff command lands) on the official Rust SDK.
+//!   `explain_finding`, `slice`, `diff`) on the official Rust SDK.
 //! * [`tools`]: their JSON-schema'd inputs and the answers cut from a report.
 //! * [`cache`]: reports kept per (canonical path, size, modification time, window), bounded in
 //!   entries and estimated bytes, least recently used first out.

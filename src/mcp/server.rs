@@ -13,7 +13,9 @@ use serde_json::{json, Value};
 
 use super::cache::{json_size, Key, Lru};
 use super::paths::{paths_of_uris, Roots};
-use super::tools::{self, AnalyzeInput, ExplainInput, SliceInput, Table, TableInput, WindowInput};
+use super::tools::{
+    self, AnalyzeInput, DiffInput, ExplainInput, SliceInput, Table, TableInput, WindowInput,
+};
 use crate::analysis::{self, AnalyzeOptions};
 use crate::ingest::{self, LoadOptions};
 use crate::report::Report;
@@ -98,6 +100,46 @@ impl State {
         let bytes = json_size(&*rep);
         self.cache().insert(key, rep.clone(), bytes);
         Ok((rep, false))
+    }
+
+    /// One side of `diff`: a trace through [`State::report`] (cached), a folder of ranks or a
+    /// saved JSON report through the diff module's own loader (not cached: a saved report is
+    /// read as it is, a folder's per-rank reports are not kept); true when it came from the
+    /// cache. Errors name the side.
+    fn side(
+        &self,
+        roots: &Roots,
+        path: &str,
+        window: &WindowInput,
+        which: crate::diff::Which,
+    ) -> Result<(crate::diff::Loaded, bool), String> {
+        let name = which.as_str();
+        let canon = roots
+            .readable(path)
+            .map_err(|e| format!("{name} side: {e}"))?;
+        if canon.is_dir() || crate::diff::side::is_saved_report(&canon) {
+            let opts = crate::diff::SideOptions {
+                load: self.load_options(),
+                analyze: AnalyzeOptions {
+                    window: window.spec()?,
+                    threads: self.threads.unwrap_or(0),
+                    ..AnalyzeOptions::default()
+                },
+                jobs: crate::multirank::default_jobs(),
+            };
+            let l = crate::diff::load_side(&canon, which, &opts).map_err(|e| e.to_string())?;
+            return Ok((l, false));
+        }
+        let (rep, cached) = self
+            .report(roots, path, window)
+            .map_err(|e| format!("{name} side: {e}"))?;
+        let side = crate::diff::Side::from_report(&rep).map_err(|e| format!("{name} side: {e}"))?;
+        let loaded = crate::diff::Loaded {
+            side,
+            saved: false,
+            warnings: Vec::new(),
+        };
+        Ok((loaded, cached))
     }
 
     /// Writes the slice of `input` and describes it.
@@ -347,9 +389,41 @@ impl Server {
         self.run(peer, move |st, roots| st.slice(roots, &s)).await
     }
 
-    // diff (issue 16, built in parallel): a `diff` tool taking `before` and `after` trace
-    // paths (plus the window) goes here once the diff module has landed: both reports through
-    // `State::report` (cached, path-checked), the diff module's result formatted as JSON.
+    #[tool(
+        description = "Compares two profiles of the same workload (before, after): traces, \
+        folders of ranks or saved JSON reports. Returns both verdicts, the step-time change \
+        with the noise test (Mann-Whitney U on the per-step durations: faster, slower, \
+        within_noise or too_few_steps), the top contributors to the change (kernels, copies, \
+        host parts; they add up to the change), and the findings resolved, new and changed. \
+        The same numbers as `stallscope diff --format json`; detail=true for all of it. \
+        `cached` says which sides' analyses were reused."
+    )]
+    async fn diff(
+        &self,
+        peer: Peer<RoleServer>,
+        Parameters(d): Parameters<DiffInput>,
+    ) -> CallToolResult {
+        use crate::diff::Which;
+        self.run(peer, move |st, roots| {
+            let (b, cb) = st.side(roots, &d.before, &d.window, Which::Before)?;
+            let (a, ca) = st.side(roots, &d.after, &d.window, Which::After)?;
+            let c = crate::diff::compare(
+                &b,
+                &a,
+                (&d.before, &d.after),
+                &crate::diff::DiffOptions::default(),
+            );
+            let mut v = if d.detail {
+                serde_json::to_value(&c)
+                    .map_err(|e| format!("internal error: serializing the comparison: {e}"))?
+            } else {
+                tools::diff_summary(&c)?
+            };
+            v["cached"] = json!({"before": cb, "after": ca});
+            Ok(v)
+        })
+        .await
+    }
 }
 
 #[tool_handler(router = self.tool_router)]
@@ -362,7 +436,8 @@ impl ServerHandler for Server {
                  trace, deterministically. Start with `analyze` (verdict and ranked findings); \
                  then `explain_finding` for one finding's evidence and timestamps, the table \
                  tools (`kernels`, `ops`, `phases`, `steps`) for details, `slice` for a small \
-                 trace to open in Perfetto. Paths must lie under the client's roots or the \
+                 trace to open in Perfetto, `diff` to compare two profiles (before, after). \
+                 Paths must lie under the client's roots or the \
                  server's working directory. Reports are cached per file and window.",
             )
     }

@@ -113,6 +113,23 @@ pub struct SliceInput {
     pub output: Option<String>,
 }
 
+/// Input of `diff`.
+#[derive(Clone, Debug, Deserialize, JsonSchema)]
+pub struct DiffInput {
+    /// The baseline: a trace (as for `analyze`), a folder of per-rank traces, or a saved JSON
+    /// report (`stallscope analyze TRACE --format json -o FILE`); under the allowed roots.
+    pub before: String,
+    /// The new profile (same kinds).
+    pub after: String,
+    #[serde(flatten)]
+    #[allow(missing_docs)]
+    pub window: WindowInput,
+    /// The whole comparison (`stallscope diff --format json`: every kernel, op, phase and
+    /// finding row, the three contributor views, the GPU timeline) instead of the summary.
+    #[serde(default)]
+    pub detail: bool,
+}
+
 /// The tables of the table tools.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Table {
@@ -220,6 +237,59 @@ pub fn detail(rep: &Report) -> Result<Value, String> {
         o.remove("step_timeline");
     }
     Ok(v)
+}
+
+/// Contributors listed by `diff` without `detail`.
+pub const SUMMARY_CONTRIBUTORS: usize = 5;
+
+/// The answer of `diff` without `detail`: the sides' verdicts, the step-time change with the
+/// noise test, the top contributors, and the findings resolved, new and changed, cut from the
+/// comparison the command prints with `stallscope diff --format json`.
+pub fn diff_summary(c: &crate::diff::Comparison) -> Result<Value, String> {
+    let side = |s: &crate::diff::SideInfo| {
+        json!({"path": s.path, "kind": s.kind, "verdict": s.verdict, "window": s.window,
+               "steps": s.steps, "step_range": s.step_range, "devices": s.devices})
+    };
+    let ids = |status: &str| -> Vec<&str> {
+        c.findings
+            .iter()
+            .filter(|f| f.status == status)
+            .map(|f| f.id.as_str())
+            .collect()
+    };
+    let changed: Vec<Value> = c
+        .findings
+        .iter()
+        .filter(|f| f.status == "changed")
+        .map(|f| {
+            json!({"id": f.id, "severity_before": f.severity_before,
+                   "severity_after": f.severity_after,
+                   "recoverable_before_us": f.recoverable_before_us,
+                   "recoverable_after_us": f.recoverable_after_us})
+        })
+        .collect();
+    Ok(json!({
+        "schema_version": c.schema_version,
+        "generator": c.generator,
+        "before": side(&c.before),
+        "after": side(&c.after),
+        "caveats": c.caveats,
+        "summary": c.summary,
+        "step_time": to_value(&c.step_time)?,
+        "contributors": first(&c.contributors, SUMMARY_CONTRIBUTORS)
+            .iter()
+            .map(to_value)
+            .collect::<Result<Vec<_>, _>>()?,
+        "contributors_not_shown": c.contributors.len().saturating_sub(SUMMARY_CONTRIBUTORS),
+        "findings": {
+            "resolved": ids("resolved"),
+            "new": ids("new"),
+            "changed": changed,
+            "unchanged": ids("unchanged"),
+        },
+        "more": "detail=true for the whole comparison (kernels, ops, phases, breakdown, GPU \
+                 timeline, phase and op contributors); analyze on a side for its findings",
+    }))
 }
 
 /// Scalar columns of a row, nested one level as `a.b`.

@@ -42,6 +42,7 @@ EXPECTED_TOOLS = {
     "steps",
     "explain_finding",
     "slice",
+    "diff",
 }
 
 
@@ -101,7 +102,8 @@ async def main_session(binary: str, work: Path, sample: Path, outside: Path) -> 
         for t in tools.tools:
             check(t.input_schema.get("type") == "object", f"{t.name}: input schema")
             props = t.input_schema.get("properties", {})
-            check("path" in props, f"{t.name}: no path input")
+            inputs = {"before", "after"} if t.name == "diff" else {"path"}
+            check(inputs <= set(props), f"{t.name}: no {sorted(inputs)} input")
             for name in [t.name, *props]:
                 check(f"`{name}`" in docs, f"docs/mcp.md does not document `{name}`")
 
@@ -131,6 +133,62 @@ async def main_session(binary: str, work: Path, sample: Path, outside: Path) -> 
             "the second analyze of the same trace was not served from the cache",
         )
         check(b["verdict"] == a["verdict"], "the cached verdict differs")
+
+        # diff of the sample against itself: no change beyond noise, both sides from the
+        # cache, and the step change of `stallscope diff --format json`
+        cli_diff = json.loads(
+            subprocess.run(
+                [binary, "diff", str(sample), str(sample), "--format", "json", "-q"],
+                check=True,
+                capture_output=True,
+                text=True,
+            ).stdout
+        )
+        r, diff_ms = await call(
+            client, "diff", {"before": "sample.json.gz", "after": "sample.json.gz"}
+        )
+        d = expect_ok(r, "diff")
+        st = d["step_time"]
+        check(
+            st["change_us"] == cli_diff["step_time"]["change_us"] == 0.0,
+            f"diff step change {st['change_us']} != CLI {cli_diff['step_time']['change_us']}",
+        )
+        check(
+            st["noise"] == cli_diff["step_time"]["noise"],
+            "diff noise test differs from the CLI's",
+        )
+        check(
+            st["noise"]["judgement"] in ("within_noise", "too_few_steps"),
+            f"a trace against itself is {st['noise']['judgement']}",
+        )
+        check(d["summary"] == cli_diff["summary"], "diff summary differs from the CLI's")
+        check(
+            d["findings"]["resolved"] == [] and d["findings"]["new"] == [],
+            "a trace against itself resolves or adds findings",
+        )
+        check(
+            d["cached"] == {"before": True, "after": True},
+            f"diff did not reuse the analyses: {d['cached']}",
+        )
+        r, _ = await call(
+            client,
+            "diff",
+            {"before": "sample.json.gz", "after": "sample.json.gz", "detail": True},
+        )
+        full = expect_ok(r, "diff detail")
+        full.pop("cached")
+        for k in ("before", "after"):
+            for f in ("path", "source"):
+                full[k][f] = cli_diff[k][f]
+        check(full == cli_diff, "diff detail differs from `stallscope diff --format json`")
+        msg = expect_error(
+            (await call(client, "diff", {"before": "sample.json.gz", "after": "trunc.json"}))[
+                0
+            ],
+            "diff of a truncated side",
+        )
+        check(msg.startswith("after side: "), f"the diff error names no side: {msg}")
+        print(f"diff sample against itself: {d['summary']} ({diff_ms:.1f} ms, cached sides)")
         print(
             f"analyze {sample.name}: first call {first_ms:.1f} ms (read + analysis), "
             f"second call {second_ms:.1f} ms (cache), summary {size} bytes"

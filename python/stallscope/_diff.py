@@ -1,0 +1,299 @@
+"""`diff` and the `Comparison` it returns: ``stallscope diff``, in-process."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Union
+
+from . import _native
+from ._report import (
+    PathLike,
+    Report,
+    StepRange,
+    TimeRange,
+    _iframe,
+    _steps_arg,
+    _time_arg,
+)
+
+if TYPE_CHECKING:  # pragma: no cover
+    import pandas
+
+__all__ = ["Comparison", "DIFF_VIEWS", "diff"]
+
+#: The tables `Comparison.to_pandas` builds.
+DIFF_VIEWS = (
+    "contributors",
+    "phase_contributors",
+    "op_contributors",
+    "kernels",
+    "ops",
+    "phases",
+    "findings",
+    "breakdown",
+)
+
+# Columns of the kernels, ops and phases tables: the JSON rows with `before` and `after`
+# (calls and µs per step) flattened.
+_ITEM_COLUMNS = (
+    "name",
+    "status",
+    "calls_before",
+    "calls_after",
+    "before_us",
+    "after_us",
+    "change_us",
+    "category",
+    "note",
+)
+
+Side = Union[PathLike, Report]
+
+
+class Comparison:
+    """The comparison of two profiles: the same data as ``stallscope diff --format json``.
+
+    Every figure is per step (window totals divided by the side's steps), in µs, and every
+    change is after − before (docs/diff.md, docs/json-report.md). The properties are the key
+    members of the JSON; `to_dict` has all of it. In Jupyter the comparison shows as the
+    command's HTML page in a sandboxed frame.
+    """
+
+    __slots__ = ("_native", "_dict")
+
+    def __init__(self, native: _native.NativeComparison) -> None:
+        self._native = native
+        self._dict: dict[str, Any] | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """The comparison JSON as a dict, equal to ``json.load`` of the command's
+        ``stallscope diff --format json`` output (every row)."""
+        return json.loads(self.to_json())
+
+    def to_json(self) -> str:
+        """The comparison JSON, byte for byte what ``stallscope diff --format json`` writes."""
+        return self._native.json()
+
+    def _d(self) -> dict[str, Any]:
+        if self._dict is None:
+            self._dict = self.to_dict()
+        return self._dict
+
+    @property
+    def before(self) -> dict[str, Any]:
+        """The baseline: ``path``, ``source``, ``kind``, ``verdict``, ``window``, ``steps``,
+        ``step_range``, ``devices``."""
+        return self._d()["before"]
+
+    @property
+    def after(self) -> dict[str, Any]:
+        """The new profile, as `before`."""
+        return self._d()["after"]
+
+    @property
+    def verdicts(self) -> tuple[str, str]:
+        """The one-line verdict of each side: ``(before, after)``."""
+        return self.before["verdict"], self.after["verdict"]
+
+    @property
+    def caveats(self) -> list[str]:
+        """What qualifies the comparison: a different GPU, window choice, a side without steps."""
+        return self._d()["caveats"]
+
+    @property
+    def summary(self) -> str:
+        """One sentence: the step-time change and the noise test's result in words."""
+        return self._d()["summary"]
+
+    @property
+    def step_time(self) -> dict[str, Any]:
+        """``before`` and ``after`` step statistics (``mean_us``, ``median_us``, ``stdev_us``,
+        ...), ``change_us``, ``change_pct``, ``median_change_us`` and ``noise``."""
+        return self._d()["step_time"]
+
+    @property
+    def change_us(self) -> float:
+        """Mean step time after − before, µs."""
+        return self.step_time["change_us"]
+
+    @property
+    def change_pct(self) -> float | None:
+        """The change relative to before, percent (None when before is 0)."""
+        return self.step_time["change_pct"]
+
+    @property
+    def noise(self) -> dict[str, Any]:
+        """The Mann–Whitney U test on the per-step durations: ``judgement``, ``p_value``,
+        ``method``, ``alpha``, ``u``, ``n_before``, ``n_after``, ``all_after_faster``,
+        ``all_after_slower``, and ``reason`` when it could not judge."""
+        return self.step_time["noise"]
+
+    @property
+    def judgement(self) -> str:
+        """The noise test's result: ``"faster"``, ``"slower"``, ``"within_noise"`` or
+        ``"too_few_steps"``."""
+        return self.noise["judgement"]
+
+    @property
+    def contributors(self) -> list[dict[str, Any]]:
+        """What explains the step-time change (kernels, copies, host parts, residual), largest
+        first; their ``change_us`` add up to `change_us`."""
+        return self._d()["contributors"]
+
+    @property
+    def phase_contributors(self) -> list[dict[str, Any]]:
+        """The same change by top-level phase, with the residual."""
+        return self._d()["phase_contributors"]
+
+    @property
+    def op_contributors(self) -> list[dict[str, Any]]:
+        """The same change by operator (device self time), with the residual."""
+        return self._d()["op_contributors"]
+
+    @property
+    def findings(self) -> list[dict[str, Any]]:
+        """Findings matched by rule id: ``status`` is ``resolved``, ``new``, ``changed`` or
+        ``unchanged``, with severity and recoverable µs per step on each side."""
+        return self._d()["findings"]
+
+    @property
+    def resolved(self) -> list[str]:
+        """Ids of the findings of before that after no longer has."""
+        return [f["id"] for f in self.findings if f["status"] == "resolved"]
+
+    @property
+    def new(self) -> list[str]:
+        """Ids of the findings only after has."""
+        return [f["id"] for f in self.findings if f["status"] == "new"]
+
+    def table(self, view: str) -> tuple[list[str], list[list[Any]]]:
+        """The columns and rows of one table, without pandas.
+
+        ``view`` is one of `DIFF_VIEWS`. The contributor views and ``breakdown`` have the
+        JSON rows' members; ``kernels``, ``ops`` and ``phases`` have ``name``, ``status``,
+        ``calls_before``, ``calls_after``, ``before_us``, ``after_us``, ``change_us``,
+        ``category`` and ``note`` (calls and µs per step; None where a side lacks the row);
+        ``findings`` has the JSON rows' members. See docs/python.md.
+        """
+        if view not in DIFF_VIEWS:
+            raise ValueError(f"view must be one of {', '.join(DIFF_VIEWS)}, not {view!r}")
+        records = self._d()[view]
+        if view in ("kernels", "ops", "phases"):
+            rows = []
+            for r in records:
+                b, a = r.get("before") or {}, r.get("after") or {}
+                rows.append(
+                    [
+                        r["name"],
+                        r["status"],
+                        b.get("calls"),
+                        a.get("calls"),
+                        b.get("time_us"),
+                        a.get("time_us"),
+                        r["change_us"],
+                        r.get("category"),
+                        r.get("note"),
+                    ]
+                )
+            return list(_ITEM_COLUMNS), rows
+        columns: list[str] = []
+        for r in records:
+            columns.extend(k for k in r if k not in columns)
+        return columns, [[r.get(c) for c in columns] for r in records]
+
+    def to_pandas(self, view: str = "contributors") -> pandas.DataFrame:
+        """One table as a pandas DataFrame (columns: `table`)."""
+        try:
+            import pandas as pd
+        except ImportError:
+            raise ImportError(
+                "Comparison.to_pandas needs pandas: pip install pandas (or stallscope[pandas])"
+            ) from None
+        columns, rows = self.table(view)
+        return pd.DataFrame.from_records(rows, columns=columns)
+
+    def to_html(self, top: int = 30) -> str:
+        """The self-contained HTML comparison (``--format html``), ``top`` rows per table
+        (0 = all)."""
+        return self._native.html(top)
+
+    def save_html(self, path: PathLike, top: int = 30) -> None:
+        """Writes the HTML comparison (``--format html``) to ``path``."""
+        Path(path).write_text(self.to_html(top), encoding="utf-8")
+
+    def to_markdown(self, top: int = 10) -> str:
+        """The Markdown comparison (``--format md``) for a pull-request comment."""
+        return self._native.markdown(top)
+
+    def to_text(self, top: int = 10) -> str:
+        """The terminal tables (``--format table``), without colour, 100 columns."""
+        return self._native.table(top)
+
+    def _repr_html_(self) -> str:
+        # a whole page with its own styles: a sandboxed iframe keeps it and the notebook apart
+        return _iframe(self.to_html())
+
+    def __repr__(self) -> str:
+        b, a = self.verdicts
+        return "\n".join(
+            [
+                f"<stallscope.Comparison {self.before['path']!r} -> {self.after['path']!r}>",
+                self.summary,
+                f"before: {b}",
+                f"after:  {a}",
+            ]
+        )
+
+    def __str__(self) -> str:
+        return self.to_text()
+
+
+def _side(v: Side, which: str) -> Any:
+    if isinstance(v, Report):
+        return v._native
+    if isinstance(v, (str, os.PathLike)):
+        return os.fspath(v)
+    raise TypeError(f"{which} must be a path or a Report, not {type(v).__name__}")
+
+
+def diff(
+    before: Side,
+    after: Side,
+    *,
+    steps: StepRange | None = None,
+    time: TimeRange | None = None,
+    focus: str | None = None,
+    all_steps: bool = False,
+    threads: int | None = None,
+) -> Comparison:
+    """Compare two profiles in this process, like ``stallscope diff BEFORE AFTER``.
+
+    Args:
+        before: the baseline: a trace, a folder of per-rank traces, an Nsight Systems export,
+            a saved JSON report (``stallscope analyze --format json``), or a `Report`.
+        after: the new profile (same kinds).
+        steps, time, focus, all_steps: the window of the sides that are analyzed here (as in
+            `analyze`; a saved report or a `Report` is compared with its own window).
+        threads: parser threads over both sides (default: every core; two traces share them).
+
+    Returns:
+        The `Comparison`: the data of ``stallscope diff --format json``.
+
+    Raises:
+        TraceError: a side could not be read; the message starts with ``before side:`` or
+            ``after side:`` and ``.path`` is that side's path.
+        ValueError: a bad window or option.
+        TypeError: a side is neither a path nor a `Report`.
+    """
+    native = _native.diff(
+        _side(before, "before"),
+        _side(after, "after"),
+        steps=_steps_arg(steps),
+        time=_time_arg(time),
+        focus=focus,
+        all_steps=all_steps,
+        threads=threads,
+    )
+    return Comparison(native)
