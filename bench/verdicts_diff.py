@@ -3,7 +3,7 @@
 
 Usage: bench/verdicts_diff.py BEFORE/verdicts.tsv AFTER/verdicts.tsv [EXPLAIN.tsv]
 
-The snapshots are those of /work/baseline/snap.sh (one line per corpus file: key, verdict,
+The snapshots are those of bench/snap.sh (one line per corpus file: key, verdict,
 first three findings). EXPLAIN.tsv, optional, maps a key to the one-line reason of its change
 (key<TAB>reason). Files whose verdict and findings are the same are counted, not listed.
 """
