@@ -3,7 +3,7 @@
 //! The comparison is a stage after the analysis: it reads two reports ([`side::Side`], the
 //! data of `analyze --format json`, from a saved file or from a trace analyzed on the spot) and
 //! computes a serializable [`Comparison`] with pure functions; the renderers in
-//! [`crate::report::diff`] only format it, and [`check`] judges it against a budget.
+//! [`render`] only format it, and [`check`] judges it against a budget.
 //!
 //! # What is compared
 //!

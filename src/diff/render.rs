@@ -50,18 +50,7 @@ pub fn render_check(c: &Comparison, format: DiffFormat, out: &mut dyn Write) -> 
     match (format, &c.check) {
         (DiffFormat::Table, Some(r)) => {
             writeln!(out, "{}", sanitize(&c.summary))?;
-            for (st, m, ch, lim, note) in check_lines(r) {
-                writeln!(
-                    out,
-                    "  {:<4} {:<30} {:>9} limit {:>8}  {}",
-                    st,
-                    shorten_middle(&sanitize(&m), 30),
-                    ch,
-                    lim,
-                    shorten_middle(&sanitize(&note), 34)
-                )?;
-            }
-            Ok(())
+            write_budget_lines(r, out)
         }
         (f, _) => render(c, f, if f == DiffFormat::Json { 0 } else { 10 }, out),
     }
@@ -119,6 +108,22 @@ fn per_calls(p: Option<crate::diff::Per>) -> String {
 
 fn per_time(p: Option<crate::diff::Per>) -> String {
     p.map(|p| fmt_us(p.time_us)).unwrap_or_else(|| "-".into())
+}
+
+/// The budget's metrics, one terminal line each (status, metric, change, limit, note).
+fn write_budget_lines(r: &CheckResult, out: &mut dyn Write) -> io::Result<()> {
+    for (st, m, ch, lim, note) in check_lines(r) {
+        writeln!(
+            out,
+            "  {:<4} {:<30} {:>9} limit {:>8}  {}",
+            st,
+            shorten_middle(&sanitize(&m), 30),
+            ch,
+            lim,
+            shorten_middle(&sanitize(&note), 34)
+        )?;
+    }
+    Ok(())
 }
 
 fn check_lines(r: &CheckResult) -> Vec<(String, String, String, String, String)> {
@@ -304,17 +309,7 @@ fn terminal(c: &Comparison, top: usize, out: &mut dyn Write) -> io::Result<()> {
     if let Some(r) = &c.check {
         writeln!(out)?;
         writeln!(out, "Budget")?;
-        for (st, m, ch, lim, note) in check_lines(r) {
-            writeln!(
-                out,
-                "  {:<4} {:<30} {:>9} limit {:>8}  {}",
-                st,
-                shorten_middle(&s(&m), 30),
-                ch,
-                lim,
-                shorten_middle(&s(&note), 34)
-            )?;
-        }
+        write_budget_lines(r, out)?;
     }
     Ok(())
 }
