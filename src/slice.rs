@@ -58,12 +58,12 @@ use std::path::Path;
 use serde::de::{Deserialize, Deserializer, IgnoredAny, MapAccess, Visitor};
 use serde_json::value::RawValue;
 
-use crate::analysis::steps::StepAnalysis;
 use crate::ingest::kineto::event::{micros_to_ns, BStr};
 use crate::ingest::kineto::lenient;
 use crate::ingest::kineto::scan::{Item, Scanner, Step};
 use crate::ingest::sniff;
 use crate::model::{Interval, IntervalSet, Ns, Trace};
+use crate::window::steps::StepAnalysis;
 use crate::window::{Window, WindowSpec};
 
 /// What to keep.
@@ -157,8 +157,8 @@ pub struct WindowPlan {
 /// Selects the window `spec` of a loaded trace and plans its slice: the one path from a window
 /// specification to a [`SlicePlan`] for the command line and the MCP server.
 pub fn plan_window(trace: &Trace, spec: &WindowSpec) -> Result<WindowPlan, SliceError> {
-    let all = crate::analysis::steps::analyze_steps(trace);
-    let ann = crate::analysis::phases::Annotations::build(trace);
+    let all = crate::window::steps::analyze_steps(trace);
+    let ann = crate::window::annotations::Annotations::build(trace);
     let w =
         crate::window::select(trace, &all, &ann, spec).map_err(|e| SliceError(e.to_string()))?;
     let names: Vec<&str> = w

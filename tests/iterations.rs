@@ -5,12 +5,12 @@
 mod common;
 
 use stallscope::analysis::iterations::summarize;
-use stallscope::analysis::phases::Annotations;
-use stallscope::analysis::steps::analyze_steps;
 use stallscope::analysis::{analyze, AnalyzeOptions};
 use stallscope::model::build::TraceBuilder;
 use stallscope::model::{GpuKind, Trace};
+use stallscope::window::annotations::Annotations;
 use stallscope::window::iterations::{IterationPhase, StepRule};
+use stallscope::window::steps::analyze_steps;
 use stallscope::window::{self, WindowSpec};
 
 /// An iteration: a mark of `host_us` from `at`, launching `kernels` kernels of 100 µs each,

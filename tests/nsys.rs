@@ -397,7 +397,7 @@ fn nested_nvtx_tree() {
             3 + 6 + 18
         );
         // the same tree through the phases analysis
-        let ann = stallscope::analysis::phases::Annotations::build(&t);
+        let ann = stallscope::window::annotations::Annotations::build(&t);
         let phase_paths: Vec<String> = (0..ann.paths.len() as u32)
             .map(|i| ann.path_string(&t, i))
             .collect();

@@ -7,10 +7,10 @@ use std::collections::{HashMap, HashSet};
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
-use stallscope::analysis::phases::Annotations;
-use stallscope::analysis::steps::{analyze_steps, Step};
 use stallscope::model::Trace;
 use stallscope::slice;
+use stallscope::window::annotations::Annotations;
+use stallscope::window::steps::{analyze_steps, Step};
 use stallscope::window::{self, WindowSpec};
 
 fn tmp(name: &str) -> PathBuf {
@@ -56,7 +56,7 @@ fn by_name(t: &Trace) -> HashMap<String, Step> {
 
 /// Re-analyzes the slice and compares every step with the original, to the nanosecond.
 ///
-/// Known limit, from the step rule of `analysis::steps` (not from the slice): a trace's
+/// Known limit, from the step rule of `crate::window::steps` (not from the slice): a trace's
 /// first step starts at its host start unless device work launched before it *ended before
 /// the step's own first device activity*. When the previous step's device work is still
 /// running on one stream while the first step's first activity starts on another (a copy on a

@@ -8,7 +8,7 @@
 //!   rows and the number of kernel names / operator names for all four files (span 2 too).
 //!
 //! Window: the plugin's tables cover every event of the trace, which the hull of all events
-//! reproduces exactly. `analyze` passes the all-steps span (`analysis::steps`): on these
+//! reproduces exactly. `analyze` passes the all-steps span (`crate::window::steps`): on these
 //! samples it gives the same kernel table, and an operator table without the few operators
 //! that run before the first step (one `aten::zeros` with its `aten::zero_` and
 //! `aten::empty`), asserted in [`ops_of`].
@@ -18,11 +18,11 @@ mod common;
 use std::collections::HashMap;
 
 use serde_json::Value;
-use stallscope::analysis::classify;
 use stallscope::analysis::kernels::{kernel_table, KernelRow};
 use stallscope::analysis::ops::{is_table_op, op_table, OpRow};
-use stallscope::analysis::steps::analyze_steps;
+use stallscope::model::classify;
 use stallscope::model::{Interval, Trace};
+use stallscope::window::steps::analyze_steps;
 
 const DERIVED: &str = "tbprof/DERIVED__samples_expected_by_final_plugin_code.json";
 const CHECK_FILE: &str = "tbprof/tb_plugin__test__result_check_file.txt";

@@ -13,8 +13,8 @@ mod common;
 
 use serde_json::Value;
 use stallscope::analysis::gpu::{gpu_summaries, GpuSummary};
-use stallscope::analysis::steps::{analyze_steps, Breakdown, StepAnalysis};
 use stallscope::model::Trace;
+use stallscope::window::steps::{analyze_steps, Breakdown, StepAnalysis};
 
 const DERIVED: &str = "tbprof/DERIVED__samples_expected_by_final_plugin_code.json";
 const CHECK_FILE: &str = "tbprof/tb_plugin__test__result_check_file.txt";

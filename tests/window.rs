@@ -5,9 +5,10 @@ mod common;
 
 use std::collections::BTreeMap;
 
-use stallscope::analysis::phases::{self, Annotations};
-use stallscope::analysis::steps::analyze_steps;
+use stallscope::analysis::phases;
 use stallscope::model::{Trace, NONE};
+use stallscope::window::annotations::Annotations;
+use stallscope::window::steps::analyze_steps;
 use stallscope::window::{self, Window, WindowSpec};
 
 fn select(t: &Trace, spec: &WindowSpec) -> (Annotations, Window) {

@@ -128,7 +128,7 @@ pub fn check(trace: &Trace, steps_cut: usize, compile: Ns) -> CaptureCheck {
 
     // graph replays whose kernels are not in the trace
     let (mut replays, mut empty) = (0u64, 0u64);
-    let mut graph_memo = crate::analysis::fast::NameMemo::new(trace, is_graph_launch);
+    let mut graph_memo = crate::model::fast::NameMemo::new(trace, is_graph_launch);
     for (i, e) in trace.cpu.iter().enumerate() {
         if matches!(e.kind, CpuKind::Runtime | CpuKind::Driver) && graph_memo.get(e.name) {
             replays += 1;

@@ -24,13 +24,14 @@
 
 use serde::Serialize;
 
-use super::classify::{self, KernelCategory};
 use super::devices_db::{self, DeviceSpec};
-use super::fast::HashMap;
-use super::phases::{Annotations, UNANNOTATED};
+use super::phases::UNANNOTATED;
 use super::roofline::OpPoint;
-use super::steps::Step;
+use crate::model::classify::{self, KernelCategory};
+use crate::model::fast::HashMap;
 use crate::model::{GpuKind, Ns, Trace, NONE};
+use crate::window::annotations::Annotations;
+use crate::window::steps::Step;
 
 /// Dense peak of a device for a dtype, TFLOP/s: `bfloat16`/`half` → the FP16/BF16 tensor
 /// peak, `float8` → FP8, `tf32` → TF32, `float` → FP32 on the regular pipes, `double` → FP64.

@@ -41,7 +41,7 @@
 //!    graph-capture / JIT / module-loading work on any thread (**compile**: the window's
 //!    compile work, [`crate::window::compile_kind`], plus CUDA/HIP graph capture and
 //!    instantiation) > inside a DataLoader span (**dataloader**,
-//!    [`super::steps::is_dataloader`]) > inside an allocation call (**alloc**,
+//!    [`crate::window::steps::is_dataloader`]) > inside an allocation call (**alloc**,
 //!    [`is_allocation`]: `cudaMalloc*`, `cudaFree*`, `hipMalloc`, host allocation) > inside a
 //!    runtime/driver call that issues or orders work (**launch**; other resource management
 //!    such as stream creation or context initialisation, [`is_runtime_management`], is
@@ -68,12 +68,12 @@
 //! waiting). A faster device can shorten the step by at most this much: the rest of the step
 //! is host work of its own.
 
-use crate::analysis::fast::{HashMap, NameMemo, RunMap};
+use crate::model::fast::{HashMap, NameMemo, RunMap};
 
 use super::launch::LaunchAnalysis;
-use super::steps::{is_dataloader, Step};
 use super::sync_calls::SyncKind;
 use crate::model::{CpuKind, Interval, IntervalSet, Ns, Remainder, Trace, UnionBuilder, NONE};
+use crate::window::steps::{is_dataloader, Step};
 
 /// Gap length band.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]

@@ -5,7 +5,7 @@
 //!
 //! # Definitions
 //!
-//! The window is normally the all-steps span of [`super::steps`] (as in the plugin, so gaps
+//! The window is normally the all-steps span of [`crate::window::steps`] (as in the plugin, so gaps
 //! between steps count as idle). Only kernels ([`GpuKind::Kernel`], communication kernels
 //! included) count; copies and fills do not. A kernel belongs to the device in its
 //! `args.device` (the reader falls back to `pid`).
@@ -34,9 +34,9 @@
 //! f64. `blocks per SM` and occupancy are stored as `f32` in the model, which moves the
 //! results by about 1e-7 relative at most.
 
-use crate::analysis::fast::HashMap;
+use crate::model::fast::HashMap;
 
-use super::classify;
+use crate::model::classify;
 use crate::model::{GpuEvent, GpuKind, Interval, IntervalSet, NameId, Ns, Trace};
 
 /// One device's summary over a window.

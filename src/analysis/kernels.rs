@@ -19,9 +19,9 @@
 //! trace. On its ResNet-50 samples every kernel starts inside the all-steps span, so the span
 //! and the whole trace give the same table (checked in `tests/tables.rs`).
 
-use crate::analysis::fast::HashMap;
+use crate::model::fast::HashMap;
 
-use super::classify::{self, KernelCategory};
+use crate::model::classify::{self, KernelCategory};
 use crate::model::{GpuKind, Interval, NameId, Ns, Trace};
 
 /// One kernel name's statistics.

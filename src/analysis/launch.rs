@@ -28,7 +28,7 @@
 //! Every count and sum is over activities / calls that overlap the window's counted time
 //! ([`crate::window::Window::mask`]).
 
-use crate::analysis::fast::{HashMap, NameMemo};
+use crate::model::fast::{HashMap, NameMemo};
 
 use crate::model::{CpuKind, GpuKind, Interval, IntervalSet, NameId, Ns, Trace, NONE};
 

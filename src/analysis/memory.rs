@@ -21,12 +21,12 @@
 
 use serde::Serialize;
 
-use super::fast::HashMap;
 use super::phases::UNANNOTATED;
-use super::steps::Step;
+use crate::model::fast::HashMap;
 use crate::model::memory::{MemBlock, MemoryEvents};
 use crate::model::{CpuKind, Interval, Ns, Trace, NONE};
 use crate::window::annotations::is_phase_event;
+use crate::window::steps::Step;
 
 /// Points kept for the chart of one device.
 pub const CHART_POINTS: usize = 600;

@@ -6,6 +6,8 @@
 //! Each module computes one view; [`analyze`] runs them all over one window. Nothing here
 //! prints or formats: renderers in [`crate::report`] do that.
 
+use crate::window::steps;
+
 pub mod capture;
 pub mod devices_db;
 pub mod efficiency;
@@ -29,8 +31,6 @@ pub mod timeline;
 // The lower facts every analysis reads, under the names the analyses use for them: kernel
 // names ([`crate::model::classify`]), the fast tables ([`crate::model::fast`]) and the steps
 // ([`crate::window::steps`], below the window, which is made of steps).
-pub use crate::model::{classify, fast};
-pub use crate::window::steps;
 
 use std::sync::Mutex;
 
@@ -100,17 +100,17 @@ impl HostFacts {
         steps: &[steps::Step],
         compile: &IntervalSet,
     ) -> HostFacts {
-        Self::compute_with(trace, mask, steps, compile, &syncs::sync_calls(trace))
+        Self::compute_with(trace, mask, steps, compile, &sync_calls::sync_calls(trace))
     }
 
     /// [`HostFacts::compute`] with the trace's sync calls already found
-    /// ([`syncs::sync_calls`]).
+    /// ([`sync_calls::sync_calls`]).
     pub fn compute_with(
         trace: &Trace,
         mask: &IntervalSet,
         steps: &[steps::Step],
         compile: &IntervalSet,
-        sync_calls: &[(u32, syncs::SyncKind)],
+        sync_calls: &[(u32, sync_calls::SyncKind)],
     ) -> HostFacts {
         let mut tt = crate::timings::Timings::nested();
         let launch = launch::analyze_launches(trace, mask);
@@ -219,11 +219,11 @@ pub fn try_analyze(trace: &Trace, opts: &AnalyzeOptions) -> Result<Analysis, Win
 /// What every window needs, found once over the whole trace.
 struct Prepared {
     steps: steps::StepAnalysis,
-    annotations: phases::Annotations,
+    annotations: crate::window::annotations::Annotations,
     /// Compile work of the steps (moved into the selected window).
     compile: win::CompileWork,
     /// Host calls that wait for the device (for the step timeline and the host facts).
-    sync_calls: Vec<(u32, syncs::SyncKind)>,
+    sync_calls: Vec<(u32, sync_calls::SyncKind)>,
 }
 
 /// Whether to run on two threads, and the [`Prepared`] facts: the steps and their compile
@@ -243,9 +243,9 @@ fn prepare(trace: &Trace, opts: &AnalyzeOptions) -> (bool, Prepared) {
         },
         || {
             let mut tt = crate::timings::Timings::nested();
-            let a = phases::Annotations::build(trace);
+            let a = crate::window::annotations::Annotations::build(trace);
             tt.lap("analyze annotations (beside)");
-            let s = syncs::sync_calls(trace);
+            let s = sync_calls::sync_calls(trace);
             tt.lap("analyze syncs (beside)");
             (a, s)
         },

@@ -28,7 +28,7 @@
 //! Deliberate difference: driver calls (`cuLaunchKernel`, Triton) are launch calls here; the
 //! plugin ignores the `cuda_driver` category, so Triton kernels get no operator there.
 
-use crate::analysis::fast::NameMemo;
+use crate::model::fast::NameMemo;
 
 use crate::model::{CpuKind, Interval, Ns, Trace, NONE};
 

@@ -4,8 +4,8 @@
 //! # Annotations and device work
 //!
 //! The annotation calls, their path tree and the call every device activity is attributed to
-//! (with its backward flag) are built below the window, in [`crate::window::annotations`]
-//! (re-exported here), where they are defined.
+//! (with its backward flag) are built below the window, in [`crate::window::annotations`],
+//! where they are defined.
 //!
 //! # Per phase ([`phases`])
 //!
@@ -30,13 +30,13 @@
 //! union of those activities. Phases are listed depth-first, siblings by `gpu_time`
 //! descending, `(unannotated)` last.
 
-use crate::analysis::fast::{HashMap, NameMemo};
+use crate::model::fast::{HashMap, NameMemo};
 
-use super::classify;
+use crate::model::classify;
 use crate::model::{GpuEvent, GpuKind, Interval, IntervalSet, NameId, Ns, Trace, NONE};
 use crate::window::Window;
 
-pub use crate::window::annotations::{shortest_gpu_annotation, Annotations, Instance, PathNode};
+use crate::window::annotations::{shortest_gpu_annotation, Annotations};
 
 /// Path of the activities attributed to no annotation.
 pub const UNANNOTATED: &str = "(unannotated)";
@@ -349,9 +349,9 @@ pub fn hta_kernel_annotations(trace: &Trace, window: &Window) -> Vec<(u32, u32)>
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::analysis::steps::analyze_steps;
     use crate::model::build::TraceBuilder;
     use crate::model::CpuKind;
+    use crate::window::steps::analyze_steps;
     use crate::window::{self, WindowSpec};
 
     fn run(t: &Trace, spec: &WindowSpec) -> (Annotations, PhaseAnalysis) {

@@ -33,10 +33,10 @@
 //! (peak ÷ bandwidth), **compute-bound** otherwise. Achieved TFLOP/s and GB/s are FLOPs and
 //! bytes over the measured device time.
 
-use super::fast::HashMap;
+use crate::model::fast::HashMap;
 
-use super::classify;
 use super::devices_db::{self, DeviceSpec};
+use crate::model::classify;
 use crate::model::{CpuKind, GpuKind, NameId, Ns, Trace, NONE};
 
 /// One argument of `Input Dims`.

@@ -21,17 +21,17 @@
 //!   their total; the longest are listed (in time order; [`MAX_GAPS`] over all devices, an
 //!   equal share per device but at least [`MIN_GAPS`]), `gap_count` counts all.
 //! * **Syncs**: device-side synchronization records ([`GpuKind::Sync`], `cuda_sync`) of the
-//!   device, and the host calls that wait for the device as [`super::syncs::sync_calls`]
+//!   device, and the host calls that wait for the device as [`super::sync_calls::sync_calls`]
 //!   defines them (stream, device and event syncs, blocking copies), both overlapping the step
 //!   and clipped to it; at most [`MAX_SYNCS`] of each list are kept.
 
 use std::collections::BTreeMap;
 
-use super::classify::{self, KernelCategory};
-use super::fast::NameMemo;
-use super::steps::Step;
-use super::syncs::SyncKind;
+use super::sync_calls::SyncKind;
+use crate::model::classify::{self, KernelCategory};
+use crate::model::fast::NameMemo;
 use crate::model::{GpuEvent, GpuKind, Interval, IntervalSet, NameId, Ns, Trace};
+use crate::window::steps::Step;
 
 /// Default cap on the events listed over all devices.
 pub const MAX_EVENTS: usize = 1600;
@@ -218,11 +218,16 @@ fn blocks_of(evs: &[Ev], threshold: Option<Ns>) -> Vec<Block> {
 /// The timeline of the representative step, with at most `max_events` blocks over all
 /// devices. `None` when there is no step or the trace has no device activity.
 pub fn step_timeline(trace: &Trace, steps: &[Step], max_events: usize) -> Option<StepTimeline> {
-    step_timeline_with(trace, steps, max_events, &super::syncs::sync_calls(trace))
+    step_timeline_with(
+        trace,
+        steps,
+        max_events,
+        &super::sync_calls::sync_calls(trace),
+    )
 }
 
 /// [`step_timeline`] with the trace's sync calls already found
-/// ([`super::syncs::sync_calls`]).
+/// ([`super::sync_calls::sync_calls`]).
 pub fn step_timeline_with(
     trace: &Trace,
     steps: &[Step],
@@ -365,8 +370,8 @@ pub fn step_timeline_with(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::analysis::steps::analyze_steps;
     use crate::model::build::TraceBuilder;
+    use crate::window::steps::analyze_steps;
 
     /// Three steps of 100, 300 and 200 µs; each launches kernels on stream 7 and a copy on
     /// stream 9, and the middle-length step syncs.

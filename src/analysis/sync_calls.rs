@@ -12,7 +12,7 @@
 //! | event | `cudaEventSynchronize`, `hipEventSynchronize`, `cuEventSynchronize` |
 //! | blocking copy | synchronous copies (`cudaMemcpy`, `cudaMemcpy2D/3D`, `hipMemcpy`, `hipMemcpyWithStream`, `cuMemcpyDtoH`, …) and asynchronous copies whose device copy goes to pageable host memory (`Memcpy DtoH (Device -> Pageable)`: CUDA returns only when it is done) |
 
-use crate::analysis::fast::NameMemo;
+use crate::model::fast::NameMemo;
 use crate::model::{CpuKind, GpuKind, Trace, NONE};
 
 /// What a sync call waits for.

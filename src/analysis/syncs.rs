@@ -4,7 +4,7 @@
 //! # Definitions
 //!
 //! A **sync call** is a host call that blocks until device work finishes; which calls are
-//! sync calls, and of which kind, is defined in [`super::sync_calls`] (re-exported here).
+//! sync calls, and of which kind, is defined in [`super::sync_calls`].
 //!
 //! For each sync call inside the window: the host wait is its duration; *where* is read from
 //! the spans enclosing it on its thread — the outermost and innermost operator
@@ -15,13 +15,13 @@
 //! for a call made while the device was already idle, the part of the gap it covers).
 //! Calls are grouped into **sites** by (outer op, inner op, annotation, call name).
 
-use crate::analysis::fast::HashMap;
+use crate::model::fast::HashMap;
 
 use super::gaps::GapAnalysis;
-use super::steps::Step;
 use crate::model::{CpuKind, IntervalSet, Ns, Trace, NONE};
+use crate::window::steps::Step;
 
-pub use super::sync_calls::{is_pageable_dtoh, sync_calls, sync_kind, SyncKind};
+use super::sync_calls::{sync_calls, SyncKind};
 
 /// Where a host call sits: enclosing spans on its thread.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -52,7 +52,7 @@ pub fn sites_of(trace: &Trace, queries: &[u32]) -> Vec<Site> {
     for (qi, &ci) in queries.iter().enumerate() {
         by_index.entry(ci).or_default().push(qi);
     }
-    let threads: crate::analysis::fast::HashSet<u32> = queries
+    let threads: crate::model::fast::HashSet<u32> = queries
         .iter()
         .map(|&q| trace.cpu[q as usize].thread)
         .collect();
@@ -304,6 +304,7 @@ pub fn analyze_syncs_with(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::analysis::sync_calls::sync_kind;
     use crate::model::build::TraceBuilder;
     use crate::model::GpuKind;
 

@@ -30,8 +30,8 @@
 
 use std::collections::BTreeMap;
 
-use super::classify;
-use super::fast::{NameMemo, RunMap};
+use crate::model::classify;
+use crate::model::fast::{NameMemo, RunMap};
 use crate::model::{GpuEvent, GpuKind, Interval, NameId, Ns, Trace, UnionBuilder};
 
 /// One device's split.

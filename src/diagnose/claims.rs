@@ -4,8 +4,8 @@
 //! [`super::device`], [`super::roofline`], [`super::transfer`] and [`super::ncu`].
 
 use super::{fmt_us, metric, Evidence, Facts};
-use crate::analysis::classify::{self, KernelCategory};
-use crate::analysis::fast::NameMemo;
+use crate::model::classify::{self, KernelCategory};
+use crate::model::fast::NameMemo;
 use crate::model::{GpuKind, NameId, Ns};
 
 /// Category and tensor-core use of a kernel name.

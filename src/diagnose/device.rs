@@ -4,12 +4,12 @@
 //! its bound counts: grids smaller than the GPU). Every bound is capped by the
 //! host's wait for the device ([`Facts::device_slack_us`]).
 
-use crate::analysis::fast::{HashMap, NameMemo};
+use crate::model::fast::{HashMap, NameMemo};
 
 use super::claims::{cap, Claims, CAP_BASIS};
 use super::{count, fmt_ns, fmt_us, metric, pct, short, Evidence, Facts, Finding, Severity};
-use crate::analysis::classify::{self, KernelCategory, Precision};
 use crate::analysis::devices_db::{self, DeviceSpec};
+use crate::model::classify::{self, KernelCategory, Precision};
 use crate::model::{CpuKind, NameId, Ns, Trace, NONE};
 
 /// Share of kernel time in fallback kernels above which `fallback-kernel` fires.

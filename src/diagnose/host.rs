@@ -6,8 +6,8 @@ use std::collections::BTreeMap;
 use super::{count, fmt_ns, fmt_us, metric, pct, short, Evidence, Facts, Finding, Severity};
 use crate::analysis::gaps::{Band, Cause, DeviceGaps, BANDS, CAUSES};
 use crate::analysis::launch::QUEUE_FULL_DEPTH;
-use crate::analysis::steps::is_dataloader;
 use crate::model::{CpuKind, Interval, Ns, NONE};
+use crate::window::steps::is_dataloader;
 
 /// DataLoader share of the step above which `dataloader-stall` fires (the TensorBoard
 /// plugin's recommendation threshold).

@@ -5,7 +5,7 @@ use std::collections::HashMap;
 
 use super::claims::{cap, CAP_BASIS};
 use super::{count, fmt_ns, fmt_us, metric, pct, short, Evidence, Facts, Finding, Severity};
-use crate::analysis::classify::KernelCategory;
+use crate::model::classify::KernelCategory;
 use crate::model::{GpuKind, Interval, IntervalSet, Ns};
 use crate::text::fmt_bytes;
 

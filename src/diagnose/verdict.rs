@@ -15,8 +15,8 @@
 
 use super::host::{is_idle_claim, is_launch_claim, max_claim};
 use super::{count, fmt_us, pct, Facts, Finding};
-use crate::analysis::classify::KernelCategory;
 use crate::analysis::gaps::{Band, Cause};
+use crate::model::classify::KernelCategory;
 
 /// Busy share of the window from which a device counts as the bottleneck.
 pub const GPU_BOUND_BUSY: f64 = 0.85;

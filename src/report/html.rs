@@ -18,7 +18,7 @@ use std::io::{self, Write};
 
 use super::terminal::{fmt_bytes, fmt_count, fmt_pct, fmt_us, shorten_middle};
 use super::{BreakdownUs, RenderOptions, Renderer, Report, StepDeviceInfo, StepTimelineInfo};
-use crate::analysis::classify::KernelCategory;
+use crate::model::classify::KernelCategory;
 use crate::text::{code_parts, Part};
 
 /// The self-contained HTML page.

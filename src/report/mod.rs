@@ -73,8 +73,8 @@ pub struct DeviceInfo {
     pub tensor_core_ratio: Option<f64>,
 }
 
-/// Breakdown in µs: the roles of [`analysis::steps::Breakdown`] (integer ns) and
-/// [`analysis::steps::AverageBreakdown`] (fractional ns) in the report's unit.
+/// Breakdown in µs: the roles of [`crate::window::steps::Breakdown`] (integer ns) and
+/// [`crate::window::steps::AverageBreakdown`] (fractional ns) in the report's unit.
 #[derive(Debug, Clone, Copy, Serialize, serde::Deserialize, Default)]
 pub struct BreakdownUs {
     /// Kernels.
@@ -167,7 +167,7 @@ pub struct TrustInfo {
 
 impl TrustInfo {
     fn new(trace: &Trace, a: &Analysis) -> Self {
-        // the tail rule's exclusions (see analysis::steps): the capture stopped too early
+        // the tail rule's exclusions (see crate::window::steps): the capture stopped too early
         let cut = a
             .selection
             .excluded
@@ -184,7 +184,7 @@ impl TrustInfo {
 }
 
 impl StepsFoundInfo {
-    fn new(steps: &analysis::steps::StepAnalysis) -> Self {
+    fn new(steps: &crate::window::steps::StepAnalysis) -> Self {
         let summary = crate::analysis::iterations::summarize(steps.rule, &steps.steps);
         StepsFoundInfo {
             rule: steps.rule,
@@ -262,7 +262,7 @@ pub struct KernelInfo {
     /// Full name.
     pub name: String,
     /// Category.
-    pub category: analysis::classify::KernelCategory,
+    pub category: crate::model::classify::KernelCategory,
     /// Calls.
     pub calls: u64,
     /// µs.
@@ -401,7 +401,7 @@ impl Report {
     pub fn new(trace: &Trace, a: &Analysis) -> Report {
         let origin = trace.start();
         let rel = |t: Ns| us(t - origin);
-        let bd = |b: &analysis::steps::Breakdown| BreakdownUs {
+        let bd = |b: &crate::window::steps::Breakdown| BreakdownUs {
             kernel: us(b.kernel),
             memcpy: us(b.memcpy),
             memset: us(b.memset),
@@ -613,7 +613,7 @@ pub struct BlockInfo {
     /// `kernel`, `memcpy` or `memset`.
     pub kind: &'static str,
     /// Kernel category (for a merged block: the one with most time).
-    pub category: analysis::classify::KernelCategory,
+    pub category: crate::model::classify::KernelCategory,
     /// Events merged (absent for a single event).
     #[serde(skip_serializing_if = "is_one")]
     pub count: u32,
