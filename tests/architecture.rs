@@ -538,7 +538,7 @@ fn the_checker_finds_upward_imports_and_loops() {
         "analysis/gaps.rs:4: `analysis::gaps` (analysis) uses `crate::report::render`"
     ));
     assert!(
-        v[1].starts_with("window/mod.rs:3: `window::tests` (window) uses `crate::window::steps`")
+        v[1].starts_with("window/mod.rs:3: `window::tests` (window) uses `crate::analysis::steps`")
     );
     assert_eq!(
         import_cycles(&files),
