@@ -37,6 +37,8 @@ Examples:
   zcat big.json.gz | stallscope analyze -
 
 Exit codes: 0 ok, 2 unreadable input or bad arguments, 1 other errors.
+Hostile or broken input is refused with one line naming the limit, the file and the byte
+offset (raise a limit with --limit NAME=VALUE or --max-inflate).
 Set NO_COLOR to disable colours.";
 
 #[derive(Parser, Debug)]
@@ -44,6 +46,37 @@ Set NO_COLOR to disable colours.";
 struct Cli {
     #[command(subcommand)]
     command: Command,
+
+    /// Raise (or lower) a reading limit, NAME=VALUE, repeatable. Limits bound memory and time
+    /// whatever the bytes; the defaults never trip on real traces. value-bytes (128M): one
+    /// event or top-level JSON value; header-bytes (16M): a parsed top-level member such as
+    /// deviceProperties (a larger one is ignored with a warning); names (4000000): distinct
+    /// names; inflate-ratio (100) and inflate-bytes (64G): see --max-inflate. Sizes take K, M,
+    /// G, T.
+    #[arg(long, global = true, value_name = "NAME=VALUE")]
+    limit: Vec<String>,
+
+    /// How far a gzip input may inflate: RATIOx (inflated bytes per compressed byte, checked
+    /// past 1 GiB; default 100x, real traces compress 10-20x), SIZE (absolute, default 64G), or
+    /// both: `--max-inflate 500x,200G`.
+    #[arg(long, global = true, value_name = "SPEC")]
+    max_inflate: Option<String>,
+}
+
+/// The reading limits of this run (`--limit`, `--max-inflate`), set once the arguments are
+/// parsed and applied by [`base_load_options`].
+static LIMITS: std::sync::Mutex<Option<ingest::limits::Limits>> = std::sync::Mutex::new(None);
+
+/// The limits of `--limit` and `--max-inflate` over the defaults.
+fn parse_limits(cli: &Cli) -> Result<ingest::limits::Limits, String> {
+    let mut l = ingest::limits::Limits::default();
+    for spec in &cli.limit {
+        l.set(spec)?;
+    }
+    if let Some(m) = &cli.max_inflate {
+        l.set_max_inflate(m)?;
+    }
+    Ok(l)
 }
 
 #[derive(Subcommand, Debug)]
@@ -285,6 +318,9 @@ fn base_load_options() -> LoadOptions {
         ..LoadOptions::default()
     };
     o.kineto.chain = std::env::var_os("STALLSCOPE_NO_CHAIN").is_none();
+    if let Some(l) = *LIMITS.lock().unwrap_or_else(|e| e.into_inner()) {
+        o.kineto.limits = l;
+    }
     o
 }
 
@@ -680,6 +716,13 @@ where
             return code;
         }
     };
+    match parse_limits(&cli) {
+        Ok(l) => *LIMITS.lock().unwrap_or_else(|e| e.into_inner()) = Some(l),
+        Err(m) => {
+            eprintln!("error: {m}");
+            return 2;
+        }
+    }
     let result = match cli.command {
         Command::Analyze(a) => analyze(a),
         Command::Phases(a) => phases(a),

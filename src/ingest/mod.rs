@@ -9,6 +9,7 @@
 
 pub mod folder;
 pub mod kineto;
+pub mod limits;
 pub mod ncu;
 pub mod nsys;
 pub mod sniff;
@@ -122,10 +123,12 @@ impl Meter {
     }
 }
 
-/// Counts compressed bytes as they are read (for progress and for the report).
+/// Counts compressed bytes as they are read (for progress, for the report and for the
+/// inflation limit).
 struct Counting<R> {
     inner: R,
     meter: Option<Arc<Meter>>,
+    read: Arc<AtomicU64>,
 }
 
 impl<R: Read> Read for Counting<R> {
@@ -134,7 +137,53 @@ impl<R: Read> Read for Counting<R> {
         if let Some(m) = &self.meter {
             m.add(n as u64);
         }
+        self.read.fetch_add(n as u64, Ordering::Relaxed);
         Ok(n)
+    }
+}
+
+/// A gzip decoder held to the inflation limits of [`limits::Limits`]: an error (which the
+/// reader reports at the inflated offset) once the output passes the absolute cap, or passes
+/// both [`limits::INFLATE_RATIO_FLOOR`] and the ratio times the compressed bytes read.
+struct Inflate<R> {
+    inner: R,
+    /// Compressed bytes read so far (by the [`Counting`] under the decoder).
+    compressed: Arc<AtomicU64>,
+    inflated: u64,
+    limits: limits::Limits,
+}
+
+impl<R: Read> Read for Inflate<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.inflated += n as u64;
+        let l = &self.limits;
+        let compressed = self.compressed.load(Ordering::Relaxed).max(1);
+        let msg = if self.inflated > l.inflate_bytes {
+            Some(limits::Limits::exceeded(
+                "inflate-bytes",
+                l.inflate_bytes,
+                &format!("the gzip stream inflates past {} bytes", l.inflate_bytes),
+            ))
+        } else if self.inflated > limits::INFLATE_RATIO_FLOOR
+            && self.inflated / compressed >= l.inflate_ratio
+        {
+            Some(limits::Limits::exceeded(
+                "inflate-ratio",
+                l.inflate_ratio,
+                &format!(
+                    "the gzip stream inflates {} bytes from {compressed} compressed bytes                      ({}x; real traces compress 10-20x)",
+                    self.inflated,
+                    self.inflated / compressed
+                ),
+            ))
+        } else {
+            None
+        };
+        match msg {
+            Some(m) => Err(io::Error::other(m)),
+            None => Ok(n),
+        }
     }
 }
 
@@ -192,9 +241,11 @@ pub fn load(path: &str, opts: &LoadOptions) -> Result<Trace, LoadError> {
         _ => (None, false),
     };
     let meter = bar.map(|b| Arc::new(Meter::new(b)));
+    let compressed = Arc::new(AtomicU64::new(0));
     let counting = Counting {
         inner: raw,
         meter: meter.clone(),
+        read: compressed.clone(),
     };
     // 64 KiB is room for sniffing; the block reads that follow are larger, so they bypass
     // this buffer and go straight into the blocks (no copy)
@@ -215,13 +266,30 @@ pub fn load(path: &str, opts: &LoadOptions) -> Result<Trace, LoadError> {
         None => opts,
     };
     let result = if gz {
-        let mut decoder =
-            BufReader::with_capacity(64 << 10, flate2::bufread::MultiGzDecoder::new(buffered));
+        // concatenated members (`cat a.gz b.gz`, pigz) are read as one stream
+        let inflate = Inflate {
+            inner: flate2::bufread::MultiGzDecoder::new(buffered),
+            compressed,
+            inflated: 0,
+            limits: opts.kineto.limits,
+        };
+        let mut decoder = BufReader::with_capacity(64 << 10, inflate);
         let head = decoder
             .fill_buf()
             .map_err(|e| LoadError::io(path, e))?
             .to_vec();
-        dispatch(decoder, &head, path, len, opts)
+        if sniff::is_gzip(&head) {
+            // one layer only: a gzip bomb nests layers, and no profiler compresses twice
+            Err(LoadError::at(
+                path,
+                0,
+                "a gzip file inside a gzip file (compressed twice): not read; decompress the \
+                 outer layer first (`gunzip -c FILE > FILE1.gz`)"
+                    .into(),
+            ))
+        } else {
+            dispatch(decoder, &head, path, len, opts)
+        }
     } else if let (Some(file), Some(len), Format::Json) = (&mappable, len, sniff::sniff(head)) {
         // the windows report how far the file is read; the sniffed head is counted already
         let reach = |pos: u64| {

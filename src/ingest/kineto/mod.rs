@@ -30,6 +30,7 @@ use std::io::Read;
 
 use crossbeam_channel::{bounded, Receiver, Sender};
 
+use crate::ingest::limits::Limits;
 use crate::ingest::LoadError;
 use crate::model::idindex::IdSet;
 use crate::model::memory::{MemEvent, MemoryBuilder};
@@ -54,6 +55,8 @@ pub struct Options {
     /// the scanner's pass over the bytes (see [`ChainEnd`]). Whatever the parsers do not
     /// confirm reads the file again the scanned way, so the result never depends on it.
     pub chain: bool,
+    /// What one value, the names and a gzip stream may take (see [`Limits`]).
+    pub limits: Limits,
 }
 
 impl Default for Options {
@@ -65,6 +68,7 @@ impl Default for Options {
             block_size: 8 << 20,
             allow_truncated: false,
             chain: true,
+            limits: Limits::default(),
         }
     }
 }
@@ -206,6 +210,8 @@ type FxHashMap<K, V> = crate::model::fasthash::HashMap<K, V>;
 #[derive(Default)]
 struct Partial {
     seq: u64,
+    /// Offset of the block's first byte in the input.
+    base: u64,
     worker: usize,
     new_names: Vec<Box<str>>,
     new_threads: Vec<(i64, i64)>,
@@ -577,6 +583,7 @@ impl Worker {
     fn parse_batch(&mut self, batch: &Batch, cpu: Vec<CpuEvent>, gpu: Vec<GpuEvent>) -> Partial {
         self.p = Partial {
             seq: batch.seq,
+            base: batch.base,
             worker: self.id,
             cpu,
             gpu,
@@ -721,8 +728,31 @@ impl Worker {
 /// Top-level members other than `traceEvents`, as raw JSON.
 #[derive(Default)]
 struct Header {
+    /// The first [`Header::MAX_KEYS`] member names (to tell what a non-trace file is).
     keys: Vec<String>,
+    /// The members read ([`Header::READ`]), raw.
     values: Vec<(String, Vec<u8>)>,
+}
+
+impl Header {
+    /// Member names kept: enough to name what a file is, bounded whatever the file.
+    const MAX_KEYS: usize = 256;
+    /// The top-level members the reader parses; the others are skipped, not kept.
+    const READ: [&'static str; 4] = [
+        "deviceProperties",
+        "computeProperties",
+        "distributedInfo",
+        "baseTimeNanoseconds",
+    ];
+
+    fn add(&mut self, key: String, raw: &[u8]) {
+        if Self::READ.contains(&key.as_str()) {
+            self.values.push((key.clone(), raw.to_vec()));
+        }
+        if self.keys.len() < Self::MAX_KEYS {
+            self.keys.push(key);
+        }
+    }
 }
 
 struct ReaderOutcome {
@@ -818,8 +848,7 @@ fn read_after_events(
     loop {
         match scanner.next(&map, pos, true) {
             Ok(Step::Item(Item::TopValue { key, start, end }, next)) => {
-                header.keys.push(key.clone());
-                header.values.push((key, map[start..end].to_vec()));
+                header.add(key, &map[start..end]);
                 pos = next;
             }
             Ok(Step::Done(_)) => return Ok(Some(header)),
@@ -1061,8 +1090,7 @@ fn reader_loop<R: Read>(
                     progressed = true;
                 }
                 Ok(Step::Item(Item::TopValue { key, start, end }, next)) => {
-                    header.keys.push(key.clone());
-                    header.values.push((key, data[start..end].to_vec()));
+                    header.add(key, &data[start..end]);
                     pos = next;
                     progressed = true;
                 }
@@ -1089,9 +1117,26 @@ fn reader_loop<R: Read>(
                 }
             }
         }
+        // whitespace between items is consumed: it never makes a block grow
+        progressed |= pos > 0;
         if !done && !eof && !progressed {
-            // one item is larger than the block: read more into a bigger block
-            target = target.saturating_mul(2);
+            // one item is larger than the block: read more into a bigger block, up to the
+            // value limit
+            let limit = opts.limits.value_bytes;
+            if len as u64 > limit {
+                return Err(LoadError::at(
+                    path,
+                    base,
+                    Limits::exceeded(
+                        "value-bytes",
+                        limit,
+                        &format!("a JSON value of more than {limit} bytes starts here"),
+                    ),
+                ));
+            }
+            target = target
+                .saturating_mul(2)
+                .min(usize::try_from(limit.saturating_add(1)).unwrap_or(usize::MAX));
             if let Storage::Heap(_) = storage {
                 tail = data[pos..].to_vec();
             }
@@ -1408,6 +1453,7 @@ pub fn read_from<R: Read + Send>(
     let mut merger = Merger::new(threads);
     let mut array_end: Option<u64> = None;
     let mut chain_failed = false;
+    let mut names_over: Option<LoadError> = None;
     let outcome = std::thread::scope(|s| -> Result<ReaderOutcome, LoadError> {
         let reader = s.spawn(move || reader_loop(input, opts, work_tx, pool_rx, path));
         for id in 0..threads {
@@ -1448,8 +1494,22 @@ pub fn read_from<R: Read + Send>(
                     ChainEnd::ArrayEnd(at) => array_end = Some(at),
                     ChainEnd::Scanned | ChainEnd::Confirmed => {}
                 }
+                let base = p.base;
                 let vecs = merger.merge(p);
                 let _ = vecs_tx.try_send(vecs);
+                let limit = opts.limits.names;
+                if merger.names.len() as u64 > limit {
+                    names_over = Some(LoadError::at(
+                        path,
+                        base,
+                        Limits::exceeded(
+                            "names",
+                            limit,
+                            &format!("more than {limit} distinct names by the block starting here"),
+                        ),
+                    ));
+                    break 'merge;
+                }
             }
         }
         // stops the parsers (their sends fail) and so the reader
@@ -1485,6 +1545,9 @@ pub fn read_from<R: Read + Send>(
             &again,
         )
     };
+    if let Some(e) = names_over {
+        return Err(e);
+    }
     let mut outcome = match outcome {
         Err(_) if chain_failed => return scanned_again(&mut timings),
         r => r?,
@@ -1544,6 +1607,22 @@ pub fn read_from<R: Read + Send>(
     }
 
     timings.lap("kineto read+parse+merge");
+    // the members parsed into a JSON tree: a huge one is left out, not parsed
+    let header_limit = opts.limits.header_bytes;
+    outcome.header.values.retain(|(key, raw)| {
+        let keep = raw.len() as u64 <= header_limit;
+        if !keep {
+            merger.warnings.add("header-too-large", None, || {
+                format!(
+                    "the top-level member `{key}` ({} bytes) is over the limit \
+                     header-bytes={header_limit} and was ignored (raise it with \
+                     --limit header-bytes=…)",
+                    raw.len()
+                )
+            });
+        }
+        keep
+    });
     let mut devices = devices_from_header(&outcome.header);
     for d in devices.iter_mut() {
         if merger.hip && d.vendor == Vendor::Other {
@@ -1725,6 +1804,7 @@ mod tests {
                 block_size,
                 allow_truncated: false,
                 chain,
+                limits: Limits::default(),
             };
             let input: Input<'_, std::io::Empty> = Input::Mapped {
                 file: &file,

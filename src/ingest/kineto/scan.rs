@@ -589,6 +589,9 @@ impl Scanner {
     }
 
     /// Scans from `pos` for the next item. `eof` says no more bytes will follow `buf`.
+    /// [`Step::NeedMore`] gives the position after the whitespace that precedes the incomplete
+    /// item (whitespace changes no state), so a run of whitespace is consumed as it is read
+    /// and never carried into the next block.
     pub fn next(&mut self, buf: &[u8], mut pos: usize, eof: bool) -> Result<Step, ScanError> {
         loop {
             let i = skip_ws(buf, pos);
@@ -596,7 +599,7 @@ impl Scanner {
                 return Ok(if self.state == State::Done {
                     Step::Done(i)
                 } else {
-                    Step::NeedMore(pos)
+                    Step::NeedMore(i)
                 });
             }
             let c = buf[i];
@@ -622,7 +625,7 @@ impl Scanner {
                     b'"' => {
                         let mut rep = false;
                         let Some(end) = skip_string(buf, i, eof, &mut rep) else {
-                            return Ok(Step::NeedMore(pos));
+                            return Ok(Step::NeedMore(i));
                         };
                         let raw = &buf[i..end];
                         self.key = serde_json::from_slice::<String>(raw).unwrap_or_else(|_| {
@@ -653,7 +656,7 @@ impl Scanner {
                     }
                     let mut rep = false;
                     let Some(end) = skip_value(buf, i, eof, &mut rep) else {
-                        return Ok(Step::NeedMore(pos));
+                        return Ok(Step::NeedMore(i));
                     };
                     self.state = State::ObjCommaOrEnd;
                     let key = std::mem::take(&mut self.key);
@@ -683,7 +686,7 @@ impl Scanner {
                     b'{' => {
                         let mut repair = false;
                         let Some(end) = skip_container(buf, i, eof, &mut repair) else {
-                            return Ok(Step::NeedMore(pos));
+                            return Ok(Step::NeedMore(i));
                         };
                         self.state = State::ElemCommaOrEnd { in_object };
                         return Ok(Step::Item(
@@ -700,7 +703,7 @@ impl Scanner {
                         // a non-object element: skip it (counted; the reader warns)
                         let mut rep = false;
                         let Some(end) = skip_value(buf, i, eof, &mut rep) else {
-                            return Ok(Step::NeedMore(pos));
+                            return Ok(Step::NeedMore(i));
                         };
                         if self.non_objects == 0 {
                             self.first_non_object = Some(i);
