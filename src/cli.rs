@@ -51,14 +51,14 @@ struct Cli {
     /// whatever the bytes; the defaults never trip on real traces. value-bytes (128M): one
     /// event or top-level JSON value; header-bytes (16M): a parsed top-level member such as
     /// deviceProperties (a larger one is ignored with a warning); names (4000000): distinct
-    /// names; inflate-ratio (100) and inflate-bytes (64G): see --max-inflate. Sizes take K, M,
-    /// G, T.
+    /// names; inflate-ratio (100), inflate-floor (1G) and inflate-bytes (64G): see
+    /// --max-inflate. Sizes take K, M, G, T.
     #[arg(long, global = true, value_name = "NAME=VALUE")]
     limit: Vec<String>,
 
     /// How far a gzip input may inflate: RATIOx (inflated bytes per compressed byte, checked
-    /// past 1 GiB; default 100x, real traces compress 10-20x), SIZE (absolute, default 64G), or
-    /// both: `--max-inflate 500x,200G`.
+    /// past inflate-floor, 1G; default 100x, real traces compress 10-20x), SIZE (absolute,
+    /// default 64G), or both: `--max-inflate 500x,200G`.
     #[arg(long, global = true, value_name = "SPEC")]
     max_inflate: Option<String>,
 }

@@ -25,15 +25,14 @@ pub struct Limits {
     /// Distinct names (operators, kernels, annotations, ...) in one trace.
     pub names: u64,
     /// Inflated bytes per compressed byte of a gzip input, checked once the inflated size
-    /// passes [`INFLATE_RATIO_FLOOR`].
+    /// passes `inflate_floor`.
     pub inflate_ratio: u64,
+    /// A gzip input may always inflate to this size: the ratio limit applies beyond it, so
+    /// small synthetic files (which compress far better than real traces) are never refused.
+    pub inflate_floor: u64,
     /// Inflated bytes of a gzip input, whatever its compressed size.
     pub inflate_bytes: u64,
 }
-
-/// A gzip input may always inflate to this size: the ratio limit applies beyond it, so small
-/// synthetic files (which compress far better than real traces) are never refused.
-pub const INFLATE_RATIO_FLOOR: u64 = 1 << 30;
 
 impl Default for Limits {
     fn default() -> Self {
@@ -42,20 +41,28 @@ impl Default for Limits {
             header_bytes: 16 << 20,
             names: 4_000_000,
             inflate_ratio: 100,
+            inflate_floor: 1 << 30,
             inflate_bytes: 64 << 30,
         }
     }
 }
 
 /// The names `--limit` accepts, what each bounds, and its field.
-const NAMES: [(&str, &str); 5] = [
+const NAMES: [(&str, &str); 6] = [
     ("value-bytes", "bytes of one event or top-level JSON value"),
     (
         "header-bytes",
         "bytes of a parsed top-level member (deviceProperties, ...)",
     ),
     ("names", "distinct names in one trace"),
-    ("inflate-ratio", "inflated bytes per gzip byte (past 1 GiB)"),
+    (
+        "inflate-ratio",
+        "inflated bytes per gzip byte (past inflate-floor)",
+    ),
+    (
+        "inflate-floor",
+        "inflated bytes before inflate-ratio applies",
+    ),
     ("inflate-bytes", "inflated bytes of a gzip input"),
 ];
 
@@ -66,6 +73,7 @@ impl Limits {
             "header-bytes" => &mut self.header_bytes,
             "names" => &mut self.names,
             "inflate-ratio" => &mut self.inflate_ratio,
+            "inflate-floor" => &mut self.inflate_floor,
             "inflate-bytes" => &mut self.inflate_bytes,
             _ => return None,
         })
@@ -151,8 +159,14 @@ impl fmt::Display for Limits {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "value-bytes={} header-bytes={} names={} inflate-ratio={} inflate-bytes={}",
-            self.value_bytes, self.header_bytes, self.names, self.inflate_ratio, self.inflate_bytes
+            "value-bytes={} header-bytes={} names={} inflate-ratio={} inflate-floor={} \
+             inflate-bytes={}",
+            self.value_bytes,
+            self.header_bytes,
+            self.names,
+            self.inflate_ratio,
+            self.inflate_floor,
+            self.inflate_bytes
         )
     }
 }
@@ -170,7 +184,10 @@ mod tests {
         assert_eq!(l.names, 10);
         l.set_max_inflate("500x,2GiB").unwrap();
         assert_eq!((l.inflate_ratio, l.inflate_bytes), (500, 2 << 30));
-        assert!(l.set("depth=3").unwrap_err().contains("unknown limit `depth`"));
+        assert!(l
+            .set("depth=3")
+            .unwrap_err()
+            .contains("unknown limit `depth`"));
         assert!(l.set("names").is_err());
         assert!(l.set("names=0").is_err());
         assert!(l.set_max_inflate("0x").is_err());

@@ -144,7 +144,7 @@ impl<R: Read> Read for Counting<R> {
 
 /// A gzip decoder held to the inflation limits of [`limits::Limits`]: an error (which the
 /// reader reports at the inflated offset) once the output passes the absolute cap, or passes
-/// both [`limits::INFLATE_RATIO_FLOOR`] and the ratio times the compressed bytes read.
+/// both its floor and the ratio times the compressed bytes read.
 struct Inflate<R> {
     inner: R,
     /// Compressed bytes read so far (by the [`Counting`] under the decoder).
@@ -165,9 +165,7 @@ impl<R: Read> Read for Inflate<R> {
                 l.inflate_bytes,
                 &format!("the gzip stream inflates past {} bytes", l.inflate_bytes),
             ))
-        } else if self.inflated > limits::INFLATE_RATIO_FLOOR
-            && self.inflated / compressed >= l.inflate_ratio
-        {
+        } else if self.inflated > l.inflate_floor && self.inflated / compressed >= l.inflate_ratio {
             Some(limits::Limits::exceeded(
                 "inflate-ratio",
                 l.inflate_ratio,

@@ -210,10 +210,10 @@ type FxHashMap<K, V> = crate::model::fasthash::HashMap<K, V>;
 #[derive(Default)]
 struct Partial {
     seq: u64,
-    /// Offset of the block's first byte in the input.
-    base: u64,
     worker: usize,
     new_names: Vec<Box<str>>,
+    /// Offset of the event that brought each of `new_names` (for the `names` limit).
+    new_name_offsets: Vec<u64>,
     new_threads: Vec<(i64, i64)>,
     /// Kernel launch details the worker met for the first time here (its ids continue).
     new_infos: Vec<KernelInfo>,
@@ -239,6 +239,8 @@ struct Partial {
 /// One parser thread: its name and thread tables live as long as the read.
 struct Worker {
     id: usize,
+    /// Offset of the event being added.
+    offset: u64,
     names: FxHashMap<Box<str>, u32>,
     threads: FxHashMap<(i64, i64), u32>,
     last_thread: ((i64, i64), u32),
@@ -340,6 +342,7 @@ impl Worker {
     fn new(id: usize) -> Self {
         Worker {
             id,
+            offset: 0,
             names: FxHashMap::default(),
             threads: FxHashMap::default(),
             last_thread: ((i64::MIN, i64::MIN), NONE),
@@ -372,6 +375,7 @@ impl Worker {
         let i = self.names.len() as u32;
         self.names.insert(s.into(), i);
         self.p.new_names.push(s.into());
+        self.p.new_name_offsets.push(self.offset);
         NameId(i)
     }
 
@@ -415,6 +419,7 @@ impl Worker {
     }
 
     fn add(&mut self, e: &RawEvent<'_>, offset: u64) {
+        self.offset = offset;
         self.p.events += 1;
         let ph = e.ph.0.as_deref().unwrap_or("");
         let cat = e.cat.0.as_deref().unwrap_or("");
@@ -583,7 +588,6 @@ impl Worker {
     fn parse_batch(&mut self, batch: &Batch, cpu: Vec<CpuEvent>, gpu: Vec<GpuEvent>) -> Partial {
         self.p = Partial {
             seq: batch.seq,
-            base: batch.base,
             worker: self.id,
             cpu,
             gpu,
@@ -1232,10 +1236,13 @@ struct Merger {
     warnings: Warnings,
     events: u64,
     hip: bool,
+    /// The `names` limit, and the offset of the event that brought the first name over it.
+    name_limit: u64,
+    names_over: Option<u64>,
 }
 
 impl Merger {
-    fn new(workers: usize) -> Self {
+    fn new(workers: usize, name_limit: u64) -> Self {
         Merger {
             names: Interner::new(),
             threads: Vec::new(),
@@ -1256,14 +1263,20 @@ impl Merger {
             warnings: Warnings::default(),
             events: 0,
             hip: false,
+            name_limit,
+            names_over: None,
         }
     }
 
     /// Appends a partial (partials come in block order); returns its emptied event vectors.
     fn merge(&mut self, mut p: Partial) -> (Vec<CpuEvent>, Vec<GpuEvent>) {
         let name_map = &mut self.name_maps[p.worker];
-        for s in p.new_names.drain(..) {
+        for (s, at) in p.new_names.drain(..).zip(&p.new_name_offsets) {
+            let before = self.names.len();
             name_map.push(self.names.intern(&s));
+            if self.names.len() > before && self.names.len() as u64 > self.name_limit {
+                self.names_over.get_or_insert(*at);
+            }
         }
         let thread_map = &mut self.thread_maps[p.worker];
         for &(pid, tid) in &p.new_threads {
@@ -1450,7 +1463,7 @@ pub fn read_from<R: Read + Send>(
     let (vecs_tx, vecs_rx) = bounded::<(Vec<CpuEvent>, Vec<GpuEvent>)>(2 * threads + 4);
 
     let mut timings = crate::timings::Timings::nested();
-    let mut merger = Merger::new(threads);
+    let mut merger = Merger::new(threads, opts.limits.names);
     let mut array_end: Option<u64> = None;
     let mut chain_failed = false;
     let mut names_over: Option<LoadError> = None;
@@ -1494,18 +1507,17 @@ pub fn read_from<R: Read + Send>(
                     ChainEnd::ArrayEnd(at) => array_end = Some(at),
                     ChainEnd::Scanned | ChainEnd::Confirmed => {}
                 }
-                let base = p.base;
                 let vecs = merger.merge(p);
                 let _ = vecs_tx.try_send(vecs);
-                let limit = opts.limits.names;
-                if merger.names.len() as u64 > limit {
+                if let Some(at) = merger.names_over {
+                    let limit = opts.limits.names;
                     names_over = Some(LoadError::at(
                         path,
-                        base,
+                        at,
                         Limits::exceeded(
                             "names",
                             limit,
-                            &format!("more than {limit} distinct names by the block starting here"),
+                            &format!("this event brings the distinct names over {limit}"),
                         ),
                     ));
                     break 'merge;
