@@ -242,9 +242,9 @@ fn too_many_distinct_names_trip_names() {
         .collect();
     let doc = format!("{{\"traceEvents\":[\n{}\n]}}", events.join(",\n"));
     let p = d.file("names.json", doc.as_bytes());
-    // the event that brings the 1001st name
+    // the event that brings the 1001st name (the 1000th event: id 0 is the empty name)
     let at =
-        "{\"traceEvents\":[\n".len() + events[..1000].iter().map(|e| e.len() + 2).sum::<usize>();
+        "{\"traceEvents\":[\n".len() + events[..999].iter().map(|e| e.len() + 2).sum::<usize>();
     let err = try_load(&p, small()).unwrap_err();
     assert_eq!(err.offset, Some(at as u64), "{err}");
     let e = err.to_string();
