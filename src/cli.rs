@@ -477,7 +477,8 @@ fn analyze(args: AnalyzeArgs) -> Result<(), (i32, String)> {
     if let Some(r) = &out.report.ranks {
         // skipped files and duplicate ranks are said even with --quiet: they change the table
         for k in &r.skipped {
-            eprintln!("warning: skipped (not in the rank table): {}", k.error);
+            let line = format!("warning: skipped (not in the rank table): {}", k.error);
+            eprintln!("{}", crate::text::printable(&line));
         }
         for d in &r.duplicates {
             eprintln!(
@@ -571,12 +572,15 @@ fn analyze(args: AnalyzeArgs) -> Result<(), (i32, String)> {
     Ok(())
 }
 
+/// A reading warning on stderr; names and keys in it come from the file and are shown as
+/// text ([`crate::text::printable`]).
 fn print_warning(path: &str, w: &crate::model::Warning) {
     let at = w
         .first_offset
         .map(|o| format!(" (first at byte {o})"))
         .unwrap_or_default();
-    eprintln!("warning: {}: {} ×{}{}", path, w.message, w.count, at);
+    let line = format!("warning: {}: {} ×{}{}", path, w.message, w.count, at);
+    eprintln!("{}", crate::text::printable(&line));
 }
 
 /// `stallscope analyze FOLDER`: every rank file with at most `jobs` at once; the report of
@@ -737,7 +741,9 @@ where
         Ok(()) => 0,
         Err((code, msg)) => {
             if !msg.is_empty() {
-                eprintln!("{msg}");
+                // an error may quote the file (top-level keys, a name): shown as text
+                let lines: Vec<String> = msg.lines().map(crate::text::printable).collect();
+                eprintln!("{}", lines.join("\n"));
             }
             code
         }
@@ -954,11 +960,7 @@ fn load_for(
     let trace = ingest::load(path, &lopts).map_err(|e| (2, format!("error: {e}")))?;
     if !quiet {
         for w in &trace.warnings {
-            let at = w
-                .first_offset
-                .map(|o| format!(" (first at byte {o})"))
-                .unwrap_or_default();
-            eprintln!("warning: {}: {} ×{}{}", path, w.message, w.count, at);
+            print_warning(path, w);
         }
     }
     Ok(trace)

@@ -83,3 +83,39 @@ pub fn code_parts<'a>(s: &'a str, mut f: impl FnMut(Part<'a>)) {
         }
     }
 }
+
+/// Untrusted text (a name or key from a trace) made safe for a terminal: control characters
+/// (ESC and the rest of C0, DEL, C1) and the bidirectional overrides that reorder what a
+/// reader sees are written as visible escapes (`\x1b`, `\u{202e}`), so an escape sequence in a
+/// name is shown as text, never sent to the terminal. Everything else is unchanged.
+pub fn printable(s: &str) -> String {
+    let risky =
+        |c: char| c.is_control() || matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}');
+    if !s.chars().any(risky) {
+        return s.to_string();
+    }
+    let mut out = String::with_capacity(s.len() + 8);
+    for c in s.chars() {
+        if !risky(c) {
+            out.push(c);
+        } else if (c as u32) < 0x100 {
+            out.push_str(&format!("\\x{:02x}", c as u32));
+        } else {
+            out.push_str(&format!("\\u{{{:x}}}", c as u32));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod printable_tests {
+    use super::printable;
+
+    #[test]
+    fn escapes_are_shown_as_text() {
+        assert_eq!(printable("a\u{1b}[31mred"), "a\\x1b[31mred");
+        assert_eq!(printable("x\ny\u{9b}z\u{7f}"), "x\\x0ay\\x9bz\\x7f");
+        assert_eq!(printable("abc\u{202e}cba"), "abc\\u{202e}cba");
+        assert_eq!(printable("aten::mm µs"), "aten::mm µs");
+    }
+}

@@ -31,8 +31,15 @@ pub struct Csv {
 }
 
 /// One field, quoted when it contains a comma, a quote, a line break or leading/trailing
-/// spaces (quotes doubled inside), as RFC 4180 says.
+/// spaces (quotes doubled inside), as RFC 4180 says. A text cell that a spreadsheet would run
+/// as a formula (starting with `=`, `+`, `-`, `@`, a tab or a carriage return: a name from a
+/// trace such as `=cmd|' /C calc'!A0`) gets a leading `'` and is quoted, as OWASP advises
+/// against CSV injection; numbers (`-1.5`) are left as they are.
 pub fn field(s: &str) -> String {
+    let formula = s.starts_with(['=', '+', '-', '@', '\t', '\r']) && s.parse::<f64>().is_err();
+    if formula {
+        return format!("\"'{}\"", s.replace('"', "\"\""));
+    }
     let needs = s.contains([',', '"', '\r', '\n'])
         || s.starts_with(' ')
         || s.ends_with(' ')

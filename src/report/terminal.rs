@@ -36,11 +36,10 @@ pub use crate::text::count as fmt_count;
 pub use crate::text::fmt_bytes;
 pub use crate::text::shorten_middle;
 
-/// Replaces control characters so that names from a trace cannot drive the terminal.
+/// Names from a trace as text that cannot drive the terminal: escape sequences and other
+/// control characters are shown as visible escapes ([`crate::text::printable`]).
 pub fn sanitize(s: &str) -> String {
-    s.chars()
-        .map(|c| if c.is_control() { '?' } else { c })
-        .collect()
+    crate::text::printable(s)
 }
 
 struct Style {
