@@ -412,3 +412,89 @@ fn limits_on_the_command_line() {
         "{help}"
     );
 }
+
+/// No silent wrong numbers: a timestamp hours away from the rest (a clock read as 0), an
+/// occupancy over 100 %, a device with 0 SMs and a negative duration are each warned about
+/// with a count (and the first offset where the event has one) and left out of the figures:
+/// the window stays the 20 ms the trace spans.
+#[test]
+fn figures_that_cannot_be_right_are_left_out_with_a_warning() {
+    let d = Dir::new("wrong");
+    let t0: u64 = 3_605_054_728_338; // µs, the MTIA trace's clock
+    let mut ev: Vec<String> = vec![format!(
+        r#"{{"ph":"X","cat":"user_annotation","name":"ProfilerStep#1","pid":1,"tid":1,"ts":{t0},"dur":20000}}"#
+    )];
+    for i in 0..1500u64 {
+        let t = t0 + 10 + i * 13;
+        ev.push(format!(
+            r#"{{"ph":"X","cat":"kernel","name":"k{}","pid":0,"tid":7,"ts":{t},"dur":8,"args":{{"device":0,"stream":7,"correlation":{i},"est. achieved occupancy %":{}}}}}"#,
+            i % 7,
+            if i == 700 { 250 } else { 50 }
+        ));
+    }
+    ev.push(r#"{"ph":"X","cat":"cpu_op","name":"corrupt","pid":1,"tid":1,"ts":0,"dur":3}"#.into());
+    ev.push(format!(
+        r#"{{"ph":"X","cat":"cpu_op","name":"negative","pid":1,"tid":1,"ts":{},"dur":-5}}"#,
+        t0 + 100
+    ));
+    let props =
+        r#"[{"id": 0, "name": "NVIDIA H100", "computeMajor": 9, "computeMinor": 0, "numSms": 0}]"#;
+    let doc = format!(
+        "{{\"deviceProperties\": {props}, \"traceEvents\": [\n{}\n]}}",
+        ev.join(",\n")
+    );
+    let bad_occupancy = doc.find(r#""est. achieved occupancy %":250"#).unwrap();
+    let bad_occupancy = doc[..bad_occupancy].rfind(r#"{"ph""#).unwrap() as u64;
+    let p = d.file("wrong.json", doc.as_bytes());
+    let t = try_load(&p, Limits::default()).unwrap();
+    let w = |code: &str| {
+        t.warnings
+            .iter()
+            .find(|w| w.code == code)
+            .unwrap_or_else(|| panic!("no {code} warning: {:?}", t.warnings))
+    };
+    assert_eq!(w("ts-outlier").count, 1);
+    assert!(w("ts-outlier").message.contains("`corrupt`"));
+    assert_eq!(w("kernel-stat-out-of-range").count, 1);
+    assert_eq!(
+        w("kernel-stat-out-of-range").first_offset,
+        Some(bad_occupancy)
+    );
+    assert_eq!(w("zero-sms").count, 1);
+    assert_eq!(w("negative-dur").count, 1);
+    assert!(t.cpu.iter().all(|c| t.names.resolve(c.name) != "corrupt"));
+    assert_eq!(t.devices[0].sm_count, None);
+    let occupancies: Vec<f32> = t.kernel_infos.iter().map(|k| k.occupancy_pct).collect();
+    assert!(occupancies.iter().all(|o| o.is_nan() || *o <= 100.0));
+
+    // the report: the window is the trace's 20 ms, and the warnings are in the JSON
+    let out = Command::new(env!("CARGO_BIN_EXE_stallscope"))
+        .args(["analyze", &p, "--all", "-f", "json"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let dur = v["window"]["duration_us"].as_f64().unwrap();
+    assert!(dur <= 20_000.0, "window stretched to {dur} µs");
+    let codes: Vec<&str> = v["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|w| w["code"].as_str())
+        .collect();
+    for c in [
+        "ts-outlier",
+        "kernel-stat-out-of-range",
+        "zero-sms",
+        "negative-dur",
+    ] {
+        assert!(codes.contains(&c), "{c} not in the report: {codes:?}");
+    }
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("far outside the trace's span"), "{stderr}");
+}

@@ -12,6 +12,7 @@ pub mod kineto;
 pub mod limits;
 pub mod ncu;
 pub mod nsys;
+pub mod outliers;
 pub mod sniff;
 pub mod torch_memory;
 

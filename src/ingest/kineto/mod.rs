@@ -31,9 +31,11 @@ use std::io::Read;
 use crossbeam_channel::{bounded, Receiver, Sender};
 
 use crate::ingest::limits::Limits;
+use crate::ingest::outliers;
 use crate::ingest::LoadError;
 use crate::model::idindex::IdSet;
 use crate::model::memory::{MemEvent, MemoryBuilder};
+use crate::model::Ns;
 use crate::model::{
     stream_id, CpuEvent, CpuKind, Device, Distributed, GpuEvent, GpuKind, Interner, KernelInfo,
     KernelInfoTable, NameId, OpShape, Source, SourceFormat, Thread, Trace, Vendor, Warning, NONE,
@@ -547,10 +549,33 @@ impl Worker {
                     .int()
                     .unwrap_or_else(|| e.decoded.tid.unwrap_or_else(|| id_key(id_value(e.tid))));
                 let f32or = |n: event::Num| n.float().map(|v| v as f32).unwrap_or(f32::NAN);
+                // launch statistics that cannot be right are left out (NaN), not averaged
+                let (mut blocks, mut warps, mut occupancy) = (
+                    f32or(a.blocks_per_sm),
+                    f32or(a.warps_per_sm),
+                    f32or(a.occupancy),
+                );
+                let bad = |v: f32, max: f32| v.is_finite() && !(0.0..=max).contains(&v);
+                if bad(occupancy, 100.0) || bad(blocks, f32::MAX) || bad(warps, f32::MAX) {
+                    for (v, max) in [
+                        (&mut occupancy, 100.0),
+                        (&mut blocks, f32::MAX),
+                        (&mut warps, f32::MAX),
+                    ] {
+                        if bad(*v, max) {
+                            *v = f32::NAN;
+                        }
+                    }
+                    self.p.warnings.add("kernel-stat-out-of-range", Some(offset), || {
+                        "kernels with an occupancy over 100 % or a negative blocks/warps per SM: \
+                         those values were left out of the kernel statistics"
+                            .into()
+                    });
+                }
                 let info = KernelInfo {
-                    blocks_per_sm: f32or(a.blocks_per_sm),
-                    warps_per_sm: f32or(a.warps_per_sm),
-                    occupancy_pct: f32or(a.occupancy),
+                    blocks_per_sm: blocks,
+                    warps_per_sm: warps,
+                    occupancy_pct: occupancy,
                     registers: a.registers.int().unwrap_or(0).clamp(0, u16::MAX as i64) as u16,
                     grid: a.grid.0,
                     block: a.block.0,
@@ -1687,6 +1712,46 @@ pub fn read_from<R: Read + Send>(
                 && ends.contains(g.correlation);
         }
     }
+    // events far outside the trace's span are dropped (they would stretch it to hours)
+    let mut cpu = merger.cpu;
+    let spans = cpu.iter().map(|c| (c.start, c.dur));
+    if let Some(b) = outliers::Bounds::of(spans.chain(gpu.iter().map(|g| (g.start, g.dur)))) {
+        let mut first: Option<(NameId, Ns)> = None;
+        let mut far = 0u64;
+        let mut keep = |name: NameId, start: Ns, dur: Ns| {
+            let f = b.far(start, dur);
+            if f {
+                far += 1;
+                first.get_or_insert((name, start));
+            }
+            !f
+        };
+        cpu.retain(|c| keep(c.name, c.start, c.dur));
+        gpu.retain(|g| keep(g.name, g.start, g.dur));
+        if let Some((name, start)) = first {
+            let name = crate::text::shorten_middle(merger.names.resolve(name), 60);
+            merger.warnings.add("ts-outlier", None, || {
+                format!(
+                    "events far outside the trace's span (more than ten times its length or \
+                     10 minutes away) were left out; the first: `{name}` at {:.0} µs, outside \
+                     {:.0}..{:.0} µs",
+                    start as f64 / 1e3,
+                    b.lo as f64 / 1e3,
+                    b.hi as f64 / 1e3,
+                )
+            });
+            if let Some(w) = merger.warnings.map.get_mut("ts-outlier") {
+                w.count = far;
+            }
+        }
+    }
+    // a device with no SMs would divide by zero: its SM count is unknown
+    for d in devices.iter_mut().filter(|d| d.sm_count == Some(0)) {
+        d.sm_count = None;
+        merger.warnings.add("zero-sms", None, || {
+            "devices with 0 SMs in deviceProperties: their SM count is taken as unknown".into()
+        });
+    }
     let mut trace = Trace {
         source: Source {
             path: path.to_string(),
@@ -1698,7 +1763,7 @@ pub fn read_from<R: Read + Send>(
         names: merger.names,
         devices,
         threads: threads_v,
-        cpu: merger.cpu,
+        cpu,
         gpu,
         kernel_infos: merger.kernel_infos.into_vec(),
         distributed,
