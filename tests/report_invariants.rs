@@ -1,0 +1,259 @@
+//! A property test over random well-formed traces built here (a seeded generator, no new
+//! dependency): random steps, operators launching kernels, copies and fills on random streams
+//! with queueing, syncs and host gaps. Whatever the trace, the report's figures must hold
+//! together:
+//! - each step's breakdown parts sum to the step's duration;
+//! - each device's GPU timeline parts (computation, exposed communication, exposed copies,
+//!   idle) sum to its total;
+//! - no share exceeds 1 (and none is negative), no percentage exceeds 100;
+//! - the window lies inside the trace;
+//! - no finding's recoverable time exceeds the longest step.
+//!
+//! A failure prints the seed; `STALLSCOPE_SEED=N` reruns that one trace.
+
+use serde_json::Value;
+use stallscope::analysis::{self, AnalyzeOptions};
+use stallscope::model::build::TraceBuilder;
+use stallscope::model::{CpuKind, GpuKind, Trace};
+use stallscope::report::Report;
+
+/// xorshift64*: small, seeded, good enough to vary traces.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+    /// Uniform in `lo..hi`.
+    fn range(&mut self, lo: f64, hi: f64) -> f64 {
+        lo + (hi - lo) * (self.next() >> 11) as f64 / (1u64 << 53) as f64
+    }
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n.max(1)
+    }
+}
+
+const KERNELS: [&str; 6] = [
+    "ampere_sgemm_128x64_nn",
+    "void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<float>>",
+    "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevComm*, unsigned long, ncclWork*)",
+    "flash_fwd_kernel",
+    "triton_poi_fused_add_mul_0",
+    "void at::native::reduce_kernel<512, 1>",
+];
+
+/// A random trace: 1 to 6 steps; each step a few operators, each launching 0 to 4 device
+/// activities on one of 1 to 3 streams (a stream runs its work in order: an activity starts
+/// after its launch and after the stream's previous one), sometimes a synchronize, sometimes a
+/// DataLoader span, and host gaps between steps.
+fn random_trace(seed: u64) -> Trace {
+    let mut r = Rng(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1);
+    let mut b = TraceBuilder::new().device(0, "NVIDIA H100 80GB HBM3", 132, 80 << 30);
+    let streams = 1 + r.below(3) as i32;
+    let mut stream_free = vec![0.0f64; streams as usize];
+    let mut t = r.range(0.0, 50.0);
+    for step in 1..=1 + r.below(6) {
+        let step_start = t;
+        let ops = 1 + r.below(12);
+        let mut host = step_start + r.range(1.0, 30.0);
+        if r.below(4) == 0 {
+            let d = r.range(5.0, 300.0);
+            b.cpu(
+                CpuKind::UserAnnotation,
+                "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__",
+                1,
+                host,
+                d,
+            );
+            host += d + 1.0;
+        }
+        for _ in 0..ops {
+            let op_start = host;
+            let launches = r.below(5);
+            let op_dur = 4.0 + 6.0 * launches as f64 + r.range(0.0, 40.0);
+            let ext = b.op("aten::op", op_start, op_dur);
+            for l in 0..launches {
+                let at = op_start + 2.0 + 6.0 * l as f64;
+                let corr = b.runtime("cudaLaunchKernel", ext, at, 4.0);
+                let s = r.below(streams as u64) as usize;
+                let start = (at + r.range(2.0, 20.0)).max(stream_free[s]);
+                let dur = r.range(1.0, 400.0);
+                let kind = match r.below(10) {
+                    0 => GpuKind::Memcpy,
+                    1 => GpuKind::Memset,
+                    _ => GpuKind::Kernel,
+                };
+                let name = match kind {
+                    GpuKind::Memcpy => "Memcpy HtoD (Pageable -> Device)",
+                    GpuKind::Memset => "Memset (Device)",
+                    _ => KERNELS[r.below(KERNELS.len() as u64) as usize],
+                };
+                b.gpu(kind, name, 0, 7 + s as i32, start, dur, corr);
+                stream_free[s] = start + dur;
+            }
+            host = op_start + op_dur + r.range(0.5, 30.0);
+            if r.below(8) == 0 {
+                // wait for the device
+                let until = stream_free.iter().cloned().fold(host, f64::max);
+                b.runtime("cudaDeviceSynchronize", 0, host, until - host + 1.0);
+                host = until + 2.0;
+            }
+        }
+        let step_end = host + r.range(1.0, 50.0);
+        b.annotation(
+            &format!("ProfilerStep#{step}"),
+            step_start,
+            step_end - step_start,
+        );
+        t = step_end + r.range(0.0, 20.0);
+    }
+    b.build()
+}
+
+fn report_of(t: &Trace) -> Value {
+    let a = analysis::analyze(
+        t,
+        &AnalyzeOptions {
+            window: stallscope::window::WindowSpec::default(),
+            threads: 1,
+            ..AnalyzeOptions::default()
+        },
+    );
+    serde_json::to_value(Report::new(t, &a)).unwrap()
+}
+
+fn f(v: &Value) -> f64 {
+    v.as_f64().unwrap_or(0.0)
+}
+
+/// Every number under a key naming a share (≤ 1) or a percentage (≤ 100), anywhere.
+fn check_shares(v: &Value, path: &str, bad: &mut Vec<String>) {
+    match v {
+        Value::Object(m) => {
+            for (k, x) in m {
+                let p = format!("{path}.{k}");
+                if let Some(n) = x.as_f64() {
+                    let share = k.contains("share") || k.contains("fraction");
+                    let pct = k.ends_with("_pct") || k.ends_with("percent");
+                    if (share && !(0.0..=1.0 + 1e-9).contains(&n))
+                        || (pct && !(0.0..=100.0 + 1e-6).contains(&n))
+                    {
+                        bad.push(format!("{p} = {n}"));
+                    }
+                }
+                check_shares(x, &p, bad);
+            }
+        }
+        Value::Array(a) => {
+            for (i, x) in a.iter().enumerate() {
+                check_shares(x, &format!("{path}[{i}]"), bad);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// The invariants of one report; the list of what does not hold.
+fn violations(t: &Trace, r: &Value) -> Vec<String> {
+    let mut bad = Vec::new();
+    // 1. step breakdowns (µs with 3 decimals: a tolerance of a few ns per part)
+    let mut longest: f64 = 0.0;
+    for s in r["steps"].as_array().into_iter().flatten() {
+        let d = f(&s["duration_us"]);
+        longest = longest.max(d);
+        let parts: f64 = s["breakdown_us"]
+            .as_object()
+            .map(|m| m.values().map(f).sum())
+            .unwrap_or(d);
+        if (parts - d).abs() > 0.01 {
+            bad.push(format!("step {}: parts {parts} ≠ {d}", s["name"]));
+        }
+    }
+    // 2. GPU timelines
+    for g in r["gpu_timeline"].as_array().into_iter().flatten() {
+        let total = f(&g["total_us"]);
+        let parts = f(&g["computation_us"])
+            + f(&g["exposed_comm_us"])
+            + f(&g["exposed_memcpy_us"])
+            + f(&g["idle_us"]);
+        if (parts - total).abs() > 0.01 {
+            bad.push(format!(
+                "gpu {}: parts {parts} ≠ total {total}",
+                g["device"]
+            ));
+        }
+    }
+    // 3. shares and percentages
+    check_shares(r, "", &mut bad);
+    // 4. the window inside the trace (µs from its start)
+    let first = t
+        .cpu
+        .iter()
+        .map(|c| c.start)
+        .chain(t.gpu.iter().map(|g| g.start))
+        .min();
+    let last = t
+        .cpu
+        .iter()
+        .map(|c| c.end())
+        .chain(t.gpu.iter().map(|g| g.start + g.dur))
+        .max();
+    if let (Some(first), Some(last)) = (first, last) {
+        let span = (last - first) as f64 / 1e3;
+        let (ws, we) = (f(&r["window"]["start_us"]), f(&r["window"]["end_us"]));
+        if ws < -0.001 || we > span + 0.001 || ws > we {
+            bad.push(format!("window {ws}..{we} outside the trace 0..{span}"));
+        }
+    }
+    // 5. recoverable time per step
+    for x in r["findings"].as_array().into_iter().flatten() {
+        let rec = f(&x["recoverable_us"]);
+        if rec > longest + 0.01 {
+            bad.push(format!(
+                "finding {}: recoverable {rec} > step {longest}",
+                x["id"]
+            ));
+        }
+    }
+    bad
+}
+
+#[test]
+fn random_traces_keep_the_report_consistent() {
+    let seeds: Vec<u64> = match std::env::var("STALLSCOPE_SEED") {
+        Ok(s) => vec![s.parse().expect("STALLSCOPE_SEED=N")],
+        Err(_) => (1..=300).collect(),
+    };
+    let mut failures = Vec::new();
+    for seed in seeds {
+        let t = random_trace(seed);
+        let r = report_of(&t);
+        let bad = violations(&t, &r);
+        if !bad.is_empty() {
+            failures.push(format!("seed {seed}: {}", bad.join("; ")));
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} of the traces break the report's invariants:\n{}",
+        failures.len(),
+        failures[..failures.len().min(20)].join("\n")
+    );
+}
+
+/// The checker itself catches a broken report (so the property test cannot pass vacuously).
+#[test]
+fn the_checker_sees_broken_figures() {
+    let t = random_trace(7);
+    let mut r = report_of(&t);
+    assert!(violations(&t, &r).is_empty());
+    assert!(r["steps"].as_array().is_some_and(|s| !s.is_empty()));
+    r["steps"][0]["breakdown_us"]["kernel"] = Value::from(1e9);
+    r["gpu_timeline"][0]["idle_us"] = Value::from(-5.0);
+    r["window"]["end_us"] = Value::from(1e12);
+    let bad = violations(&t, &r);
+    assert_eq!(bad.len(), 3, "{bad:?}");
+}
