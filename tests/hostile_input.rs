@@ -498,3 +498,21 @@ fn figures_that_cannot_be_right_are_left_out_with_a_warning() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("far outside the trace's span"), "{stderr}");
 }
+
+/// Whitespace before the document longer than the first read: still a trace, never "empty".
+#[test]
+fn whitespace_before_the_document_is_skipped() {
+    let d = Dir::new("lead");
+    let mut doc = vec![b'\n'; 1 << 20];
+    doc.extend_from_slice(format!("{{\"traceEvents\": [\n{EVENT}\n]}}").as_bytes());
+    for p in [d.file("lead.json", &doc), d.gz("lead.json.gz", &doc)] {
+        let t = try_load(&p, small()).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(t.source.events, 1, "{p}");
+    }
+    // nothing but whitespace is still an empty file
+    let blank = vec![b' '; 1 << 20];
+    for p in [d.file("blank.json", &blank), d.gz("blank.json.gz", &blank)] {
+        let e = try_load(&p, small()).unwrap_err().to_string();
+        assert!(e.contains("empty file"), "{e}");
+    }
+}

@@ -289,7 +289,9 @@ pub fn load(path: &str, opts: &LoadOptions) -> Result<Trace, LoadError> {
         } else {
             dispatch(decoder, &head, path, len, opts)
         }
-    } else if let (Some(file), Some(len), Format::Json) = (&mappable, len, sniff::sniff(head)) {
+    } else if let (Some(file), Some(len), Format::Json) =
+        (&mappable, len, sniff::sniff_stream(head))
+    {
         // the windows report how far the file is read; the sniffed head is counted already
         let reach = |pos: u64| {
             if let Some(m) = &meter {
@@ -326,7 +328,7 @@ fn dispatch<R: Read + Send>(
     compressed: Option<u64>,
     opts: &LoadOptions,
 ) -> Result<Trace, LoadError> {
-    match sniff::sniff(head) {
+    match sniff::sniff_stream(head) {
         Format::Json => kineto::read(input, path, compressed, &opts.kineto),
         // SQLite reads files: open the path itself unless the bytes came through stdin or gzip
         Format::NsysSqlite if path != "-" && compressed.is_none() => {

@@ -52,6 +52,17 @@ pub fn is_gzip(head: &[u8]) -> bool {
     head.len() >= 2 && head[0] == 0x1f && head[1] == 0x8b
 }
 
+/// [`sniff`] for the first read of a stream: a head of at least 4 KiB that is all whitespace
+/// may be followed by a document (a run of whitespace of any length is valid JSON before it),
+/// so it goes to the JSON reader, which skips whitespace as it streams and says "empty file" at
+/// the end of a stream of nothing else. A shorter one is the whole input: empty.
+pub fn sniff_stream(head: &[u8]) -> Format {
+    match sniff(head) {
+        Format::Empty if head.len() >= 4096 => Format::Json,
+        f => f,
+    }
+}
+
 /// Guesses the format of (decompressed) content from its first bytes.
 pub fn sniff(head: &[u8]) -> Format {
     if head.starts_with(b"SQLite format 3\0") {
