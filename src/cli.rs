@@ -50,7 +50,7 @@ struct Cli {
     /// Raise (or lower) a reading limit, NAME=VALUE, repeatable. Limits bound memory and time
     /// whatever the bytes; the defaults never trip on real traces. value-bytes (128M): one
     /// event or top-level JSON value; header-bytes (16M): a parsed top-level member such as
-    /// deviceProperties (a larger one is ignored with a warning); names (4000000): distinct
+    /// deviceProperties (a larger one is ignored with a warning); names (1000000): distinct
     /// names; inflate-ratio (100), inflate-floor (1G) and inflate-bytes (64G): see
     /// --max-inflate. Sizes take K, M, G, T.
     #[arg(long, global = true, value_name = "NAME=VALUE")]

@@ -15,6 +15,9 @@ use crate::model::Ns;
 /// The smallest distance from the bulk of the events at which an event is far: 10 minutes.
 pub const MIN_MARGIN: Ns = 600_000_000_000;
 
+/// Spans the percentiles are taken over, at most (1 MiB of timestamps).
+pub const SAMPLE: usize = 65_536;
+
 /// The time range outside which an event is far (see the module documentation).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Bounds {
@@ -25,11 +28,14 @@ pub struct Bounds {
 }
 
 impl Bounds {
-    /// The bounds of these `(start, duration)` spans; `None` when nothing can be far (fewer
-    /// than 1000 spans).
-    pub fn of(spans: impl Iterator<Item = (Ns, Ns)>) -> Option<Bounds> {
-        let (mut starts, mut ends): (Vec<Ns>, Vec<Ns>) =
-            spans.map(|(s, d)| (s, s.saturating_add(d.max(0)))).unzip();
+    /// The bounds of these `n` `(start, duration)` spans; `None` when nothing can be far
+    /// (fewer than 1000 spans). The percentiles are taken over at most [`SAMPLE`] of them,
+    /// evenly spaced, so the memory this takes stays small whatever the trace.
+    pub fn of(n: usize, spans: impl Iterator<Item = (Ns, Ns)>) -> Option<Bounds> {
+        let (mut starts, mut ends): (Vec<Ns>, Vec<Ns>) = spans
+            .step_by(n.div_ceil(SAMPLE).max(1))
+            .map(|(s, d)| (s, s.saturating_add(d.max(0))))
+            .unzip();
         let n = starts.len();
         let k = n / 1000;
         if k == 0 {
@@ -57,7 +63,7 @@ mod tests {
     #[test]
     fn one_corrupt_event_is_far_two_bursts_are_not() {
         let mut spans: Vec<(Ns, Ns)> = (0..5000).map(|i| (1_000_000 * i, 500_000)).collect();
-        let b = Bounds::of(spans.iter().copied()).unwrap();
+        let b = Bounds::of(spans.len(), spans.iter().copied()).unwrap();
         assert!(!spans.iter().any(|&(s, d)| b.far(s, d)));
         // a timestamp of 0 in a trace whose clock reads hours, and a duration of a day
         let t0 = 3_600_000_000_000_000;
@@ -65,13 +71,13 @@ mod tests {
         let mut bad = shifted.clone();
         bad.push((0, 10));
         bad.push((t0 + 5, 86_400_000_000_000));
-        let b = Bounds::of(bad.iter().copied()).unwrap();
+        let b = Bounds::of(bad.len(), bad.iter().copied()).unwrap();
         assert_eq!(bad.iter().filter(|&&(s, d)| b.far(s, d)).count(), 2);
         // two bursts an hour apart: both kept
         spans.extend((0..5000).map(|i| (3_600_000_000_000 + 1_000_000 * i, 500_000)));
-        let b = Bounds::of(spans.iter().copied()).unwrap();
+        let b = Bounds::of(spans.len(), spans.iter().copied()).unwrap();
         assert!(!spans.iter().any(|&(s, d)| b.far(s, d)));
         // small traces are never trimmed
-        assert!(Bounds::of([(0, 1), (i64::MAX / 2, 1)].into_iter()).is_none());
+        assert!(Bounds::of(2, [(0, 1), (i64::MAX / 2, 1)].into_iter()).is_none());
     }
 }

@@ -1715,7 +1715,8 @@ pub fn read_from<R: Read + Send>(
     // events far outside the trace's span are dropped (they would stretch it to hours)
     let mut cpu = merger.cpu;
     let spans = cpu.iter().map(|c| (c.start, c.dur));
-    if let Some(b) = outliers::Bounds::of(spans.chain(gpu.iter().map(|g| (g.start, g.dur)))) {
+    let n = cpu.len() + gpu.len();
+    if let Some(b) = outliers::Bounds::of(n, spans.chain(gpu.iter().map(|g| (g.start, g.dur)))) {
         let mut first: Option<(NameId, Ns)> = None;
         let mut far = 0u64;
         let mut keep = |name: NameId, start: Ns, dur: Ns| {
