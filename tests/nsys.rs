@@ -778,3 +778,80 @@ fn fastvideo_window_is_the_whole_device_work() {
     assert!(verdict.contains("copies"), "{verdict}");
     assert_eq!(j["findings"][0]["id"], "memcpy-heavy");
 }
+
+/// JIT compilers other than Dynamo/Inductor, found in an nsys export: nvFuser, TensorRT and
+/// XLA NVTX ranges and a driver `cuModuleLoadData` call fill a 4.7 ms gap between two kernels.
+/// They count in the window's compile report, `compile-in-window` fires first, and the gap is
+/// the compile cause's, not "nothing traced".
+#[test]
+fn nsys_jit_compiles_and_module_loads_are_compile_work() {
+    let p = tmp("jit.sqlite");
+    let _ = std::fs::remove_file(&p);
+    let c = rusqlite::Connection::open(&p).unwrap();
+    let tid: i64 = (1 << 56) | (100 << 24) | 100;
+    let pid: i64 = (1 << 56) | (100 << 24);
+    c.execute_batch(
+        "CREATE TABLE StringIds(id INTEGER PRIMARY KEY, value TEXT);
+         INSERT INTO StringIds VALUES (1, 'cudaLaunchKernel_v7000'), (2, 'gemm_kernel'),
+           (3, 'cuModuleLoadData');
+         CREATE TABLE CUPTI_ACTIVITY_KIND_RUNTIME(start, end, eventClass, globalTid,
+           correlationId, nameId, returnValue, callchainId);
+         CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL(start, end, deviceId, contextId, streamId,
+           correlationId, globalPid, demangledName, shortName, gridX, gridY, gridZ, blockX,
+           blockY, blockZ, registersPerThread, staticSharedMemory, dynamicSharedMemory);
+         CREATE TABLE NVTX_EVENTS(start, end, eventType, rangeId, category, color, text,
+           globalTid, endGlobalTid, textId, domainId);",
+    )
+    .unwrap();
+    c.execute(
+        "INSERT INTO NVTX_EVENTS(start, end, eventType, text, globalTid, domainId) VALUES
+           (300000, 1300000, 59, 'FusionKernelRuntime::compileFusionParallel', ?1, 0),
+           (1400000, 2400000, 59, 'buildSerializedNetwork', ?1, 0),
+           (2500000, 3500000, 59, 'XlaCompile', ?1, 0)",
+        [tid],
+    )
+    .unwrap();
+    c.execute(
+        "INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES
+           (0, 10000, 0, ?1, 1, 1, 0, NULL), (3600000, 4600000, 1, ?1, 0, 3, 0, NULL),
+           (4800000, 4810000, 0, ?1, 2, 1, 0, NULL)",
+        [tid],
+    )
+    .unwrap();
+    c.execute(
+        "INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES
+           (100000, 200000, 0, 1, 7, 1, ?1, 2, 2, 108, 1, 1, 256, 1, 1, 32, 0, 0),
+           (4900000, 5000000, 0, 1, 7, 2, ?1, 2, 2, 108, 1, 1, 256, 1, 1, 32, 0, 0)",
+        [pid],
+    )
+    .unwrap();
+    drop(c);
+    let j = common::analyze_json(&p, &[]);
+    let kinds: Vec<(String, f64)> = j["window"]["compile"]["by_kind"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|k| {
+            (
+                k["kind"].as_str().unwrap().to_string(),
+                k["us"].as_f64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        kinds,
+        vec![
+            ("jit".to_string(), 3000.0),
+            ("module_load".to_string(), 1000.0)
+        ],
+        "{}",
+        j["window"]
+    );
+    assert_eq!(j["window"]["compile_us"], 4000.0);
+    assert_eq!(
+        common::finding_ids(&j)[0],
+        "compile-in-window",
+        "{}",
+        j["verdict"]
+    );
+}

@@ -765,7 +765,8 @@ pub struct CompileInfo {
     pub steps: Vec<String>,
     /// Compile time outside every step, µs.
     pub outside_steps_us: f64,
-    /// Per kind (`dynamo`, `inductor`, `autotune`, `cudnn_benchmark`, `first_run`).
+    /// Per kind (`dynamo`, `inductor`, `autotune`, `cudnn_benchmark`, `first_run`, `jit`,
+    /// `module_load`).
     pub by_kind: Vec<CompileKindInfo>,
 }
 
