@@ -281,3 +281,53 @@ fn flops_args_win_over_shapes() {
     assert_eq!(mm.achieved_tflops, 4e6 / 100_000.0 / 1000.0);
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// TraceLens's RMSNorm model (published with its perf-model extensions: per row of C
+/// normalized elements 2C + 2 FLOPs, then 2 per element for the affine scale; bytes: input
+/// and output once plus the weight) on the `rms_norm` and `_fused_rms_norm` calls of its own
+/// normalization test trace: FLOPs and bytes within 1%. Layer, group and batch norms keep
+/// stallscope's 8 FLOPs per element (docs/json-report.md says why).
+#[test]
+fn tracelens_rms_norm_formula_on_its_normalization_trace() {
+    let Some(p) = common::corpus_file(
+        "tracelens/tests__traces__perf_model__normalization__normalization_layer_test.json.gz",
+    ) else {
+        return;
+    };
+    let t = common::load(&p);
+    let mut n_calls = 0;
+    for e in &t.cpu {
+        let op = t.name(e.name);
+        if op != "aten::rms_norm" && op != "aten::_fused_rms_norm" {
+            continue;
+        }
+        let Some(s) = t.op_shapes.get(&e.external_id) else {
+            continue;
+        };
+        let dims = parse_dims(t.name(s.dims)).unwrap();
+        let types = parse_strings(t.name(s.types)).unwrap();
+        let concrete = parse_strings(t.name(s.concrete)).unwrap_or_default();
+        let ours = op_cost(op, &dims, &types, &concrete).expect("a cost");
+        let x = dims[0].shape().unwrap().to_vec();
+        // TraceLens publishes the affine form only; calls without a weight are left out
+        let Some(w) = dims[2].shape().filter(|w| !w.is_empty()) else {
+            continue;
+        };
+        let c = numel(w);
+        let n = numel(&x);
+        let flops = n / c * (2.0 * c + 2.0) + 2.0 * n;
+        let bytes = (2.0 * n + c) * bpe(&types[0]);
+        assert!(
+            (ours.flops - flops).abs() <= 0.01 * flops,
+            "{op}: {} vs {flops}",
+            ours.flops
+        );
+        assert!(
+            (ours.bytes - bytes).abs() <= 0.01 * bytes,
+            "{op}: {} vs {bytes}",
+            ours.bytes
+        );
+        n_calls += 1;
+    }
+    assert!(n_calls >= 6, "{n_calls} rms_norm calls");
+}
