@@ -786,23 +786,10 @@ fn fastvideo_window_is_the_whole_device_work() {
 #[test]
 fn nsys_jit_compiles_and_module_loads_are_compile_work() {
     let p = tmp("jit.sqlite");
-    let _ = std::fs::remove_file(&p);
-    let c = rusqlite::Connection::open(&p).unwrap();
-    let tid: i64 = (1 << 56) | (100 << 24) | 100;
-    let pid: i64 = (1 << 56) | (100 << 24);
-    c.execute_batch(
-        "CREATE TABLE StringIds(id INTEGER PRIMARY KEY, value TEXT);
-         INSERT INTO StringIds VALUES (1, 'cudaLaunchKernel_v7000'), (2, 'gemm_kernel'),
-           (3, 'cuModuleLoadData');
-         CREATE TABLE CUPTI_ACTIVITY_KIND_RUNTIME(start, end, eventClass, globalTid,
-           correlationId, nameId, returnValue, callchainId);
-         CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL(start, end, deviceId, contextId, streamId,
-           correlationId, globalPid, demangledName, shortName, gridX, gridY, gridZ, blockX,
-           blockY, blockZ, registersPerThread, staticSharedMemory, dynamicSharedMemory);
-         CREATE TABLE NVTX_EVENTS(start, end, eventType, rangeId, category, color, text,
-           globalTid, endGlobalTid, textId, domainId);",
-    )
-    .unwrap();
+    let (c, tid, pid) = new_export(
+        &p,
+        &["cudaLaunchKernel_v7000", "gemm_kernel", "cuModuleLoadData"],
+    );
     c.execute(
         "INSERT INTO NVTX_EVENTS(start, end, eventType, text, globalTid, domainId) VALUES
            (300000, 1300000, 59, 'FusionKernelRuntime::compileFusionParallel', ?1, 0),
@@ -866,22 +853,18 @@ fn nsys_jit_compiles_and_module_loads_are_compile_work() {
 fn nsys_memory_usage_events_feed_the_memory_timeline() {
     const MIB: i64 = 1 << 20;
     let p = tmp("memory-usage.sqlite");
-    let _ = std::fs::remove_file(&p);
-    let c = rusqlite::Connection::open(&p).unwrap();
-    let tid: i64 = (1 << 56) | (100 << 24) | 100;
-    let pid: i64 = (1 << 56) | (100 << 24);
+    let (c, tid, pid) = new_export(
+        &p,
+        &[
+            "cudaLaunchKernel_v7000",
+            "gemm_kernel",
+            "cudaMalloc_v3020",
+            "cudaFree_v3020",
+            "cudaHostAlloc_v3020",
+        ],
+    );
     c.execute_batch(
-        "CREATE TABLE StringIds(id INTEGER PRIMARY KEY, value TEXT);
-         INSERT INTO StringIds VALUES (1, 'cudaLaunchKernel_v7000'), (2, 'gemm_kernel'),
-           (3, 'cudaMalloc_v3020'), (4, 'cudaFree_v3020'), (5, 'cudaHostAlloc_v3020');
-         CREATE TABLE CUPTI_ACTIVITY_KIND_RUNTIME(start, end, eventClass, globalTid,
-           correlationId, nameId, returnValue, callchainId);
-         CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL(start, end, deviceId, contextId, streamId,
-           correlationId, globalPid, demangledName, shortName, gridX, gridY, gridZ, blockX,
-           blockY, blockZ, registersPerThread, staticSharedMemory, dynamicSharedMemory);
-         CREATE TABLE NVTX_EVENTS(start, end, eventType, rangeId, category, color, text,
-           globalTid, endGlobalTid, textId, domainId);
-         CREATE TABLE CUDA_GPU_MEMORY_USAGE_EVENTS(start, globalPid, deviceId, contextId,
+        "CREATE TABLE CUDA_GPU_MEMORY_USAGE_EVENTS(start, globalPid, deviceId, contextId,
            address, pc, bytes, memKind, memoryOperationType, name, correlationId);",
     )
     .unwrap();
@@ -938,4 +921,33 @@ fn nsys_memory_usage_events_feed_the_memory_timeline() {
         .map(|g| (g["op"].as_str().unwrap(), g["bytes"].as_i64().unwrap()))
         .collect();
     assert_eq!(live, vec![("aten::linear", 4 * MIB), ("aten::empty", MIB)]);
+}
+
+/// A new export at `path` with the tables every synthetic export here uses (StringIds holding
+/// `strings` as ids 1, 2, …; runtime calls, kernels and NVTX ranges empty), and the
+/// `globalTid` and `globalPid` of its one thread.
+fn new_export(path: &Path, strings: &[&str]) -> (rusqlite::Connection, i64, i64) {
+    let _ = std::fs::remove_file(path);
+    let c = rusqlite::Connection::open(path).unwrap();
+    c.execute_batch(
+        "CREATE TABLE StringIds(id INTEGER PRIMARY KEY, value TEXT);
+         CREATE TABLE CUPTI_ACTIVITY_KIND_RUNTIME(start, end, eventClass, globalTid,
+           correlationId, nameId, returnValue, callchainId);
+         CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL(start, end, deviceId, contextId, streamId,
+           correlationId, globalPid, demangledName, shortName, gridX, gridY, gridZ, blockX,
+           blockY, blockZ, registersPerThread, staticSharedMemory, dynamicSharedMemory);
+         CREATE TABLE NVTX_EVENTS(start, end, eventType, rangeId, category, color, text,
+           globalTid, endGlobalTid, textId, domainId);",
+    )
+    .unwrap();
+    for (i, v) in strings.iter().enumerate() {
+        c.execute(
+            "INSERT INTO StringIds VALUES (?1, ?2)",
+            rusqlite::params![i as i64 + 1, v],
+        )
+        .unwrap();
+    }
+    let tid: i64 = (1 << 56) | (100 << 24) | 100;
+    let pid: i64 = (1 << 56) | (100 << 24);
+    (c, tid, pid)
 }
