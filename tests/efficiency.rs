@@ -186,12 +186,12 @@ fn tracelens(name: &str, dims: &[Arg], types: &[String], concrete: &[String]) ->
     }
 }
 
-/// Every call of one of `ops` with recorded shapes: its name, `Input Dims`, `Input type` and
-/// `Concrete Inputs`, and stallscope's cost of it.
-fn recorded_calls<'t>(
-    t: &'t Trace,
-    ops: &[&str],
-) -> Vec<(&'t str, Vec<Arg>, Vec<String>, Vec<String>, OpCost)> {
+/// One recorded call: its name, `Input Dims`, `Input type`, `Concrete Inputs`, and
+/// stallscope's cost of it.
+type Call<'t> = (&'t str, Vec<Arg>, Vec<String>, Vec<String>, OpCost);
+
+/// Every call of one of `ops` with recorded shapes.
+fn recorded_calls<'t>(t: &'t Trace, ops: &[&str]) -> Vec<Call<'t>> {
     let mut out = Vec::new();
     for e in &t.cpu {
         let op = t.name(e.name);
