@@ -230,3 +230,42 @@ fn torch_memory_export_bad_input() {
     );
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// The Markdown report has the efficiency line and table and the memory section the terminal
+/// and HTML reports have, with the numbers of the JSON report.
+#[test]
+fn markdown_report_has_efficiency_and_memory() {
+    let Some(p) = common::corpus_file(
+        "tracelens/tests__traces__h100__Qwen_Qwen1.5-0.5B-Chat__1016005.json.gz",
+    ) else {
+        return;
+    };
+    let j = common::analyze_json(&p, &[]);
+    let out = common::stallscope(&["analyze", p.to_str().unwrap(), "--format", "md"]);
+    assert!(out.status.success());
+    let md = String::from_utf8(out.stdout).unwrap();
+    let e = &j["efficiency"];
+    let mfu = e["mfu"].as_f64().expect("an MFU on H100");
+    let line = md
+        .lines()
+        .find(|l| l.starts_with("> **Efficiency:** "))
+        .expect("efficiency line");
+    assert!(line.contains(&format!("MFU {:.1}%", mfu * 100.0)), "{line}");
+    assert!(md.contains("### Efficiency"), "{md}");
+    assert!(md.contains("| operator / phase | calls | device | TFLOP/s | GB/s | roofline | lost |"));
+    let first_op = e["ops"][0]["name"].as_str().unwrap();
+    assert!(md.contains(first_op), "{first_op}");
+    let d = &j["memory"]["devices"][0];
+    let peak = stallscope::report::terminal::fmt_bytes(d["peak_allocated"].as_u64().unwrap());
+    assert!(
+        md.contains(&format!("### GPU {} memory", d["device"])),
+        "{md}"
+    );
+    assert!(md.contains(&format!("peak allocated {peak}")), "{peak}");
+    let top = d["live_at_peak"][0]["op"].as_str().unwrap();
+    assert!(
+        md.lines()
+            .any(|l| l.starts_with("| ") && l.contains(&stallscope::report::markdown::escape(top))),
+        "{top}"
+    );
+}

@@ -778,3 +778,176 @@ fn fastvideo_window_is_the_whole_device_work() {
     assert!(verdict.contains("copies"), "{verdict}");
     assert_eq!(j["findings"][0]["id"], "memcpy-heavy");
 }
+
+/// JIT compilers other than Dynamo/Inductor, found in an nsys export: nvFuser, TensorRT and
+/// XLA NVTX ranges and a driver `cuModuleLoadData` call fill a 4.7 ms gap between two kernels.
+/// They count in the window's compile report, `compile-in-window` fires first, and the gap is
+/// the compile cause's, not "nothing traced".
+#[test]
+fn nsys_jit_compiles_and_module_loads_are_compile_work() {
+    let p = tmp("jit.sqlite");
+    let (c, tid, pid) = new_export(
+        &p,
+        &["cudaLaunchKernel_v7000", "gemm_kernel", "cuModuleLoadData"],
+    );
+    c.execute(
+        "INSERT INTO NVTX_EVENTS(start, end, eventType, text, globalTid, domainId) VALUES
+           (300000, 1300000, 59, 'FusionKernelRuntime::compileFusionParallel', ?1, 0),
+           (1400000, 2400000, 59, 'buildSerializedNetwork', ?1, 0),
+           (2500000, 3500000, 59, 'XlaCompile', ?1, 0)",
+        [tid],
+    )
+    .unwrap();
+    c.execute(
+        "INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES
+           (0, 10000, 0, ?1, 1, 1, 0, NULL), (3600000, 4600000, 1, ?1, 0, 3, 0, NULL),
+           (4800000, 4810000, 0, ?1, 2, 1, 0, NULL)",
+        [tid],
+    )
+    .unwrap();
+    c.execute(
+        "INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES
+           (100000, 200000, 0, 1, 7, 1, ?1, 2, 2, 108, 1, 1, 256, 1, 1, 32, 0, 0),
+           (4900000, 5000000, 0, 1, 7, 2, ?1, 2, 2, 108, 1, 1, 256, 1, 1, 32, 0, 0)",
+        [pid],
+    )
+    .unwrap();
+    drop(c);
+    let j = common::analyze_json(&p, &[]);
+    let kinds: Vec<(String, f64)> = j["window"]["compile"]["by_kind"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|k| {
+            (
+                k["kind"].as_str().unwrap().to_string(),
+                k["us"].as_f64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        kinds,
+        vec![
+            ("jit".to_string(), 3000.0),
+            ("module_load".to_string(), 1000.0)
+        ],
+        "{}",
+        j["window"]
+    );
+    assert_eq!(j["window"]["compile_us"], 4000.0);
+    assert_eq!(
+        common::finding_ids(&j)[0],
+        "compile-in-window",
+        "{}",
+        j["verdict"]
+    );
+}
+
+/// `--cuda-memory-usage=true` exports (`CUDA_GPU_MEMORY_USAGE_EVENTS`) feed the memory
+/// timeline as Kineto's `[memory]` events do. By hand: a free at 50 µs of 2 MiB allocated
+/// before the capture, then 1 MiB allocated at 120 µs inside `aten::empty`, 4 MiB at 310 µs
+/// inside `aten::linear`, the 1 MiB freed at 505 µs; an 8 MiB pinned host allocation is no
+/// device memory. Allocated: 2 → 0 → 1 → 5 → 4 MiB; the peak is 5 MiB, live at it the
+/// 4 MiB of `aten::linear` and the 1 MiB of `aten::empty`.
+#[test]
+fn nsys_memory_usage_events_feed_the_memory_timeline() {
+    const MIB: i64 = 1 << 20;
+    let p = tmp("memory-usage.sqlite");
+    let (c, tid, pid) = new_export(
+        &p,
+        &[
+            "cudaLaunchKernel_v7000",
+            "gemm_kernel",
+            "cudaMalloc_v3020",
+            "cudaFree_v3020",
+            "cudaHostAlloc_v3020",
+        ],
+    );
+    c.execute_batch(
+        "CREATE TABLE CUDA_GPU_MEMORY_USAGE_EVENTS(start, globalPid, deviceId, contextId,
+           address, pc, bytes, memKind, memoryOperationType, name, correlationId);",
+    )
+    .unwrap();
+    c.execute(
+        "INSERT INTO NVTX_EVENTS(start, end, eventType, text, globalTid, domainId) VALUES
+           (90000, 160000, 59, 'aten::empty, seq = 1, op_id = 1', ?1, 0),
+           (290000, 330000, 59, 'aten::linear, seq = 2, op_id = 2', ?1, 0)",
+        [tid],
+    )
+    .unwrap();
+    c.execute(
+        "INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES
+           (40000, 60000, 0, ?1, 9, 4, 0, NULL),
+           (100000, 150000, 0, ?1, 10, 3, 0, NULL),
+           (170000, 180000, 0, ?1, 13, 5, 0, NULL),
+           (200000, 210000, 0, ?1, 1, 1, 0, NULL),
+           (300000, 320000, 0, ?1, 11, 3, 0, NULL),
+           (500000, 510000, 0, ?1, 12, 4, 0, NULL),
+           (600000, 610000, 0, ?1, 2, 1, 0, NULL)",
+        [tid],
+    )
+    .unwrap();
+    c.execute(
+        "INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES
+           (210000, 400000, 0, 1, 7, 1, ?1, 2, 2, 108, 1, 1, 256, 1, 1, 32, 0, 0),
+           (610000, 700000, 0, 1, 7, 2, ?1, 2, 2, 108, 1, 1, 256, 1, 1, 32, 0, 0)",
+        [pid],
+    )
+    .unwrap();
+    c.execute(
+        "INSERT INTO CUDA_GPU_MEMORY_USAGE_EVENTS VALUES
+           (50000, ?1, 0, 1, 57005, 0, ?2, 2, 1, NULL, 9),
+           (120000, ?1, 0, 1, 4096, 0, ?3, 2, 0, NULL, 10),
+           (175000, ?1, 0, 1, 999, 0, ?4, 1, 0, NULL, 13),
+           (310000, ?1, 0, 1, 8192, 0, ?5, 2, 0, NULL, 11),
+           (505000, ?1, 0, 1, 4096, 0, ?3, 2, 1, NULL, 12)",
+        [pid, 2 * MIB, MIB, 8 * MIB, 4 * MIB],
+    )
+    .unwrap();
+    drop(c);
+    let t = stallscope::ingest::load(p.to_str().unwrap(), &Default::default()).unwrap();
+    assert_eq!(t.memory.events, 4);
+    assert_eq!(t.memory.unmatched_frees, 1);
+    assert_eq!(t.memory.base, vec![(0, 50_000, 2 * MIB)]);
+    let j = common::analyze_json(&p, &[]);
+    let d = &j["memory"]["devices"][0];
+    assert_eq!(d["device"], 0);
+    assert_eq!(d["peak_allocated"], 5 * MIB, "{d}");
+    assert_eq!(d["recorded_peak"], 5 * MIB);
+    let live: Vec<(&str, i64)> = d["live_at_peak"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|g| (g["op"].as_str().unwrap(), g["bytes"].as_i64().unwrap()))
+        .collect();
+    assert_eq!(live, vec![("aten::linear", 4 * MIB), ("aten::empty", MIB)]);
+}
+
+/// A new export at `path` with the tables every synthetic export here uses (StringIds holding
+/// `strings` as ids 1, 2, …; runtime calls, kernels and NVTX ranges empty), and the
+/// `globalTid` and `globalPid` of its one thread.
+fn new_export(path: &Path, strings: &[&str]) -> (rusqlite::Connection, i64, i64) {
+    let _ = std::fs::remove_file(path);
+    let c = rusqlite::Connection::open(path).unwrap();
+    c.execute_batch(
+        "CREATE TABLE StringIds(id INTEGER PRIMARY KEY, value TEXT);
+         CREATE TABLE CUPTI_ACTIVITY_KIND_RUNTIME(start, end, eventClass, globalTid,
+           correlationId, nameId, returnValue, callchainId);
+         CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL(start, end, deviceId, contextId, streamId,
+           correlationId, globalPid, demangledName, shortName, gridX, gridY, gridZ, blockX,
+           blockY, blockZ, registersPerThread, staticSharedMemory, dynamicSharedMemory);
+         CREATE TABLE NVTX_EVENTS(start, end, eventType, rangeId, category, color, text,
+           globalTid, endGlobalTid, textId, domainId);",
+    )
+    .unwrap();
+    for (i, v) in strings.iter().enumerate() {
+        c.execute(
+            "INSERT INTO StringIds VALUES (?1, ?2)",
+            rusqlite::params![i as i64 + 1, v],
+        )
+        .unwrap();
+    }
+    let tid: i64 = (1 << 56) | (100 << 24) | 100;
+    let pid: i64 = (1 << 56) | (100 << 24);
+    (c, tid, pid)
+}

@@ -42,7 +42,9 @@
 //!    compile work, [`crate::window::compile_kind`], plus CUDA/HIP graph capture and
 //!    instantiation) > inside a DataLoader span (**dataloader**,
 //!    [`crate::window::steps::is_dataloader`]) > inside an allocation call (**alloc**,
-//!    [`is_allocation`]: `cudaMalloc*`, `cudaFree*`, `hipMalloc`, host allocation) > inside a
+//!    [`is_allocation`]: `cudaMalloc*`, `cudaFree*`, `hipMalloc`, `cuMemCreate`/`cuMemMap`,
+//!    host allocation; or the innermost operator during which the caching allocator grew,
+//!    `Total Reserved` rising in a `[memory]` event) > inside a
 //!    runtime/driver call that issues or orders work (**launch**; other resource management
 //!    such as stream creation or context initialisation, [`is_runtime_management`], is
 //!    **cpu**) > inside an operator (not `ProfilerStep#`), a Python frame (`python_function`,
@@ -139,8 +141,10 @@ pub enum Cause {
     Compile,
     /// DataLoader.
     Dataloader,
-    /// Memory allocation: `cudaMalloc*`, `cudaFree`, `hipMalloc`, host allocation and
-    /// registration, on any host thread.
+    /// Memory allocation: `cudaMalloc*`, `cudaFree`, `hipMalloc`, `cuMemCreate`/`cuMemMap`
+    /// (expandable segments), host allocation and registration, and the caching allocator
+    /// growing (the innermost operator during which `Total Reserved` rose,
+    /// [`crate::model::memory::MemoryEvents::reserved_growth`]), on any host thread.
     Alloc,
     /// Runtime calls and launch latency.
     Launch,
@@ -371,6 +375,20 @@ struct ThreadSets {
     alloc: IntervalSet,
 }
 
+/// The caching allocator grew at `ts` on thread `th`: the innermost operator of `open_ops[th]`
+/// that contains `ts` goes to the thread's allocation set (`per_thread[th][4]`).
+fn grown_in(open_ops: &mut [Vec<Interval>], per_thread: &mut [[UnionBuilder; 5]], ts: Ns, th: u32) {
+    let Some(stack) = open_ops.get_mut(th as usize) else {
+        return;
+    };
+    while stack.last().is_some_and(|o| o.end < ts) {
+        stack.pop();
+    }
+    if let (Some(op), Some(sets)) = (stack.last(), per_thread.get_mut(th as usize)) {
+        sets[4].push(*op);
+    }
+}
+
 /// Gaps of every device in the window's counted time `mask`, attributed; host wait per step.
 /// `compile` is the host compile / autotune work ([`crate::window::CompileWork::spans`]);
 /// graph capture (`cudaStreamBeginCapture` … `cudaStreamEndCapture` on one thread) and graph
@@ -435,10 +453,31 @@ pub fn analyze_gaps_with(
     let mut name_class = NameMemo::new(trace, NameClass::of);
     // sync calls come in `trace.cpu` order: a cursor finds them
     let mut next_sync = syncs.iter().map(|s| s.0).peekable();
+    // the caching allocator growing: the innermost operator open on the thread when `Total
+    // Reserved` rose is allocation work (found with a stack of open operators per thread,
+    // kept only when the trace has such growth)
+    let mut growth = trace.memory.reserved_growth().peekable();
+    let track_growth = growth.peek().is_some();
+    let mut open_ops: Vec<Vec<Interval>> = Vec::new();
     for (i, e) in trace.cpu.iter().enumerate() {
         let t = e.thread as usize;
         if per_thread.len() <= t {
             per_thread.resize_with(t + 1, Default::default);
+        }
+        if track_growth {
+            while let Some((ts, th)) = growth.next_if(|g| g.0 < e.start) {
+                grown_in(&mut open_ops, &mut per_thread, ts, th);
+            }
+            if e.kind == CpuKind::Op {
+                if open_ops.len() <= t {
+                    open_ops.resize_with(t + 1, Vec::new);
+                }
+                let stack = &mut open_ops[t];
+                while stack.last().is_some_and(|o| o.end <= e.start) {
+                    stack.pop();
+                }
+                stack.push(e.interval());
+            }
         }
         let sets = &mut per_thread[t];
         let iv = e.interval();
@@ -488,6 +527,9 @@ pub fn analyze_gaps_with(
         if let Some(c) = compile_iv {
             capture.push(c);
         }
+    }
+    for (ts, th) in growth {
+        grown_in(&mut open_ops, &mut per_thread, ts, th);
     }
     // compile work counts on every thread: it holds the process (GIL, compile workers)
     let compile_set = compile.union(&IntervalSet::from_intervals(capture));
@@ -1098,6 +1140,34 @@ mod tests {
         let gap = gap_at(&g, 10);
         assert_eq!(gap.split[Cause::Cpu as usize], us(100));
         assert_eq!(gap.split[Cause::Untraced as usize], us(1000 - 10 - 100));
+    }
+
+    /// The caching allocator growing is allocation: the driver calls of expandable segments
+    /// (`cuMemCreate`, `cuMemMap`), and, when the profiler recorded no such call, the innermost
+    /// operator during which `Total Reserved` rose. An operator that only reuses cached memory
+    /// (reserved unchanged) stays other CPU work.
+    #[test]
+    fn caching_allocator_growth_is_allocation() {
+        let mut b = TraceBuilder::new();
+        let c = b.runtime("cudaLaunchKernel", 0, 0.0, 1.0);
+        b.gpu(GpuKind::Kernel, "k1", 0, 7, 1.0, 9.0, c); // [1, 10)
+        b.cpu(CpuKind::Driver, "cuMemCreate", 1, 20.0, 30.0); // [20, 50)
+        b.cpu(CpuKind::Driver, "cuMemMap", 1, 50.0, 20.0); // [50, 70)
+        b.op("aten::linear", 100.0, 800.0); // [100, 900)
+        b.op("aten::empty", 200.0, 300.0); // [200, 500): grows the cache
+        b.op("aten::empty", 600.0, 100.0); // [600, 700): reuses it
+        b.memory(0, 0.0, 0xa, 512, 512, 2 << 20); // first sample: no previous value
+        b.memory(0, 300.0, 0xb, 4 << 20, (4 << 20) + 512, 6 << 20); // grew
+        b.memory(0, 650.0, 0xc, 512, (4 << 20) + 1024, 6 << 20); // reused
+        let c = b.runtime("cudaLaunchKernel", 0, 950.0, 5.0);
+        b.gpu(GpuKind::Kernel, "k2", 0, 7, 960.0, 10.0, c);
+        let t = b.build();
+        let g = run(&t, Interval::new(0, us(970)));
+        let gap = gap_at(&g, 10);
+        assert_eq!(gap.split[Cause::Alloc as usize], us(30 + 20 + 300));
+        // the rest of aten::linear, the reusing aten::empty included
+        assert_eq!(gap.split[Cause::Cpu as usize], us(800 - 300));
+        assert_eq!(gap.cause, Cause::Cpu);
     }
 
     /// Module loading and the JIT compilers beside Dynamo/Inductor are compile work, on any

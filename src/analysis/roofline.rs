@@ -17,7 +17,8 @@
 //! | `aten::conv{1,2,3}d`, `aten::convolution`, `aten::_convolution`, `aten::cudnn_convolution`, `aten::slow_conv_dilated{2,3}d` — stride/padding/dilation/groups from `Concrete Inputs` (no roofline without them) | 2·N·C_out·∏out·(C_in/groups)·∏kernel | (input + weight + output)·e |
 //! | `aten::scaled_dot_product_attention` and its `_flash`/`_efficient`/`_cudnn` forms `[B,H,L,D]`, `flash_attn::_flash_attn_forward` `[B,L,H,D]` | 4·B·H·L·S·D, halved when `is_causal` and L = S (as TraceLens and FlashAttention count) | (q + k + v + out)·e |
 //! | pointwise (`add`, `mul`, `div`, `sub`, activations, `copy_`, `to`, `fill_`, `where`, …) | one per output element | every tensor input + the output (the largest input's shape) |
-//! | norms (`layer_norm`, `group_norm`, `batch_norm`, `rms_norm`) | 8 per element | 2 × input + parameters |
+//! | norms (`layer_norm`, `group_norm`, `batch_norm`) | 8 per element | 2 × input + parameters |
+//! | `rms_norm`, `_fused_rms_norm` over C normalized elements (the weight's size, else `normalized_shape`) | (n ÷ C)·(2C + 2) + 2n (n without a weight), TraceLens's RMSNorm | (2 × input + weight)·e |
 //! | `softmax`, `log_softmax` | 5 per element | 2 × input |
 //! | reductions (`sum`, `mean`, `amax`, `norm`) | one per input element | input (+ output) |
 //!
@@ -481,14 +482,43 @@ pub fn op_cost(name: &str, dims: &[Arg], types: &[String], concrete: &[String]) 
         | "batch_norm"
         | "native_batch_norm"
         | "cudnn_batch_norm"
-        | "_batch_norm_impl_index"
-        | "rms_norm"
-        | "_fused_rms_norm" => {
+        | "_batch_norm_impl_index" => {
             let x = shape(0)?;
             let e = elem_of(0)?;
             let params: f64 = (1..dims.len()).filter_map(shape).map(numel).sum();
             let n = numel(x);
             mk(CostKind::Norm, 8.0 * n, (2.0 * n + params) * e, e, 0)
+        }
+        "rms_norm" | "_fused_rms_norm" => {
+            // TraceLens's RMSNorm: per row of C normalized elements, 2C + 2 (squares, sum,
+            // mean, rsqrt), then 2 per element to scale by the rsqrt and the weight (1 without
+            // a weight); bytes: input and output once, plus the weight
+            let x = shape(0)?;
+            let e = elem_of(0)?;
+            let n = numel(x);
+            let weight = shape(2).filter(|w| !w.is_empty()).map(numel);
+            let c = weight.or_else(|| {
+                let list = concrete.get(1)?;
+                let v: Option<Vec<f64>> = list
+                    .trim()
+                    .trim_start_matches('[')
+                    .trim_end_matches(']')
+                    .split(',')
+                    .map(|d| d.trim().parse::<f64>().ok())
+                    .collect();
+                v.filter(|v| !v.is_empty()).map(|v| v.iter().product())
+            })?;
+            if c <= 0.0 {
+                return None;
+            }
+            let flops = n / c * (2.0 * c + 2.0) + if weight.is_some() { 2.0 * n } else { n };
+            mk(
+                CostKind::Norm,
+                flops,
+                (2.0 * n + weight.unwrap_or(0.0)) * e,
+                e,
+                0,
+            )
         }
         "softmax" | "_softmax" | "log_softmax" | "_log_softmax" => {
             let x = shape(0)?;
@@ -763,6 +793,40 @@ mod tests {
 
     fn s(v: &[&str]) -> Vec<String> {
         v.iter().map(|x| x.to_string()).collect()
+    }
+
+    /// RMSNorm over the weight's size, else over `normalized_shape` (no weight: 1 FLOP per
+    /// element to scale, no weight bytes).
+    #[test]
+    fn rms_norm_with_and_without_weight() {
+        let dims = parse_dims("[[4, 8, 16], [], [16], []]").unwrap();
+        let c = op_cost(
+            "aten::rms_norm",
+            &dims,
+            &s(&["c10::BFloat16", "ScalarList", "c10::BFloat16", ""]),
+            &s(&["", "[16]", "", ""]),
+        )
+        .unwrap();
+        assert_eq!(c.flops, 32.0 * (2.0 * 16.0 + 2.0) + 2.0 * 512.0);
+        assert_eq!(c.bytes, (2.0 * 512.0 + 16.0) * 2.0);
+        let dims = parse_dims("[[4, 8, 16], [], [], []]").unwrap();
+        let c = op_cost(
+            "aten::rms_norm",
+            &dims,
+            &s(&["float", "ScalarList", "", ""]),
+            &s(&["", "[8, 16]", "", ""]),
+        )
+        .unwrap();
+        assert_eq!(c.flops, 4.0 * (2.0 * 128.0 + 2.0) + 512.0);
+        assert_eq!(c.bytes, 2.0 * 512.0 * 4.0);
+        // no normalized shape at all: no cost rather than a guess
+        assert!(op_cost(
+            "aten::rms_norm",
+            &dims,
+            &s(&["float", "ScalarList", "", ""]),
+            &s(&[]),
+        )
+        .is_none());
     }
 
     #[test]

@@ -13,7 +13,10 @@
 //! numbers with thousands separators (`"4,194,688"`) are read; `n/a`, `nan`, `-nan` and empty
 //! cells are "no data". Values are normalised to base units whatever `--print-units` said:
 //! times to ns, sizes to bytes, rates to per second (`msecond` → ×1e6 ns, `Kbyte` → ×1000
-//! bytes, `cycle/nsecond` → ×1e9 cycle/second).
+//! bytes, `cycle/nsecond` → ×1e9 cycle/second). Nsight Compute 2025.x/2026.x (compute
+//! capability 10.x and 12.x in the tests) writes short units (`ns`, `hz`, `Ghz`, `Gbyte/s`)
+//! and ends metric rows after `Metric Value` with a trailing comma (fewer fields than the
+//! header); both are read the same.
 //!
 //! Each launch gets a [`Bound`] from NVIDIA's `SOLBottleneck` rule (ncu 2024.1,
 //! `../shared/reference/ncu-csv.md` §6): with SM% = `sm__throughput…elapsed` and Mem% =
@@ -388,10 +391,26 @@ fn time_scale(word: &str) -> Option<f64> {
     }
 }
 
-/// Normalises a value to base units: times → ns, sizes → bytes, `x/<time>` → per second.
+/// Frequencies as ncu 2025 and later print them (`hz`, auto-scaled `Khz`/`Mhz`/`Ghz`; the
+/// same as `cycle/second`).
+fn hertz_scale(word: &str) -> Option<f64> {
+    match word.to_ascii_lowercase().as_str() {
+        "hz" => Some(1.0),
+        "khz" => Some(1e3),
+        "mhz" => Some(1e6),
+        "ghz" => Some(1e9),
+        _ => None,
+    }
+}
+
+/// Normalises a value to base units: times → ns, sizes → bytes, `x/<time>` and frequencies
+/// (`hz`, `Ghz`) → per second.
 /// Returns the factor and the base unit; unknown units keep factor 1.
 pub fn unit_factor(unit: &str) -> (f64, String) {
     let u = unit.trim();
+    if let Some(f) = hertz_scale(u) {
+        return (f, "cycle/second".to_string());
+    }
     let (num, den) = match u.split_once('/') {
         Some((n, d)) => (n, Some(d)),
         None => (u, None),
@@ -941,6 +960,8 @@ mod tests {
         assert_eq!(unit_factor("Kbyte/block"), (1e3, "byte/block".into()));
         assert_eq!(unit_factor("cycle/nsecond"), (1e9, "cycle/second".into()));
         assert_eq!(unit_factor("Gbyte/second"), (1e9, "byte/second".into()));
+        assert_eq!(unit_factor("Ghz"), (1e9, "cycle/second".into()));
+        assert_eq!(unit_factor("hz"), (1.0, "cycle/second".into()));
         assert_eq!(unit_factor("%"), (1.0, "%".into()));
         assert_eq!(unit_factor(""), (1.0, "".into()));
     }
@@ -1037,6 +1058,128 @@ mod tests {
             "{}",
             r.warnings[0].message
         );
+    }
+
+    /// Nsight Compute 2025.x on compute capability 10.x and 12.x: the details page writes
+    /// `ns` and `hz` units, metric rows end after `Metric Value` with a trailing comma (fewer
+    /// fields than the header), and brings new sections (`GPU and Memory Workload
+    /// Distribution`, cluster and green-context launch metrics). The layout of a cuBLASLt FP8
+    /// GEMM on CC 10.0 as ncu 2025 writes it (SM 23.59 %, memory 21.68 %, 1.89 waves: latency),
+    /// and the same launch as `--page raw` and as a single SpeedOfLight section, get the same
+    /// bound, duration and SM frequency; a CC 12.0 launch printed with `--print-units auto`
+    /// (`usecond`, `Ghz`, `Gbyte/s`) reads the same as in base units.
+    #[test]
+    fn ncu_2025_layouts_on_cc_10_and_12() {
+        let head = "\"ID\",\"Process ID\",\"Process Name\",\"Host Name\",\"Kernel Name\",\"Context\",\"Stream\",\"Block Size\",\"Grid Size\",\"Device\",\"CC\",\"Section Name\",\"Metric Name\",\"Metric Unit\",\"Metric Value\",\"Rule Name\",\"Rule Type\",\"Rule Description\",\"Estimated Speedup Type\",\"Estimated Speedup\"\n";
+        let row = |cc: &str, section: &str, label: &str, unit: &str, value: &str| {
+            format!(
+                "\"0\",\"9\",\"gemm\",\"127.0.0.1\",\"cutlass3x_sm100_tensorop_gemm_f8_f8_f32\",\"1\",\"7\",\"(384, 1, 1)\",\"(9, 32, 1)\",\"0\",\"{cc}\",\"{section}\",\"{label}\",\"{unit}\",\"{value}\",\n"
+            )
+        };
+        let sol = "GPU Speed Of Light Throughput";
+        let sol_rows = |cc: &str, rows: &[(&str, &str, &str)]| -> String {
+            rows.iter().map(|(l, u, v)| row(cc, sol, l, u, v)).collect()
+        };
+        let base = [
+            ("DRAM Frequency", "hz", "3995313115.40"),
+            ("SM Frequency", "hz", "1239496049.13"),
+            ("Elapsed Cycles", "cycle", "508757"),
+            ("Memory Throughput", "%", "21.68"),
+            ("DRAM Throughput", "%", "0.74"),
+            ("Duration", "ns", "406240"),
+            ("Compute (SM) Throughput", "%", "23.59"),
+        ];
+        let mut details = format!(
+            "==PROF== Connected to process 9\n{head}{}",
+            sol_rows("10.0", &base)
+        );
+        details.push_str("\"0\",\"9\",\"gemm\",\"127.0.0.1\",\"cutlass3x_sm100_tensorop_gemm_f8_f8_f32\",\"1\",\"7\",\"(384, 1, 1)\",\"(9, 32, 1)\",\"0\",\"10.0\",\"SpeedOfLight\",\"\",\"\",\"\",\"SOLBottleneck\",\"OPT\",\"below 60.0% of peak: latency issues\",\"\",\"\"\n");
+        for (sec, l, u, v) in [
+            (
+                "Launch Statistics",
+                "Cluster Scheduling Policy",
+                "",
+                "PolicySpread",
+            ),
+            ("Launch Statistics", "# SMs", "SM", "152"),
+            ("Launch Statistics", "Uses Green Context", "", "0"),
+            ("Launch Statistics", "Waves Per SM", "", "1.89"),
+            (
+                "Launch Statistics",
+                "Dynamic Shared Memory Per Block",
+                "byte/block",
+                "205696",
+            ),
+            ("Occupancy", "Theoretical Occupancy", "%", "18.75"),
+            ("Occupancy", "Achieved Occupancy", "%", "15.53"),
+            (
+                "GPU and Memory Workload Distribution",
+                "Average DRAM Active Cycles",
+                "cycle",
+                "12018",
+            ),
+        ] {
+            details.push_str(&row("10.0", sec, l, u, v));
+        }
+        let details = parse(&details, "ncu2025-details.csv").unwrap();
+        let single = parse(
+            &format!("{head}{}", sol_rows("10.0", &base)),
+            "ncu2025-sol.csv",
+        )
+        .unwrap();
+        let raw = parse(
+            "\"ID\",\"Process ID\",\"Process Name\",\"Host Name\",\"Kernel Name\",\"Context\",\"Stream\",\"Block Size\",\"Grid Size\",\"Device\",\"CC\",\"gpc__cycles_elapsed.avg.per_second\",\"gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed\",\"gpu__time_duration.sum\",\"launch__cluster_scheduling_policy\",\"launch__waves_per_multiprocessor\",\"sm__throughput.avg.pct_of_peak_sustained_elapsed\"\n\
+\"\",\"\",\"\",\"\",\"\",\"\",\"\",\"\",\"\",\"\",\"\",\"hz\",\"%\",\"ns\",\"\",\"\",\"%\"\n\
+\"0\",\"9\",\"gemm\",\"127.0.0.1\",\"cutlass3x_sm100_tensorop_gemm_f8_f8_f32\",\"1\",\"7\",\"(384, 1, 1)\",\"(9, 32, 1)\",\"0\",\"10.0\",\"1239496049.13\",\"21.68\",\"406240\",\"PolicySpread\",\"1.89\",\"23.59\"\n",
+            "ncu2025-raw.csv",
+        )
+        .unwrap();
+        for r in [&details, &single, &raw] {
+            let k = &r.kernels[0];
+            assert_eq!(k.bound, Some(Bound::Latency), "{}", r.path);
+            assert_eq!(k.duration_ns, Some(406_240), "{}", r.path);
+            assert_eq!(k.compute_capability.as_deref(), Some("10.0"), "{}", r.path);
+            let f = k.metrics["gpc__cycles_elapsed.avg.per_second"];
+            assert!((f - 1_239_496_049.13).abs() < 1e-3, "{}: {f}", r.path);
+            assert!(r.warnings.is_empty(), "{}", r.path);
+        }
+        assert_eq!(details.kernels[0].waves_per_sm, Some(1.89));
+        assert_eq!(details.kernels[0].rules.len(), 1);
+        assert_eq!(details.kernels[0].achieved_occupancy_pct, Some(15.53));
+
+        // CC 12.0, `--print-units auto`: same values in scaled units
+        let auto = [
+            ("SM Frequency", "Ghz", "2.41"),
+            ("Memory Throughput", "%", "91.20"),
+            ("Duration", "usecond", "12.35"),
+            ("Compute (SM) Throughput", "%", "40.10"),
+        ];
+        let baseu = [
+            ("SM Frequency", "hz", "2410000000"),
+            ("Memory Throughput", "%", "91.20"),
+            ("Duration", "ns", "12350"),
+            ("Compute (SM) Throughput", "%", "40.10"),
+        ];
+        let mwa = row(
+            "12.0",
+            "Memory Workload Analysis",
+            "Memory Throughput",
+            "Gbyte/s",
+            "1,632.40",
+        );
+        for rows in [&auto, &baseu] {
+            let r = parse(
+                &format!("{head}{}{mwa}", sol_rows("12.0", rows)),
+                "cc12.csv",
+            )
+            .unwrap();
+            let k = &r.kernels[0];
+            assert_eq!(k.bound, Some(Bound::Memory));
+            assert_eq!(k.duration_ns, Some(12_350));
+            assert_eq!(k.memory_pct, Some(91.2));
+            assert!((k.metrics["gpc__cycles_elapsed.avg.per_second"] - 2.41e9).abs() < 1.0);
+            assert!((k.metrics["Memory Throughput [Gbyte/s]"] - 1_632.4e9).abs() < 1.0);
+        }
     }
 
     #[test]

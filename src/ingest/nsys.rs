@@ -14,6 +14,7 @@
 //! | `NVTX_EVENTS` start/end ranges (60, 71) | [`CpuKind::UserAnnotation`] on a companion pseudo-thread of their start thread (tid negated, name suffixed `[NVTX start/end]`): they may overlap freely and are no part of the push/pop tree |
 //! | `CUPTI_ACTIVITY_KIND_OVERHEAD` | [`CpuKind::Other`] (`Command Buffer Full`, ...) |
 //! | `GPU_METRICS` + `TARGET_INFO_GPU_METRICS`, or `GENERIC_EVENTS` (≤ 2022) | [`Trace::gpu_metrics`] |
+//! | `CUDA_GPU_MEMORY_USAGE_EVENTS` (`--cuda-memory-usage=true`) | [`Trace::memory`], the same memory timeline as Kineto's `[memory]` events (CUDA-API allocations; see `Reader::read_memory`) |
 //! | `TARGET_INFO_GPU`, `TARGET_INFO_CUDA_DEVICE` | [`Trace::devices`] |
 //! | `ThreadNames`, `PROCESSES` | [`Trace::threads`] (`pid = globalTid >> 24 & 0xFFFFFF`, `tid = globalTid & 0xFFFFFF`) |
 //!
@@ -32,6 +33,7 @@ use rusqlite::types::ValueRef;
 use rusqlite::{Connection, OpenFlags};
 
 use super::LoadError;
+use crate::model::memory::{MemEvent, MemoryBuilder, MemoryEvents};
 use crate::model::{
     stream_id, CpuEvent, CpuKind, Device, GpuEvent, GpuKind, GpuMetricSeries, Interner, KernelInfo,
     KernelInfoTable, NameId, Ns, Source, SourceFormat, Thread, Trace, Vendor, Warning, NONE,
@@ -45,6 +47,7 @@ const SYNC: &str = "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION";
 const GRAPH_TRACE: &str = "CUPTI_ACTIVITY_KIND_GRAPH_TRACE";
 const OVERHEAD: &str = "CUPTI_ACTIVITY_KIND_OVERHEAD";
 const NVTX: &str = "NVTX_EVENTS";
+const MEMORY_USAGE: &str = "CUDA_GPU_MEMORY_USAGE_EVENTS";
 
 /// `ENUM_CUDA_MEMCPY_OPER` (`copyKind`), fixed since schema 2.x.
 const COPY_KINDS: [&str; 14] = [
@@ -796,6 +799,73 @@ impl<'p> Reader<'p> {
         Ok(n)
     }
 
+    /// Device memory allocations and frees (`--cuda-memory-usage=true`:
+    /// `CUDA_GPU_MEMORY_USAGE_EVENTS`) folded into the same [`MemoryEvents`] as Kineto's
+    /// `[memory]` events. Each row is one allocation (`memoryOperationType` 0) or free (1) of
+    /// `bytes` at `address`; host memory (`memKind` pageable or pinned) is left out. The host
+    /// thread is the one of the runtime call with the row's `correlationId`. The allocated total
+    /// after each event is the running sum per device, raised by the bytes allocated before the
+    /// capture (the largest shortfall of the running sum, from frees of blocks allocated
+    /// earlier). These are CUDA-API allocations: for a PyTorch program, what the caching
+    /// allocator reserved, not the tensors; no reserved total is recorded.
+    fn read_memory(&mut self) -> Result<MemoryEvents, LoadError> {
+        let rows: Vec<[Option<i64>; 8]> = self.int_rows(
+            MEMORY_USAGE,
+            &[
+                "start",
+                "globalPid",
+                "deviceId",
+                "address",
+                "bytes",
+                "memKind",
+                "memoryOperationType",
+                "correlationId",
+            ],
+        )?;
+        let mut events: Vec<MemEvent> = Vec::with_capacity(rows.len());
+        let mut thread_of: HashMap<u64, u32> = HashMap::new();
+        if !rows.is_empty() {
+            for e in &self.cpu {
+                if e.correlation != 0 && matches!(e.kind, CpuKind::Runtime | CpuKind::Driver) {
+                    thread_of.insert(e.correlation, e.thread);
+                }
+            }
+        }
+        for v in rows {
+            let (Some(ts), Some(bytes), Some(op)) = (v[0], v[4], v[6]) else {
+                continue;
+            };
+            if matches!(v[5], Some(0) | Some(1)) || bytes <= 0 || !(0..=1).contains(&op) {
+                continue;
+            }
+            let corr = self.correlation(v[1].map(pid_of), v[7]);
+            events.push(MemEvent {
+                ts,
+                addr: v[3].unwrap_or(0) as u64,
+                bytes: if op == 0 { bytes } else { -bytes },
+                total_allocated: 0,
+                total_reserved: -1,
+                device: v[2].unwrap_or(0) as i32,
+                thread: thread_of.get(&corr).copied().unwrap_or(NONE),
+            });
+        }
+        events.sort_by_key(|e| e.ts);
+        // running totals per device, then what was allocated before the capture
+        let mut run: BTreeMap<i32, (i64, i64)> = BTreeMap::new(); // device → (sum, min)
+        for e in events.iter_mut() {
+            let r = run.entry(e.device).or_insert((0, 0));
+            r.0 += e.bytes;
+            r.1 = r.1.min(r.0);
+            e.total_allocated = r.0;
+        }
+        let mut b = MemoryBuilder::new();
+        for e in events.iter_mut() {
+            e.total_allocated -= run[&e.device].1;
+            b.push(e);
+        }
+        Ok(b.finish())
+    }
+
     fn read_overhead(&mut self) -> Result<(), LoadError> {
         let rows: Vec<[Option<i64>; 4]> =
             self.int_rows(OVERHEAD, &["start", "end", "globalTid", "nameId"])?;
@@ -1158,6 +1228,7 @@ pub fn read_file(file: &Path, path: &str, compressed: Option<u64>) -> Result<Tra
     r.read_overhead()?;
     r.read_nvtx()?;
     let gpu_metrics = r.read_gpu_metrics()?;
+    let memory = r.read_memory()?;
     r.link_ops();
 
     // What is missing, and why it matters.
@@ -1249,8 +1320,16 @@ pub fn read_file(file: &Path, path: &str, compressed: Option<u64>) -> Result<Tra
         gpu_metrics,
         op_shapes: Default::default(),
         op_flops: Default::default(),
-        memory: Default::default(),
+        memory,
     };
+    for d in trace.devices.iter_mut() {
+        d.peak_allocated = trace
+            .memory
+            .recorded_peak
+            .iter()
+            .find(|p| p.0 as i64 == d.id)
+            .map(|p| p.1.max(0) as u64);
+    }
     trace.finalize();
     for g in trace.gpu.iter_mut() {
         g.flow_linked = g.correlation != 0 && g.launch != NONE;

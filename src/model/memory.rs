@@ -64,6 +64,9 @@ pub struct ReservedSample {
     pub device: i32,
     /// Bytes reserved by the caching allocator.
     pub bytes: i64,
+    /// Host thread of the event that changed it (index into [`super::Trace::threads`]): when
+    /// the total grew, the caching allocator asked the driver for memory on this thread.
+    pub thread: u32,
 }
 
 /// The device memory events of a trace (see the module docs).
@@ -95,6 +98,24 @@ impl MemoryEvents {
     /// True when no memory event was recorded.
     pub fn is_empty(&self) -> bool {
         self.events == 0
+    }
+    /// The times the caching allocator grew (`Total Reserved` rose above its previous value
+    /// on the same device: it obtained memory from the driver — `cudaMalloc`, `hipMalloc`, or
+    /// `cuMemCreate`/`cuMemMap` with expandable segments, calls the profiler may not record),
+    /// with the host thread, in time order. A device's first sample has no previous value and
+    /// is not counted.
+    pub fn reserved_growth(&self) -> impl Iterator<Item = (Ns, u32)> + '_ {
+        let mut last: Vec<(i32, i64)> = Vec::new();
+        self.reserved.iter().filter_map(move |r| {
+            let grew = match last.iter_mut().find(|l| l.0 == r.device) {
+                Some(l) => std::mem::replace(&mut l.1, r.bytes) < r.bytes,
+                None => {
+                    last.push((r.device, r.bytes));
+                    false
+                }
+            };
+            grew.then_some((r.ts, r.thread))
+        })
     }
     /// Devices with events, ascending.
     pub fn devices(&self) -> Vec<i32> {
@@ -171,6 +192,7 @@ impl MemoryBuilder {
                     ts: e.ts,
                     device: e.device,
                     bytes: e.total_reserved,
+                    thread: e.thread,
                 });
             }
         }
@@ -254,6 +276,7 @@ mod tests {
         assert_eq!((m.blocks[2].alloc, m.blocks[2].free), (20, Ns::MAX));
         assert_eq!(m.reserved.len(), 2);
         assert_eq!(m.reserved[1].bytes, 4000);
+        assert_eq!(m.reserved_growth().collect::<Vec<_>>(), vec![(40, 3)]);
         assert!(m.blocks[1].live_at(30) && !m.blocks[1].live_at(31));
     }
 }

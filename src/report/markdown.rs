@@ -118,6 +118,88 @@ fn breakdown_cells(b: &BreakdownUs) -> Vec<String> {
     b.parts().iter().map(|(_, v)| fmt_us(*v)).collect()
 }
 
+/// Operators and phases ranked by time lost against their roofline, per step (the terminal's
+/// Efficiency section).
+fn efficiency_section(r: &Report, top: usize, out: &mut dyn Write) -> io::Result<()> {
+    let Some(e) = &r.efficiency else {
+        return Ok(());
+    };
+    if e.ops.is_empty() && e.phases.is_empty() {
+        return Ok(());
+    }
+    writeln!(out, "### Efficiency")?;
+    writeln!(out)?;
+    writeln!(out, "{}.", escape(&super::efficiency_subtitle(e)))?;
+    writeln!(out)?;
+    let row = |name: String, x: &crate::analysis::efficiency::EfficiencyRow| {
+        let mut v = vec![escape(&shorten_middle(&name, NAME_WIDTH))];
+        v.extend(super::efficiency_cells(x));
+        v
+    };
+    let rows: Vec<Vec<String>> = e
+        .ops
+        .iter()
+        .take(top.min(10))
+        .map(|o| row(o.name.clone(), o))
+        .chain(
+            e.phases
+                .iter()
+                .take(top.min(5))
+                .map(|p| row(format!("phase {}", p.name), p)),
+        )
+        .collect();
+    let right: Vec<bool> = (0..super::EFFICIENCY_COLUMNS.len())
+        .map(|i| i > 0)
+        .collect();
+    table(out, &super::EFFICIENCY_COLUMNS, &right, &rows)?;
+    writeln!(out)
+}
+
+/// Per device: the memory peak, the allocator's share, churn per step and what is live at
+/// the peak (the terminal's memory section).
+fn memory_section(r: &Report, out: &mut dyn Write) -> io::Result<()> {
+    let Some(m) = &r.memory else {
+        return Ok(());
+    };
+    for d in &m.devices {
+        writeln!(out, "### GPU {} memory", d.device)?;
+        writeln!(out)?;
+        writeln!(out, "{}.", rich(&super::memory_summary(d)))?;
+        writeln!(out)?;
+        if !d.blocks_known || d.live_at_peak.is_empty() {
+            continue;
+        }
+        let rows: Vec<Vec<String>> = d
+            .live_at_peak
+            .iter()
+            .take(6)
+            .map(|g| {
+                vec![
+                    escape(&shorten_middle(&g.op, NAME_WIDTH)),
+                    escape(&shorten_middle(&g.phase, 40)),
+                    fmt_count(g.blocks),
+                    fmt_bytes(g.bytes),
+                    super::share_of_peak(g.bytes, d),
+                ]
+            })
+            .collect();
+        table(
+            out,
+            &[
+                "live at the peak: operator",
+                "phase",
+                "blocks",
+                "bytes",
+                "share",
+            ],
+            &[false, false, true, true, true],
+            &rows,
+        )?;
+        writeln!(out)?;
+    }
+    Ok(())
+}
+
 /// A folder of ranks: the verdict over the ranks, the per-rank table and the cross-rank
 /// findings, before the shown rank's report.
 fn ranks_section(sec: &super::ranks::RanksSection, out: &mut dyn Write) -> io::Result<()> {
@@ -284,6 +366,14 @@ impl Renderer for Markdown {
             writeln!(out, "> **Verdict:** {}", rich(&r.verdict))?;
             writeln!(out)?;
         }
+        if let Some(e) = &r.efficiency {
+            writeln!(
+                out,
+                "> **Efficiency:** {}",
+                rich(&super::efficiency_headline(e))
+            )?;
+            writeln!(out)?;
+        }
         let shown: Vec<_> = r
             .findings
             .iter()
@@ -425,6 +515,8 @@ impl Renderer for Markdown {
         }
 
         let top = if opts.top == 0 { usize::MAX } else { opts.top };
+        efficiency_section(r, top, out)?;
+        memory_section(r, out)?;
         if !r.phases.is_empty() {
             let shown: Vec<&super::PhaseInfo> = r
                 .phases

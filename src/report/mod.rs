@@ -765,7 +765,8 @@ pub struct CompileInfo {
     pub steps: Vec<String>,
     /// Compile time outside every step, µs.
     pub outside_steps_us: f64,
-    /// Per kind (`dynamo`, `inductor`, `autotune`, `cudnn_benchmark`, `first_run`).
+    /// Per kind (`dynamo`, `inductor`, `autotune`, `cudnn_benchmark`, `first_run`, `jit`,
+    /// `module_load`).
     pub by_kind: Vec<CompileKindInfo>,
 }
 
@@ -978,6 +979,94 @@ pub fn efficiency_headline(e: &analysis::efficiency::Efficiency) -> String {
             accounted
         ),
     }
+}
+
+/// The efficiency section's subtitle: FLOPs and bytes per step, and how the rows are ranked
+/// (terminal and Markdown).
+pub fn efficiency_subtitle(e: &analysis::efficiency::Efficiency) -> String {
+    let lost = e.ops.first().is_some_and(|o| o.lost_us.is_some());
+    format!(
+        "per step: {}FLOP, {}B moved at least; {}",
+        si(e.flops_per_step),
+        si(e.bytes_per_step),
+        if lost {
+            "ranked by time lost against the roofline"
+        } else {
+            "ranked by device time (no peaks for this device)"
+        }
+    )
+}
+
+/// Columns of the efficiency table, for [`efficiency_cells`].
+pub const EFFICIENCY_COLUMNS: [&str; 7] = [
+    "operator / phase",
+    "calls",
+    "device",
+    "TFLOP/s",
+    "GB/s",
+    "roofline",
+    "lost",
+];
+
+/// One row of the efficiency table (after its name): calls, device time, achieved TFLOP/s
+/// and GB/s, roofline time and time lost (`-` without peaks).
+pub fn efficiency_cells(x: &analysis::efficiency::EfficiencyRow) -> [String; 6] {
+    use terminal::{fmt_count, fmt_us};
+    let dash = |v: Option<f64>| v.map(fmt_us).unwrap_or_else(|| "-".into());
+    [
+        fmt_count(x.calls),
+        fmt_us(x.device_us),
+        format!("{:.1}", x.achieved_tflops),
+        format!("{:.0}", x.achieved_gbs),
+        dash(x.roofline_us),
+        dash(x.lost_us),
+    ]
+}
+
+/// The one-paragraph summary of a device's memory over the window (terminal and Markdown):
+/// the peak and when, the allocator's share, allocations per step.
+pub fn memory_summary(d: &analysis::memory::DeviceMemory) -> String {
+    use terminal::{fmt_bytes, fmt_count, fmt_us};
+    let b = |v: i64| fmt_bytes(v.max(0) as u64);
+    let n = d.churn.len().max(1) as f64;
+    let allocs: u64 = d.churn.iter().map(|c| c.allocs).sum();
+    let bytes: u64 = d.churn.iter().map(|c| c.alloc_bytes).sum();
+    let mut line = format!(
+        "peak allocated {}{} at {} ({}); at the window start {}",
+        b(d.peak_allocated),
+        d.capacity
+            .map(|c| format!(" of {}", fmt_bytes(c)))
+            .unwrap_or_default(),
+        fmt_us(d.peak_at_us),
+        d.peak_step.as_deref().unwrap_or("outside the steps"),
+        b(d.start_allocated)
+    );
+    if d.reserved_at_peak >= 0 {
+        line.push_str(&format!(
+            "; reserved {} ({} held by the caching allocator)",
+            b(d.reserved_at_peak),
+            b(d.held_at_peak)
+        ));
+    }
+    if !d.churn.is_empty() {
+        line.push_str(&format!(
+            "; {} allocations ({}) per step",
+            fmt_count((allocs as f64 / n).round() as u64),
+            fmt_bytes((bytes as f64 / n) as u64)
+        ));
+    }
+    if d.recorded_peak < 0 {
+        line.push_str("; the trace has no `Total Allocated`: totals count from the first event");
+    }
+    line
+}
+
+/// Share of the peak a live group holds, `12.3%`.
+pub fn share_of_peak(bytes: u64, d: &analysis::memory::DeviceMemory) -> String {
+    format!(
+        "{:.1}%",
+        bytes as f64 / d.peak_allocated.max(1) as f64 * 100.0
+    )
 }
 
 /// The JSON of `stallscope memory` on torch's memory-timeline export: the peak, when, and the

@@ -997,42 +997,17 @@ fn write_efficiency_section(
     };
     let top = if top == 0 { usize::MAX } else { top.min(10) };
     writeln!(out)?;
-    let lost = e.ops.first().is_some_and(|o| o.lost_us.is_some());
     writeln!(
         out,
         "{}  {}",
         st.heading("Efficiency"),
-        st.dim(&format!(
-            "per step: {}FLOP, {}B moved at least; {}",
-            super::si(e.flops_per_step),
-            super::si(e.bytes_per_step),
-            if lost {
-                "ranked by time lost against the roofline"
-            } else {
-                "ranked by device time (no peaks for this device)"
-            }
-        ))
+        st.dim(&super::efficiency_subtitle(e))
     )?;
-    let mut t = Table::new(&[
-        "operator / phase",
-        "calls",
-        "device",
-        "TFLOP/s",
-        "GB/s",
-        "roofline",
-        "lost",
-    ]);
-    let dash = |v: Option<f64>| v.map(fmt_us).unwrap_or_else(|| "-".into());
+    let mut t = Table::new(&super::EFFICIENCY_COLUMNS);
     let row = |name: String, x: &crate::analysis::efficiency::EfficiencyRow| {
-        vec![
-            name,
-            fmt_count(x.calls),
-            fmt_us(x.device_us),
-            format!("{:.1}", x.achieved_tflops),
-            format!("{:.0}", x.achieved_gbs),
-            dash(x.roofline_us),
-            dash(x.lost_us),
-        ]
+        let mut v = vec![name];
+        v.extend(super::efficiency_cells(x));
+        v
     };
     for o in e.ops.iter().take(top) {
         t.row(row(sanitize(&shorten_middle(&o.name, 44)), o));
@@ -1112,7 +1087,6 @@ fn write_memory_section(
     let Some(m) = &r.memory else {
         return Ok(());
     };
-    let b = |v: i64| fmt_bytes(v.max(0) as u64);
     for d in &m.devices {
         writeln!(out)?;
         writeln!(
@@ -1121,38 +1095,7 @@ fn write_memory_section(
             st.heading(&format!("GPU {} memory", d.device)),
             st.dim("from profile_memory events; `stallscope memory --format csv` for the timeline")
         )?;
-        let n = d.churn.len().max(1) as f64;
-        let allocs: u64 = d.churn.iter().map(|c| c.allocs).sum();
-        let bytes: u64 = d.churn.iter().map(|c| c.alloc_bytes).sum();
-        let mut line = format!(
-            "peak allocated {}{} at {} ({}); at the window start {}",
-            b(d.peak_allocated),
-            d.capacity
-                .map(|c| format!(" of {}", fmt_bytes(c)))
-                .unwrap_or_default(),
-            fmt_us(d.peak_at_us),
-            d.peak_step.as_deref().unwrap_or("outside the steps"),
-            b(d.start_allocated)
-        );
-        if d.reserved_at_peak >= 0 {
-            line.push_str(&format!(
-                "; reserved {} ({} held by the caching allocator)",
-                b(d.reserved_at_peak),
-                b(d.held_at_peak)
-            ));
-        }
-        if !d.churn.is_empty() {
-            line.push_str(&format!(
-                "; {} allocations ({}) per step",
-                fmt_count((allocs as f64 / n).round() as u64),
-                fmt_bytes((bytes as f64 / n) as u64)
-            ));
-        }
-        if d.recorded_peak < 0 {
-            line.push_str(
-                "; the trace has no `Total Allocated`: totals count from the first event",
-            );
-        }
+        let line = super::memory_summary(d);
         write_wrapped(out, "  ", &sanitize(&line), 2, width)?;
         if !d.blocks_known || d.live_at_peak.is_empty() {
             continue;
@@ -1170,10 +1113,7 @@ fn write_memory_section(
                 sanitize(&shorten_middle(&g.phase, 28)),
                 fmt_count(g.blocks),
                 fmt_bytes(g.bytes),
-                format!(
-                    "{:.1}%",
-                    g.bytes as f64 / d.peak_allocated.max(1) as f64 * 100.0
-                ),
+                super::share_of_peak(g.bytes, d),
             ]);
         }
         t.write(out, width, st)?;

@@ -324,6 +324,8 @@ const COMPILE_ANNOTATIONS: &[(&str, CompileKind)] = &[
     ("PyCodeCache.", CompileKind::Inductor),
     ("FxGraphCache.", CompileKind::Inductor),
     ("AOTAutogradCache.", CompileKind::Inductor),
+    // XLA's (JAX) `backend_compile_and_load`, before Inductor's `backend_compile` matches it
+    ("backend_compile_and_load", CompileKind::Jit),
     ("backend_compile", CompileKind::Inductor),
     ("inductor_compile", CompileKind::Inductor),
     ("compile_file", CompileKind::Inductor),
@@ -352,7 +354,6 @@ const COMPILE_ANNOTATIONS: &[(&str, CompileKind)] = &[
     ("XlaCompile", CompileKind::Jit),
     ("xla::Compile", CompileKind::Jit),
     ("PjRtCompile", CompileKind::Jit),
-    ("backend_compile_and_load", CompileKind::Jit),
 ];
 
 /// Runtime and driver calls that are compile work: module and library loading (the driver
@@ -1269,9 +1270,18 @@ mod tests {
         let jit = Some(CompileKind::Jit);
         for name in [
             "FusionKernelRuntime::compileFusionParallel",
+            "FusionKernelRuntime::compileKernel",
             "nvfuser::FusionExecutor::compileFusion",
+            "KernelExecutor::compile",
+            "FusionExecutorCache::compileFusionAsync",
             "IBuilder::buildSerializedNetwork",
+            "IBuilder::buildEngineWithConfig",
+            "tensorrt.Builder.build_serialized_network",
+            "torch_tensorrt build_engine",
             "XlaCompile",
+            "xla::Compile",
+            "PjRtCompile",
+            "backend_compile_and_load",
         ] {
             assert_eq!(compile_kind(name, CpuKind::UserAnnotation), jit, "{name}");
         }
@@ -1279,6 +1289,9 @@ mod tests {
             "cuModuleLoadData",
             "cuModuleLoadDataEx",
             "cuLibraryLoadData",
+            "cuLibraryLoadFromFile",
+            "cudaLibraryLoadData",
+            "hipModuleLoadData",
         ] {
             assert_eq!(
                 compile_kind(name, CpuKind::Driver),
