@@ -19,8 +19,8 @@ for i in $(seq 0 255); do
     sed "s/\"distributedInfo\": {\"backend\": \"nccl\", \"rank\": $w, \"world_size\": 8}/\"distributedInfo\": {\"backend\": \"nccl\", \"rank\": $i, \"world_size\": 256}/" \
         "$out/.scaled/w$w.json" >"$out/rank$(printf %03d "$i").json"
 done
-grep -c '"world_size": 256' "$out"/rank*.json | grep -vc ':1$' | grep -qx 0 || {
+if grep -L '"world_size": 256' "$out"/rank*.json | grep -q .; then
     echo "distributedInfo not rewritten in every file" >&2
     exit 1
-}
+fi
 echo "$out: $(ls "$out"/rank*.json | wc -l) files, $(du -sh --apparent-size "$out" | cut -f1)"

@@ -49,7 +49,6 @@ def diff(
     threads: int | None = None,
 ) -> NativeComparison: ...
 def cli(argv: list[str]) -> int: ...
-
 def summarize(
     path: str,
     *,

@@ -89,9 +89,7 @@ def _merger(summaries: Iterable[SummaryLike], rank: int | None) -> _native.Nativ
     return m
 
 
-def merge(
-    summaries: Iterable[SummaryLike], *, rank: int | None = None, jobs: int = 1
-) -> Report:
+def merge(summaries: Iterable[SummaryLike], *, rank: int | None = None, jobs: int = 1) -> Report:
     """Merge summaries into the folder's report, like ``stallscope merge``.
 
     Args:

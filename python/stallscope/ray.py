@@ -17,7 +17,7 @@ import json
 import os
 import sys
 from collections.abc import Iterable
-from typing import Any, Callable, Optional, Union
+from typing import Any, Callable
 
 from . import _native
 from ._report import PathLike, Report, StepRange, TimeRange, _steps_arg, _time_arg
@@ -51,7 +51,7 @@ def list_files(paths_or_glob: PathLike | Iterable[PathLike]) -> list[str]:
 
 
 def _summarize_task(
-    path: str, opts: dict[str, Any], fn: Optional[Callable[..., dict[str, Any]]]
+    path: str, opts: dict[str, Any], fn: Callable[..., dict[str, Any]] | None
 ) -> str:
     """One Ray task: the summary's JSON text of one rank file."""
     if fn is None:
@@ -76,8 +76,8 @@ def analyze(
     max_concurrency_per_node: int | None = None,
     threads: int = 1,
     max_retries: int = 3,
-    progress: Union[Progress, bool] = True,
-    summarize_fn: Optional[Callable[..., dict[str, Any]]] = None,
+    progress: Progress | bool = True,
+    summarize_fn: Callable[..., dict[str, Any]] | None = None,
 ) -> Report:
     """Analyze the rank files of a job on the Ray cluster this process is connected to.
 
@@ -122,14 +122,10 @@ def analyze(
         "all_steps": all_steps,
         "threads": threads,
     }
-    report_progress: Optional[Progress] = (
-        _print_progress if progress is True else (progress or None)
-    )
+    report_progress: Progress | None = _print_progress if progress is True else (progress or None)
     if not ray.is_initialized():
         ray.init()
-    nodes = [
-        n for n in ray.nodes() if n.get("Alive") and n.get("Resources", {}).get("CPU", 0) > 0
-    ]
+    nodes = [n for n in ray.nodes() if n.get("Alive") and n.get("Resources", {}).get("CPU", 0) > 0]
     if not nodes:
         raise ValueError("the Ray cluster has no node with CPUs")
     slots = {

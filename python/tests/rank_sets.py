@@ -8,7 +8,10 @@ from pathlib import Path
 
 from conftest import SAMPLES, corpus_file
 
-DLRM = "param/et_replay__tests__inputs__dlrm_kineto.tar.gz__dlrm_kineto__worker{}_step_12.{}.pt.trace.json.gz"
+DLRM = (
+    "param/et_replay__tests__inputs__dlrm_kineto.tar.gz__dlrm_kineto__"
+    "worker{}_step_12.{}.pt.trace.json.gz"
+)
 DLRM_STAMPS = [
     "1694128201545",
     "1694128201556",

@@ -9,11 +9,10 @@ import os
 import sys
 
 import pytest
-from conftest import cli_json
-from rank_sets import built_folder, dlrm_folder
-
 import stallscope
 import stallscope.ray
+from conftest import cli_json
+from rank_sets import built_folder, dlrm_folder
 
 # scripts/test (CI) installs Ray and sets STALLSCOPE_REQUIRE_RAY=1: there it must import
 if os.environ.get("STALLSCOPE_REQUIRE_RAY") == "1":

@@ -9,10 +9,9 @@ import subprocess
 import sys
 
 import pytest
+import stallscope
 from conftest import cli_json, run
 from rank_sets import built_folder, dlrm_folder, rank_files
-
-import stallscope
 
 
 def test_dlrm_merge_equals_analyze_folder(tmp_path):
@@ -32,7 +31,16 @@ def test_dlrm_merge_equals_analyze_folder(tmp_path):
     left = stallscope.merge_summaries(parts[:3])
     right = stallscope.merge_summaries([parts[7], *parts[3:7]])
     assert stallscope.merge_summaries([right, left]) == stallscope.merge_summaries(parts)
-    assert stallscope.merge([left, right, ], jobs=2).to_json() == merged.to_json()
+    assert (
+        stallscope.merge(
+            [
+                left,
+                right,
+            ],
+            jobs=2,
+        ).to_json()
+        == merged.to_json()
+    )
     assert stallscope.merge([out, *parts[1:]], jobs=2).to_json() == merged.to_json()
 
 
