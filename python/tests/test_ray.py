@@ -14,8 +14,8 @@ import stallscope.ray
 from conftest import cli_json
 from rank_sets import built_folder, dlrm_folder
 
-# scripts/test (CI) installs Ray and sets STALLSCOPE_REQUIRE_RAY=1: there it must import
-if os.environ.get("STALLSCOPE_REQUIRE_RAY") == "1":
+# scripts/test (CI) installs Ray and sets STALLSCOPE_REQUIRE_ENGINES=1: there Ray must import
+if os.environ.get("STALLSCOPE_REQUIRE_ENGINES") == "1":
     import ray
 else:
     ray = pytest.importorskip("ray")
