@@ -223,3 +223,28 @@ fn built_rank_set_with_a_skipped_file() {
     let _ = std::fs::remove_dir_all(dir);
     let _ = std::fs::remove_dir_all(sums);
 }
+
+/// Every shipped sample as a one-rank folder: the report read back from its summary (every
+/// section the sample has: steps, kernels, operators, phases, efficiency, memory, trust) is
+/// the report `analyze DIR` writes, byte for byte.
+#[test]
+fn every_sample_reads_back_exactly() {
+    let samples = common::sample("");
+    let mut names: Vec<String> = std::fs::read_dir(&samples)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".json") || n.ends_with(".json.gz"))
+        .collect();
+    names.sort();
+    assert!(names.len() >= 8, "{names:?}");
+    for n in names {
+        let dir = temp_folder(&format!("one-{n}"));
+        std::os::unix::fs::symlink(samples.join(&n), dir.join(&n)).unwrap();
+        let sums = temp_folder(&format!("one-sums-{n}"));
+        let parts = summarize_all(&dir, &sums, &[]);
+        let want = run(&["analyze", dir.to_str().unwrap(), "-f", "json"], 0);
+        assert_eq!(text(&merge(&parts, &["-f", "json"])), text(&want), "{n}");
+        let _ = std::fs::remove_dir_all(dir);
+        let _ = std::fs::remove_dir_all(sums);
+    }
+}
