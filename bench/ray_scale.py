@@ -87,6 +87,12 @@ def main() -> None:
     print(f"summary sizes (first 8 ranks): {min(sizes) / 1e3:.0f}-{max(sizes) / 1e3:.0f} kB;")
     print(f"  facts of one rank: {len(json.dumps(parts[0]['ranks'][0]))} bytes;")
     print(f"  merged summary of 8: {len(json.dumps(merged)) / 1e3:.0f} kB")
+    texts = [json.dumps(p).encode() for p in parts] * (len(files) // 8)
+    t = time.perf_counter()
+    stallscope.merge(texts)
+    dt = time.perf_counter() - t
+    each = 1e3 * dt / len(texts)
+    print(f"merging {len(texts)} summaries on the driver: {dt:.2f} s, {each:.1f} ms each")
     ray.shutdown()
 
 
