@@ -111,6 +111,15 @@ enum Command {
     /// export (`export_memory_timeline("x.raw.json.gz")`: bytes per category at the peak).
     #[command(after_help = MEMORY_HELP)]
     Memory(MemoryArgs),
+    /// Reduce one rank's trace to a small summary (JSON, kilobytes) that `merge` combines
+    /// with the other ranks' into exactly the report `analyze FOLDER` gives: run it where the
+    /// trace is (a cluster's workers), merge anywhere.
+    #[command(after_help = SUMMARIZE_HELP)]
+    Summarize(SummarizeArgs),
+    /// Merge per-rank summaries (`summarize`) into the folder's report, or into one summary
+    /// (`--format summary`) to merge again later: merging is associative.
+    #[command(after_help = MERGE_HELP)]
+    Merge(MergeArgs),
 }
 
 const MEMORY_HELP: &str = "\
@@ -469,6 +478,16 @@ fn analyze(args: AnalyzeArgs) -> Result<(), (i32, String)> {
     };
     let mut timings = crate::timings::Timings::from_env();
     let out = analyze_request(&req, &mut timings).map_err(|e| (2, format!("error: {e}")))?;
+    emit(&args, out, &mut timings)
+}
+
+/// Writes an analysis as `args` ask: warnings on stderr, then the report in its format
+/// (`analyze`, and `merge` with the same output flags).
+fn emit(
+    args: &AnalyzeArgs,
+    out: Analyzed,
+    timings: &mut crate::timings::Timings,
+) -> Result<(), (i32, String)> {
     if !args.quiet {
         for (p, w) in &out.warnings {
             print_warning(p, w);
@@ -490,7 +509,7 @@ fn analyze(args: AnalyzeArgs) -> Result<(), (i32, String)> {
         }
     }
     if out.ncu_alone {
-        return render_ncu(&args, &out.report);
+        return render_ncu(args, &out.report);
     }
     let mut rep = out.report;
     sort_ops(&mut rep, args.sort);
@@ -595,6 +614,9 @@ fn analyze_folder(req: &AnalyzeRequest, mut lopts: LoadOptions) -> Result<Analyz
         .jobs
         .unwrap_or_else(crate::multirank::default_jobs)
         .max(1);
+    if let Some(out) = summaries_folder(req, jobs)? {
+        return Ok(out);
+    }
     // one progress bar for the folder (multirank::folder_bar), not one per file; parser
     // threads share the cores
     if req.threads.is_none() {
@@ -734,6 +756,8 @@ where
         Command::Memory(a) => memory(a),
         Command::Diff(a) => diff(a),
         Command::Check(a) => check(a),
+        Command::Summarize(a) => summarize(a),
+        Command::Merge(a) => merge(a),
         #[cfg(feature = "mcp")]
         Command::Mcp(a) => return mcp(a),
     };
@@ -1351,4 +1375,324 @@ fn check(args: CheckArgs) -> Result<(), (i32, String)> {
         return Err((1, String::new()));
     }
     Ok(())
+}
+
+const SUMMARIZE_HELP: &str = "\
+Examples:
+  stallscope summarize rank3.pt.trace.json.gz -o rank3.summary.json
+  stallscope summarize rank3.pt.trace.json.gz --steps 5..20 -o rank3.summary.json
+  stallscope merge ranks/*.summary.json              # the report `analyze ranks/` gives
+  stallscope analyze summaries/                      # a folder of *.summary.json: the same
+
+The summary (docs/summary.md) holds the rank's facts for the rank table and cross-rank rules
+and its full report (the merged report is the slowest rank's); never the timeline. Give every
+rank the same window flags. A trace that cannot be read still gives a summary, which lists it
+as skipped (as `analyze FOLDER` does), and the exit code is 2.
+
+Exit codes: 0 ok, 2 unreadable input (the summary lists it as skipped) or bad arguments,
+1 the summary could not be written.";
+
+#[derive(clap::Args, Debug)]
+struct SummarizeArgs {
+    /// One rank's trace file (.json or .json.gz), an Nsight Systems export, or - for
+    /// standard input. Its rank is `distributedInfo.rank`, else the file name's (`rank3`,
+    /// `worker3`).
+    trace: PathBuf,
+
+    /// Write the summary to FILE (by convention `*.summary.json`) instead of standard output.
+    #[arg(long, short = 'o', value_name = "FILE")]
+    output: Option<PathBuf>,
+
+    #[command(flatten)]
+    window: WindowArgs,
+
+    /// Parser and analysis threads (default: all cores).
+    #[arg(long, value_name = "N", value_parser = parse_threads)]
+    threads: Option<usize>,
+
+    /// Analyze what was read from a truncated file instead of failing.
+    #[arg(long)]
+    allow_truncated: bool,
+
+    /// Do not print reading warnings on stderr.
+    #[arg(long, short = 'q')]
+    quiet: bool,
+}
+
+const MERGE_HELP: &str = "\
+Examples:
+  stallscope merge out/*.summary.json                        # the folder's report
+  stallscope merge out/*.summary.json --format json -o report.json
+  stallscope merge a.summary.json b.summary.json --summary -o ab.summary.json
+  stallscope merge ab.summary.json c.summary.json            # merges in a tree give the same
+
+The report is the one `stallscope analyze FOLDER` gives on the traces the summaries were made
+from: the rank table, the cross-rank findings and the slowest rank's full report (`--rank N`:
+that rank's, when a summary holds it). `ranks.folder` is the folder the traces were in (their
+common parent) and `ranks.jobs` the value of --jobs.
+
+Exit codes: 0 ok, 2 a summary that cannot be read, no readable rank, or bad arguments,
+1 other errors.";
+
+#[derive(clap::Args, Debug)]
+struct MergeArgs {
+    /// Summaries written by `stallscope summarize` (or merged ones, `--summary`).
+    #[arg(required = true)]
+    summaries: Vec<PathBuf>,
+
+    /// Write one merged summary instead of the report (to merge again later).
+    #[arg(long, conflicts_with_all = ["format", "view", "top", "sort"])]
+    summary: bool,
+
+    /// Output format of the report.
+    #[arg(long, short = 'f', value_enum, default_value_t = Format::Table)]
+    format: Format,
+
+    /// Write the report (or the summary) to FILE instead of standard output.
+    #[arg(long, short = 'o', value_name = "FILE")]
+    output: Option<PathBuf>,
+
+    /// Table written by --format csv (required with csv, not allowed otherwise).
+    #[arg(long, value_enum, required_if_eq("format", "csv"))]
+    view: Option<View>,
+
+    /// Rows of the kernel and operator tables (0 = all). Default: 10 in tables, all in JSON.
+    #[arg(long, value_name = "N")]
+    top: Option<usize>,
+
+    /// Order of the operator table.
+    #[arg(long, value_enum, default_value_t = OpSort::DeviceSelf)]
+    sort: OpSort,
+
+    /// Show this rank's full report (default: the slowest rank's).
+    #[arg(long, value_name = "N")]
+    rank: Option<i64>,
+
+    /// The `jobs` the report states: how many ranks were summarised at once (the merge cannot
+    /// know it).
+    #[arg(long, short = 'j', value_name = "N", default_value_t = 1)]
+    jobs: usize,
+
+    /// When to use colours.
+    #[arg(long, value_enum, default_value_t = ColorChoice::Auto)]
+    color: ColorChoice,
+
+    /// Do not print reading warnings on stderr.
+    #[arg(long, short = 'q')]
+    quiet: bool,
+}
+
+/// What `summarize` is asked for, as the command and the Python module give it.
+#[derive(Debug, Clone, Default)]
+pub struct SummarizeRequest {
+    /// The trace file to read.
+    pub trace: PathBuf,
+    /// The path the summary records for it (default: `trace`); the Python module reads
+    /// bytes from a temporary file and records the name it was given.
+    pub recorded: Option<String>,
+    /// The window.
+    pub window: crate::window::WindowSpec,
+    /// Parser and analysis threads (`None` = every core).
+    pub threads: Option<usize>,
+    /// Analyze what was read from a truncated file instead of failing.
+    pub allow_truncated: bool,
+}
+
+/// Summarises one rank ([`crate::multirank::Summary::of_file`]); an unreadable trace gives a
+/// summary that lists it as skipped.
+pub fn summarize_request(req: &SummarizeRequest) -> crate::multirank::Summary {
+    let mut load = base_load_options();
+    load.progress_over = None;
+    if let Some(t) = req.threads {
+        load.kineto.threads = t.max(1);
+    }
+    load.kineto.allow_truncated = req.allow_truncated;
+    let opts = crate::multirank::FolderOptions {
+        load,
+        analyze: AnalyzeOptions {
+            threads: req.threads.unwrap_or(0),
+            window: req.window.clone(),
+            ..AnalyzeOptions::default()
+        },
+        jobs: 1,
+        rank: None,
+    };
+    let file = req.trace.to_string_lossy().into_owned();
+    let name = crate::text::file_name(&file);
+    let hint = crate::multirank::RankHint {
+        name_rank: ingest::folder::rank_from_name(
+            req.recorded.as_deref().map_or(name.as_str(), |r| r),
+        ),
+        index: 0,
+    };
+    crate::multirank::Summary::of_file_as(&file, req.recorded.as_deref(), hint, &opts)
+}
+
+fn summarize(args: SummarizeArgs) -> Result<(), (i32, String)> {
+    let req = SummarizeRequest {
+        trace: args.trace.clone(),
+        recorded: None,
+        window: args.window.spec()?,
+        threads: args.threads,
+        allow_truncated: args.allow_truncated,
+    };
+    let s = summarize_request(&req);
+    if !args.quiet {
+        for (p, w) in &s.warnings {
+            print_warning(p, w);
+        }
+    }
+    let mut text = s.to_json();
+    text.push('\n');
+    write_output(args.output.as_deref(), text.as_bytes())?;
+    match s.skipped.first() {
+        Some(k) => Err((
+            2,
+            format!("error: {} (the summary lists it as skipped)", k.error),
+        )),
+        None => Ok(()),
+    }
+}
+
+/// Writes `buf` to the file, or to standard output.
+fn write_output(path: Option<&std::path::Path>, buf: &[u8]) -> Result<(), (i32, String)> {
+    match path {
+        Some(p) => std::fs::write(p, buf).map_err(|e| (1, format!("error: {}: {e}", p.display()))),
+        None => write_stdout(buf),
+    }
+}
+
+/// The folder `merge` names in its report: the common parent of the files summarised (what
+/// `analyze FOLDER` shows when given that folder), `.` when they have none.
+fn common_folder(s: &crate::multirank::Summary) -> String {
+    let mut parents = s
+        .ranks
+        .iter()
+        .map(|f| f.path.as_str())
+        .chain(s.skipped.iter().map(|k| k.path.as_str()))
+        .map(|p| {
+            std::path::Path::new(p)
+                .parent()
+                .unwrap_or(std::path::Path::new(""))
+        });
+    let Some(first) = parents.next() else {
+        return ".".into();
+    };
+    let mut common = first.to_path_buf();
+    for p in parents {
+        while !p.starts_with(&common) {
+            if !common.pop() {
+                break;
+            }
+        }
+    }
+    match common.to_string_lossy().into_owned() {
+        c if c.is_empty() => ".".into(),
+        c => c,
+    }
+}
+
+/// Merges summary files into the folder's report (`merge`, and `analyze` on a folder of
+/// summaries, whose `folder` and `ignored` are then the folder's own).
+pub fn merge_summaries(
+    paths: &[String],
+    rank: Option<i64>,
+    jobs: usize,
+    folder: Option<(&str, usize)>,
+) -> Result<Analyzed, AnalyzeError> {
+    let merged = crate::multirank::merge_files(paths, rank).map_err(AnalyzeError::Input)?;
+    finish_summary(merged, rank, jobs, folder)
+}
+
+/// The folder's report from a merged summary (see [`merge_summaries`]).
+pub fn finish_summary(
+    merged: crate::multirank::Summary,
+    rank: Option<i64>,
+    jobs: usize,
+    folder: Option<(&str, usize)>,
+) -> Result<Analyzed, AnalyzeError> {
+    let common;
+    let (folder, ignored) = match folder {
+        Some(f) => f,
+        None => {
+            common = common_folder(&merged);
+            (common.as_str(), 0)
+        }
+    };
+    let out = crate::multirank::finish(merged, folder, jobs.max(1), ignored, rank).map_err(
+        |e| match e {
+            crate::multirank::FolderError::Input(e) => AnalyzeError::Input(e),
+            crate::multirank::FolderError::NoSuchRank(m) => {
+                AnalyzeError::Request(m.strip_prefix("error: ").unwrap_or(&m).to_string())
+            }
+        },
+    )?;
+    Ok(Analyzed {
+        report: out.report,
+        warnings: out.warnings,
+        ncu_alone: false,
+    })
+}
+
+/// `analyze FOLDER` on a folder whose trace-named files are all `*.summary.json`: their
+/// merge. `None` when the folder holds no summary; an error when it mixes them with traces.
+fn summaries_folder(req: &AnalyzeRequest, jobs: usize) -> Result<Option<Analyzed>, AnalyzeError> {
+    let listing = ingest::folder::list(&req.trace).map_err(AnalyzeError::Input)?;
+    let is_summary = |f: &ingest::folder::RankFile| {
+        crate::multirank::is_summary_name(&crate::text::file_name(&f.path.to_string_lossy()))
+    };
+    let summaries = listing.files.iter().filter(|f| is_summary(f)).count();
+    if summaries == 0 {
+        return Ok(None);
+    }
+    let shown = req.trace.to_string_lossy().into_owned();
+    if summaries < listing.files.len() {
+        return Err(AnalyzeError::Request(format!(
+            "{shown} holds both traces and *.summary.json files; analyze a folder of one kind"
+        )));
+    }
+    let paths: Vec<String> = listing
+        .files
+        .iter()
+        .map(|f| f.path.to_string_lossy().into_owned())
+        .collect();
+    merge_summaries(&paths, req.rank, jobs, Some((&shown, listing.ignored))).map(Some)
+}
+
+fn merge(args: MergeArgs) -> Result<(), (i32, String)> {
+    let paths: Vec<String> = args
+        .summaries
+        .iter()
+        .map(|p| p.to_string_lossy().into_owned())
+        .collect();
+    if args.summary {
+        let merged = crate::multirank::merge_files(&paths, args.rank)
+            .map_err(|e| (2, format!("error: {e}")))?;
+        let mut text = merged.to_json();
+        text.push('\n');
+        return write_output(args.output.as_deref(), text.as_bytes());
+    }
+    if args.view.is_some() && args.format != Format::Csv {
+        return Err((2, "error: --view applies only to --format csv".into()));
+    }
+    let mut timings = crate::timings::Timings::from_env();
+    let out = merge_summaries(&paths, args.rank, args.jobs, None)
+        .map_err(|e| (2, format!("error: {e}")))?;
+    let as_analyze = AnalyzeArgs {
+        trace: args.summaries[0].clone(),
+        ncu: None,
+        format: args.format,
+        output: args.output,
+        view: args.view,
+        window: WindowArgs::default(),
+        top: args.top,
+        sort: args.sort,
+        threads: None,
+        jobs: Some(args.jobs),
+        rank: args.rank,
+        allow_truncated: false,
+        color: args.color,
+        quiet: args.quiet,
+    };
+    emit(&as_analyze, out, &mut timings)
 }

@@ -1,12 +1,23 @@
-//! A folder of per-rank traces, with bounded memory.
+//! A folder of per-rank traces, with bounded memory, and the per-rank summaries that merge.
 //!
 //! Each rank runs the single-file pipeline ([`ingest::load`] → [`analysis::try_analyze`] →
-//! [`Report::new`], which diagnoses) and is then reduced to its [`RankFacts`]; its trace and
-//! analysis are dropped before the next file starts on that worker. At most `jobs` files are in
-//! flight, so peak memory is about `jobs` × one rank plus the one full report that is kept:
-//! the slowest rank's (by [`ranks::is_slower`], the order [`ranks::summarize`] uses), or the
-//! rank asked for with `--rank`. The cross-rank summary and rules run over the facts alone
-//! ([`ranks::summarize`], [`diagnose::ranks::diagnose_ranks`]).
+//! [`Report::new`], which diagnoses) and is then reduced to a [`Summary`]: its [`RankFacts`]
+//! and its full report; its trace and analysis are dropped before the next file starts on that
+//! worker. Summaries merge ([`Summary::merge`]): the facts of every rank are kept, and only
+//! one full report: the slowest rank's (by [`ranks::is_slower`], the order
+//! [`ranks::summarize`] uses), or the rank asked for with `--rank`. At most `jobs` files are in
+//! flight, so peak memory is about `jobs` × one rank plus that one report. The cross-rank
+//! summary and rules run over the facts alone ([`ranks::summarize`],
+//! [`diagnose::ranks::diagnose_ranks`]) when the merged summary is finished into the folder's
+//! report ([`finish`]).
+//!
+//! `analyze DIR` merges the summaries in memory; `stallscope summarize TRACE` writes one to a
+//! file (JSON, docs/summary.md) and `stallscope merge` (or `analyze` on a folder of
+//! `*.summary.json`) reads them back: the same [`Summary`] type and the same [`finish`], so
+//! the report is the same whether the ranks were summarised here or on a cluster's workers.
+//! Merging is associative and commutative (facts, skipped files and warnings are kept in a
+//! canonical order; the kept report is the maximum of a total order), so summaries can be
+//! merged in any tree.
 //!
 //! Progress is one bar for the whole folder ([`folder_bar`]): every rank's load advances it by
 //! the bytes it reads, and its message counts the ranks done.
@@ -19,7 +30,7 @@ use std::sync::Mutex;
 use crate::analysis::ranks::{self, RankFacts, RankSource, TopFinding};
 use crate::analysis::{self, AnalyzeOptions};
 use crate::diagnose;
-use crate::ingest::folder::{self, Listing, RankFile};
+use crate::ingest::folder::{self, Listing};
 use crate::ingest::{self, LoadError, LoadOptions};
 use crate::model::Warning;
 use crate::report::ranks::{RanksSection, SkippedFile};
@@ -75,24 +86,187 @@ impl std::fmt::Display for FolderError {
     }
 }
 
-struct Done {
-    facts: RankFacts,
-    report: Report,
+/// Version of the summary format ([`Summary::stallscope_summary`]). Bumped on incompatible
+/// changes; fields may be added. A summary is read back only by the version that matches.
+pub const SUMMARY_VERSION: u32 = 1;
+
+/// One rank (or a merge of several) reduced to what the folder's report needs: the facts of
+/// every rank, the one full report kept, the files that could not be read and the reading
+/// warnings. Serialised, it is the `*.summary.json` of `stallscope summarize`
+/// (docs/summary.md); it never holds a timeline, so it stays small whatever the trace size
+/// (the facts are a few hundred bytes a rank; the kept report is one rank's JSON report).
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+pub struct Summary {
+    /// Always [`SUMMARY_VERSION`]; also what marks a JSON file as a summary.
+    pub stallscope_summary: u32,
+    /// `stallscope x.y.z` that wrote it.
+    pub generator: String,
+    /// Every rank (capture) summarised, by rank then path.
+    pub ranks: Vec<RankFacts>,
+    /// The full report kept: the slowest rank's, or the requested rank's.
+    pub shown: Option<ShownReport>,
+    /// Files that could not be analysed, by path.
+    pub skipped: Vec<SkippedFile>,
+    /// Reading warnings, each with its rank file, by path.
+    pub warnings: Vec<(String, Warning)>,
+}
+
+/// The one full report a [`Summary`] keeps, with its rank's facts.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+pub struct ShownReport {
+    /// The rank's facts (also in [`Summary::ranks`]).
+    pub facts: RankFacts,
+    /// Its full single-file report (no `ranks` section).
+    pub report: Report,
+}
+
+impl Default for Summary {
+    fn default() -> Self {
+        Summary {
+            stallscope_summary: SUMMARY_VERSION,
+            generator: format!("stallscope {}", env!("CARGO_PKG_VERSION")),
+            ranks: Vec::new(),
+            shown: None,
+            skipped: Vec::new(),
+            warnings: Vec::new(),
+        }
+    }
+}
+
+/// Where a rank file sits: what a rank number falls back on when the trace records none.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct RankHint {
+    /// The rank its file name implies ([`folder::rank_from_name`]).
+    pub name_rank: Option<i64>,
+    /// Its position among the folder's trace files, when known (a file summarised alone is
+    /// placed again when the summaries are finished, see [`finish`]).
+    pub index: usize,
+}
+
+impl Summary {
+    /// Summarises one trace file: load, analyse, diagnose, reduce. A file that cannot be
+    /// read or analysed gives a summary that lists it as skipped (the error names the file),
+    /// as `analyze DIR` lists it. `path` is the path recorded (the file is read from it).
+    pub fn of_file(path: &str, hint: RankHint, opts: &FolderOptions) -> Summary {
+        Summary::of_file_as(path, None, hint, opts)
+    }
+
+    /// [`Summary::of_file`] reading `file` but recording it as `recorded` (when given): its
+    /// path in the facts, the report and the errors (bytes handed over in a temporary file).
+    pub fn of_file_as(
+        file: &str,
+        recorded: Option<&str>,
+        hint: RankHint,
+        opts: &FolderOptions,
+    ) -> Summary {
+        let path = recorded.unwrap_or(file);
+        let mut s = Summary::default();
+        let out = one_rank(file, path, hint, opts).map_err(|e| match recorded {
+            Some(r) => e.replace(file, r),
+            None => e,
+        });
+        match out {
+            Ok((facts, report)) => {
+                s.warnings = report
+                    .warnings
+                    .iter()
+                    .map(|w| (facts.path.clone(), w.clone()))
+                    .collect();
+                s.ranks.push(facts.clone());
+                s.shown = Some(ShownReport { facts, report });
+            }
+            Err(error) => s.skipped.push(SkippedFile {
+                path: path.to_string(),
+                error,
+            }),
+        }
+        s
+    }
+
+    /// Merges `other` into `self`: facts, skipped files and warnings are joined (in their
+    /// canonical order), and the report kept is the slower rank's, or with `wanted` the
+    /// requested rank's (the lower path among its captures). Associative and commutative.
+    pub fn merge(&mut self, other: Summary, wanted: Option<i64>) {
+        self.ranks.extend(other.ranks);
+        self.ranks
+            .sort_by(|a, b| (a.rank, &a.path).cmp(&(b.rank, &b.path)));
+        self.skipped.extend(other.skipped);
+        self.skipped.sort_by(|a, b| a.path.cmp(&b.path));
+        self.warnings.extend(other.warnings);
+        // stable: one file's warnings keep their order
+        self.warnings.sort_by(|a, b| a.0.cmp(&b.0));
+        let keep_other = match (&self.shown, &other.shown, wanted) {
+            (_, None, _) => false,
+            (_, Some(o), Some(n)) if o.facts.rank != n => false,
+            (None, Some(_), _) => true,
+            (Some(cur), Some(o), None) => ranks::is_slower(&o.facts, &cur.facts),
+            (Some(cur), Some(o), Some(_)) => {
+                cur.facts.rank != o.facts.rank || o.facts.path < cur.facts.path
+            }
+        };
+        if keep_other {
+            // the previous candidate's report is dropped here
+            self.shown = other.shown;
+        }
+    }
+
+    /// Reads a summary written by [`Summary::to_json`]. The error names the file and, for
+    /// JSON that does not parse, the line and column.
+    pub fn from_json(path: &str, text: &[u8]) -> Result<Summary, LoadError> {
+        #[derive(serde::Deserialize)]
+        struct Version {
+            stallscope_summary: Option<u32>,
+        }
+        let v: Version = serde_json::from_slice(text)
+            .map_err(|e| LoadError::new(path, format!("not a stallscope summary: {e}")))?;
+        match v.stallscope_summary {
+            Some(SUMMARY_VERSION) => {}
+            Some(n) => {
+                return Err(LoadError::new(
+                    path,
+                    format!("summary version {n}, this stallscope reads version {SUMMARY_VERSION}"),
+                ))
+            }
+            None => {
+                return Err(LoadError::new(
+                    path,
+                    "not a stallscope summary (no `stallscope_summary` member)".into(),
+                ))
+            }
+        }
+        serde_json::from_slice(text).map_err(|e| LoadError::new(path, format!("summary: {e}")))
+    }
+
+    /// The summary as JSON (compact: it is read by programs).
+    pub fn to_json(&self) -> String {
+        serde_json::to_string(self).unwrap_or_default()
+    }
+}
+
+/// True when a file name says it is a summary (`*.summary.json`, any case).
+pub fn is_summary_name(name: &str) -> bool {
+    name.to_ascii_lowercase().ends_with(".summary.json")
 }
 
 /// One rank: load, analyse, report; the trace and analysis are dropped on return.
-fn one_rank(file: &RankFile, opts: &FolderOptions) -> Result<Done, String> {
-    let path = file.path.to_string_lossy().into_owned();
-    let trace = ingest::load(&path, &opts.load).map_err(|e| e.to_string())?;
+fn one_rank(
+    file: &str,
+    recorded: &str,
+    hint: RankHint,
+    opts: &FolderOptions,
+) -> Result<(RankFacts, Report), String> {
+    let mut trace = ingest::load(file, &opts.load).map_err(|e| e.to_string())?;
+    trace.source.path = recorded.to_string();
+    let path = recorded;
     let a = analysis::try_analyze(&trace, &opts.analyze).map_err(|e| format!("{path}: {e}"))?;
     let (rank, source) = match trace.distributed.as_ref().and_then(|d| d.rank) {
         Some(r) => (r, RankSource::DistributedInfo),
-        None => match file.name_rank {
+        None => match hint.name_rank {
             Some(r) => (r, RankSource::FileName),
-            None => (file.index as i64, RankSource::Order),
+            None => (hint.index as i64, RankSource::Order),
         },
     };
-    let mut facts = RankFacts::new(&trace, &a, &path, rank, source);
+    let mut facts = RankFacts::new(&trace, &a, path, rank, source);
     let report = Report::new(&trace, &a);
     facts.top_finding = report.findings.first().map(|f| TopFinding {
         id: f.id.to_string(),
@@ -100,7 +274,7 @@ fn one_rank(file: &RankFile, opts: &FolderOptions) -> Result<Done, String> {
         recoverable_us: f.recoverable_us,
         title: f.title.clone(),
     });
-    Ok(Done { facts, report })
+    Ok((facts, report))
 }
 
 /// Hands the pages freed by a rank back to the system (glibc keeps freed memory in its
@@ -115,33 +289,6 @@ fn release_freed_memory() {
         // system; it takes no pointers and is thread-safe.
         unsafe {
             malloc_trim(0);
-        }
-    }
-}
-
-#[derive(Default)]
-struct State {
-    facts: Vec<RankFacts>,
-    shown: Option<(RankFacts, Report)>,
-    skipped: Vec<SkippedFile>,
-    warnings: Vec<(String, Warning)>,
-}
-
-impl State {
-    fn add(&mut self, d: Done, wanted: Option<i64>) {
-        for w in &d.report.warnings {
-            self.warnings.push((d.facts.path.clone(), w.clone()));
-        }
-        let keep = match (&self.shown, wanted) {
-            (_, Some(n)) if d.facts.rank != n => false,
-            (None, _) => true,
-            (Some((cur, _)), Some(_)) => (d.facts.rank, &d.facts.path) < (cur.rank, &cur.path),
-            (Some((cur, _)), None) => ranks::is_slower(&d.facts, cur),
-        };
-        self.facts.push(d.facts.clone());
-        if keep {
-            // the previous candidate's report is dropped here
-            self.shown = Some((d.facts, d.report));
         }
     }
 }
@@ -191,28 +338,26 @@ pub fn analyze_folder(dir: &Path, opts: &FolderOptions) -> Result<FolderReport, 
         ..opts.clone()
     };
     let next = AtomicUsize::new(0);
-    let state = Mutex::new(State::default());
+    let state = Mutex::new(Summary::default());
     std::thread::scope(|s| {
         for _ in 0..jobs {
             s.spawn(|| loop {
                 let i = next.fetch_add(1, Ordering::Relaxed);
                 let Some(file) = files.get(i) else { break };
-                let out = one_rank(file, opts);
+                let hint = RankHint {
+                    name_rank: file.name_rank,
+                    index: file.index,
+                };
+                let one = Summary::of_file(&file.path.to_string_lossy(), hint, opts);
                 // the rank's trace and analysis are gone: return their pages
                 release_freed_memory();
                 let mut st = state.lock().unwrap_or_else(|e| e.into_inner());
-                match out {
-                    Ok(d) => st.add(d, opts.rank),
-                    Err(error) => st.skipped.push(SkippedFile {
-                        path: file.path.to_string_lossy().into_owned(),
-                        error,
-                    }),
-                }
+                st.merge(one, opts.rank);
                 // under the lock, so that the counts shown only grow
                 if let Some((b, _)) = &bar {
                     b.set_message(reading_message(
                         files.len(),
-                        st.facts.len() + st.skipped.len(),
+                        st.ranks.len() + st.skipped.len(),
                     ));
                 }
             });
@@ -221,27 +366,63 @@ pub fn analyze_folder(dir: &Path, opts: &FolderOptions) -> Result<FolderReport, 
     if let Some((b, true)) = &bar {
         b.finish_and_clear();
     }
-    let mut st = state.into_inner().unwrap_or_else(|e| e.into_inner());
-    st.skipped.sort_by(|a, b| a.path.cmp(&b.path));
-    st.warnings.sort_by(|a, b| a.0.cmp(&b.0));
+    let st = state.into_inner().unwrap_or_else(|e| e.into_inner());
     let shown_dir = dir.to_string_lossy().into_owned();
-    if st.facts.is_empty() {
+    finish(st, &shown_dir, jobs, listing.ignored, opts.rank)
+}
+
+/// Reads `*.summary.json` files and merges them (`stallscope merge`, or `analyze` on a
+/// folder of summaries). A summary that cannot be read is an input error: unlike a trace it
+/// is not a rank, and leaving it out would drop its ranks silently.
+pub fn merge_files(paths: &[String], wanted: Option<i64>) -> Result<Summary, LoadError> {
+    let mut out = Summary::default();
+    for p in paths {
+        let text = std::fs::read(p).map_err(|e| LoadError::io(p, e))?;
+        out.merge(Summary::from_json(p, &text)?, wanted);
+    }
+    Ok(out)
+}
+
+/// The folder's report from the merged summary of its ranks: the kept rank's full report with
+/// the `ranks` section (`folder` is the folder as shown, `jobs` the files read at once,
+/// `ignored` the folder entries that are not traces). Ranks numbered by their place in the
+/// folder ([`RankSource::Order`]) are numbered again by their place among all the files
+/// summarised (by path, skipped ones included), which is the folder's listing order when the
+/// summaries are those of one folder's files. An error when no rank was read, or when
+/// `wanted` names no rank (or a rank whose report the summaries do not keep).
+pub fn finish(
+    mut st: Summary,
+    folder: &str,
+    jobs: usize,
+    ignored: usize,
+    wanted: Option<i64>,
+) -> Result<FolderReport, FolderError> {
+    renumber_by_order(&mut st);
+    if st.ranks.is_empty() {
         let first = st
             .skipped
             .first()
             .map(|s| s.error.clone())
             .unwrap_or_default();
+        let n = st.skipped.len();
         return Err(FolderError::Input(LoadError::new(
-            &shown_dir,
+            folder,
             format!(
-                "no rank could be analysed ({} trace file{} tried); the first error: {first}",
-                files.len(),
-                if files.len() == 1 { "" } else { "s" }
+                "no rank could be analysed ({n} trace file{} tried); the first error: {first}",
+                if n == 1 { "" } else { "s" }
             ),
         )));
     }
-    let summary = ranks::summarize(std::mem::take(&mut st.facts));
-    let Some((shown, mut report)) = st.shown.take() else {
+    let summary = ranks::summarize(std::mem::take(&mut st.ranks));
+    let shown = st
+        .shown
+        .take()
+        .filter(|s| wanted.is_none_or(|n| s.facts.rank == n));
+    let Some(ShownReport {
+        facts: shown,
+        mut report,
+    }) = shown
+    else {
         let mut have: Vec<i64> = summary.ranks.iter().map(|r| r.rank).collect();
         have.dedup();
         let list = have
@@ -249,26 +430,60 @@ pub fn analyze_folder(dir: &Path, opts: &FolderOptions) -> Result<FolderReport, 
             .map(|r| r.to_string())
             .collect::<Vec<_>>()
             .join(", ");
-        return Err(FolderError::NoSuchRank(format!(
-            "error: --rank {}: no such rank in {shown_dir} (ranks read: {list})",
-            opts.rank.unwrap_or_default()
-        )));
+        let n = wanted.unwrap_or_default();
+        let why = if have.contains(&n) {
+            format!("rank {n}'s full report is not in these summaries (a merged summary keeps one)")
+        } else {
+            format!("no such rank in {folder} (ranks read: {list})")
+        };
+        return Err(FolderError::NoSuchRank(format!("error: --rank {n}: {why}")));
     };
     let diagnosis = diagnose::ranks::diagnose_ranks(&summary);
     report.ranks = Some(RanksSection::new(
-        &shown_dir,
+        folder,
         &summary,
         diagnosis,
         &shown,
-        opts.rank.is_some(),
+        wanted.is_some(),
         jobs,
         st.skipped,
-        listing.ignored,
+        ignored,
     ));
     Ok(FolderReport {
         report,
         warnings: st.warnings,
     })
+}
+
+/// Gives the ranks numbered by listing order ([`RankSource::Order`]) their place among all
+/// the paths summarised, sorted (the listing's order).
+fn renumber_by_order(st: &mut Summary) {
+    let orderly = |f: &RankFacts| f.rank_source == RankSource::Order;
+    if !st.ranks.iter().any(orderly) {
+        return;
+    }
+    let mut paths: Vec<&str> = st
+        .ranks
+        .iter()
+        .map(|f| f.path.as_str())
+        .chain(st.skipped.iter().map(|s| s.path.as_str()))
+        .collect();
+    paths.sort_unstable();
+    paths.dedup();
+    let place: std::collections::HashMap<String, i64> = paths
+        .iter()
+        .enumerate()
+        .map(|(i, p)| (p.to_string(), i as i64))
+        .collect();
+    let renumber = |f: &mut RankFacts| {
+        if f.rank_source == RankSource::Order {
+            f.rank = place[&f.path];
+        }
+    };
+    st.ranks.iter_mut().for_each(renumber);
+    if let Some(s) = &mut st.shown {
+        renumber(&mut s.facts);
+    }
 }
 
 #[cfg(test)]

@@ -119,3 +119,51 @@ mod printable_tests {
         assert_eq!(printable("aten::mm µs"), "aten::mm µs");
     }
 }
+
+/// Reading back a saved report or summary: the report's fixed words (rule ids, severities,
+/// warning codes, dtypes, kinds) are `&'static str` fields, so they are read through this
+/// interner. Every distinct word is allocated once for the life of the process; the words
+/// form small closed sets (the rules, the severities, the dtypes), so memory stays bounded
+/// however many summaries are merged.
+pub mod static_words {
+    use std::collections::HashSet;
+    use std::sync::Mutex;
+
+    use serde::{Deserialize, Deserializer};
+
+    /// A fixed word of a report: `&'static str` under a name serde does not take for a
+    /// borrow from the input (its derive borrows every field spelled `&str`).
+    pub type Word = &'static str;
+
+    static WORDS: Mutex<Option<HashSet<&'static str>>> = Mutex::new(None);
+
+    /// `s` as a `&'static str`, allocated on its first use only.
+    pub fn intern(s: &str) -> &'static str {
+        let mut guard = WORDS.lock().unwrap_or_else(|e| e.into_inner());
+        let set = guard.get_or_insert_with(HashSet::new);
+        if let Some(w) = set.get(s) {
+            return w;
+        }
+        let w: &'static str = Box::leak(s.to_owned().into_boxed_str());
+        set.insert(w);
+        w
+    }
+
+    /// `#[serde(deserialize_with = "crate::text::static_words::one")]` on a `&'static str`.
+    pub fn one<'de, D: Deserializer<'de>>(d: D) -> Result<&'static str, D::Error> {
+        let s = std::borrow::Cow::<str>::deserialize(d)?;
+        Ok(intern(&s))
+    }
+
+    /// The same for an `Option<&'static str>`.
+    pub fn option<'de, D: Deserializer<'de>>(d: D) -> Result<Option<&'static str>, D::Error> {
+        let s = Option::<std::borrow::Cow<str>>::deserialize(d)?;
+        Ok(s.map(|s| intern(&s)))
+    }
+
+    /// The same for a `Vec<&'static str>`.
+    pub fn vec<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<&'static str>, D::Error> {
+        let v = Vec::<std::borrow::Cow<str>>::deserialize(d)?;
+        Ok(v.iter().map(|s| intern(s)).collect())
+    }
+}

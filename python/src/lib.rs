@@ -22,6 +22,7 @@ use pyo3::prelude::*;
 use stallscope::cli::{self as command, AnalyzeError, AnalyzeRequest};
 use stallscope::diff::render::DiffFormat;
 use stallscope::diff::{Loaded, SideError, SideOptions, Which};
+use stallscope::multirank::Summary;
 use stallscope::report::{self, Renderer, Report};
 
 create_exception!(
@@ -45,6 +46,16 @@ fn no_panic<T>(what: &str, f: impl FnOnce() -> T) -> PyResult<T> {
             "stallscope: internal error in {what} (please report it): {msg}"
         ))
     })
+}
+
+/// `TraceError` for an input that could not be read, with its `path`, `offset` and `reason`.
+fn trace_error(py: Python<'_>, e: &stallscope::ingest::LoadError) -> PyResult<PyErr> {
+    let err = TraceError::new_err(e.to_string());
+    let value = err.value(py);
+    value.setattr("path", &e.path)?;
+    value.setattr("offset", e.offset)?;
+    value.setattr("reason", &e.message)?;
+    Ok(err)
 }
 
 /// The report of one analysis, as the command builds it before rendering.
@@ -222,14 +233,7 @@ fn analyze(
             report: a.report,
             ncu_alone: a.ncu_alone,
         }),
-        Err(AnalyzeError::Input(e)) => {
-            let err = TraceError::new_err(e.to_string());
-            let value = err.value(py);
-            value.setattr("path", &e.path)?;
-            value.setattr("offset", e.offset)?;
-            value.setattr("reason", &e.message)?;
-            Err(err)
-        }
+        Err(AnalyzeError::Input(e)) => Err(trace_error(py, &e)?),
         Err(AnalyzeError::Request(m)) => Err(PyValueError::new_err(m)),
     }
 }
@@ -397,6 +401,104 @@ fn diff(
     }
 }
 
+/// Summarises one rank's trace like `stallscope summarize` and returns the summary's JSON
+/// text (docs/summary.md). `name` is the path the summary records (default `path`). A trace
+/// that cannot be read gives a summary that lists it as skipped, as `analyze DIR` does.
+#[pyfunction]
+#[pyo3(signature = (path, *, name=None, steps=None, time=None, focus=None, all_steps=false,
+    threads=None, allow_truncated=false))]
+#[allow(clippy::too_many_arguments)]
+fn summarize(
+    py: Python<'_>,
+    path: PathBuf,
+    name: Option<String>,
+    steps: Option<&str>,
+    time: Option<&str>,
+    focus: Option<String>,
+    all_steps: bool,
+    threads: Option<usize>,
+    allow_truncated: bool,
+) -> PyResult<String> {
+    if threads == Some(0) {
+        return Err(PyValueError::new_err(
+            "threads must be at least 1 (None uses every core)",
+        ));
+    }
+    let req = command::SummarizeRequest {
+        trace: path,
+        recorded: name,
+        window: window_spec(steps, time, focus, all_steps)?,
+        threads,
+        allow_truncated,
+    };
+    py.detach(|| no_panic("summarize", || command::summarize_request(&req).to_json()))
+}
+
+/// Summaries merged one at a time (`stallscope merge`): only the merged summary is held,
+/// whatever the number added.
+#[pyclass(module = "stallscope._native", name = "NativeMerger")]
+struct NativeMerger {
+    merged: Summary,
+    rank: Option<i64>,
+    added: usize,
+}
+
+#[pymethods]
+impl NativeMerger {
+    /// A merger keeping `rank`'s full report (default: the slowest rank's).
+    #[new]
+    #[pyo3(signature = (*, rank=None))]
+    fn new(rank: Option<i64>) -> Self {
+        NativeMerger {
+            merged: Summary::default(),
+            rank,
+            added: 0,
+        }
+    }
+
+    /// Adds one summary's JSON text; `TraceError` when it is not a summary of this version.
+    fn add(&mut self, py: Python<'_>, summary: &str) -> PyResult<()> {
+        self.added += 1;
+        let label = format!("summary #{}", self.added);
+        let rank = self.rank;
+        let merged = &mut self.merged;
+        py.detach(|| {
+            no_panic("merge", || {
+                Summary::from_json(&label, summary.as_bytes()).map(|s| merged.merge(s, rank))
+            })
+        })?
+        .map_err(|e| trace_error(py, &e).unwrap_or_else(|e| e))
+    }
+
+    /// The merged summary's JSON text (a summary again: it merges with others).
+    fn summary(&self, py: Python<'_>) -> PyResult<String> {
+        let merged = &self.merged;
+        py.detach(|| no_panic("merge", || merged.to_json()))
+    }
+
+    /// The folder's report from the summaries added (`jobs` is the value the report states).
+    fn report(&self, py: Python<'_>, jobs: usize) -> PyResult<NativeReport> {
+        let merged = self.merged.clone();
+        let rank = self.rank;
+        let out = py.detach(|| {
+            no_panic("merge", || {
+                command::finish_summary(merged, rank, jobs, None).map(|mut a| {
+                    command::sort_ops(&mut a.report, command::OpSort::DeviceSelf);
+                    a
+                })
+            })
+        })?;
+        match out {
+            Ok(a) => Ok(NativeReport {
+                report: a.report,
+                ncu_alone: false,
+            }),
+            Err(AnalyzeError::Input(e)) => Err(trace_error(py, &e)?),
+            Err(AnalyzeError::Request(m)) => Err(PyValueError::new_err(m)),
+        }
+    }
+}
+
 /// Runs the `stallscope` command in this process with `argv` (program name first) and
 /// returns its exit code; output goes to the process' standard output and error.
 #[pyfunction]
@@ -410,6 +512,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(analyze, m)?)?;
     m.add_function(wrap_pyfunction!(cli, m)?)?;
     m.add_function(wrap_pyfunction!(diff, m)?)?;
+    m.add_function(wrap_pyfunction!(summarize, m)?)?;
+    m.add_class::<NativeMerger>()?;
     m.add_class::<NativeReport>()?;
     m.add_class::<NativeComparison>()?;
     m.add("TraceError", m.py().get_type::<TraceError>())?;

@@ -20,13 +20,19 @@ released::
             ...
             prof.step()
 
-Importing stallscope imports neither torch nor pandas nor polars. See docs/python.md.
+One rank at a time, on any engine's workers (docs/summary.md; `stallscope.ray` runs it on Ray)::
+
+    parts = [stallscope.summarize(p) for p in rank_files]   # small dicts, one per rank
+    report = stallscope.merge(parts)                         # = analyze(FOLDER)
+
+Importing stallscope imports neither torch nor pandas nor polars nor ray. See docs/python.md.
 """
 
 from ._capture import phase, profile
 from ._diff import DIFF_VIEWS, Comparison, diff
 from ._native import __version__
 from ._report import VIEWS, Finding, Report, TraceError, analyze
+from ._summary import Summary, merge, merge_summaries, summarize
 
 __all__ = [
     "DIFF_VIEWS",
@@ -34,10 +40,14 @@ __all__ = [
     "Comparison",
     "Finding",
     "Report",
+    "Summary",
     "TraceError",
     "__version__",
     "analyze",
     "diff",
+    "merge",
+    "merge_summaries",
     "phase",
     "profile",
+    "summarize",
 ]

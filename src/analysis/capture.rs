@@ -25,21 +25,23 @@ pub const CLOCK_OFFSET_MIN: Ns = 1_000_000;
 pub const CLOCK_OFFSET_MIN_ACTIVITIES: u64 = 10;
 
 /// One property of the capture that limits its numbers.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, serde::Deserialize)]
 pub struct TrustIssue {
     /// Stable id (see the module docs).
-    pub id: &'static str,
+    #[serde(deserialize_with = "crate::text::static_words::one")]
+    pub id: crate::text::static_words::Word,
     /// What was found, with figures.
     pub finding: String,
     /// What it does to the numbers.
     pub effect: String,
     /// Classes of numbers it makes unreliable (`host_device_timing`, `device_busy`,
     /// `totals`, `steady_state`, `gpu`, `host_attribution`).
+    #[serde(deserialize_with = "crate::text::static_words::vec")]
     pub unreliable: Vec<&'static str>,
 }
 
 /// The capture check of one trace.
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, serde::Deserialize)]
 pub struct CaptureCheck {
     /// The issues found (none: nothing limits the numbers).
     pub issues: Vec<TrustIssue>,

@@ -60,7 +60,7 @@ pub fn precision(p: &OpPoint) -> &'static str {
 }
 
 /// Totals of a group of calls (an operator name, a phase).
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, serde::Deserialize)]
 pub struct EfficiencyRow {
     /// Operator name, or phase name (`(unannotated)` for calls outside any annotation).
     pub name: String,
@@ -83,11 +83,12 @@ pub struct EfficiencyRow {
     /// Share of the FLOPs that came from the profiler's `flops` argument, 0..1.
     pub flops_from_args: f64,
     /// Dtype carrying most of the FLOPs (see [`precision`]).
-    pub dtype: &'static str,
+    #[serde(deserialize_with = "crate::text::static_words::one")]
+    pub dtype: crate::text::static_words::Word,
 }
 
 /// One step.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, serde::Deserialize)]
 pub struct StepEfficiency {
     /// `ProfilerStep#N`.
     pub name: String,
@@ -102,14 +103,15 @@ pub struct StepEfficiency {
 }
 
 /// Efficiency of the window (see the module docs).
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, serde::Deserialize)]
 pub struct Efficiency {
     /// Board whose peaks are used (absent when the device is not in the peak table).
     pub device: Option<String>,
     /// Devices that ran counted calls.
     pub devices: u32,
     /// Dtype carrying most FLOPs: `bfloat16`, `half`, `float8`, `tf32`, `float`, ...
-    pub dtype: &'static str,
+    #[serde(deserialize_with = "crate::text::static_words::one")]
+    pub dtype: crate::text::static_words::Word,
     /// Dense peak for that dtype, TFLOP/s per device.
     pub peak_tflops: Option<f64>,
     /// DRAM bandwidth per device, GB/s.

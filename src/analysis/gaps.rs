@@ -78,7 +78,9 @@ use crate::model::{CpuKind, Interval, IntervalSet, Ns, Remainder, Trace, UnionBu
 use crate::window::steps::{is_dataloader, Step};
 
 /// Gap length band.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
+)]
 pub enum Band {
     /// Under 10 µs: normal inter-kernel latency.
     #[serde(rename = "lt_10us")]
@@ -130,7 +132,9 @@ impl Band {
 }
 
 /// What the host was doing while the device was idle (see the module docs).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum Cause {
     /// Next work already queued: device-side gap.
@@ -224,7 +228,7 @@ impl Gap {
 }
 
 /// Count and total of gaps in a band.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct BandStat {
     /// Gaps.
     pub count: u64,

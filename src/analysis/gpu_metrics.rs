@@ -39,7 +39,7 @@ use crate::model::{CpuKind, GpuMetricSeries, Interval, IntervalSet, Ns, Trace, N
 pub const MAX_GAPS: usize = 20;
 
 /// What the samples say about an interval.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Boundness {
     /// SM > 60 %, DRAM < 50 %.
@@ -81,7 +81,7 @@ pub fn classify(sm: f64, dram: f64) -> Boundness {
 }
 
 /// Mean metrics over some time.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, serde::Deserialize)]
 pub struct Sampled {
     /// Samples inside the measured time (of the SM series).
     pub samples: u64,
@@ -132,7 +132,7 @@ impl Acc {
 }
 
 /// Where a range was measured.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Basis {
     /// First start → last end of the device work launched inside the range.
@@ -142,7 +142,7 @@ pub enum Basis {
 }
 
 /// One NVTX range path on one device.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, serde::Deserialize)]
 pub struct RangeMetrics {
     /// Path (`Denoise_Step_0/Layer_0/MLP`).
     pub path: String,
@@ -159,7 +159,7 @@ pub struct RangeMetrics {
 }
 
 /// One idle gap.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, serde::Deserialize)]
 pub struct GapMetrics {
     /// Device id.
     pub device: i64,
@@ -172,7 +172,7 @@ pub struct GapMetrics {
 }
 
 /// One device's metrics over the window.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, serde::Deserialize)]
 pub struct DeviceMetrics {
     /// Device id.
     pub device: i64,
@@ -191,7 +191,7 @@ pub struct DeviceMetrics {
 }
 
 /// GPU metrics per device, per NVTX range path and per gap.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, serde::Deserialize)]
 pub struct GpuMetricsAnalysis {
     /// Shortest gap counted, ns.
     pub min_gap: Ns,

@@ -10,10 +10,11 @@ use crate::window::iterations::{IterationPhase, StepRule};
 use crate::window::steps::Step;
 
 /// Iterations of one kind.
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, serde::Deserialize)]
 pub struct PhaseStats {
     /// `prefill`, `decode`, `mixed` or `unknown`.
-    pub phase: &'static str,
+    #[serde(deserialize_with = "crate::text::static_words::one")]
+    pub phase: crate::text::static_words::Word,
     /// Iterations of this kind.
     pub count: u64,
     /// Mean duration (device-extended span), ns.
@@ -23,7 +24,7 @@ pub struct PhaseStats {
 }
 
 /// Facts about the iterations of a serving capture (see the module docs).
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, serde::Deserialize)]
 pub struct IterationSummary {
     /// Rule that found them.
     pub rule: StepRule,

@@ -32,7 +32,7 @@ use crate::window::steps::Step;
 pub const CHART_POINTS: usize = 600;
 
 /// Live blocks at the peak grouped by allocating operator and phase.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, serde::Deserialize)]
 pub struct LiveGroup {
     /// Outermost operator on the allocating thread (`(before the trace)` for bytes allocated
     /// before the first event, `(no operator)` outside any).
@@ -46,7 +46,7 @@ pub struct LiveGroup {
 }
 
 /// One of the largest allocations of the window.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, serde::Deserialize)]
 pub struct LargeAlloc {
     /// Bytes.
     pub bytes: u64,
@@ -61,7 +61,7 @@ pub struct LargeAlloc {
 }
 
 /// Allocation churn of one step.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, serde::Deserialize)]
 pub struct StepChurn {
     /// Step name.
     pub step: String,
@@ -78,7 +78,7 @@ pub struct StepChurn {
 }
 
 /// One point of the chart: allocated and reserved after the events at `t_us`.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, serde::Deserialize)]
 pub struct MemPoint {
     /// µs since the trace start.
     pub t_us: f64,
@@ -89,7 +89,7 @@ pub struct MemPoint {
 }
 
 /// The memory timeline of one device over the window.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, serde::Deserialize)]
 pub struct DeviceMemory {
     /// Device id.
     pub device: i64,
@@ -130,7 +130,7 @@ pub struct DeviceMemory {
 }
 
 /// The memory timeline of every device with memory events.
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, serde::Deserialize)]
 pub struct MemoryAnalysis {
     /// Per device, by id.
     pub devices: Vec<DeviceMemory>,

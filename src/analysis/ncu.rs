@@ -20,7 +20,7 @@ use crate::model::{GpuKind, NameId, Ns, Trace};
 use crate::window::Window;
 
 /// Where a launch's ncu duration comes from.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum DurationBasis {
     /// `gpu__time_duration.sum`.

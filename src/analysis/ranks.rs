@@ -38,7 +38,7 @@ use super::Analysis;
 use crate::model::{Ns, Trace};
 
 /// Where a rank number came from.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum RankSource {
     /// `distributedInfo.rank` in the trace.
@@ -61,12 +61,13 @@ impl RankSource {
 }
 
 /// The headline finding of one rank's own diagnosis.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct TopFinding {
     /// Rule id.
     pub id: String,
     /// Severity name.
-    pub severity: &'static str,
+    #[serde(deserialize_with = "crate::text::static_words::one")]
+    pub severity: crate::text::static_words::Word,
     /// Its recoverable time, µs per step.
     pub recoverable_us: f64,
     /// Its title.
@@ -74,7 +75,7 @@ pub struct TopFinding {
 }
 
 /// What a multi-rank report keeps of one rank.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct RankFacts {
     /// Rank number.
     pub rank: i64,

@@ -107,7 +107,9 @@ pub fn dtype_bytes(t: &str) -> Option<f64> {
 }
 
 /// Kind of work an operator does.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum CostKind {
     /// Matrix multiplication.

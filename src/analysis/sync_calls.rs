@@ -16,7 +16,9 @@ use crate::model::fast::NameMemo;
 use crate::model::{CpuKind, GpuKind, Trace, NONE};
 
 /// What a sync call waits for.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum SyncKind {
     /// One stream.

@@ -68,7 +68,9 @@ use crate::model::{IntervalSet, Ns, Trace};
 use crate::par::join;
 
 /// How much a finding matters.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, serde::Deserialize,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum Severity {
     /// ≥ 20 % of the step.
@@ -106,7 +108,7 @@ impl Severity {
 }
 
 /// A place to look at in Perfetto.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, serde::Deserialize)]
 pub struct Location {
     /// What it is (`gap`, `kernel`, `op`, `sync`, `annotation`, `launch`, …).
     pub what: String,
@@ -121,7 +123,7 @@ pub struct Location {
 }
 
 /// The numbers behind a finding.
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, serde::Deserialize)]
 pub struct Evidence {
     /// Human-readable facts with their numbers.
     pub facts: Vec<String>,
@@ -132,10 +134,11 @@ pub struct Evidence {
 }
 
 /// One finding.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, serde::Deserialize)]
 pub struct Finding {
     /// Stable rule id (`launch-bound`, …).
-    pub id: &'static str,
+    #[serde(deserialize_with = "crate::text::static_words::one")]
+    pub id: crate::text::static_words::Word,
     /// Severity.
     pub severity: Severity,
     /// One-line title.
@@ -151,7 +154,7 @@ pub struct Finding {
 }
 
 /// The diagnosis of one trace.
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, serde::Deserialize)]
 pub struct Diagnosis {
     /// One line.
     pub verdict: String,

@@ -35,7 +35,7 @@ use serde::Serialize;
 use super::LoadError;
 
 /// Which layout a CSV had.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Layout {
     /// `--page details`: one row per metric.
@@ -45,7 +45,7 @@ pub enum Layout {
 }
 
 /// What limits a kernel, by the SOL rule.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Bound {
     /// SM throughput dominates.
@@ -110,7 +110,7 @@ pub fn classify(
 }
 
 /// One rule result (`Rule Name`, `Rule Type` INF/WRN/OPT/ERR, description, speedup).
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, serde::Deserialize)]
 pub struct NcuRule {
     /// Section identifier (`SpeedOfLight`, `Occupancy`, ...).
     pub section: String,
@@ -129,7 +129,7 @@ pub struct NcuRule {
 }
 
 /// A warp-stall reason and its weight.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, serde::Deserialize)]
 pub struct WarpStall {
     /// Reason (`long_scoreboard`, `barrier`, ...).
     pub reason: String,
@@ -139,7 +139,7 @@ pub struct WarpStall {
 }
 
 /// One profiled kernel launch.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, serde::Deserialize)]
 pub struct NcuKernel {
     /// `ID` (launch index in the report).
     pub id: u64,
@@ -200,7 +200,8 @@ pub struct NcuKernel {
     /// SOL classification (absent: no data).
     pub bound: Option<Bound>,
     /// The SOL rule's finding name (`High Throughput`, `Latency Issue`, ...).
-    pub sol: Option<&'static str>,
+    #[serde(deserialize_with = "crate::text::static_words::option")]
+    pub sol: Option<crate::text::static_words::Word>,
     /// ncu's rule results for this launch.
     pub rules: Vec<NcuRule>,
     /// Every numeric metric, in base units, by metric name (labels of the details page are
@@ -210,7 +211,7 @@ pub struct NcuKernel {
 }
 
 /// A whole Nsight Compute CSV.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, serde::Deserialize)]
 pub struct NcuReport {
     /// The path as given.
     pub path: String,

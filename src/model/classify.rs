@@ -6,7 +6,9 @@
 use serde::Serialize;
 
 /// What a kernel does, from its name (memcpy/memset come from the event kind).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, serde::Deserialize,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum KernelCategory {
     /// Matrix multiplication (cuBLAS, cuBLASLt nvjet, CUTLASS, Tensile/hipBLASLt, ...).

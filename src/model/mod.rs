@@ -35,7 +35,7 @@ pub type Ns = i64;
 pub const NONE: u32 = u32::MAX;
 
 /// What kind of file a trace came from.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum SourceFormat {
     /// torch.profiler / Kineto Chrome-trace JSON.
@@ -47,7 +47,7 @@ pub enum SourceFormat {
 }
 
 /// Where a trace came from and how big it was.
-#[derive(Clone, Debug, serde::Serialize)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct Source {
     /// The path as given (`-` for standard input).
     pub path: String,
@@ -62,7 +62,7 @@ pub struct Source {
 }
 
 /// GPU vendor, as far as the trace tells.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, serde::Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Vendor {
     /// NVIDIA (CUDA).
@@ -371,7 +371,7 @@ impl GpuEvent {
 }
 
 /// `distributedInfo`, when present.
-#[derive(Clone, Debug, Default, serde::Serialize)]
+#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
 pub struct Distributed {
     /// Backend (`nccl`, `gloo`, ...).
     pub backend: Option<String>,
@@ -382,10 +382,11 @@ pub struct Distributed {
 }
 
 /// A warning met while reading; the result is still usable.
-#[derive(Clone, Debug, serde::Serialize)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct Warning {
     /// Short stable code (`control-chars`, `invalid-utf8`, `skipped-event`, ...).
-    pub code: &'static str,
+    #[serde(deserialize_with = "crate::text::static_words::one")]
+    pub code: crate::text::static_words::Word,
     /// How many times it happened.
     pub count: u64,
     /// Byte offset of the first occurrence (uncompressed stream), if known.
@@ -446,7 +447,7 @@ pub struct OpShape {
 /// One sampled GPU metric of one device (Nsight Systems GPU metrics: `SMs Active`,
 /// `DRAM Read Bandwidth`, ...). Values are as recorded (percent of peak for throughput
 /// metrics); sample `i` describes the time from `times[i]` to `times[i + 1]`.
-#[derive(Clone, Debug, Default, serde::Serialize)]
+#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
 pub struct GpuMetricSeries {
     /// Device id (GPU index).
     pub device: i64,

@@ -32,7 +32,7 @@ fn usf(ns: f64) -> f64 {
 }
 
 /// Input description.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
 pub struct SourceInfo {
     /// Path as given.
     pub path: String,
@@ -51,7 +51,7 @@ pub struct SourceInfo {
 
 /// One device. Field for field [`analysis::gpu::GpuSummary`] (`device` → `id`), kept apart on
 /// purpose: this is the versioned JSON shape, that is the analysis' own.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
 pub struct DeviceInfo {
     /// Device id.
     pub id: i64,
@@ -123,7 +123,7 @@ impl BreakdownUs {
 }
 
 /// One step.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
 pub struct StepInfo {
     /// `ProfilerStep#N`.
     pub name: String,
@@ -140,14 +140,14 @@ pub struct StepInfo {
 
 /// How the steps were found and, for server iterations, their kinds and the gaps between
 /// them ([`crate::analysis::iterations::IterationSummary`] in µs).
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
 pub struct StepsFoundInfo {
     /// `profiler_step`, `vllm_execute`, `sglang_step`, `graph_launch` or `whole_trace`.
     pub rule: crate::window::iterations::StepRule,
     /// What the rule looks for, in words.
     pub description: String,
     /// Per kind of iteration (server iterations only).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(skip_serializing_if = "Vec::is_empty", default)]
     pub phases: Vec<IterationPhaseInfo>,
     /// Consecutive counted iterations (server iterations only).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -155,7 +155,7 @@ pub struct StepsFoundInfo {
 }
 
 /// The capture check ([`analysis::capture`]).
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
 pub struct TrustInfo {
     /// True when nothing limits the numbers.
     pub ok: bool,
@@ -213,10 +213,11 @@ impl StepsFoundInfo {
 }
 
 /// Iterations of one kind.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
 pub struct IterationPhaseInfo {
     /// `prefill`, `mixed`, `decode` or `unknown`.
-    pub phase: &'static str,
+    #[serde(deserialize_with = "crate::text::static_words::one")]
+    pub phase: crate::text::static_words::Word,
     /// Counted iterations of this kind.
     pub count: u64,
     /// Mean duration, µs.
@@ -226,7 +227,7 @@ pub struct IterationPhaseInfo {
 }
 
 /// Time between consecutive iterations.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
 pub struct IterationGapsInfo {
     /// Pairs of consecutive counted iterations.
     pub count: u64,
@@ -240,7 +241,7 @@ pub struct IterationGapsInfo {
 }
 
 /// Per-device busy/idle split.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
 pub struct TimelineInfo {
     /// Device id.
     pub device: i64,
@@ -257,7 +258,7 @@ pub struct TimelineInfo {
 }
 
 /// Kernel table row.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
 pub struct KernelInfo {
     /// Full name.
     pub name: String,
@@ -284,7 +285,7 @@ pub struct KernelInfo {
 }
 
 /// Operator table row.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
 pub struct OpInfo {
     /// Name.
     pub name: String,
@@ -301,7 +302,7 @@ pub struct OpInfo {
 }
 
 /// Analyzed window.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
 pub struct WindowInfo {
     /// Start, µs since `source.trace_start_us`.
     pub start_us: f64,
@@ -327,7 +328,7 @@ pub struct WindowInfo {
 }
 
 /// A step left out of the window.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
 pub struct ExcludedStep {
     /// Step name.
     pub step: String,
@@ -336,7 +337,7 @@ pub struct ExcludedStep {
 }
 
 /// The whole report (JSON schema version 1).
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
 pub struct Report {
     /// Always [`SCHEMA_VERSION`].
     pub schema_version: u32,
@@ -551,7 +552,7 @@ impl Report {
 
 /// The representative step's device timeline (`analysis::step_timeline`), with names moved
 /// to a table that events refer to by index.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
 pub struct StepTimelineInfo {
     /// Step name.
     pub step: String,
@@ -572,7 +573,7 @@ pub struct StepTimelineInfo {
 }
 
 /// One device of [`StepTimelineInfo`].
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
 pub struct StepDeviceInfo {
     /// Device id.
     pub device: i64,
@@ -593,7 +594,7 @@ pub struct StepDeviceInfo {
 }
 
 /// A stream lane.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
 pub struct LaneInfo {
     /// Stream id.
     pub stream: i64,
@@ -602,7 +603,7 @@ pub struct LaneInfo {
 }
 
 /// One event, or several consecutive events merged by the cap (`count > 1`).
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
 pub struct BlockInfo {
     /// Start, µs since `source.trace_start_us`.
     pub start_us: f64,
@@ -611,11 +612,12 @@ pub struct BlockInfo {
     /// Index into `names` (for a merged block: its longest event).
     pub name: u32,
     /// `kernel`, `memcpy` or `memset`.
-    pub kind: &'static str,
+    #[serde(deserialize_with = "crate::text::static_words::one")]
+    pub kind: crate::text::static_words::Word,
     /// Kernel category (for a merged block: the one with most time).
     pub category: crate::model::classify::KernelCategory,
     /// Events merged (absent for a single event).
-    #[serde(skip_serializing_if = "is_one")]
+    #[serde(skip_serializing_if = "is_one", default = "one")]
     pub count: u32,
     /// Sum of the merged events' durations, µs (absent for a single event).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -626,8 +628,13 @@ fn is_one(v: &u32) -> bool {
     *v == 1
 }
 
+/// What an absent `count` means (reading a saved report back).
+fn one() -> u32 {
+    1
+}
+
 /// A time span.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
 pub struct SpanInfo {
     /// Start, µs since `source.trace_start_us`.
     pub start_us: f64,
@@ -636,7 +643,7 @@ pub struct SpanInfo {
 }
 
 /// A synchronization record or call.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
 pub struct SyncInfo {
     /// Start, µs since `source.trace_start_us`.
     pub start_us: f64,
@@ -757,7 +764,7 @@ pub trait Renderer {
 }
 
 /// Compile/autotune work of the trace (`window::CompileWork`).
-#[derive(Debug, Clone, Serialize, Default)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize, Default)]
 pub struct CompileInfo {
     /// Compile spans not nested in another one on the same thread.
     pub count: u64,
@@ -771,7 +778,7 @@ pub struct CompileInfo {
 }
 
 /// Compile work of one kind.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
 pub struct CompileKindInfo {
     /// Kind.
     pub kind: crate::window::CompileKind,
@@ -802,7 +809,7 @@ impl CompileInfo {
 }
 
 /// What a `--focus` matched.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
 pub struct FocusInfo {
     /// The name asked for.
     pub name: String,
@@ -813,7 +820,7 @@ pub struct FocusInfo {
 }
 
 /// Device time of a phase by kind, µs.
-#[derive(Debug, Clone, Copy, Serialize)]
+#[derive(Debug, Clone, Copy, Serialize, serde::Deserialize)]
 pub struct PhaseBreakdownUs {
     /// Compute kernels.
     pub kernel: f64,
@@ -826,7 +833,7 @@ pub struct PhaseBreakdownUs {
 }
 
 /// A kernel of a phase.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
 pub struct PhaseKernelInfo {
     /// Name.
     pub name: String,
@@ -837,7 +844,7 @@ pub struct PhaseKernelInfo {
 }
 
 /// One phase (definitions in `analysis::phases` and docs/json-report.md).
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
 pub struct PhaseInfo {
     /// Names from the root joined by `/`.
     pub path: String,

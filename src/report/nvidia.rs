@@ -15,7 +15,7 @@ fn us(ns: Ns) -> f64 {
 }
 
 /// The trace kernel an ncu launch was joined to.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
 pub struct TraceMatch {
     /// Start, µs since `source.trace_start_us`.
     pub start_us: f64,
@@ -35,7 +35,7 @@ pub struct TraceMatch {
 }
 
 /// One ncu launch in the report.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
 pub struct NcuLaunchInfo {
     /// The launch's metrics, classification and rules.
     #[serde(flatten)]
@@ -46,7 +46,7 @@ pub struct NcuLaunchInfo {
 }
 
 /// The `ncu` section of the JSON report.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
 pub struct NcuSection {
     /// The CSV path.
     pub path: String,
@@ -96,7 +96,7 @@ impl NcuSection {
 }
 
 /// Means over some time, as in the report.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
 pub struct SampledInfo {
     /// SM-activity samples inside.
     pub samples: u64,
@@ -120,7 +120,7 @@ impl From<&Sampled> for SampledInfo {
 }
 
 /// GPU metrics of one device.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
 pub struct MetricsDeviceInfo {
     /// Device id.
     pub device: i64,
@@ -137,7 +137,7 @@ pub struct MetricsDeviceInfo {
 }
 
 /// One NVTX range path on one device.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
 pub struct MetricsRangeInfo {
     /// Range path.
     pub path: String,
@@ -155,7 +155,7 @@ pub struct MetricsRangeInfo {
 }
 
 /// One gap.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
 pub struct MetricsGapInfo {
     /// Device.
     pub device: i64,
@@ -169,7 +169,7 @@ pub struct MetricsGapInfo {
 }
 
 /// The `gpu_metrics` section of the JSON report.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
 pub struct GpuMetricsInfo {
     /// Shortest gap counted, µs.
     pub min_gap_us: f64,

@@ -10,7 +10,7 @@ use crate::diagnose::ranks::RanksDiagnosis;
 use crate::diagnose::Finding;
 
 /// The multi-rank part of a folder's report (docs/json-report.md, `ranks`).
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
 pub struct RanksSection {
     /// The folder as given.
     pub folder: String,
@@ -48,19 +48,20 @@ pub struct RanksSection {
 }
 
 /// Whose full report surrounds the `ranks` section.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
 pub struct ShownRank {
     /// Rank.
     pub rank: i64,
     /// Its file.
     pub path: String,
     /// `slowest`, or `requested` (`--rank`).
-    pub why: &'static str,
+    #[serde(deserialize_with = "crate::text::static_words::one")]
+    pub why: crate::text::static_words::Word,
 }
 
 /// One rank of the table. Time fields are window totals of the rank's main device, the same
 /// numbers as that rank's own report (`gpu_timeline`); divide by `steps` for per-step values.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
 pub struct RankRow {
     /// Rank.
     pub rank: i64,
@@ -100,7 +101,7 @@ pub struct RankRow {
 }
 
 /// The captures of one rank by one process.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
 pub struct RankSpansInfo {
     /// Rank.
     pub rank: i64,
@@ -113,7 +114,7 @@ pub struct RankSpansInfo {
 }
 
 /// One capture of a rank.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
 pub struct SpanInfo {
     /// The file.
     pub path: String,
@@ -139,12 +140,13 @@ impl RankRow {
 }
 
 /// A rank's own top finding.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
 pub struct TopFindingInfo {
     /// Rule id.
     pub id: String,
     /// Severity.
-    pub severity: &'static str,
+    #[serde(deserialize_with = "crate::text::static_words::one")]
+    pub severity: crate::text::static_words::Word,
     /// µs per step.
     pub recoverable_us: f64,
     /// Title.
@@ -152,7 +154,7 @@ pub struct TopFindingInfo {
 }
 
 /// A rank file that could not be analysed.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
 pub struct SkippedFile {
     /// The file.
     pub path: String,
@@ -161,7 +163,7 @@ pub struct SkippedFile {
 }
 
 /// A rank number claimed by several files.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
 pub struct DuplicateRank {
     /// Rank.
     pub rank: i64,

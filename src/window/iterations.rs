@@ -37,7 +37,7 @@ use serde::Serialize;
 use crate::model::{CpuKind, Interval, Trace};
 
 /// Which rule found a trace's steps.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum StepRule {
     /// `ProfilerStep#N` spans (torch.profiler's schedule).
@@ -88,7 +88,7 @@ impl StepRule {
 }
 
 /// Kind of work an iteration does, from its annotation.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum IterationPhase {
     /// Only new prompts (context / extend).

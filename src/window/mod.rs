@@ -264,7 +264,9 @@ pub struct Exclusion {
 }
 
 /// Kinds of compile / warm-up work.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum CompileKind {
     /// TorchDynamo frame conversion and bytecode tracing.

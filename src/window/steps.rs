@@ -123,7 +123,7 @@ use crate::model::{
 use serde::Serialize;
 
 /// Time of one step split by role; the parts sum to the step duration.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, serde::Deserialize)]
 pub struct Breakdown {
     /// Kernels (not communication).
     pub kernel: Ns,
@@ -230,7 +230,7 @@ impl StepAnalysis {
 }
 
 /// Mean breakdown (fractional ns).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, serde::Deserialize)]
 pub struct AverageBreakdown {
     /// Mean step duration.
     pub total: f64,
