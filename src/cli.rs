@@ -728,20 +728,10 @@ fn analyze_ncu(req: &AnalyzeRequest, path: &str) -> Result<Analyzed, AnalyzeErro
             "--ncu joins an Nsight Compute CSV to a trace; the input is already one".into(),
         ));
     }
-    let n = ingest::ncu::read(path).map_err(AnalyzeError::Input)?;
-    // the versioned report of an empty timeline, with the ncu facts, findings and section
-    let mut trace = crate::model::build::TraceBuilder::new().build();
-    trace.threads.clear();
-    trace.source.path = path.to_string();
-    trace.source.format = crate::model::SourceFormat::NcuCsv;
-    trace.source.bytes = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
-    trace.source.events = n.kernels.len() as u64;
-    trace.warnings.extend(n.warnings.iter().cloned());
-    let mut a = analysis::analyze(&trace, &AnalyzeOptions::default());
-    a.ncu = Some(analysis::ncu::standalone(&n));
+    let (trace, a) = analysis::ncu_alone(path).map_err(AnalyzeError::Input)?;
     Ok(Analyzed {
         report: Report::new(&trace, &a),
-        warnings: n
+        warnings: trace
             .warnings
             .iter()
             .map(|w| (path.to_string(), w.clone()))
