@@ -178,6 +178,10 @@ enum Format {
     Md,
     /// CSV of one table (needs --view).
     Csv,
+    /// Parquet tables for SQL engines, one file per table into the folder -o DIR (see
+    /// docs/parquet.md): steps, GPU timeline, kernels, operators, collectives, findings (and
+    /// ranks, for a folder), each row with the job (--job) and the rank.
+    Parquet,
 }
 
 /// Tables that `--format csv` can write.
@@ -251,6 +255,11 @@ struct AnalyzeArgs {
     /// Table written by --format csv (required with csv, not allowed otherwise).
     #[arg(long, value_enum, required_if_eq("format", "csv"))]
     view: Option<View>,
+
+    /// --format parquet: the `job` column of every row (default: the input's file or folder
+    /// name), so that the tables of several jobs can be queried together.
+    #[arg(long, value_name = "NAME")]
+    job: Option<String>,
 
     #[command(flatten)]
     window: WindowArgs,
@@ -397,6 +406,20 @@ pub fn analyze_request(
     req: &AnalyzeRequest,
     timings: &mut crate::timings::Timings,
 ) -> Result<Analyzed, AnalyzeError> {
+    analyze_request_with(req, timings, &|_, _| {})
+}
+
+/// A consumer of each rank's full report: `(rank, report)` ([`analyze_request_with`]).
+pub type EachReport<'a> = dyn Fn(i64, &Report) + Sync + 'a;
+
+/// [`analyze_request`], handing every rank's full report to `each` with its rank: each rank
+/// of a folder as it is done (any order), or the one trace (its `distributedInfo` rank, else
+/// 0). Not called for an Nsight Compute CSV alone. `--format parquet` collects its tables so.
+pub fn analyze_request_with(
+    req: &AnalyzeRequest,
+    timings: &mut crate::timings::Timings,
+    each: &EachReport<'_>,
+) -> Result<Analyzed, AnalyzeError> {
     let path = req.trace.to_string_lossy().into_owned();
     let mut lopts = base_load_options();
     if !req.progress {
@@ -416,7 +439,7 @@ pub fn analyze_request(
         )));
     }
     let out = if path != "-" && req.trace.is_dir() {
-        analyze_folder(req, lopts)?
+        analyze_folder(req, lopts, each)?
     } else {
         if req.rank.is_some() {
             return Err(AnalyzeError::Request(
@@ -449,6 +472,10 @@ pub fn analyze_request(
             trace.warnings.extend(n.report.warnings.iter().cloned());
         }
         let report = Report::new(&trace, &a);
+        each(
+            trace.distributed.as_ref().and_then(|d| d.rank).unwrap_or(0),
+            &report,
+        );
         timings.lap("diagnose+report");
         drop(a);
         drop(trace);
@@ -476,17 +503,32 @@ fn analyze(args: AnalyzeArgs) -> Result<(), (i32, String)> {
         allow_truncated: args.allow_truncated,
         progress: true,
     };
+    if args.job.is_some() && args.format != Format::Parquet {
+        return Err((2, "error: --job applies only to --format parquet".into()));
+    }
+    let tables = (args.format == Format::Parquet)
+        .then(|| parquet_tables(&args))
+        .transpose()?
+        .map(std::sync::Mutex::new);
     let mut timings = crate::timings::Timings::from_env();
-    let out = analyze_request(&req, &mut timings).map_err(|e| (2, format!("error: {e}")))?;
-    emit(&args, out, &mut timings)
+    let each = |rank: i64, r: &Report| {
+        if let Some(t) = &tables {
+            add_rank_tables(t, rank, r);
+        }
+    };
+    let out =
+        analyze_request_with(&req, &mut timings, &each).map_err(|e| (2, format!("error: {e}")))?;
+    emit(&args, out, &mut timings, tables)
 }
 
 /// Writes an analysis as `args` ask: warnings on stderr, then the report in its format
-/// (`analyze`, and `merge` with the same output flags).
+/// (`analyze`, and `merge` with the same output flags); `tables` are the Parquet tables
+/// collected from every rank's report for `--format parquet`.
 fn emit(
     args: &AnalyzeArgs,
     out: Analyzed,
     timings: &mut crate::timings::Timings,
+    tables: Option<std::sync::Mutex<ParquetTables>>,
 ) -> Result<(), (i32, String)> {
     if !args.quiet {
         for (p, w) in &out.warnings {
@@ -510,6 +552,9 @@ fn emit(
     }
     if out.ncu_alone {
         return render_ncu(args, &out.report);
+    }
+    if let Some(t) = tables {
+        return write_parquet(args, t, &out.report);
     }
     let mut rep = out.report;
     sort_ops(&mut rep, args.sort);
@@ -545,7 +590,7 @@ fn emit(
         top: args.top.unwrap_or(match args.format {
             Format::Table | Format::Md => 10,
             Format::Html => 50,
-            Format::Json | Format::Csv => 0,
+            Format::Json | Format::Csv | Format::Parquet => 0,
         }),
         color,
         width: 100,
@@ -559,6 +604,8 @@ fn emit(
         Format::Json => Box::new(report::json::Json),
         Format::Html => Box::new(report::html::Html),
         Format::Md => Box::new(report::markdown::Markdown),
+        // written by write_parquet above
+        Format::Parquet => return Err((1, "error: --format parquet needs -o DIR".into())),
         Format::Csv => Box::new(report::csv::Csv {
             view: match args.view {
                 Some(View::Kernels) => report::csv::View::Kernels,
@@ -591,6 +638,90 @@ fn emit(
     Ok(())
 }
 
+#[cfg(feature = "parquet")]
+type ParquetTables = report::parquet::Tables;
+#[cfg(not(feature = "parquet"))]
+type ParquetTables = ();
+
+/// `--format parquet`: checks that -o names a folder (Parquet is never written to standard
+/// output) and starts the tables of the job (`--job`, else the input's file or folder name).
+fn parquet_tables(args: &AnalyzeArgs) -> Result<ParquetTables, (i32, String)> {
+    let Some(dir) = &args.output else {
+        return Err((
+            2,
+            "error: --format parquet writes one file per table into a folder: give -o DIR \
+             (it is never written to standard output)"
+                .into(),
+        ));
+    };
+    if dir.exists() && !dir.is_dir() {
+        return Err((
+            2,
+            format!(
+                "error: -o {}: --format parquet writes a folder of tables, and this is a file",
+                dir.display()
+            ),
+        ));
+    }
+    #[cfg(feature = "parquet")]
+    {
+        let job = match &args.job {
+            Some(j) => j.clone(),
+            None if args.trace.as_os_str() == "-" => "stdin".to_string(),
+            None => crate::text::file_name(&args.trace.to_string_lossy()),
+        };
+        Ok(report::parquet::Tables::new(&job))
+    }
+    #[cfg(not(feature = "parquet"))]
+    Err((
+        2,
+        "error: this stallscope was built without the `parquet` feature".into(),
+    ))
+}
+
+/// Adds one rank's report to the Parquet tables (from the analysis workers).
+fn add_rank_tables(t: &std::sync::Mutex<ParquetTables>, rank: i64, r: &Report) {
+    let mut t = t.lock().unwrap_or_else(|e| e.into_inner());
+    #[cfg(feature = "parquet")]
+    t.add_rank(rank, r);
+    #[cfg(not(feature = "parquet"))]
+    let _ = (&mut t, rank, r);
+}
+
+/// Writes the Parquet tables of `--format parquet` into `-o DIR`, the folder's `ranks`
+/// section included, and says on stderr what was written.
+fn write_parquet(
+    args: &AnalyzeArgs,
+    t: std::sync::Mutex<ParquetTables>,
+    rep: &Report,
+) -> Result<(), (i32, String)> {
+    let mut t = t.into_inner().unwrap_or_else(|e| e.into_inner());
+    let dir = args.output.clone().unwrap_or_default();
+    #[cfg(feature = "parquet")]
+    {
+        if let Some(sec) = &rep.ranks {
+            t.add_ranks_section(sec);
+        }
+        let files = t
+            .write_dir(&dir)
+            .map_err(|e| (1, format!("error: writing Parquet: {e}")))?;
+        if !args.quiet {
+            eprintln!(
+                "wrote {} Parquet tables of job {:?} to {}",
+                files.len(),
+                t.job(),
+                dir.display()
+            );
+        }
+        Ok(())
+    }
+    #[cfg(not(feature = "parquet"))]
+    {
+        let _ = (&mut t, rep);
+        Err((2, format!("error: {}: no parquet feature", dir.display())))
+    }
+}
+
 /// A reading warning on stderr; names and keys in it come from the file and are shown as
 /// text ([`crate::text::printable`]).
 fn print_warning(path: &str, w: &crate::model::Warning) {
@@ -604,7 +735,11 @@ fn print_warning(path: &str, w: &crate::model::Warning) {
 
 /// `stallscope analyze FOLDER`: every rank file with at most `jobs` at once; the report of
 /// the slowest rank (or `rank`) with the `ranks` section.
-fn analyze_folder(req: &AnalyzeRequest, mut lopts: LoadOptions) -> Result<Analyzed, AnalyzeError> {
+fn analyze_folder(
+    req: &AnalyzeRequest,
+    mut lopts: LoadOptions,
+    each: &EachReport<'_>,
+) -> Result<Analyzed, AnalyzeError> {
     if req.ncu.is_some() {
         return Err(AnalyzeError::Request(
             "--ncu joins an Nsight Compute CSV to one trace, not to a folder".into(),
@@ -634,12 +769,14 @@ fn analyze_folder(req: &AnalyzeRequest, mut lopts: LoadOptions) -> Result<Analyz
         jobs,
         rank: req.rank,
     };
-    let out = crate::multirank::analyze_folder(&req.trace, &opts).map_err(|e| match e {
-        crate::multirank::FolderError::Input(e) => AnalyzeError::Input(e),
-        crate::multirank::FolderError::NoSuchRank(m) => {
-            AnalyzeError::Request(m.strip_prefix("error: ").unwrap_or(&m).to_string())
-        }
-    })?;
+    let each = |f: &crate::analysis::ranks::RankFacts, r: &Report| each(f.rank, r);
+    let out =
+        crate::multirank::analyze_folder_with(&req.trace, &opts, &each).map_err(|e| match e {
+            crate::multirank::FolderError::Input(e) => AnalyzeError::Input(e),
+            crate::multirank::FolderError::NoSuchRank(m) => {
+                AnalyzeError::Request(m.strip_prefix("error: ").unwrap_or(&m).to_string())
+            }
+        })?;
     Ok(Analyzed {
         report: out.report,
         warnings: out.warnings,
@@ -655,20 +792,10 @@ fn analyze_ncu(req: &AnalyzeRequest, path: &str) -> Result<Analyzed, AnalyzeErro
             "--ncu joins an Nsight Compute CSV to a trace; the input is already one".into(),
         ));
     }
-    let n = ingest::ncu::read(path).map_err(AnalyzeError::Input)?;
-    // the versioned report of an empty timeline, with the ncu facts, findings and section
-    let mut trace = crate::model::build::TraceBuilder::new().build();
-    trace.threads.clear();
-    trace.source.path = path.to_string();
-    trace.source.format = crate::model::SourceFormat::NcuCsv;
-    trace.source.bytes = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
-    trace.source.events = n.kernels.len() as u64;
-    trace.warnings.extend(n.warnings.iter().cloned());
-    let mut a = analysis::analyze(&trace, &AnalyzeOptions::default());
-    a.ncu = Some(analysis::ncu::standalone(&n));
+    let (trace, a) = analysis::ncu_alone(path).map_err(AnalyzeError::Input)?;
     Ok(Analyzed {
         report: Report::new(&trace, &a),
-        warnings: n
+        warnings: trace
             .warnings
             .iter()
             .map(|w| (path.to_string(), w.clone()))
@@ -1675,6 +1802,13 @@ fn merge(args: MergeArgs) -> Result<(), (i32, String)> {
     if args.view.is_some() && args.format != Format::Csv {
         return Err((2, "error: --view applies only to --format csv".into()));
     }
+    if args.format == Format::Parquet {
+        return Err((
+            2,
+            "error: --format parquet needs every rank's full report, which a summary does not              keep: run `stallscope analyze DIR --format parquet -o OUT` on the traces"
+                .into(),
+        ));
+    }
     let mut timings = crate::timings::Timings::from_env();
     let out = merge_summaries(&paths, args.rank, args.jobs, None)
         .map_err(|e| (2, format!("error: {e}")))?;
@@ -1693,6 +1827,7 @@ fn merge(args: MergeArgs) -> Result<(), (i32, String)> {
         allow_truncated: false,
         color: args.color,
         quiet: args.quiet,
+        job: None,
     };
-    emit(&as_analyze, out, &mut timings)
+    emit(&as_analyze, out, &mut timings, None)
 }

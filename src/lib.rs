@@ -6,7 +6,7 @@
 //! [`analysis`] (pure functions from model to serializable facts) → [`diagnose`] (rules from
 //! facts to a verdict and findings) → [`report`] (renderers that format, never compute) →
 //! `cli`. [`multirank`] runs that pipeline over a folder of per-rank traces, a few ranks at a
-//! time. [`slice`] writes a window back out as a smaller trace. No module imports from a later
+//! time. [`slice`](mod@slice) writes a window back out as a smaller trace. No module imports from a later
 //! stage (ARCHITECTURE.md has the order; `tests/architecture.rs` checks it).
 //! `mcp` (feature `mcp`, on by default) is a second front end beside `cli`: an MCP server.
 

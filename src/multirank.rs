@@ -324,6 +324,21 @@ pub fn folder_bar(listing: &Listing, load: &LoadOptions) -> Option<(indicatif::P
 /// Analyses every rank file of `dir` with at most `opts.jobs` at once. Files that fail are
 /// skipped (listed in the `ranks` section); it is an error when none can be read.
 pub fn analyze_folder(dir: &Path, opts: &FolderOptions) -> Result<FolderReport, FolderError> {
+    analyze_folder_with(dir, opts, &|_, _| {})
+}
+
+/// A consumer of every rank's full report ([`analyze_folder_with`]).
+pub type EachRank<'a> = dyn Fn(&RankFacts, &Report) + Sync + 'a;
+
+/// [`analyze_folder`], handing every rank's facts and full report to `each` as soon as the
+/// rank is done (on the worker that analysed it, in completion order, before the report is
+/// dropped): for outputs that need every rank's tables, such as `--format parquet`, without
+/// keeping every report.
+pub fn analyze_folder_with(
+    dir: &Path,
+    opts: &FolderOptions,
+    each: &EachRank<'_>,
+) -> Result<FolderReport, FolderError> {
     let listing = folder::list(dir).map_err(FolderError::Input)?;
     let files = &listing.files;
     let jobs = opts.jobs.clamp(1, files.len());
@@ -349,6 +364,9 @@ pub fn analyze_folder(dir: &Path, opts: &FolderOptions) -> Result<FolderReport, 
                     index: file.index,
                 };
                 let one = Summary::of_file(&file.path.to_string_lossy(), hint, opts);
+                if let Some(shown) = &one.shown {
+                    each(&shown.facts, &shown.report);
+                }
                 // the rank's trace and analysis are gone: return their pages
                 release_freed_memory();
                 let mut st = state.lock().unwrap_or_else(|e| e.into_inner());

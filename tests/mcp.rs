@@ -58,6 +58,12 @@ fn python_client_end_to_end() {
         .arg(script)
         .args(["--bin", env!("CARGO_BIN_EXE_stallscope"), "--sample"])
         .arg(common::sample(SAMPLE))
+        // an Nsight Compute CSV of the corpus, read alone (skipped without the corpus)
+        .args(
+            common::corpus_file("ncu/csv/esmm_gemm_a10g_page-details.csv")
+                .map(|p| vec!["--ncu".into(), p.into_os_string()])
+                .unwrap_or_default(),
+        )
         .output()
         .unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);

@@ -361,3 +361,22 @@ fn analyze_window(trace: &Trace, pre: &Prepared, selection: win::Window, par: bo
         parallel: par,
     }
 }
+
+/// An Nsight Compute CSV read alone (`stallscope analyze KERNELS.csv`, the MCP `analyze`
+/// tool): an empty timeline named after the file (format `ncu_csv`, its kernel count as
+/// events, the reader's warnings) and its analysis, whose `ncu` is the CSV's own view
+/// ([`ncu::standalone`]: findings weighted by ncu's durations, the kernel table). The report
+/// of the pair is the versioned report with the ncu facts, findings and section alone.
+pub fn ncu_alone(path: &str) -> Result<(Trace, Analysis), crate::ingest::LoadError> {
+    let n = crate::ingest::ncu::read(path)?;
+    let mut trace = crate::model::build::TraceBuilder::new().build();
+    trace.threads.clear();
+    trace.source.path = path.to_string();
+    trace.source.format = crate::model::SourceFormat::NcuCsv;
+    trace.source.bytes = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
+    trace.source.events = n.kernels.len() as u64;
+    trace.warnings.extend(n.warnings.iter().cloned());
+    let mut a = analyze(&trace, &AnalyzeOptions::default());
+    a.ncu = Some(ncu::standalone(&n));
+    Ok((trace, a))
+}

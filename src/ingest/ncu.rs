@@ -833,7 +833,8 @@ pub fn looks_like(path: &str) -> bool {
 /// Names are compared exactly, else by [`join_key`] (the same demangled name as ncu, Kineto
 /// and Nsight Systems spell it: `(int)4` / `4`, `(anonymous namespace)` / `<unnamed>`), else
 /// by the [`base_name`] of that key (ncu and the trace may differ in template arguments or
-/// parameter lists). Returns, per launch, the index in [`Trace::gpu`] of its kernel, or `None`.
+/// parameter lists). Returns, per launch, the index in
+/// [`Trace::gpu`](crate::model::Trace::gpu) of its kernel, or `None`.
 pub fn join(trace: &crate::model::Trace, report: &NcuReport) -> Vec<Option<u32>> {
     use std::collections::HashMap;
     let mut exact: HashMap<&str, Vec<u32>> = HashMap::new();

@@ -1,7 +1,8 @@
 //! The server's memory of finished analyses: follow-up questions about a trace are answered
 //! from its report instead of reading the file again.
 //!
-//! An entry is keyed by the file's canonical path, size and modification time and by the
+//! An entry is keyed by the file's (or rank folder's, see [`Key::of`]) canonical path, size
+//! and modification time and by the
 //! window (so a rewritten trace is read again, and each window has its own report). The cache
 //! holds at most `max_entries` reports and `max_bytes` of their estimated size (the length of
 //! their compact JSON, which tracks the heap they hold: names and table rows); the least
@@ -27,12 +28,24 @@ pub struct Key {
 
 impl Key {
     /// The key of `path` (canonical) as it is now on disk, for `window`.
+    /// For a folder of per-rank traces: the total size of its entries and the latest
+    /// modification of the folder or any entry (a rank file added, removed or rewritten is
+    /// read again).
     pub fn of(path: &Path, window: String) -> std::io::Result<Key> {
         let m = std::fs::metadata(path)?;
+        let (mut size, mut modified) = (m.len(), m.modified().ok());
+        if m.is_dir() {
+            size = 0;
+            for e in std::fs::read_dir(path)? {
+                let em = std::fs::metadata(e?.path())?;
+                size += em.len();
+                modified = modified.max(em.modified().ok());
+            }
+        }
         Ok(Key {
             path: path.to_path_buf(),
-            size: m.len(),
-            modified: m.modified().ok(),
+            size,
+            modified,
             window,
         })
     }

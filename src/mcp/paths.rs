@@ -55,7 +55,8 @@ impl Roots {
         self.dirs.iter().any(|d| canonical.starts_with(d))
     }
 
-    /// The canonical path of a trace file the client may read.
+    /// The canonical path of a trace file, Nsight Compute CSV or folder of per-rank traces
+    /// the client may read.
     pub fn readable(&self, path: &str) -> Result<PathBuf, String> {
         let abs = self.absolute(path)?;
         let canon = std::fs::canonicalize(&abs).map_err(|e| format!("{path}: {e}"))?;
@@ -67,13 +68,7 @@ impl Roots {
                 self.describe()
             ));
         }
-        if canon.is_dir() {
-            return Err(format!(
-                "{path}: is a folder; the MCP server reads one trace file (the command line \
-                 `stallscope analyze FOLDER` compares the ranks of a folder)"
-            ));
-        }
-        if !canon.is_file() {
+        if !canon.is_file() && !canon.is_dir() {
             return Err(format!("{path}: not a regular file"));
         }
         Ok(canon)
@@ -193,7 +188,8 @@ mod tests {
             .readable("missing.json")
             .unwrap_err()
             .contains("missing.json"));
-        assert!(roots.readable("sub").unwrap_err().contains("is a folder"));
+        // a folder of per-rank traces is read as the command line reads it
+        assert!(roots.readable("sub").unwrap().is_dir());
         assert!(roots.readable("").is_err());
     }
 

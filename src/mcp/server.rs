@@ -77,15 +77,21 @@ impl State {
         let spec = window.spec()?;
         let canon = roots.readable(path)?;
         let p = canon.to_string_lossy().into_owned();
-        if ingest::ncu::looks_like(&p) {
-            return Err(format!(
-                "{p}: an Nsight Compute CSV; the MCP server reads traces (the command line \
-                 `stallscope analyze` reads ncu CSVs)"
-            ));
-        }
         let key = Key::of(&canon, spec.to_string()).map_err(|e| format!("{p}: {e}"))?;
         if let Some(r) = self.cache().get(&key) {
             return Ok((r, true));
+        }
+        if canon.is_dir() {
+            let rep = Arc::new(self.folder_report(roots, &canon, spec)?);
+            self.cache().insert(key, rep.clone(), json_size(&*rep));
+            return Ok((rep, false));
+        }
+        if ingest::ncu::looks_like(&p) {
+            // its kernel table and findings alone, whatever the window
+            let (trace, a) = analysis::ncu_alone(&p).map_err(|e| e.to_string())?;
+            let rep = Arc::new(Report::new(&trace, &a));
+            self.cache().insert(key, rep.clone(), json_size(&*rep));
+            return Ok((rep, false));
         }
         let trace = ingest::load(&p, &self.load_options()).map_err(|e| e.to_string())?;
         let aopts = AnalyzeOptions {
@@ -100,6 +106,34 @@ impl State {
         let bytes = json_size(&*rep);
         self.cache().insert(key, rep.clone(), bytes);
         Ok((rep, false))
+    }
+
+    /// The report of a folder of per-rank traces (`stallscope analyze FOLDER`: the slowest
+    /// rank's full report with the `ranks` section). Every rank file must lie under the
+    /// roots too (a symlink in the folder pointing outside is refused).
+    fn folder_report(
+        &self,
+        roots: &Roots,
+        dir: &std::path::Path,
+        spec: crate::window::WindowSpec,
+    ) -> Result<Report, String> {
+        let listing = ingest::folder::list(dir).map_err(|e| e.to_string())?;
+        for f in &listing.files {
+            roots.readable(&f.path.to_string_lossy())?;
+        }
+        let opts = crate::multirank::FolderOptions {
+            load: self.load_options(),
+            analyze: AnalyzeOptions {
+                window: spec,
+                threads: self.threads.unwrap_or(0),
+                ..AnalyzeOptions::default()
+            },
+            jobs: crate::multirank::default_jobs(),
+            rank: None,
+        };
+        crate::multirank::analyze_folder(dir, &opts)
+            .map(|f| f.report)
+            .map_err(|e| e.to_string())
     }
 
     /// One side of `diff`: a trace through [`State::report`] (cached), a folder of ranks or a
@@ -280,7 +314,9 @@ impl Server {
 
     #[tool(
         description = "Why is this PyTorch GPU workload slow? Reads a torch.profiler \
-        (Kineto .json/.json.gz) or Nsight Systems (.sqlite) trace and returns the one-line \
+        (Kineto .json/.json.gz) or Nsight Systems (.sqlite) trace, a folder of per-rank \
+        traces (adds `ranks`: the cross-rank verdict, findings and per-rank rows; the rest is \
+        the slowest rank's) or an Nsight Compute CSV (adds `ncu`) and returns the one-line \
         verdict, the findings ranked by the time each fix could recover per step (id, severity, \
         title, recoverable_us, top evidence lines, advice), and the headline numbers (step \
         time, time breakdown, GPU busy/idle, top kernels). Deterministic: the same numbers as \

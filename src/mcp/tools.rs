@@ -53,8 +53,10 @@ impl WindowInput {
 /// Input of `analyze`.
 #[derive(Clone, Debug, Deserialize, JsonSchema)]
 pub struct AnalyzeInput {
-    /// Trace file: Kineto .json / .json.gz (torch.profiler) or Nsight Systems .sqlite;
-    /// relative to the first allowed root.
+    /// Trace file: Kineto .json / .json.gz (torch.profiler) or Nsight Systems .sqlite; or a
+    /// folder of per-rank traces (the cross-rank `ranks` section and the slowest rank's
+    /// report); or an Nsight Compute CSV (its `ncu` kernels and findings alone); relative to
+    /// the first allowed root.
     pub path: String,
     #[serde(flatten)]
     #[allow(missing_docs)]
@@ -224,9 +226,47 @@ pub fn summary(rep: &Report) -> Result<Value, String> {
             "notes": w.notes,
         },
         "warnings": rep.warnings,
+        "ranks": rep.ranks.as_ref().map(ranks_summary),
+        "ncu": rep.ncu.as_ref().map(|n| json!({
+            "path": n.path,
+            "joined": n.joined,
+            "launches": n.launches.len(),
+            "top_launches": first(&n.launches, SUMMARY_KERNELS),
+        })),
         "more": "explain_finding (id) for a finding's full evidence and timestamps; kernels, \
                  ops, phases, steps for the tables; detail=true for the whole report",
     }))
+}
+
+/// The `ranks` part of the summary of a folder of per-rank traces: the cross-rank verdict
+/// and findings (cut like the rank's own), the slowest and fastest rank, and one short row
+/// per rank; the rest of the summary is the full report of the slowest rank.
+fn ranks_summary(r: &crate::report::ranks::RanksSection) -> Value {
+    json!({
+        "folder": r.folder,
+        "count": r.count,
+        "verdict": r.verdict,
+        "findings": r.findings.iter().take(SUMMARY_FINDINGS).map(|f| json!({
+            "id": f.id,
+            "severity": f.severity,
+            "title": f.title,
+            "recoverable_us": f.recoverable_us,
+            "evidence": first(&f.evidence.facts, SUMMARY_LINES),
+        })).collect::<Vec<_>>(),
+        "shown": r.shown,
+        "slowest_rank": r.slowest_rank,
+        "fastest_rank": r.fastest_rank,
+        "median_step_time_us": r.median_step_time_us,
+        "spread": r.spread,
+        "ranks": r.ranks.iter().map(|k| json!({
+            "rank": k.rank,
+            "step_time_us": k.step_time_us,
+            "exposed_comm_us": k.exposed_comm_us,
+            "idle_us": k.idle_us,
+            "top_finding": k.top_finding.as_ref().map(|f| &f.id),
+        })).collect::<Vec<_>>(),
+        "skipped": r.skipped,
+    })
 }
 
 /// The answer of `analyze` with `detail`: the JSON report without its step timeline (the

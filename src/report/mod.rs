@@ -12,6 +12,8 @@ pub mod html;
 pub mod json;
 pub mod markdown;
 pub mod nvidia;
+#[cfg(feature = "parquet")]
+pub mod parquet;
 pub mod ranks;
 pub mod terminal;
 
@@ -47,6 +49,9 @@ pub struct SourceInfo {
     pub events: u64,
     /// Timestamp (µs, the trace's own clock) that all `start_us` values are relative to.
     pub trace_start_us: f64,
+    /// The trace's `distributedInfo` (backend, rank, world size), when recorded.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub distributed: Option<crate::model::Distributed>,
 }
 
 /// One device. Field for field [`analysis::gpu::GpuSummary`] (`device` → `id`), kept apart on
@@ -424,6 +429,7 @@ impl Report {
                 compressed_bytes: trace.source.compressed_bytes,
                 events: trace.source.events,
                 trace_start_us: us(origin),
+                distributed: trace.distributed.clone(),
             },
             warnings: trace.warnings.clone(),
             verdict: diagnosis.verdict,

@@ -90,7 +90,9 @@ def expect_error(r, what: str) -> str:
     return text_of(r)
 
 
-async def main_session(binary: str, work: Path, sample: Path, outside: Path) -> None:
+async def main_session(
+    binary: str, work: Path, sample: Path, outside: Path, ncu: Path | None
+) -> None:
     expected = cli_json(binary, sample)
     params = StdioServerParameters(command=binary, args=["mcp"], cwd=str(work))
     async with Client(params, cache=None) as client:
@@ -313,6 +315,46 @@ async def main_session(binary: str, work: Path, sample: Path, outside: Path) -> 
             "slice .py",
         )
 
+        # a folder of per-rank traces: the command line's cross-rank report
+        folder = cli_json(binary, work / "ranks")
+        r, _ = await call(client, "analyze", {"path": "ranks"})
+        f = expect_ok(r, "analyze a folder")
+        check(f["ranks"] is not None, "no ranks section for a folder")
+        for k in ("verdict", "slowest_rank", "fastest_rank", "median_step_time_us", "count"):
+            check(
+                f["ranks"][k] == folder["ranks"][k],
+                f"folder {k}: {f['ranks'][k]!r} != CLI {folder['ranks'][k]!r}",
+            )
+        check(
+            [(k["rank"], k["step_time_us"]) for k in f["ranks"]["ranks"]]
+            == [(k["rank"], k["step_time_us"]) for k in folder["ranks"]["ranks"]],
+            "the folder's rank rows differ from the CLI's",
+        )
+        check(f["verdict"] == folder["verdict"], "the slowest rank's verdict differs")
+        r, _ = await call(client, "kernels", {"path": "ranks"})
+        check(
+            expect_ok(r, "kernels of a folder")["cached"] is True,
+            "the folder's report was not kept for the table tools",
+        )
+        print(f"folder: {f['ranks']['count']} ranks, {f['ranks']['verdict']}")
+
+        # an Nsight Compute CSV alone: its findings and kernels, as the command line
+        if ncu is not None:
+            want = cli_json(binary, work / "kernels.csv")
+            r, _ = await call(client, "analyze", {"path": "kernels.csv"})
+            n = expect_ok(r, "analyze an ncu CSV")
+            check(n["ncu"] is not None, "no ncu section for an Nsight Compute CSV")
+            check(
+                n["ncu"]["launches"] == len(want["ncu"]["launches"]),
+                "ncu launches differ from the CLI's",
+            )
+            check(
+                [x["id"] for x in n["findings"]]
+                == [x["id"] for x in want["findings"]][: len(n["findings"])],
+                "ncu finding ids differ from the CLI's",
+            )
+            print(f"ncu: {n['ncu']['launches']} launches, {len(n['findings'])} findings")
+
         # a truncated file: a tool error naming the byte offset, as the command line does
         r, _ = await call(client, "analyze", {"path": "trunc.json"})
         msg = expect_error(r, "truncated trace")
@@ -372,6 +414,7 @@ def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--bin", required=True)
     ap.add_argument("--sample", required=True)
+    ap.add_argument("--ncu", help="an Nsight Compute CSV (the corpus'), read alone")
     args = ap.parse_args()
     binary = str(Path(args.bin).resolve())
     sample = Path(args.sample).resolve()
@@ -384,7 +427,14 @@ def main() -> int:
         os.symlink(base / "outside.json.gz", work / "escape.json.gz")
         raw = gzip.decompress(sample.read_bytes())
         (work / "trunc.json").write_bytes(raw[: len(raw) * 2 // 3])
-        asyncio.run(main_session(binary, work, sample, base / "outside.json.gz"))
+        (work / "ranks").mkdir()
+        for r in (0, 1):
+            shutil.copy(sample, work / "ranks" / f"rank{r}.json.gz")
+        ncu = None
+        if args.ncu:
+            ncu = work / "kernels.csv"
+            shutil.copy(args.ncu, ncu)
+        asyncio.run(main_session(binary, work, sample, base / "outside.json.gz", ncu))
         asyncio.run(roots_session(binary, base, work))
     finally:
         shutil.rmtree(base, ignore_errors=True)
