@@ -2,37 +2,12 @@
 //! the file and the byte offset, or a warning and a best-effort model. Every input is built
 //! here, as small byte strings in a temporary folder, plain and gzip-compressed.
 
-use std::io::Write;
-use std::path::PathBuf;
+mod common;
 
 use stallscope::ingest::{load, LoadError, LoadOptions};
 use stallscope::model::Trace;
 
-struct Dir(PathBuf);
-
-impl Dir {
-    fn new(tag: &str) -> Dir {
-        let d = std::env::temp_dir().join(format!("stallscope-bad-{tag}-{}", std::process::id()));
-        std::fs::create_dir_all(&d).unwrap();
-        Dir(d)
-    }
-    fn file(&self, name: &str, bytes: &[u8]) -> String {
-        let p = self.0.join(name);
-        std::fs::write(&p, bytes).unwrap();
-        p.to_str().unwrap().to_string()
-    }
-    fn gz(&self, name: &str, bytes: &[u8]) -> String {
-        let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
-        e.write_all(bytes).unwrap();
-        self.file(name, &e.finish().unwrap())
-    }
-}
-
-impl Drop for Dir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
+use common::TempDir as Dir;
 
 fn opts(threads: usize, allow_truncated: bool) -> LoadOptions {
     let mut o = LoadOptions::default();
@@ -100,7 +75,7 @@ fn trace_of(events: &[&[u8]]) -> Vec<u8> {
 
 #[test]
 fn empty_file_is_an_error_at_byte_0() {
-    let d = Dir::new("empty");
+    let d = Dir::new("bad-empty");
     for (name, bytes) in [("empty.json", &b""[..]), ("blank.json", &b"  \n\t \n"[..])] {
         let p = d.file(name, bytes);
         expect_error(&p, false, Some(0), "empty file");
@@ -111,7 +86,7 @@ fn empty_file_is_an_error_at_byte_0() {
 
 #[test]
 fn garbage_is_an_error_at_byte_0() {
-    let d = Dir::new("garbage");
+    let d = Dir::new("bad-garbage");
     let mut noise = Vec::new();
     let mut x: u32 = 12345;
     for _ in 0..20_000 {
@@ -129,7 +104,7 @@ fn garbage_is_an_error_at_byte_0() {
 
 #[test]
 fn json_that_is_not_a_trace_says_what_it_is() {
-    let d = Dir::new("notrace");
+    let d = Dir::new("bad-notrace");
     let p = d.file("obj.json", br#"{"nodes": [], "schema": "1.0.1"}"#);
     expect_error(&p, false, Some(0), "Execution Trace");
     let p = d.file("other.json", br#"{"a": 1, "b": [1, 2]}"#);
@@ -149,7 +124,7 @@ fn json_that_is_not_a_trace_says_what_it_is() {
 /// non-object value, not an empty report; a stray non-object among events is a warning.
 #[test]
 fn arrays_of_non_events_are_not_a_trace() {
-    let d = Dir::new("nonobjects");
+    let d = Dir::new("bad-nonobjects");
     let doc = b"[[-1, 1, 37888, 7], [-1, 1, 512, 7], 3, \"x\"]";
     let p = d.file("timeline.json", doc);
     expect_error(&p, false, Some(1), "4 values that are not events");
@@ -176,7 +151,7 @@ fn arrays_of_non_events_are_not_a_trace() {
 
 #[test]
 fn truncated_file_is_an_error_or_a_warning() {
-    let d = Dir::new("trunc");
+    let d = Dir::new("bad-trunc");
     let events: Vec<Vec<u8>> = (0..400)
         .map(|i| {
             GOOD_EVENT
@@ -210,7 +185,7 @@ fn truncated_file_is_an_error_or_a_warning() {
 
 #[test]
 fn invalid_utf8_is_replaced_with_a_warning() {
-    let d = Dir::new("utf8");
+    let d = Dir::new("bad-utf8");
     let bad = GOOD_EVENT.replace("aten::mm", "caf\u{1}").into_bytes();
     let bad: Vec<u8> = bad
         .into_iter()
@@ -231,7 +206,7 @@ fn invalid_utf8_is_replaced_with_a_warning() {
 
 #[test]
 fn raw_control_characters_are_escaped_with_a_warning() {
-    let d = Dir::new("ctl");
+    let d = Dir::new("bad-ctl");
     let bad = GOOD_EVENT.replace("aten::mm", "a\tb\u{1}c\nd");
     let doc = trace_of(&[GOOD_EVENT.as_bytes(), bad.as_bytes()]);
     let p = d.file("ctl.json", &doc);
@@ -247,7 +222,7 @@ fn raw_control_characters_are_escaped_with_a_warning() {
 
 #[test]
 fn unescaped_quotes_in_names_are_kept_with_a_warning() {
-    let d = Dir::new("quotes");
+    let d = Dir::new("bad-quotes");
     let bad = GOOD_EVENT.replace("aten::mm", r#"say "hi" {now}"#);
     let bad2 = GOOD_EVENT.replace("aten::mm", r#"<lambda "x">"#);
     let doc = trace_of(&[bad.as_bytes(), GOOD_EVENT.as_bytes(), bad2.as_bytes()]);
@@ -262,7 +237,7 @@ fn unescaped_quotes_in_names_are_kept_with_a_warning() {
 
 #[test]
 fn an_event_beyond_repair_is_skipped_with_a_warning() {
-    let d = Dir::new("skip");
+    let d = Dir::new("bad-skip");
     let doc = trace_of(&[
         GOOD_EVENT.as_bytes(),
         br#"{"ph": "X", "ts": 1, "args": {"a": 1,}}"#,
@@ -281,7 +256,7 @@ fn an_event_beyond_repair_is_skipped_with_a_warning() {
 
 #[test]
 fn odd_but_valid_values_are_read_not_rejected() {
-    let d = Dir::new("odd");
+    let d = Dir::new("bad-odd");
     let doc = trace_of(&[
         br#"{"ph": "X", "cat": "kernel", "name": "k", "pid": "0", "tid": "stream 7", "ts": "12.25", "dur": 1e1,
             "args": {"correlation": "5", "device": null, "grid": [1.0, 2, 3], "Comms Id": 123456789012345678901234567890}}"#,

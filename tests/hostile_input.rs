@@ -6,44 +6,15 @@
 //! 64 times the value limit loads only if the whitespace is never kept). The large versions are
 //! measured in docs/performance.md.
 
-use std::io::Write;
-use std::path::PathBuf;
+mod common;
+
 use std::process::Command;
 
 use stallscope::ingest::limits::Limits;
 use stallscope::ingest::{load, LoadError, LoadOptions};
 use stallscope::model::Trace;
 
-struct Dir(PathBuf);
-
-impl Dir {
-    fn new(tag: &str) -> Dir {
-        let d =
-            std::env::temp_dir().join(format!("stallscope-hostile-{tag}-{}", std::process::id()));
-        std::fs::create_dir_all(&d).unwrap();
-        Dir(d)
-    }
-    fn file(&self, name: &str, bytes: &[u8]) -> String {
-        let p = self.0.join(name);
-        std::fs::write(&p, bytes).unwrap();
-        p.to_str().unwrap().to_string()
-    }
-    fn gz(&self, name: &str, bytes: &[u8]) -> String {
-        self.file(name, &gzip(bytes))
-    }
-}
-
-impl Drop for Dir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
-fn gzip(bytes: &[u8]) -> Vec<u8> {
-    let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
-    e.write_all(bytes).unwrap();
-    e.finish().unwrap()
-}
+use common::{gzip, TempDir as Dir};
 
 /// Small blocks, so that a value or a run of whitespace spans many of them.
 fn opts(threads: usize, limits: Limits) -> LoadOptions {
@@ -110,7 +81,7 @@ fn small() -> Limits {
 
 #[test]
 fn whitespace_runs_are_never_held() {
-    let d = Dir::new("ws");
+    let d = Dir::new("hostile-ws");
     let run = vec![b' '; 4 << 20]; // 64 × the value limit
     let mut doc = b"{\"traceEvents\": [".to_vec();
     doc.extend_from_slice(&run);
@@ -133,7 +104,7 @@ fn whitespace_runs_are_never_held() {
 
 #[test]
 fn one_enormous_string_or_number_trips_value_bytes() {
-    let d = Dir::new("value");
+    let d = Dir::new("hostile-value");
     let head = b"{\"traceEvents\": [\n".to_vec();
     let first = format!("{EVENT},\n");
     let at = (head.len() + first.len()) as u64;
@@ -180,7 +151,7 @@ fn one_enormous_string_or_number_trips_value_bytes() {
 /// a warning, never a stack overflow.
 #[test]
 fn deep_nesting_is_bounded_by_the_value_limit() {
-    let d = Dir::new("nest");
+    let d = Dir::new("hostile-nest");
     for (open, close) in [("[", "]"), ("{\"a\":", "}")] {
         let depth = 40_000;
         let nested = format!("{}1{}", open.repeat(depth), close.repeat(depth));
@@ -212,7 +183,7 @@ fn deep_nesting_is_bounded_by_the_value_limit() {
 
 #[test]
 fn an_event_array_without_newlines_reads_like_one_with_them() {
-    let d = Dir::new("oneline");
+    let d = Dir::new("hostile-oneline");
     let events: Vec<String> = (0..3000)
         .map(|i| {
             format!(
@@ -232,15 +203,21 @@ fn an_event_array_without_newlines_reads_like_one_with_them() {
     assert_eq!(a.names.len(), b.names.len());
 }
 
-#[test]
-fn too_many_distinct_names_trip_names() {
-    let d = Dir::new("names");
-    let events: Vec<String> = (0..5000)
+/// `n` operators named `n0`, `n1`, …: the events, and the trace (one event a line).
+fn distinct_names(n: usize) -> (Vec<String>, String) {
+    let events: Vec<String> = (0..n)
         .map(|i| {
             format!(r#"{{"ph":"X","cat":"cpu_op","name":"n{i}","pid":1,"tid":1,"ts":{i},"dur":1}}"#)
         })
         .collect();
     let doc = format!("{{\"traceEvents\":[\n{}\n]}}", events.join(",\n"));
+    (events, doc)
+}
+
+#[test]
+fn too_many_distinct_names_trip_names() {
+    let d = Dir::new("hostile-names");
+    let (events, doc) = distinct_names(5000);
     let p = d.file("names.json", doc.as_bytes());
     // the event that brings the 1001st name (the 1000th event: id 0 is the empty name)
     let at =
@@ -261,7 +238,7 @@ fn too_many_distinct_names_trip_names() {
 
 #[test]
 fn flows_without_ends_link_nothing() {
-    let d = Dir::new("flows");
+    let d = Dir::new("hostile-flows");
     let mut events: Vec<String> = (0..20_000)
         .map(|i| {
             format!(r#"{{"ph":"s","cat":"ac2g","id":{i},"pid":1,"tid":1,"ts":{i},"name":"f"}}"#)
@@ -279,7 +256,7 @@ fn flows_without_ends_link_nothing() {
 
 #[test]
 fn a_huge_device_properties_is_ignored_with_a_warning() {
-    let d = Dir::new("props");
+    let d = Dir::new("hostile-props");
     let one =
         r#"{"id": 0, "name": "NVIDIA H100", "computeMajor": 9, "computeMinor": 0, "numSms": 132}"#;
     let many = vec![one; 400].join(", "); // ~35 kB, over header-bytes=16K
@@ -305,7 +282,7 @@ fn a_huge_device_properties_is_ignored_with_a_warning() {
 
 #[test]
 fn gzip_bombs_trip_max_inflate() {
-    let d = Dir::new("bomb");
+    let d = Dir::new("hostile-bomb");
     let mut doc = b"{\"traceEvents\": [\n".to_vec();
     doc.extend_from_slice(EVENT.as_bytes());
     doc.extend_from_slice(b",");
@@ -340,7 +317,7 @@ fn gzip_bombs_trip_max_inflate() {
 
 #[test]
 fn concatenated_gzip_members_are_one_stream() {
-    let d = Dir::new("members");
+    let d = Dir::new("hostile-members");
     let doc = format!("{{\"traceEvents\": [\n{EVENT},\n{EVENT}\n]}}");
     let (a, b) = doc.as_bytes().split_at(doc.len() / 2);
     let mut two = gzip(a);
@@ -351,7 +328,7 @@ fn concatenated_gzip_members_are_one_stream() {
 
 #[test]
 fn gzip_inside_gzip_is_refused() {
-    let d = Dir::new("nested");
+    let d = Dir::new("hostile-nested");
     let doc = format!("{{\"traceEvents\": [\n{EVENT}\n]}}");
     let p = d.file("twice.json.gz", &gzip(&gzip(doc.as_bytes())));
     let e = try_load(&p, small()).unwrap_err();
@@ -364,13 +341,8 @@ fn gzip_inside_gzip_is_refused() {
 /// and one line on stderr, and a bad `--limit` is exit 2 naming the limits.
 #[test]
 fn limits_on_the_command_line() {
-    let d = Dir::new("cli");
-    let names: Vec<String> = (0..50)
-        .map(|i| {
-            format!(r#"{{"ph":"X","cat":"cpu_op","name":"n{i}","pid":1,"tid":1,"ts":{i},"dur":1}}"#)
-        })
-        .collect();
-    let doc = format!("{{\"traceEvents\":[\n{}\n]}}", names.join(",\n"));
+    let d = Dir::new("hostile-cli");
+    let (_, doc) = distinct_names(50);
     let p = d.file("t.json", doc.as_bytes());
     let run = |args: &[&str]| {
         let out = Command::new(env!("CARGO_BIN_EXE_stallscope"))
@@ -419,7 +391,7 @@ fn limits_on_the_command_line() {
 /// the window stays the 20 ms the trace spans.
 #[test]
 fn figures_that_cannot_be_right_are_left_out_with_a_warning() {
-    let d = Dir::new("wrong");
+    let d = Dir::new("hostile-wrong");
     let t0: u64 = 3_605_054_728_338; // µs, the MTIA trace's clock
     let mut ev: Vec<String> = vec![format!(
         r#"{{"ph":"X","cat":"user_annotation","name":"ProfilerStep#1","pid":1,"tid":1,"ts":{t0},"dur":20000}}"#
@@ -502,7 +474,7 @@ fn figures_that_cannot_be_right_are_left_out_with_a_warning() {
 /// Whitespace before the document longer than the first read: still a trace, never "empty".
 #[test]
 fn whitespace_before_the_document_is_skipped() {
-    let d = Dir::new("lead");
+    let d = Dir::new("hostile-lead");
     let mut doc = vec![b'\n'; 1 << 20];
     doc.extend_from_slice(format!("{{\"traceEvents\": [\n{EVENT}\n]}}").as_bytes());
     for p in [d.file("lead.json", &doc), d.gz("lead.json.gz", &doc)] {

@@ -97,7 +97,7 @@ fn random_trace(seed: u64) -> Trace {
             host = op_start + op_dur + r.range(0.5, 30.0);
             if r.below(8) == 0 {
                 // wait for the device
-                let until = stream_free.iter().cloned().fold(host, f64::max);
+                let until = stream_free.iter().copied().fold(host, f64::max);
                 b.runtime("cudaDeviceSynchronize", 0, host, until - host + 1.0);
                 host = until + 2.0;
             }

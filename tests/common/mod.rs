@@ -98,3 +98,40 @@ pub fn finding_ids(report: &serde_json::Value) -> Vec<&str> {
         .map(|f| f["id"].as_str().expect("finding id"))
         .collect()
 }
+
+/// A temporary folder of inputs built by a test (`stallscope-TAG-PID` under the system's
+/// temporary folder), removed on drop.
+pub struct TempDir(pub PathBuf);
+
+impl TempDir {
+    /// A fresh folder for this test; `tag` keeps parallel tests apart.
+    pub fn new(tag: &str) -> TempDir {
+        let d = std::env::temp_dir().join(format!("stallscope-{tag}-{}", std::process::id()));
+        std::fs::create_dir_all(&d).unwrap();
+        TempDir(d)
+    }
+    /// Writes `bytes` to `name` in the folder; returns its path.
+    pub fn file(&self, name: &str, bytes: &[u8]) -> String {
+        let p = self.0.join(name);
+        std::fs::write(&p, bytes).unwrap();
+        p.to_str().unwrap().to_string()
+    }
+    /// Writes `bytes` gzip-compressed to `name`; returns its path.
+    pub fn gz(&self, name: &str, bytes: &[u8]) -> String {
+        self.file(name, &gzip(bytes))
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// `bytes` as one gzip member (fast compression).
+pub fn gzip(bytes: &[u8]) -> Vec<u8> {
+    use std::io::Write;
+    let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    e.write_all(bytes).unwrap();
+    e.finish().unwrap()
+}
