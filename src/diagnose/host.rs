@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 
 use super::{count, fmt_ns, fmt_us, metric, pct, short, Evidence, Facts, Finding, Severity};
-use crate::analysis::gaps::{Band, Cause, DeviceGaps, BANDS, CAUSES};
+use crate::analysis::gaps::{Band, Cause, DeviceGaps, Gap, BANDS, CAUSES};
 use crate::analysis::launch::QUEUE_FULL_DEPTH;
 use crate::model::{CpuKind, Interval, Ns, NONE};
 use crate::window::steps::is_dataloader;
@@ -46,11 +46,40 @@ pub fn claim(d: &DeviceGaps, pred: impl Fn(Band, Cause) -> bool) -> Ns {
     total
 }
 
-/// Largest claim over devices: (ns, device index in `f.gaps.devices`).
+/// True when a gap of device `d` lies inside a CUDA/HIP graph replay: the device ran the
+/// graph's own work there, so no host-side cause applies to it.
+pub fn in_replay(f: &Facts, d: &DeviceGaps, g: &Gap) -> bool {
+    i32::try_from(d.device).is_ok_and(|dev| f.a.graphs.covers(dev, Interval::new(g.start, g.end)))
+}
+
+/// Idle of device `d` claimed by `pred` in gaps inside graph replays, except the time the
+/// device had work queued ([`Cause::Queued`] stays with the device).
+fn claim_in_replays(f: &Facts, d: &DeviceGaps, pred: &impl Fn(Band, Cause) -> bool) -> Ns {
+    if f.a.graphs.spans.is_empty() {
+        return 0;
+    }
+    let mut total = 0;
+    for g in d.gaps.iter().filter(|g| in_replay(f, d, g)) {
+        for c in CAUSES {
+            if c != Cause::Queued && pred(g.band(), c) {
+                total += g.split[c as usize];
+            }
+        }
+    }
+    total
+}
+
+/// [`claim`] less the idle inside graph replays ([`claim_in_replays`]).
+pub fn claim_outside_replays(f: &Facts, d: &DeviceGaps, pred: impl Fn(Band, Cause) -> bool) -> Ns {
+    claim(d, &pred) - claim_in_replays(f, d, &pred)
+}
+
+/// Largest claim over devices: (ns, device index in `f.gaps.devices`). Host-side causes do
+/// not claim gaps inside graph replays ([`in_replay`]).
 pub fn max_claim(f: &Facts, pred: impl Fn(Band, Cause) -> bool) -> (Ns, Option<usize>) {
     let mut best = (0, None);
     for (i, d) in f.gaps.devices.iter().enumerate() {
-        let c = claim(d, &pred);
+        let c = claim_outside_replays(f, d, &pred);
         if c > best.0 || best.1.is_none() {
             best = (c, Some(i));
         }
@@ -415,14 +444,10 @@ fn compile_in_window(f: &Facts) -> Option<Finding> {
     })
 }
 
-fn band_line(d: &DeviceGaps, pred: impl Fn(Band, Cause) -> bool) -> Vec<String> {
+fn band_line(f: &Facts, d: &DeviceGaps, pred: impl Fn(Band, Cause) -> bool) -> Vec<String> {
     let mut out = Vec::new();
-    for (bi, b) in BANDS.iter().enumerate() {
-        let t: Ns = CAUSES
-            .iter()
-            .filter(|c| pred(*b, **c))
-            .map(|c| d.by_band_cause[bi][*c as usize])
-            .sum();
+    for b in BANDS {
+        let t: Ns = claim_outside_replays(f, d, |band, c| band == b && pred(band, c));
         if t > 0 {
             out.push(format!("{} {}", b.label(), fmt_ns(t as f64)));
         }
@@ -444,6 +469,7 @@ fn launch_bound(f: &Facts) -> Option<Finding> {
         .gaps
         .iter()
         .filter(|g| g.band() != Band::Over1ms && matches!(g.cause, Cause::Launch | Cause::Cpu))
+        .filter(|g| !in_replay(f, d, g))
         .collect();
     let mid = host_late
         .iter()
@@ -459,10 +485,10 @@ fn launch_bound(f: &Facts) -> Option<Finding> {
     ));
     e.facts.push(format!(
         "by gap length: {}",
-        band_line(d, is_launch_claim).join(", ")
+        band_line(f, d, is_launch_claim).join(", ")
     ));
-    let launch_part = claim(d, |b, c| b != Band::Over1ms && c == Cause::Launch);
-    let cpu_part = claim(d, |b, c| {
+    let launch_part = claim_outside_replays(f, d, |b, c| b != Band::Over1ms && c == Cause::Launch);
+    let cpu_part = claim_outside_replays(f, d, |b, c| {
         b != Band::Over1ms && matches!(c, Cause::Cpu | Cause::Alloc)
     });
     e.facts.push(format!(

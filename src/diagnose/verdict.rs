@@ -13,7 +13,7 @@
 //!   or untraced host time (longer gaps), device-side waits (work queued but not started), or
 //!   exposed communication.
 
-use super::host::{is_idle_claim, is_launch_claim, max_claim};
+use super::host::{in_replay, is_idle_claim, is_launch_claim, max_claim};
 use super::{count, fmt_us, pct, Facts, Finding};
 use crate::analysis::gaps::{Band, Cause};
 use crate::model::classify::KernelCategory;
@@ -214,7 +214,9 @@ pub fn verdict(f: &Facts, findings: &[Finding]) -> String {
                 .gaps
                 .iter()
                 .filter(|g| {
-                    g.band() != Band::Over1ms && matches!(g.cause, Cause::Launch | Cause::Cpu)
+                    g.band() != Band::Over1ms
+                        && matches!(g.cause, Cause::Launch | Cause::Cpu)
+                        && !in_replay(f, p, g)
                 })
                 .count();
             let mut v = format!(
