@@ -80,6 +80,20 @@ pub struct CompiledFacts {
     pub hidden_kernel_time: Ns,
     /// Distinct names of those kernels.
     pub hidden_kernel_names: u64,
+    /// Per device, the device time between the work of consecutive graphs of broken calls
+    /// (for the diagnosis, which gives their idle to `graph-breaks`; not serialized).
+    #[serde(skip)]
+    pub break_spans: Vec<(i32, IntervalSet)>,
+}
+
+impl CompiledFacts {
+    /// True when `iv` on `device` lies wholly between the work of two graphs of a broken call.
+    pub fn between_graphs(&self, device: i32, iv: Interval) -> bool {
+        self.break_spans
+            .iter()
+            .find(|(d, _)| *d == device)
+            .is_some_and(|(_, s)| !iv.is_empty() && s.covered_within(iv) == iv.len())
+    }
 }
 
 /// A host range on one thread: (start, end, index in `trace.cpu`).
@@ -187,6 +201,7 @@ pub fn compiled_facts(trace: &Trace, mask: &IntervalSet) -> CompiledFacts {
         .map(|(d, v)| (d, IntervalSet::from_intervals(v)))
         .collect();
 
+    let mut spans: Vec<(i32, Vec<Interval>)> = Vec::new();
     for t in 0..n_threads {
         for &(rs, re, ri) in &top[t] {
             if mask.covered_within(Interval::new(rs, re.max(rs + 1))) == 0 {
@@ -227,6 +242,10 @@ pub fn compiled_facts(trace: &Trace, mask: &IntervalSet) -> CompiledFacts {
                             .find(|(d, _)| *d == ha.0)
                             .map_or(0, |(_, s)| s.covered_within(gap));
                         call.gpu_idle_between += gap.len() - covered;
+                        match spans.iter_mut().find(|(d, _)| *d == ha.0) {
+                            Some((_, v)) => v.push(gap),
+                            None => spans.push((ha.0, vec![gap])),
+                        }
                     }
                 }
             }
@@ -236,6 +255,11 @@ pub fn compiled_facts(trace: &Trace, mask: &IntervalSet) -> CompiledFacts {
             out.broken.push(call);
         }
     }
+    spans.sort_by_key(|(d, _)| *d);
+    out.break_spans = spans
+        .into_iter()
+        .map(|(d, v)| (d, IntervalSet::from_intervals(v)))
+        .collect();
     names.sort_unstable();
     names.dedup();
     let mut regions: Vec<String> = names
@@ -314,6 +338,8 @@ mod tests {
         // the Triton kernels (45 µs) have no aten op; the eager kernels (10 µs) have one
         assert_eq!((f.kernel_time, f.compiled_kernel_time), (55_000, 55_000));
         assert_eq!((f.hidden_kernel_time, f.hidden_kernel_names), (45_000, 1));
+        assert!(f.between_graphs(0, Interval::new(126_000, 200_000)));
+        assert!(!f.between_graphs(0, Interval::new(90_000, 100_000)));
     }
 
     #[test]

@@ -52,16 +52,25 @@ pub fn in_replay(f: &Facts, d: &DeviceGaps, g: &Gap) -> bool {
     i32::try_from(d.device).is_ok_and(|dev| f.a.graphs.covers(dev, Interval::new(g.start, g.end)))
 }
 
-/// Idle of device `d` claimed by `pred` in gaps inside graph replays, except the time the
-/// device had work queued ([`Cause::Queued`] stays with the device).
-fn claim_in_replays(f: &Facts, d: &DeviceGaps, pred: &impl Fn(Band, Cause) -> bool) -> Ns {
-    if f.a.graphs.spans.is_empty() {
+/// Idle of device `d` claimed by `pred` that belongs to other rules: gaps inside graph replays
+/// (no host cause applies there; the time the device had work queued, [`Cause::Queued`], stays
+/// with the device) and the host work of gaps between the graphs of a compiled call with graph
+/// breaks (launch overhead and CPU work there belong to `graph-breaks`, see [`break_claim`]).
+fn claimed_elsewhere(f: &Facts, d: &DeviceGaps, pred: &impl Fn(Band, Cause) -> bool) -> Ns {
+    if f.a.graphs.spans.is_empty() && f.a.compiled.break_spans.is_empty() {
         return 0;
     }
     let mut total = 0;
-    for g in d.gaps.iter().filter(|g| in_replay(f, d, g)) {
+    for g in &d.gaps {
+        let taken: fn(Cause) -> bool = if in_replay(f, d, g) {
+            |c| c != Cause::Queued
+        } else if between_graphs(f, d, g) {
+            is_break_cause
+        } else {
+            continue;
+        };
         for c in CAUSES {
-            if c != Cause::Queued && pred(g.band(), c) {
+            if taken(c) && pred(g.band(), c) {
                 total += g.split[c as usize];
             }
         }
@@ -69,13 +78,51 @@ fn claim_in_replays(f: &Facts, d: &DeviceGaps, pred: &impl Fn(Band, Cause) -> bo
     total
 }
 
-/// [`claim`] less the idle inside graph replays ([`claim_in_replays`]).
-pub fn claim_outside_replays(f: &Facts, d: &DeviceGaps, pred: impl Fn(Band, Cause) -> bool) -> Ns {
-    claim(d, &pred) - claim_in_replays(f, d, &pred)
+/// True when a gap of device `d` lies between the device work of two graphs of a compiled
+/// call with graph breaks (and not inside a replay).
+pub fn between_graphs(f: &Facts, d: &DeviceGaps, g: &Gap) -> bool {
+    i32::try_from(d.device).is_ok_and(|dev| {
+        f.a.compiled
+            .between_graphs(dev, Interval::new(g.start, g.end))
+    }) && !in_replay(f, d, g)
 }
 
-/// Largest claim over devices: (ns, device index in `f.gaps.devices`). Host-side causes do
-/// not claim gaps inside graph replays ([`in_replay`]).
+/// The causes `graph-breaks` claims in gaps between graphs: the host's eager work.
+pub fn is_break_cause(c: Cause) -> bool {
+    matches!(c, Cause::Launch | Cause::Cpu | Cause::Alloc)
+}
+
+/// Idle between the graphs of broken compiled calls claimed by `graph-breaks`: its host-work
+/// causes, whatever the gap's length; the largest over devices (ns, device index).
+pub fn break_claim(f: &Facts) -> (Ns, Option<usize>) {
+    let mut best = (0, None);
+    for (i, d) in f.gaps.devices.iter().enumerate() {
+        let c: Ns = d
+            .gaps
+            .iter()
+            .filter(|g| between_graphs(f, d, g))
+            .map(|g| {
+                CAUSES
+                    .iter()
+                    .filter(|c| is_break_cause(**c))
+                    .map(|c| g.split[*c as usize])
+                    .sum::<Ns>()
+            })
+            .sum();
+        if c > best.0 {
+            best = (c, Some(i));
+        }
+    }
+    best
+}
+
+/// [`claim`] less the idle other rules own ([`claimed_elsewhere`]).
+pub fn claim_outside_replays(f: &Facts, d: &DeviceGaps, pred: impl Fn(Band, Cause) -> bool) -> Ns {
+    claim(d, &pred) - claimed_elsewhere(f, d, &pred)
+}
+
+/// Largest claim over devices: (ns, device index in `f.gaps.devices`), less the idle other
+/// rules own ([`claimed_elsewhere`]: gaps inside graph replays, host work between graphs).
 pub fn max_claim(f: &Facts, pred: impl Fn(Band, Cause) -> bool) -> (Ns, Option<usize>) {
     let mut best = (0, None);
     for (i, d) in f.gaps.devices.iter().enumerate() {
@@ -469,7 +516,7 @@ fn launch_bound(f: &Facts) -> Option<Finding> {
         .gaps
         .iter()
         .filter(|g| g.band() != Band::Over1ms && matches!(g.cause, Cause::Launch | Cause::Cpu))
-        .filter(|g| !in_replay(f, d, g))
+        .filter(|g| !in_replay(f, d, g) && !between_graphs(f, d, g))
         .collect();
     let mid = host_late
         .iter()
