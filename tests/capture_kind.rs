@@ -86,3 +86,40 @@ fn compiled_calls_without_breaks_and_kernel_time_without_operators() {
     let r = common::analyze_json(&p, &[]);
     assert!(r.get("compiled").is_none() && r.get("graphs").is_none());
 }
+
+#[test]
+fn graph_replay_kernels_are_not_counted_as_compiled_code_without_operators() {
+    // xDiT FLUX.1: the compiled region launches its CUDA graph (hipGraphLaunch, 4 replays of
+    // 1,566 kernels); those kernels lack an operator because they are replayed, which the
+    // graphs section says: the compiled-code note does not claim them
+    let rel =
+        "tracelens/tests__traces__inference__xdit_flux.1_aiter_sage__profile_trace_rank_0.json.gz";
+    let Some(p) = common::corpus_file(rel) else {
+        return;
+    };
+    let r = common::analyze_json(&p, &[]);
+    assert_eq!(r["graphs"]["launches"], 4);
+    assert_eq!(r["graphs"]["kernels"], 6264);
+    assert_eq!(r["compiled"]["calls"], 4);
+    assert_eq!(r["compiled"]["compiled_kernel_us"], 0.0);
+    assert!(r["compiled"].get("hides_detail").is_none());
+}
+
+#[test]
+fn compiled_code_hides_detail_note() {
+    // HTA's Triton example: its one kernel (triton_poi_fused_add_cos_sin_0, 1.76 µs) is
+    // launched by cuLaunchKernel inside `Torch-Compiled Region: 0/0`, under the host range
+    // `triton_poi_fused_add_cos_sin_0` (External id 3), no aten operator: all kernel time
+    let Some(p) = common::corpus_file("hta/tests__data__triton_example__triton_example.json.gz")
+    else {
+        return;
+    };
+    let r = common::analyze_json(&p, &[]);
+    let c = &r["compiled"];
+    assert!(close(&c["kernel_us"], 1.76) && close(&c["hidden_kernel_us"], 1.76));
+    assert_eq!(c["hidden_kernel_names"], 1);
+    let note = c["hides_detail"].as_str().expect("the note");
+    assert!(note.contains("TORCH_COMPILE_DEBUG=1"), "{note}");
+    let out = common::stallscope(&["analyze", p.to_str().unwrap(), "-f", "md"]);
+    assert!(String::from_utf8_lossy(&out.stdout).contains("**Note:** Compiled code hides detail"));
+}

@@ -22,7 +22,9 @@
 //! (`triton_poi_fused_…`), not under the `aten::` operators they fuse, so the operator table
 //! cannot say which operators the time belongs to. [`CompiledFacts::hidden_kernel_time`]
 //! counts the kernel time launched inside a region with no `aten::` operator owning the
-//! launch.
+//! launch. Kernels of CUDA/HIP graph replays launched inside a region (`mode="reduce-overhead"`)
+//! are left out of both `compiled_kernel_time` and `hidden_kernel_time`: they lack an operator
+//! because they are replayed ([`super::graphs`]).
 
 use serde::Serialize;
 
@@ -74,7 +76,7 @@ pub struct CompiledFacts {
     pub gpu_idle_between: Ns,
     /// Kernel time in the window, ns.
     pub kernel_time: Ns,
-    /// Kernel time launched inside a region, ns.
+    /// Kernel time launched inside a region (graph replays excepted), ns.
     pub compiled_kernel_time: Ns,
     /// Of it, kernels launched with no `aten::` operator owning the launch, ns.
     pub hidden_kernel_time: Ns,
@@ -160,6 +162,7 @@ pub fn compiled_facts(trace: &Trace, mask: &IntervalSet) -> CompiledFacts {
         graph_calls.iter().map(|v| vec![None; v.len()]).collect();
     let mut busy: Vec<(i32, Vec<Interval>)> = Vec::new();
     let mut hidden_names: Vec<u32> = Vec::new();
+    let mut replay = crate::model::fast::NameMemo::new(trace, super::launch::is_graph_launch);
     for g in trace.gpu.iter().filter(|g| g.is_activity()) {
         match busy.iter_mut().find(|(d, _)| *d == g.device) {
             Some((_, v)) => v.push(g.interval()),
@@ -182,7 +185,12 @@ pub fn compiled_facts(trace: &Trace, mask: &IntervalSet) -> CompiledFacts {
             h.1 = h.1.min(g.start);
             h.2 = h.2.max(g.end());
         }
-        if counted && g.kind == GpuKind::Kernel && containing(&top[t], l.start).is_some() {
+        // a graph replay's kernels have no operator for another reason (the graphs section)
+        if counted
+            && g.kind == GpuKind::Kernel
+            && !replay.get(l.name)
+            && containing(&top[t], l.start).is_some()
+        {
             out.compiled_kernel_time += g.dur;
             let aten = trace
                 .owner_op_of(g)

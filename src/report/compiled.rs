@@ -153,12 +153,14 @@ impl CompiledInfo {
             0.0
         };
         let mut summary = format!(
-            "{} call(s) of compiled code ({}) ran {} compiled graph(s)",
+            "{} call(s) of compiled code ({}) ran {} compiled graph call(s)",
             c.calls,
             c.regions.join(", "),
             c.graphs
         );
-        if c.breaks > 0 {
+        if c.graphs == 0 {
+            summary.push_str(" (no compiled-graph call ranges recorded: breaks cannot be counted)");
+        } else if c.breaks > 0 {
             summary.push_str(&format!(
                 "; {} graph break(s): {} of eager host work between graphs, GPU idle {} there \
                  (see graph-breaks)",
@@ -170,7 +172,8 @@ impl CompiledInfo {
             summary.push_str("; no graph break (one graph per call)");
         }
         summary.push_str(&format!(
-            "; {:.1}% of kernel time launched inside them, {:.1}% with no aten operator below",
+            "; {:.1}% of kernel time launched inside them (graph replays apart), {:.1}% with no \
+             aten operator below",
             pct(c.compiled_kernel_time, c.kernel_time),
             share * 100.0
         ));
