@@ -9,11 +9,13 @@
 use crate::window::steps;
 
 pub mod capture;
+pub mod compiled;
 pub mod devices_db;
 pub mod efficiency;
 pub mod gaps;
 pub mod gpu;
 pub mod gpu_metrics;
+pub mod graphs;
 pub mod iterations;
 pub mod kernels;
 pub mod launch;
@@ -163,6 +165,10 @@ pub struct Analysis {
     pub efficiency: Option<efficiency::Efficiency>,
     /// Device memory over the window (absent without memory events).
     pub memory: Option<memory::MemoryAnalysis>,
+    /// CUDA/HIP graph replays in the window and what the trace holds of their device work.
+    pub graphs: graphs::GraphReplays,
+    /// `torch.compile`d code in the window: graph breaks, kernels no operator explains.
+    pub compiled: compiled::CompiledFacts,
     /// Nsight Compute launches and their weights (`--ncu`, or a CSV alone); set by the caller
     /// with [`ncu::joined`] or [`ncu::standalone`], `None` from [`analyze`].
     pub ncu: Option<ncu::NcuAnalysis>,
@@ -312,6 +318,9 @@ fn analyze_window(trace: &Trace, pre: &Prepared, selection: win::Window, par: bo
             tt.lap("analyze efficiency");
             let memory = memory::memory_timeline(trace, window, &steps.steps);
             tt.lap("analyze memory");
+            let graphs = graphs::graph_replays(trace, &selection.mask);
+            let compiled = compiled::compiled_facts(trace, &selection.mask);
+            tt.lap("analyze graph replays, compiled code");
             (
                 ops,
                 phases,
@@ -322,6 +331,8 @@ fn analyze_window(trace: &Trace, pre: &Prepared, selection: win::Window, par: bo
                 gpu_metrics,
                 efficiency,
                 memory,
+                graphs,
+                compiled,
             )
         },
         || {
@@ -337,8 +348,19 @@ fn analyze_window(trace: &Trace, pre: &Prepared, selection: win::Window, par: bo
             r
         },
     );
-    let (ops, phases, devices, timeline, kernels, step_timeline, gpu_metrics, efficiency, memory) =
-        views;
+    let (
+        ops,
+        phases,
+        devices,
+        timeline,
+        kernels,
+        step_timeline,
+        gpu_metrics,
+        efficiency,
+        memory,
+        graphs,
+        compiled,
+    ) = views;
     let mut selection = selection;
     selection
         .notes
@@ -356,6 +378,8 @@ fn analyze_window(trace: &Trace, pre: &Prepared, selection: win::Window, par: bo
         gpu_metrics,
         efficiency,
         memory,
+        graphs,
+        compiled,
         ncu: None,
         host_facts: Mutex::new(Some(host)),
         parallel: par,

@@ -122,6 +122,106 @@ pub struct RankFacts {
     pub compile: Ns,
     /// Captures merged into this entry (1 for a plain rank file; see *Spans of one rank*).
     pub spans: usize,
+    /// Collective kernels of the main device in the window, in start order (see
+    /// [`arrivals`]).
+    pub collectives: Vec<Collective>,
+}
+
+/// One collective kernel of a rank's main device.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Collective {
+    /// Device time from the end of the previous collective (or the window start) to its
+    /// start: the rank's own work before it, ns.
+    pub before: Ns,
+    /// Its duration, ns: the transfer, plus the wait for the last rank to arrive.
+    pub dur: Ns,
+}
+
+/// Who arrived last at the collectives, and what the others waited.
+///
+/// Collectives are matched across ranks by their order on each rank's main device (the
+/// first `n` of each, `n` the smallest count over the ranks). The rank that arrives last at a
+/// collective does not wait in it: its kernel is the shortest, the pure transfer; every other
+/// rank's kernel is longer by the time it waited for that rank. This compares durations
+/// only, so it holds when the ranks' clocks are not aligned.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Arrivals {
+    /// Collectives matched across the ranks.
+    pub matched: usize,
+    /// Per rank (index in the ranks given): collectives at which it arrived last.
+    pub last: Vec<usize>,
+    /// Per rank: time waited in the matched collectives (duration minus the shortest), ns.
+    pub waited: Vec<Ns>,
+    /// Per rank: its own device time before the matched collectives, ns.
+    pub before: Vec<Ns>,
+    /// The rank (index) that arrived last most often (ties: the longer time before the
+    /// collectives); `None` without matched collectives.
+    pub culprit: Option<usize>,
+}
+
+/// Matches the collectives of `ranks` and finds who arrived last ([`Arrivals`]).
+pub fn arrivals(ranks: &[RankFacts]) -> Arrivals {
+    let n = ranks.iter().map(|r| r.collectives.len()).min().unwrap_or(0);
+    let mut a = Arrivals {
+        matched: n,
+        last: vec![0; ranks.len()],
+        waited: vec![0; ranks.len()],
+        before: vec![0; ranks.len()],
+        culprit: None,
+    };
+    if n == 0 || ranks.len() < 2 {
+        return a;
+    }
+    for k in 0..n {
+        // the shortest kernel arrived last (ties: the longest time before it, then lower index)
+        let (lastr, shortest) = ranks
+            .iter()
+            .enumerate()
+            .map(|(i, r)| (i, r.collectives[k]))
+            .min_by(|x, y| x.1.dur.cmp(&y.1.dur).then(y.1.before.cmp(&x.1.before)))
+            .map(|(i, c)| (i, c.dur))
+            .unwrap_or((0, 0));
+        a.last[lastr] += 1;
+        for (i, r) in ranks.iter().enumerate() {
+            a.waited[i] += r.collectives[k].dur - shortest;
+            a.before[i] += r.collectives[k].before;
+        }
+    }
+    a.culprit = (0..ranks.len()).max_by(|&x, &y| {
+        a.last[x]
+            .cmp(&a.last[y])
+            .then(a.before[x].cmp(&a.before[y]))
+            .then(y.cmp(&x))
+    });
+    a
+}
+
+/// The collective kernels of `device` whose start is counted in the window of `a`.
+fn collectives_of(trace: &Trace, a: &Analysis, device: Option<i64>) -> Vec<Collective> {
+    let Some(device) = device else {
+        return Vec::new();
+    };
+    let mut memo =
+        crate::model::fast::NameMemo::new(trace, crate::model::classify::is_collective_kernel);
+    let mut ks: Vec<(Ns, Ns)> = trace
+        .gpu
+        .iter()
+        .filter(|g| g.kind == crate::model::GpuKind::Kernel && g.device as i64 == device)
+        .filter(|g| a.selection.mask.covered_within(g.interval()) > 0 && memo.get(g.name))
+        .map(|g| (g.start, g.end()))
+        .collect();
+    ks.sort_unstable();
+    let mut prev = a.selection.span.start;
+    ks.iter()
+        .map(|&(s, e)| {
+            let c = Collective {
+                before: (s - prev).max(0),
+                dur: e - s,
+            };
+            prev = prev.max(e);
+            c
+        })
+        .collect()
 }
 
 impl RankFacts {
@@ -178,6 +278,7 @@ impl RankFacts {
                 .unwrap_or_default(),
             compile: a.selection.compile.total,
             spans: 1,
+            collectives: collectives_of(trace, a, device),
         }
     }
 
@@ -351,6 +452,11 @@ fn merge_spans(mut group: Vec<RankFacts>) -> (RankFacts, RankSpans) {
         last_step: group[group.len() - 1].last_step.clone(),
         compile: sum(|r| r.compile),
         spans: group.len(),
+        // the spans' collectives one after the other, in span order
+        collectives: group
+            .iter()
+            .flat_map(|r| r.collectives.iter().copied())
+            .collect(),
     };
     let spans = RankSpans {
         rank: first.rank,
@@ -529,6 +635,7 @@ pub(crate) mod tests {
             first_step: String::new(),
             last_step: String::new(),
             compile: 0,
+            collectives: Vec::new(),
             spans: 1,
         }
     }
@@ -555,6 +662,78 @@ pub(crate) mod tests {
         assert_eq!(s.ranks[s.most_own_time].rank, 1);
         assert_eq!(s.median_own_time, 9_000_000.0);
         assert!(s.duplicates.is_empty());
+    }
+
+    /// A rank's trace: one step of three rounds, each `compute_ms` of compute then an
+    /// all-reduce that ends when the slowest rank (compute `slowest_ms`) has sent 1 ms later.
+    fn rank_trace(compute_ms: f64, slowest_ms: f64) -> Trace {
+        use crate::model::build::TraceBuilder;
+        use crate::model::GpuKind;
+        let mut b = TraceBuilder::new().device(0, "NVIDIA H100", 132, 80 << 30);
+        let round = (slowest_ms + 1.0) * 1000.0;
+        b.annotation("ProfilerStep#1", 0.0, 3.0 * round + 10.0);
+        for k in 0..3 {
+            let t = k as f64 * round;
+            let c = b.runtime("cudaLaunchKernel", 0, t, 2.0);
+            b.gpu(
+                GpuKind::Kernel,
+                "gemm",
+                0,
+                7,
+                t + 5.0,
+                compute_ms * 1000.0 - 5.0,
+                c,
+            );
+            let c = b.runtime("cudaLaunchKernel", 0, t + 3.0, 2.0);
+            let start = t + compute_ms * 1000.0;
+            b.gpu(
+                GpuKind::Kernel,
+                "ncclDevKernel_AllReduce_Sum_f32_RING_LL",
+                0,
+                8,
+                start,
+                t + round - start,
+                c,
+            );
+        }
+        b.build()
+    }
+
+    #[test]
+    fn culprit_arrives_last_and_victims_wait_for_it() {
+        // rank 2 computes 2 ms longer before each of the 3 collectives
+        let ranks: Vec<RankFacts> = [5.0, 5.0, 7.0, 5.0]
+            .iter()
+            .enumerate()
+            .map(|(r, &ms)| {
+                let t = rank_trace(ms, 7.0);
+                let a = crate::analysis::analyze(&t, &Default::default());
+                RankFacts::new(&t, &a, "r.json", r as i64, RankSource::Order)
+            })
+            .collect();
+        assert_eq!(ranks[0].collectives.len(), 3);
+        assert_eq!(
+            ranks[2].collectives[1],
+            Collective {
+                before: 7_000_000,
+                dur: 1_000_000
+            }
+        );
+        let a = arrivals(&ranks);
+        assert_eq!(a.matched, 3);
+        assert_eq!(a.culprit, Some(2));
+        assert_eq!(a.last, [0, 0, 3, 0]);
+        // each other rank waited 2 ms in each collective
+        assert_eq!(a.waited, [6_000_000, 6_000_000, 0, 6_000_000]);
+        // balanced ranks: nobody waits
+        let even: Vec<RankFacts> = (0..3)
+            .map(|r| {
+                let t = rank_trace(5.0, 5.0);
+                let a = crate::analysis::analyze(&t, &Default::default());
+                RankFacts::new(&t, &a, "r.json", r, RankSource::Order)
+            })
+            .collect();
+        assert_eq!(arrivals(&even).waited, [0, 0, 0]);
     }
 
     #[test]

@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 
 use super::{count, fmt_ns, fmt_us, metric, pct, short, Evidence, Facts, Finding, Severity};
-use crate::analysis::gaps::{Band, Cause, DeviceGaps, BANDS, CAUSES};
+use crate::analysis::gaps::{Band, Cause, DeviceGaps, Gap, BANDS, CAUSES};
 use crate::analysis::launch::QUEUE_FULL_DEPTH;
 use crate::model::{CpuKind, Interval, Ns, NONE};
 use crate::window::steps::is_dataloader;
@@ -46,11 +46,87 @@ pub fn claim(d: &DeviceGaps, pred: impl Fn(Band, Cause) -> bool) -> Ns {
     total
 }
 
-/// Largest claim over devices: (ns, device index in `f.gaps.devices`).
+/// True when a gap of device `d` lies inside a CUDA/HIP graph replay: the device ran the
+/// graph's own work there, so no host-side cause applies to it.
+pub fn in_replay(f: &Facts, d: &DeviceGaps, g: &Gap) -> bool {
+    i32::try_from(d.device).is_ok_and(|dev| f.a.graphs.covers(dev, Interval::new(g.start, g.end)))
+}
+
+/// Idle of device `d` claimed by `pred` that belongs to other rules: gaps inside graph replays
+/// (no host cause applies there; the time the device had work queued, [`Cause::Queued`], stays
+/// with the device) and the host work of gaps between the graphs of a compiled call with graph
+/// breaks (launch overhead and CPU work there belong to `graph-breaks`, see [`break_claim`]).
+fn claimed_elsewhere(f: &Facts, d: &DeviceGaps, pred: &impl Fn(Band, Cause) -> bool) -> Ns {
+    if f.a.graphs.spans.is_empty() && f.a.compiled.break_spans.is_empty() {
+        return 0;
+    }
+    let mut total = 0;
+    for g in &d.gaps {
+        let taken: fn(Cause) -> bool = if in_replay(f, d, g) {
+            |c| c != Cause::Queued
+        } else if between_graphs(f, d, g) {
+            is_break_cause
+        } else {
+            continue;
+        };
+        for c in CAUSES {
+            if taken(c) && pred(g.band(), c) {
+                total += g.split[c as usize];
+            }
+        }
+    }
+    total
+}
+
+/// True when a gap of device `d` lies between the device work of two graphs of a compiled
+/// call with graph breaks (and not inside a replay).
+pub fn between_graphs(f: &Facts, d: &DeviceGaps, g: &Gap) -> bool {
+    i32::try_from(d.device).is_ok_and(|dev| {
+        f.a.compiled
+            .between_graphs(dev, Interval::new(g.start, g.end))
+    }) && !in_replay(f, d, g)
+}
+
+/// The causes `graph-breaks` claims in gaps between graphs: the host's eager work.
+pub fn is_break_cause(c: Cause) -> bool {
+    matches!(c, Cause::Launch | Cause::Cpu | Cause::Alloc)
+}
+
+/// Idle between the graphs of broken compiled calls claimed by `graph-breaks`: its host-work
+/// causes, whatever the gap's length; the largest over devices (ns, device index).
+pub fn break_claim(f: &Facts) -> (Ns, Option<usize>) {
+    let mut best = (0, None);
+    for (i, d) in f.gaps.devices.iter().enumerate() {
+        let c: Ns = d
+            .gaps
+            .iter()
+            .filter(|g| between_graphs(f, d, g))
+            .map(|g| {
+                CAUSES
+                    .iter()
+                    .filter(|c| is_break_cause(**c))
+                    .map(|c| g.split[*c as usize])
+                    .sum::<Ns>()
+            })
+            .sum();
+        if c > best.0 {
+            best = (c, Some(i));
+        }
+    }
+    best
+}
+
+/// [`claim`] less the idle other rules own ([`claimed_elsewhere`]).
+pub fn claim_outside_replays(f: &Facts, d: &DeviceGaps, pred: impl Fn(Band, Cause) -> bool) -> Ns {
+    claim(d, &pred) - claimed_elsewhere(f, d, &pred)
+}
+
+/// Largest claim over devices: (ns, device index in `f.gaps.devices`), less the idle other
+/// rules own ([`claimed_elsewhere`]: gaps inside graph replays, host work between graphs).
 pub fn max_claim(f: &Facts, pred: impl Fn(Band, Cause) -> bool) -> (Ns, Option<usize>) {
     let mut best = (0, None);
     for (i, d) in f.gaps.devices.iter().enumerate() {
-        let c = claim(d, &pred);
+        let c = claim_outside_replays(f, d, &pred);
         if c > best.0 || best.1.is_none() {
             best = (c, Some(i));
         }
@@ -415,14 +491,10 @@ fn compile_in_window(f: &Facts) -> Option<Finding> {
     })
 }
 
-fn band_line(d: &DeviceGaps, pred: impl Fn(Band, Cause) -> bool) -> Vec<String> {
+fn band_line(f: &Facts, d: &DeviceGaps, pred: impl Fn(Band, Cause) -> bool) -> Vec<String> {
     let mut out = Vec::new();
-    for (bi, b) in BANDS.iter().enumerate() {
-        let t: Ns = CAUSES
-            .iter()
-            .filter(|c| pred(*b, **c))
-            .map(|c| d.by_band_cause[bi][*c as usize])
-            .sum();
+    for b in BANDS {
+        let t: Ns = claim_outside_replays(f, d, |band, c| band == b && pred(band, c));
         if t > 0 {
             out.push(format!("{} {}", b.label(), fmt_ns(t as f64)));
         }
@@ -444,6 +516,7 @@ fn launch_bound(f: &Facts) -> Option<Finding> {
         .gaps
         .iter()
         .filter(|g| g.band() != Band::Over1ms && matches!(g.cause, Cause::Launch | Cause::Cpu))
+        .filter(|g| !in_replay(f, d, g) && !between_graphs(f, d, g))
         .collect();
     let mid = host_late
         .iter()
@@ -459,10 +532,10 @@ fn launch_bound(f: &Facts) -> Option<Finding> {
     ));
     e.facts.push(format!(
         "by gap length: {}",
-        band_line(d, is_launch_claim).join(", ")
+        band_line(f, d, is_launch_claim).join(", ")
     ));
-    let launch_part = claim(d, |b, c| b != Band::Over1ms && c == Cause::Launch);
-    let cpu_part = claim(d, |b, c| {
+    let launch_part = claim_outside_replays(f, d, |b, c| b != Band::Over1ms && c == Cause::Launch);
+    let cpu_part = claim_outside_replays(f, d, |b, c| {
         b != Band::Over1ms && matches!(c, Cause::Cpu | Cause::Alloc)
     });
     e.facts.push(format!(

@@ -11,6 +11,7 @@
 //! | file | rules |
 //! |---|---|
 //! | [`host`] | `dataloader-stall`, `host-sync`, `compile-in-window`, `launch-bound`, `gpu-idle-gaps`, `queue-full` |
+//! | [`compiled`] | `graph-breaks` |
 //! | [`device`] | `fallback-kernel`, `fp32-matmul`, `small-kernels`, `low-occupancy` |
 //! | [`transfer`] | `exposed-communication`, `pageable-memcpy`, `memcpy-heavy`, `gpu-memory-pressure` |
 //! | [`roofline`] | `memory-bound`, `compute-bound` |
@@ -29,7 +30,9 @@
 //!   ([`crate::analysis::gaps::Cause`]); each host-side rule claims its causes only: sync →
 //!   `host-sync`, compile → `compile-in-window`, dataloader → `dataloader-stall`, launch
 //!   overhead and other CPU work in gaps under 1 ms → `launch-bound`, other CPU work in gaps of
-//!   1 ms and more and untraced time → `gpu-idle-gaps`. On several devices a rule claims the
+//!   1 ms and more and untraced time → `gpu-idle-gaps`; the same host work between the graphs
+//!   of a compiled call with graph breaks → `graph-breaks`. Gaps inside CUDA/HIP graph replays
+//!   are no host rule's: the device ran the graph without the host there. On several devices a rule claims the
 //!   largest per-device figure, never the sum.
 //! * **Device busy time** is claimed kernel by kernel: each kernel belongs to the first
 //!   device-side rule that claims it (fallback > fp32 GEMM > small kernels > roofline > low
@@ -47,6 +50,7 @@
 //! below it the rule reports nothing, so a healthy trace gets no finding above `info`.
 
 pub mod claims;
+pub mod compiled;
 pub mod device;
 pub mod host;
 pub mod memory;
@@ -308,7 +312,11 @@ pub fn diagnose_facts(f: &Facts) -> Diagnosis {
     // the order of a serial run (host first), so ranking ties break the same way
     let (mut findings, device) = join(
         f.a.parallel,
-        || host::rules(f),
+        || {
+            let mut out = host::rules(f);
+            out.extend(compiled::rules(f));
+            out
+        },
         || {
             let mut claims = claims::Claims::new(f);
             let mut out = device::rules(f, &mut claims);

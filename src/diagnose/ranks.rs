@@ -9,7 +9,8 @@
 use std::collections::BTreeMap;
 
 use super::{fmt_ns, rank, round3, Evidence, Finding, Severity};
-use crate::analysis::ranks::{RankFacts, RankSummary};
+use crate::analysis::ranks::{arrivals, RankFacts, RankSummary};
+use crate::model::Ns;
 
 /// `rank-straggler` fires when the slowest rank's step is this much over the median.
 pub const STRAGGLER_OVER_MEDIAN: f64 = 0.10;
@@ -29,6 +30,64 @@ pub struct RanksDiagnosis {
 
 fn who(r: &RankFacts) -> String {
     format!("rank {}", r.rank)
+}
+
+/// The culprit (the rank that arrived last at the collectives) and the victims (the time the
+/// others waited in them), from [`arrivals`], as facts and metrics of `rank-straggler`.
+fn culprit_and_victims(
+    s: &RankSummary,
+    facts: &mut Vec<String>,
+    metrics: &mut BTreeMap<String, f64>,
+) {
+    let a = arrivals(&s.ranks);
+    let Some(ci) = a.culprit else {
+        return;
+    };
+    let c = &s.ranks[ci];
+    let per_step = |ns: Ns, r: &RankFacts| ns as f64 / r.step_divisor();
+    let median_before = {
+        let mut v: Vec<Ns> = a.before.clone();
+        v.sort_unstable();
+        v[v.len() / 2]
+    };
+    facts.push(format!(
+        "culprit: {} arrived last at {} of {} matched collectives (its collective kernels are \
+         the shortest: it did not wait, the others waited for it); its own device time before \
+         them {} per step (median rank {})",
+        who(c),
+        a.last[ci],
+        a.matched,
+        fmt_ns(per_step(a.before[ci], c)),
+        fmt_ns(per_step(median_before, c))
+    ));
+    let mut victims: Vec<usize> = (0..s.ranks.len()).filter(|&i| i != ci).collect();
+    victims.sort_by(|&x, &y| a.waited[y].cmp(&a.waited[x]).then(x.cmp(&y)));
+    let total: f64 = victims
+        .iter()
+        .map(|&i| per_step(a.waited[i], &s.ranks[i]))
+        .sum();
+    let list: Vec<String> = victims
+        .iter()
+        .take(6)
+        .map(|&i| {
+            format!(
+                "rank {} {}",
+                s.ranks[i].rank,
+                fmt_ns(per_step(a.waited[i], &s.ranks[i]))
+            )
+        })
+        .collect();
+    facts.push(format!(
+        "victims: the other ranks waited {} per step in total inside those collectives \
+         ({}{})",
+        fmt_ns(total),
+        list.join(", "),
+        if victims.len() > 6 { ", …" } else { "" }
+    ));
+    metrics.insert("culprit_rank".into(), c.rank as f64);
+    metrics.insert("culprit_last_arrivals".into(), a.last[ci] as f64);
+    metrics.insert("matched_collectives".into(), a.matched as f64);
+    metrics.insert("victims_wait_us".into(), round3(total / 1000.0));
 }
 
 fn top_of(r: &RankFacts) -> Option<String> {
@@ -80,6 +139,7 @@ fn rank_straggler(s: &RankSummary) -> Option<Finding> {
         facts.push(t);
     }
     let mut metrics = BTreeMap::new();
+    culprit_and_victims(s, &mut facts, &mut metrics);
     metrics.insert("straggler_rank".into(), c.rank as f64);
     metrics.insert("own_time_us".into(), c.own_time() / 1000.0);
     metrics.insert("median_own_time_us".into(), s.median_own_time / 1000.0);

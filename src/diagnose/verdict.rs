@@ -13,7 +13,9 @@
 //!   or untraced host time (longer gaps), device-side waits (work queued but not started), or
 //!   exposed communication.
 
-use super::host::{is_idle_claim, is_launch_claim, max_claim};
+use super::host::{
+    between_graphs, break_claim, in_replay, is_idle_claim, is_launch_claim, max_claim,
+};
 use super::{count, fmt_us, pct, Facts, Finding};
 use crate::analysis::gaps::{Band, Cause};
 use crate::model::classify::KernelCategory;
@@ -156,6 +158,7 @@ pub fn verdict(f: &Facts, findings: &[Finding]) -> String {
     let (ho, _) = max_claim(f, |b, c| is_idle_claim(b, c) && c != Cause::Untraced);
     let (un, _) = max_claim(f, |_, c| c == Cause::Untraced);
     let (qu, _) = max_claim(f, |_, c| c == Cause::Queued);
+    let (br, _) = break_claim(f);
     let pools = [
         ("dataloader", dl),
         ("sync", sy),
@@ -164,6 +167,7 @@ pub fn verdict(f: &Facts, findings: &[Finding]) -> String {
         ("host", ho),
         ("untraced", un),
         ("queued", qu),
+        ("breaks", br),
         ("comm", comm),
     ];
     let (kind, amount) = pools
@@ -174,7 +178,10 @@ pub fn verdict(f: &Facts, findings: &[Finding]) -> String {
     let idle_s = pct(idle);
     // idle time blamed on the host or the device compares host and device clocks: with an
     // offset between them (the capture check) the verdict does not rest on it
-    let timed = matches!(kind, "sync" | "launch" | "host" | "untraced" | "queued");
+    let timed = matches!(
+        kind,
+        "sync" | "launch" | "host" | "untraced" | "queued" | "breaks"
+    );
     if timed && amount > 0 {
         let check = crate::analysis::capture::check(f.trace, 0, 0);
         if check.unreliable("host_device_timing") {
@@ -188,6 +195,12 @@ pub fn verdict(f: &Facts, findings: &[Finding]) -> String {
     }
     match kind {
         _ if amount == 0 => format!("GPU idle {idle_s} with no dominant cause found"),
+        "breaks" => format!(
+            "Graph breaks: GPU idle {idle_s}, {} per step waiting for eager code between \
+             compiled graphs ({} breaks per step)",
+            fmt_us(per_step(br)),
+            count(f.a.compiled.breaks / f.n_steps as u64)
+        ),
         "dataloader" => {
             let avg = &f.a.steps.average;
             let share = if avg.total > 0.0 {
@@ -214,7 +227,10 @@ pub fn verdict(f: &Facts, findings: &[Finding]) -> String {
                 .gaps
                 .iter()
                 .filter(|g| {
-                    g.band() != Band::Over1ms && matches!(g.cause, Cause::Launch | Cause::Cpu)
+                    g.band() != Band::Over1ms
+                        && matches!(g.cause, Cause::Launch | Cause::Cpu)
+                        && !in_replay(f, p, g)
+                        && !between_graphs(f, p, g)
                 })
                 .count();
             let mut v = format!(

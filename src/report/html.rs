@@ -1609,6 +1609,26 @@ fn devices_table(s: &mut String, r: &Report) {
     s.push_str("</tbody></table></div></section>");
 }
 
+/// CUDA/HIP graph replays and compiled code, when the capture has them.
+fn compiled_section(s: &mut String, r: &Report) {
+    if r.graphs.is_none() && r.compiled.is_none() {
+        return;
+    }
+    s.push_str(
+        r#"<section id="compiled"><h2>CUDA graphs and compiled code</h2><ul class="plain">"#,
+    );
+    if let Some(g) = &r.graphs {
+        w!(s, "<li><b>Graphs:</b> {}</li>", escape(&g.summary));
+    }
+    if let Some(c) = &r.compiled {
+        w!(s, "<li><b>Compiled:</b> {}</li>", escape(&c.summary));
+        if let Some(h) = &c.hides_detail {
+            w!(s, r#"<li class="warn">{}</li>"#, escape(h));
+        }
+    }
+    s.push_str("</ul></section>");
+}
+
 fn notes(s: &mut String, r: &Report) {
     if r.warnings.is_empty() && r.window.excluded.is_empty() {
         return;
@@ -1753,6 +1773,7 @@ impl Renderer for Html {
         efficiency_table(&mut s, r, top);
         memory_chart(&mut s, r);
         devices_table(&mut s, r);
+        compiled_section(&mut s, r);
         notes(&mut s, r);
         w!(
             s,

@@ -420,6 +420,22 @@ impl Renderer for Markdown {
             writeln!(out)?;
         }
 
+        // CUDA graphs and compiled code
+        if r.graphs.is_some() || r.compiled.is_some() {
+            writeln!(out, "### CUDA graphs and compiled code")?;
+            writeln!(out)?;
+            if let Some(g) = &r.graphs {
+                writeln!(out, "- **Graphs:** {}", rich(&g.summary))?;
+            }
+            if let Some(c) = &r.compiled {
+                writeln!(out, "- **Compiled:** {}", rich(&c.summary))?;
+                if let Some(h) = &c.hides_detail {
+                    writeln!(out, "- **Note:** {}", rich(h))?;
+                }
+            }
+            writeln!(out)?;
+        }
+
         // Average step
         if n > 0 {
             writeln!(out, "### Where the average step goes")?;

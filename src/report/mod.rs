@@ -7,6 +7,7 @@
 //! [`SCHEMA_VERSION`], documented in `docs/json-report.md`); every renderer formats a `Report`.
 //! Building it only converts units (ns → µs, fractions) and resolves names.
 
+pub mod compiled;
 pub mod csv;
 pub mod html;
 pub mod json;
@@ -366,6 +367,14 @@ pub struct Report {
     pub steps_found: StepsFoundInfo,
     /// The capture check: what limits what the numbers mean.
     pub trust: TrustInfo,
+    /// CUDA/HIP graph replays in the window and what the trace holds of them (absent without
+    /// graph launches).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub graphs: Option<compiled::GraphsInfo>,
+    /// `torch.compile`d code in the window: graphs, breaks, kernel time no operator explains
+    /// (absent without `Torch-Compiled Region` ranges).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub compiled: Option<compiled::CompiledInfo>,
     /// The average step.
     pub breakdown_us: BreakdownUs,
     /// Mean step duration, µs.
@@ -487,6 +496,8 @@ impl Report {
                 .collect(),
             steps_found: StepsFoundInfo::new(&a.steps),
             trust: TrustInfo::new(trace, a),
+            graphs: compiled::GraphsInfo::new(&a.graphs),
+            compiled: compiled::CompiledInfo::new(&a.compiled),
             breakdown_us: BreakdownUs {
                 kernel: usf(avg.kernel),
                 memcpy: usf(avg.memcpy),

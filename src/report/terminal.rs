@@ -168,6 +168,7 @@ impl Renderer for Terminal {
 
         write_diagnosis(r, width, &st, out)?;
         write_capture_check(r, width, &st, out)?;
+        write_compiled(r, width, &st, out)?;
 
         // Devices
         writeln!(out)?;
@@ -875,6 +876,25 @@ fn write_capture_check(
             width,
         )?;
         write_wrapped(out, "    → ", &sanitize(&i.effect), 6, width)?;
+    }
+    Ok(())
+}
+
+/// CUDA/HIP graph replays and compiled code, when the capture has them.
+fn write_compiled(r: &Report, width: usize, st: &Style, out: &mut dyn Write) -> io::Result<()> {
+    if r.graphs.is_none() && r.compiled.is_none() {
+        return Ok(());
+    }
+    writeln!(out)?;
+    writeln!(out, "{}", st.heading("CUDA graphs and compiled code"))?;
+    if let Some(g) = &r.graphs {
+        write_wrapped(out, "  graphs: ", &sanitize(&g.summary), 4, width)?;
+    }
+    if let Some(c) = &r.compiled {
+        write_wrapped(out, "  compiled: ", &sanitize(&c.summary), 4, width)?;
+        if let Some(h) = &c.hides_detail {
+            write_wrapped(out, "  note: ", &sanitize(h), 4, width)?;
+        }
     }
     Ok(())
 }
