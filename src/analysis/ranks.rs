@@ -128,7 +128,7 @@ pub struct RankFacts {
 }
 
 /// One collective kernel of a rank's main device.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Collective {
     /// Device time from the end of the previous collective (or the window start) to its
     /// start: the rank's own work before it, ns.

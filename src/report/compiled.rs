@@ -20,7 +20,7 @@ fn ms(ns: Ns) -> String {
 }
 
 /// Graph replays in the window (absent without any).
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
 pub struct GraphsInfo {
     /// Graph launch calls in the window.
     pub launches: u64,
@@ -109,7 +109,7 @@ impl GraphsInfo {
 }
 
 /// Compiled code in the window (absent without `Torch-Compiled Region` ranges).
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
 pub struct CompiledInfo {
     /// Top-level compiled calls.
     pub calls: u64,
