@@ -559,16 +559,16 @@ mod tests {
                 for r in rows {
                     assert_eq!(r.len(), schema.columns.len(), "{}", schema.name);
                     for (v, (name, k)) in r.iter().zip(schema.columns) {
-                        let ok = match (v, k) {
-                            (Value::I(Some(_)), Int64) => true,
-                            (Value::I(_), OptInt64) => true,
-                            (Value::F(Some(_)), Double) => true,
-                            (Value::F(_), OptDouble) => true,
-                            (Value::S(Some(_)), Utf8) => true,
-                            (Value::S(_), OptUtf8) => true,
-                            (Value::B(_), Bool) => true,
-                            _ => false,
-                        };
+                        let ok = matches!(
+                            (v, k),
+                            (Value::I(Some(_)), Int64)
+                                | (Value::I(_), OptInt64)
+                                | (Value::F(Some(_)), Double)
+                                | (Value::F(_), OptDouble)
+                                | (Value::S(Some(_)), Utf8)
+                                | (Value::S(_), OptUtf8)
+                                | (Value::B(_), Bool)
+                        );
                         assert!(ok, "{}.{name}: {v:?} is not {k:?}", schema.name);
                     }
                 }
