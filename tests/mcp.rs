@@ -11,7 +11,6 @@
 mod common;
 
 use std::path::PathBuf;
-use std::process::Command;
 
 use stallscope::mcp::tools::{self, Table, WindowInput};
 use stallscope::report::Report;
@@ -19,33 +18,12 @@ use stallscope::report::Report;
 const SAMPLE: &str = "resnet50_v100_num_workers_0.pt.trace.json.gz";
 
 fn python_with_mcp() -> Option<PathBuf> {
-    let imports = |p: &PathBuf| {
-        Command::new(p)
-            .args(["-c", "import mcp"])
-            .output()
-            .is_ok_and(|o| o.status.success())
-    };
-    if let Some(p) = std::env::var_os("STALLSCOPE_MCP_PYTHON") {
-        let p = PathBuf::from(p);
-        assert!(
-            imports(&p),
-            "STALLSCOPE_MCP_PYTHON={} cannot import mcp",
-            p.display()
-        );
-        return Some(p);
-    }
-    let p = PathBuf::from("python3");
-    if imports(&p) {
-        return Some(p);
-    }
-    if std::env::var("STALLSCOPE_REQUIRE_MCP").as_deref() == Ok("1") {
-        panic!("no Python with the `mcp` package but STALLSCOPE_REQUIRE_MCP=1");
-    }
-    eprintln!(
-        "\n*** SKIPPED mcp end-to-end: no Python with the `mcp` package (python3 -m venv v && \
-         v/bin/pip install mcp; STALLSCOPE_MCP_PYTHON=v/bin/python) ***\n"
-    );
-    None
+    common::python_with(
+        "mcp",
+        "STALLSCOPE_MCP_PYTHON",
+        "STALLSCOPE_REQUIRE_MCP",
+        "mcp end-to-end",
+    )
 }
 
 #[test]
@@ -53,31 +31,25 @@ fn python_client_end_to_end() {
     let Some(py) = python_with_mcp() else {
         return;
     };
-    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/mcp_e2e/mcp_client.py");
-    let out = Command::new(py)
-        .arg(script)
-        .args(["--bin", env!("CARGO_BIN_EXE_stallscope"), "--sample"])
-        .arg(common::sample(SAMPLE))
-        // an Nsight Compute CSV of the corpus, read alone (skipped without the corpus)
-        .args(
-            common::corpus_file("ncu/csv/esmm_gemm_a10g_page-details.csv")
-                .map(|p| vec!["--ncu".into(), p.into_os_string()])
-                .unwrap_or_default(),
-        )
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    // the measurements (first and cached call), in the output of `cargo test` itself: written
-    // to the process's stderr, which the test harness does not capture
-    {
-        use std::io::Write;
-        let _ = std::io::stderr().lock().write_all(stdout.as_bytes());
+    let sample = common::sample(SAMPLE);
+    // an Nsight Compute CSV of the corpus, read alone (left out without the corpus)
+    let ncu = common::corpus_file("ncu/csv/esmm_gemm_a10g_page-details.csv");
+    let bin = std::ffi::OsStr::new(env!("CARGO_BIN_EXE_stallscope"));
+    let mut args = vec![
+        "--bin".as_ref(),
+        bin,
+        "--sample".as_ref(),
+        sample.as_os_str(),
+    ];
+    if let Some(p) = &ncu {
+        args.extend(["--ncu".as_ref(), p.as_os_str()]);
     }
-    assert!(
-        out.status.success() && stdout.contains("MCP END-TO-END OK"),
-        "exit {:?}\n{stdout}\n{}",
-        out.status.code(),
-        String::from_utf8_lossy(&out.stderr)
+    // the measurements (first and cached call) are printed in the output of `cargo test`
+    common::run_python_e2e(
+        &py,
+        "tests/mcp_e2e/mcp_client.py",
+        &args,
+        "MCP END-TO-END OK",
     );
 }
 

@@ -14,38 +14,16 @@
 mod common;
 
 use std::path::PathBuf;
-use std::process::Command;
 
 use stallscope::report::parquet::TABLES;
 
 fn python_with_duckdb() -> Option<PathBuf> {
-    let imports = |p: &PathBuf| {
-        Command::new(p)
-            .args(["-c", "import duckdb"])
-            .output()
-            .is_ok_and(|o| o.status.success())
-    };
-    if let Some(p) = std::env::var_os("STALLSCOPE_DUCKDB_PYTHON") {
-        let p = PathBuf::from(p);
-        assert!(
-            imports(&p),
-            "STALLSCOPE_DUCKDB_PYTHON={} cannot import duckdb",
-            p.display()
-        );
-        return Some(p);
-    }
-    let p = PathBuf::from("python3");
-    if imports(&p) {
-        return Some(p);
-    }
-    if std::env::var("STALLSCOPE_REQUIRE_DUCKDB").as_deref() == Ok("1") {
-        panic!("no Python with the `duckdb` package but STALLSCOPE_REQUIRE_DUCKDB=1");
-    }
-    eprintln!(
-        "\n*** SKIPPED parquet end-to-end: no Python with the `duckdb` package (python3 -m venv \
-         v && v/bin/pip install duckdb; STALLSCOPE_DUCKDB_PYTHON=v/bin/python) ***\n"
-    );
-    None
+    common::python_with(
+        "duckdb",
+        "STALLSCOPE_DUCKDB_PYTHON",
+        "STALLSCOPE_REQUIRE_DUCKDB",
+        "parquet end-to-end",
+    )
 }
 
 #[test]
@@ -56,24 +34,18 @@ fn duckdb_reads_the_tables_back_and_they_equal_the_reports() {
     let Some(py) = python_with_duckdb() else {
         return;
     };
-    let script =
-        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/parquet_e2e/duckdb_queries.py");
-    let out = Command::new(py)
-        .arg(script)
-        .args(["--bin", env!("CARGO_BIN_EXE_stallscope"), "--corpus"])
-        .arg(param)
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    {
-        use std::io::Write;
-        let _ = std::io::stderr().lock().write_all(stdout.as_bytes());
-    }
-    assert!(
-        out.status.success() && stdout.contains("PARQUET DUCKDB OK"),
-        "exit {:?}\n{stdout}\n{}",
-        out.status.code(),
-        String::from_utf8_lossy(&out.stderr)
+    let bin = std::ffi::OsStr::new(env!("CARGO_BIN_EXE_stallscope"));
+    let args = [
+        "--bin".as_ref(),
+        bin,
+        "--corpus".as_ref(),
+        param.as_os_str(),
+    ];
+    common::run_python_e2e(
+        &py,
+        "tests/parquet_e2e/duckdb_queries.py",
+        &args,
+        "PARQUET DUCKDB OK",
     );
 }
 

@@ -342,7 +342,7 @@ pub fn memory_timeline(trace: &Trace, window: Interval, steps: &[Step]) -> Optio
             }
             let inside = t >= window.start && t <= window.end;
             if inside {
-                if peak.map_or(true, |p| cur > p.0) {
+                if peak.is_none_or(|p| cur > p.0) {
                     peak = Some((cur, t));
                 }
                 chart.add(t, cur);

@@ -145,7 +145,7 @@ pub fn gpu_timeline_auto(trace: &Trace, window: Option<Interval>) -> Vec<GpuTime
         let d = g.device as i64;
         if g.is_activity()
             && !active.contains(&d)
-            && window.map_or(true, |w| overlaps(g.interval(), w))
+            && window.is_none_or(|w| overlaps(g.interval(), w))
         {
             active.push(d);
         }

@@ -45,7 +45,7 @@ impl CategoryTimeline {
         let mut best: Option<(usize, i64)> = None;
         for (i, s) in self.sizes.iter().enumerate() {
             let t: i64 = s.iter().sum();
-            if best.map_or(true, |b| t > b.1) {
+            if best.is_none_or(|b| t > b.1) {
                 best = Some((i, t));
             }
         }

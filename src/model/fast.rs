@@ -71,7 +71,7 @@ impl<K: Copy + Ord, V> RunMap<K, V> {
     /// The value of `key`, made by `init` when the key is new.
     #[inline]
     pub fn get_or_insert_with(&mut self, key: K, init: impl FnOnce() -> V) -> &mut V {
-        if !self.entries.get(self.last).is_some_and(|e| e.0 == key) {
+        if self.entries.get(self.last).is_none_or(|e| e.0 != key) {
             self.last = match self.entries.iter().position(|e| e.0 == key) {
                 Some(k) => k,
                 None => {

@@ -223,6 +223,34 @@ enum Value {
     B(bool),
 }
 
+impl Value {
+    // the non-null values of a column of each type (nulls are in the definition levels)
+    fn int(&self) -> Option<i64> {
+        match self {
+            Value::I(x) => *x,
+            _ => None,
+        }
+    }
+    fn float(&self) -> Option<f64> {
+        match self {
+            Value::F(x) => *x,
+            _ => None,
+        }
+    }
+    fn bytes(&self) -> Option<ByteArray> {
+        match self {
+            Value::S(x) => x.as_deref().map(ByteArray::from),
+            _ => None,
+        }
+    }
+    fn boolean(&self) -> Option<bool> {
+        match self {
+            Value::B(x) => Some(*x),
+            _ => None,
+        }
+    }
+}
+
 fn i(v: i64) -> Value {
     Value::I(Some(v))
 }
@@ -308,7 +336,7 @@ impl Tables {
             ]);
         }
         for k in &r.kernels {
-            c.rows[2].push(vec![
+            let row = vec![
                 job(),
                 i(rank),
                 s(&k.name),
@@ -322,19 +350,13 @@ impl Tables {
                 Value::F(k.blocks_per_sm),
                 Value::F(k.occupancy_pct),
                 Value::B(k.tensor_core),
-            ]);
+            ];
             if k.category == KernelCategory::Communication {
-                c.rows[4].push(vec![
-                    job(),
-                    i(rank),
-                    s(&k.name),
-                    i(steps),
-                    i(k.calls as i64),
-                    ns(k.total_us),
-                    ns(k.min_us),
-                    ns(k.max_us),
-                ]);
+                // the collectives' columns are the kernels' job, rank, name, then steps to max_ns
+                let cols = [0, 1, 2, 4, 5, 6, 7, 8];
+                c.rows[4].push(cols.iter().map(|&j| row[j].clone()).collect());
             }
+            c.rows[2].push(row);
         }
         for o in &r.ops {
             c.rows[3].push(vec![
@@ -503,42 +525,22 @@ fn write_table<'a>(
         let defs = optional.then_some(defs.as_slice());
         match schema.columns[col].1 {
             Int64 | OptInt64 => {
-                let v: Vec<i64> = cells
-                    .filter_map(|c| match c {
-                        Value::I(x) => *x,
-                        _ => None,
-                    })
-                    .collect();
-                cw.typed::<Int64Type>().write_batch(&v, defs, None)?;
+                let v: Vec<i64> = cells.filter_map(Value::int).collect();
+                cw.typed::<Int64Type>().write_batch(&v, defs, None)?
             }
             Double | OptDouble => {
-                let v: Vec<f64> = cells
-                    .filter_map(|c| match c {
-                        Value::F(x) => *x,
-                        _ => None,
-                    })
-                    .collect();
-                cw.typed::<DoubleType>().write_batch(&v, defs, None)?;
+                let v: Vec<f64> = cells.filter_map(Value::float).collect();
+                cw.typed::<DoubleType>().write_batch(&v, defs, None)?
             }
             Utf8 | OptUtf8 => {
-                let v: Vec<ByteArray> = cells
-                    .filter_map(|c| match c {
-                        Value::S(x) => x.as_deref().map(ByteArray::from),
-                        _ => None,
-                    })
-                    .collect();
-                cw.typed::<ByteArrayType>().write_batch(&v, defs, None)?;
+                let v: Vec<ByteArray> = cells.filter_map(Value::bytes).collect();
+                cw.typed::<ByteArrayType>().write_batch(&v, defs, None)?
             }
             Bool => {
-                let v: Vec<bool> = cells
-                    .filter_map(|c| match c {
-                        Value::B(x) => Some(*x),
-                        _ => None,
-                    })
-                    .collect();
-                cw.typed::<BoolType>().write_batch(&v, defs, None)?;
+                let v: Vec<bool> = cells.filter_map(Value::boolean).collect();
+                cw.typed::<BoolType>().write_batch(&v, defs, None)?
             }
-        }
+        };
         cw.close()?;
         col += 1;
     }
@@ -559,16 +561,16 @@ mod tests {
                 for r in rows {
                     assert_eq!(r.len(), schema.columns.len(), "{}", schema.name);
                     for (v, (name, k)) in r.iter().zip(schema.columns) {
-                        let ok = match (v, k) {
-                            (Value::I(Some(_)), Int64) => true,
-                            (Value::I(_), OptInt64) => true,
-                            (Value::F(Some(_)), Double) => true,
-                            (Value::F(_), OptDouble) => true,
-                            (Value::S(Some(_)), Utf8) => true,
-                            (Value::S(_), OptUtf8) => true,
-                            (Value::B(_), Bool) => true,
-                            _ => false,
-                        };
+                        let ok = matches!(
+                            (v, k),
+                            (Value::I(Some(_)), Int64)
+                                | (Value::I(_), OptInt64)
+                                | (Value::F(Some(_)), Double)
+                                | (Value::F(_), OptDouble)
+                                | (Value::S(Some(_)), Utf8)
+                                | (Value::S(_), OptUtf8)
+                                | (Value::B(_), Bool)
+                        );
                         assert!(ok, "{}.{name}: {v:?} is not {k:?}", schema.name);
                     }
                 }

@@ -1091,7 +1091,7 @@ fn select_inner(
                 ));
             }
             let inside = |num: Option<i64>| match num {
-                Some(v) => first.map_or(true, |f| v >= f) && last.map_or(true, |l| v <= l),
+                Some(v) => first.is_none_or(|f| v >= f) && last.is_none_or(|l| v <= l),
                 None => false,
             };
             let (inc, out): (Vec<usize>, Vec<usize>) =

@@ -135,3 +135,63 @@ pub fn gzip(bytes: &[u8]) -> Vec<u8> {
     e.write_all(bytes).unwrap();
     e.finish().unwrap()
 }
+
+/// A Python that imports `module`, for the end-to-end tests that drive the binary from a
+/// Python package (`mcp`, `duckdb`): `$<env_python>` (which must import it), else `python3`
+/// when it does. None (after a loud SKIPPED line naming `hint`) when there is none, unless
+/// `$<env_require>=1` (set by `.ci/run`), which makes it a failure.
+pub fn python_with(
+    module: &str,
+    env_python: &str,
+    env_require: &str,
+    hint: &str,
+) -> Option<PathBuf> {
+    let imports = |p: &PathBuf| {
+        std::process::Command::new(p)
+            .args(["-c", &format!("import {module}")])
+            .output()
+            .is_ok_and(|o| o.status.success())
+    };
+    if let Some(p) = std::env::var_os(env_python) {
+        let p = PathBuf::from(p);
+        assert!(
+            imports(&p),
+            "{env_python}={} cannot import {module}",
+            p.display()
+        );
+        return Some(p);
+    }
+    let p = PathBuf::from("python3");
+    if imports(&p) {
+        return Some(p);
+    }
+    if std::env::var(env_require).as_deref() == Ok("1") {
+        panic!("no Python with the `{module}` package but {env_require}=1");
+    }
+    eprintln!(
+        "\n*** SKIPPED {hint}: no Python with the `{module}` package (python3 -m venv v && \
+         v/bin/pip install {module}; {env_python}=v/bin/python) ***\n"
+    );
+    None
+}
+
+/// Runs an end-to-end Python script with `args`, copies its stdout (its measurements) to the
+/// test's stderr, which the harness shows, and asserts that it succeeded and printed `ok`.
+pub fn run_python_e2e(py: &std::path::Path, script: &str, args: &[&std::ffi::OsStr], ok: &str) {
+    let out = std::process::Command::new(py)
+        .arg(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(script))
+        .args(args)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    {
+        use std::io::Write;
+        let _ = std::io::stderr().lock().write_all(stdout.as_bytes());
+    }
+    assert!(
+        out.status.success() && stdout.contains(ok),
+        "exit {:?}\n{stdout}\n{}",
+        out.status.code(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

@@ -832,7 +832,7 @@ fn chain_cut(data: &[u8]) -> Option<usize> {
         end = n;
         // the token after the newline must open an object
         let after = data[n..].iter().position(|&c| !ws(c)).map(|i| n + i);
-        if !after.is_some_and(|i| data[i] == b'{') {
+        if after.is_none_or(|i| data[i] != b'{') {
             continue;
         }
         // before it: a comma (maybe across more whitespace), and before that a `}`
@@ -1962,7 +1962,7 @@ mod tests {
     fn unconfirmed_chains_are_read_again_the_scanned_way() {
         // arrays of objects across lines inside events: some cuts fall inside them
         let nested = |i: u32| {
-            if i % 3 == 0 {
+            if i.is_multiple_of(3) {
                 ",\n      \"v\": [\n        {\"x\": 1},\n        {\"y\": 2}\n      ]".to_string()
             } else {
                 String::new()
