@@ -199,7 +199,8 @@ struct AnalyzeArgs {
     /// Also an Nsight Systems export (.sqlite, or .nsys-rep with nsys on PATH) or an Nsight
     /// Compute CSV (its kernel table alone). A folder of per-rank traces (*.json,
     /// *.json.gz) gives a table of the ranks, cross-rank findings and the full report of the
-    /// slowest rank.
+    /// slowest rank; a folder of rank summaries (*.summary.json, `stallscope summarize`) gives
+    /// the same report from them (see `stallscope merge`).
     trace: PathBuf,
 
     /// Nsight Compute CSV (`ncu --csv --page details|raw`) whose kernels are joined to the
