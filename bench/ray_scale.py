@@ -44,7 +44,8 @@ def ray_workers() -> list[int]:
                 cmd = f.read()
         except OSError:
             continue
-        if b"default_worker.py" in cmd:
+        # a worker's process title: ray::IDLE, ray::_summarize_task
+        if cmd.startswith(b"ray::") and b"Agent" not in cmd:
             pids.append(int(p))
     return pids
 

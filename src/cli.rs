@@ -236,7 +236,8 @@ struct AnalyzeArgs {
     /// Also an Nsight Systems export (.sqlite, or .nsys-rep with nsys on PATH) or an Nsight
     /// Compute CSV (its kernel table alone). A folder of per-rank traces (*.json,
     /// *.json.gz) gives a table of the ranks, cross-rank findings and the full report of the
-    /// slowest rank.
+    /// slowest rank; a folder of rank summaries (*.summary.json, `stallscope summarize`) gives
+    /// the same report from them (see `stallscope merge`).
     trace: PathBuf,
 
     /// Nsight Compute CSV (`ncu --csv --page details|raw`) whose kernels are joined to the
@@ -342,6 +343,23 @@ fn base_load_options() -> LoadOptions {
     o
 }
 
+/// [`base_load_options`] with a request's parser threads, truncation choice and progress bar.
+fn request_load_options(
+    threads: Option<usize>,
+    allow_truncated: bool,
+    progress: bool,
+) -> LoadOptions {
+    let mut lopts = base_load_options();
+    if !progress {
+        lopts.progress_over = None;
+    }
+    if let Some(t) = threads {
+        lopts.kineto.threads = t.max(1);
+    }
+    lopts.kineto.allow_truncated = allow_truncated;
+    lopts
+}
+
 /// What `analyze` is asked to read and which window to analyze: the command's arguments less
 /// the output ones. The command builds one from its flags, the Python module from its keyword
 /// arguments, and both get the same [`Report`] from [`analyze_request`].
@@ -421,14 +439,7 @@ pub fn analyze_request_with(
     each: &EachReport<'_>,
 ) -> Result<Analyzed, AnalyzeError> {
     let path = req.trace.to_string_lossy().into_owned();
-    let mut lopts = base_load_options();
-    if !req.progress {
-        lopts.progress_over = None;
-    }
-    if let Some(t) = req.threads {
-        lopts.kineto.threads = t.max(1);
-    }
-    lopts.kineto.allow_truncated = req.allow_truncated;
+    let lopts = request_load_options(req.threads, req.allow_truncated, req.progress);
     if path != "-" && ingest::ncu::looks_like(&path) {
         return analyze_ncu(req, &path);
     }
@@ -1628,14 +1639,8 @@ pub struct SummarizeRequest {
 /// Summarises one rank ([`crate::multirank::Summary::of_file`]); an unreadable trace gives a
 /// summary that lists it as skipped.
 pub fn summarize_request(req: &SummarizeRequest) -> crate::multirank::Summary {
-    let mut load = base_load_options();
-    load.progress_over = None;
-    if let Some(t) = req.threads {
-        load.kineto.threads = t.max(1);
-    }
-    load.kineto.allow_truncated = req.allow_truncated;
     let opts = crate::multirank::FolderOptions {
-        load,
+        load: request_load_options(req.threads, req.allow_truncated, false),
         analyze: AnalyzeOptions {
             threads: req.threads.unwrap_or(0),
             window: req.window.clone(),

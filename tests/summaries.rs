@@ -9,21 +9,9 @@
 
 mod common;
 
-use common::stallscope;
+use common::{stallscope, DLRM, DLRM_FILES};
 
 use std::path::{Path, PathBuf};
-
-const DLRM: &str = "param/et_replay__tests__inputs__dlrm_kineto.tar.gz__dlrm_kineto__";
-const DLRM_FILES: [&str; 8] = [
-    "worker0_step_12.1694128201545.pt.trace.json.gz",
-    "worker1_step_12.1694128201556.pt.trace.json.gz",
-    "worker2_step_12.1694128201554.pt.trace.json.gz",
-    "worker3_step_12.1694128201557.pt.trace.json.gz",
-    "worker4_step_12.1694128201547.pt.trace.json.gz",
-    "worker5_step_12.1694128201549.pt.trace.json.gz",
-    "worker6_step_12.1694128201553.pt.trace.json.gz",
-    "worker7_step_12.1694128201553.pt.trace.json.gz",
-];
 
 /// A fresh, empty temporary folder for one test.
 fn temp_folder(tag: &str) -> PathBuf {

@@ -137,7 +137,7 @@ def analyze(
         )
         for n in nodes
     }
-    task = ray.remote(_summarize_task).options(num_cpus=threads, max_retries=max_retries)
+    task = ray.remote(_summarize_task)
     fn_ref = None if summarize_fn is None else ray.put(summarize_fn)
     merger = _native.NativeMerger(rank=rank)
     inflight: dict[Any, tuple[str, str]] = {}  # ref -> (node, path)
@@ -149,7 +149,9 @@ def analyze(
             while todo and busy[node] < free:
                 path = todo.pop()
                 ref = task.options(
-                    scheduling_strategy=NodeAffinitySchedulingStrategy(node, soft=True)
+                    num_cpus=threads,
+                    max_retries=max_retries,
+                    scheduling_strategy=NodeAffinitySchedulingStrategy(node, soft=True),
                 ).remote(path, opts, fn_ref)
                 inflight[ref] = (node, path)
                 busy[node] += 1

@@ -21,7 +21,7 @@ def test_dlrm_merge_equals_analyze_folder(tmp_path):
     assert merged.to_dict() == cli_json(str(d), "--jobs", "2")
     assert merged.to_json() == stallscope.analyze(d, jobs=2).to_json()
     # the merged report renders like any other
-    assert "comm-imbalance" in merged.to_markdown()
+    assert "Communication imbalance" in merged.to_markdown()
     # summaries are plain JSON, kilobytes, and the same as the command's
     assert all(len(json.dumps(p)) < 1 << 20 for p in parts)
     out = tmp_path / "r0.summary.json"

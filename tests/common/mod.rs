@@ -195,3 +195,17 @@ pub fn run_python_e2e(py: &std::path::Path, script: &str, args: &[&std::ffi::OsS
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+/// The corpus's eight DLRM ranks (`param/`): this prefix and one of [`DLRM_FILES`].
+pub const DLRM: &str = "param/et_replay__tests__inputs__dlrm_kineto.tar.gz__dlrm_kineto__";
+/// The DLRM rank files, rank 0 to 7.
+pub const DLRM_FILES: [&str; 8] = [
+    "worker0_step_12.1694128201545.pt.trace.json.gz",
+    "worker1_step_12.1694128201556.pt.trace.json.gz",
+    "worker2_step_12.1694128201554.pt.trace.json.gz",
+    "worker3_step_12.1694128201557.pt.trace.json.gz",
+    "worker4_step_12.1694128201547.pt.trace.json.gz",
+    "worker5_step_12.1694128201549.pt.trace.json.gz",
+    "worker6_step_12.1694128201553.pt.trace.json.gz",
+    "worker7_step_12.1694128201553.pt.trace.json.gz",
+];
