@@ -317,6 +317,11 @@ mod tests {
         assert_eq!(field("two\nlines"), "\"two\nlines\"");
         assert_eq!(field(" padded"), "\" padded\"");
         assert_eq!(field("<script>"), "<script>");
+        // formulas are defused (OWASP), numbers are not
+        assert_eq!(field("=cmd|' /C calc'!A0"), "\"'=cmd|' /C calc'!A0\"");
+        assert_eq!(field("@SUM(1)"), "\"'@SUM(1)\"");
+        assert_eq!(field("-1.5"), "-1.5");
+        assert_eq!(field("+3"), "+3");
         assert_eq!(num(f64::NAN), "");
         assert_eq!(num(0.1), "0.1");
     }
