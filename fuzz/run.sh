@@ -15,7 +15,7 @@ out="${3:-out/$target}"
 dict="dict/$target.dict"
 [ "$target" = slice ] && dict=dict/kineto.dict
 
-cargo afl build --release --quiet --bin "$target"
+cargo afl build --release --quiet --locked --bin "$target"
 
 # the targets write their input to a scratch file: in memory when the machine has /dev/shm
 [ -d /dev/shm ] && export TMPDIR=/dev/shm
