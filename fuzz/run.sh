@@ -25,6 +25,7 @@ if [ -f "$out/default/fuzzer_stats" ]; then
   input=-                                   # resume
 else
   input="$(mktemp -d)"
+  trap 'rm -rf "$input"' EXIT
   cp "seeds/$target"/* "$input"/
   if [ -d "corpus/$target" ]; then cp "corpus/$target"/* "$input"/; fi
 fi

@@ -73,24 +73,25 @@ fn corpus_and_crashes_replay_without_panic() {
 }
 
 /// The nsys target's text builds the database it describes: tables named by `@` lines, with
-/// the corpus schema's columns, rows bound in order (NULL for empty fields and missing ones).
+/// the corpus schema's columns, rows bound in order (NULL for empty fields and missing ones),
+/// a duplicate primary key left out.
 #[test]
 fn nsys_database_from_rows() {
     let dir = std::env::temp_dir().join(format!("stallscope-fuzz-db-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let db = dir.join("t.sqlite");
-    let text = "@StringIds\n1\tkernel_a\n2\t\n@NoSuchTable\n1\t2\n@TARGET_INFO_GPU\n0\t3\tH100\n";
+    let text = "@StringIds\n1\tkernel_a\n2\t\n1\tagain\n@NoSuchTable\n1\t2\n@TARGET_INFO_GPU\n0\t3\tH100\n";
     targets::nsys_database(text.as_bytes(), &db).unwrap();
     let c = rusqlite::Connection::open(&db).unwrap();
-    let names: Vec<(i64, String)> = c
+    let names: Vec<(i64, Option<String>)> = c
         .prepare("SELECT id, value FROM StringIds ORDER BY id")
         .unwrap()
         .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
         .unwrap()
         .collect::<Result<_, _>>()
         .unwrap();
-    // the row with an empty (NULL) value breaks `value TEXT NOT NULL` and is left out
-    assert_eq!(names, vec![(1, "kernel_a".to_string())]);
+    // an empty field is NULL, allowed: the schema's NOT NULL constraints are dropped
+    assert_eq!(names, vec![(1, Some("kernel_a".to_string())), (2, None)]);
     let tables: i64 = c
         .query_row(
             "SELECT count(*) FROM sqlite_master WHERE type = 'table'",

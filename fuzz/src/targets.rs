@@ -192,9 +192,10 @@ fn nsys_create(table: &str) -> Option<&'static str> {
 /// (lossily decoded): a line `@TABLE` creates that table with the corpus schema
 /// ([`NSYS_SCHEMA`]; unknown names are ignored) and makes it current; each other line is a row
 /// of the current table, its tab-separated fields bound to the columns in order (missing ones
-/// NULL, extra ones dropped; see [`sql_value`]). Rows the schema refuses (a duplicate primary
-/// key, a NULL in a NOT NULL column) are left out, as SQLite would. Tables that no line names do
-/// not exist, so the reader's paths for missing tables are reached too.
+/// NULL, extra ones dropped; see [`sql_value`]). The schema's NOT NULL constraints are dropped
+/// (the rows of a 2022 export have a third of a 2026 kernel table's columns); rows it still
+/// refuses (a duplicate primary key) are left out. Tables that no line names do not exist, so
+/// the reader's paths for missing tables are reached too.
 pub fn nsys_database(data: &[u8], path: &Path) -> rusqlite::Result<()> {
     let text = String::from_utf8_lossy(data);
     let db = rusqlite::Connection::open(path)?;
@@ -206,8 +207,9 @@ pub fn nsys_database(data: &[u8], path: &Path) -> rusqlite::Result<()> {
             let Some(create) = nsys_create(table.trim()) else {
                 continue;
             };
-            // a table named twice keeps its first rows
-            let _ = db.execute_batch(create);
+            // a table named twice keeps its first rows; NOT NULL is dropped, so that a row may
+            // leave out any column (as older exports, which lack columns, do for the reader)
+            let _ = db.execute_batch(&create.replace(" NOT NULL", ""));
             let cols: usize = db.query_row(
                 "SELECT count(*) FROM pragma_table_info(?1)",
                 [table.trim()],
