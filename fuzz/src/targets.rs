@@ -142,8 +142,17 @@ pub fn kineto(data: &[u8]) -> bool {
     }
 }
 
-/// Analysis, report and JSON of a loaded trace: errors are fine, panics are not.
+/// Analysis, report and JSON of a loaded trace: errors are fine, panics are not. First the
+/// model's invariant that every event's end (`start + dur`) is a number, checked here so that
+/// a build without overflow checks (`cargo test --release` replaying a crash) still fails.
 fn analyze(trace: &stallscope::model::Trace) {
+    let ends = trace.cpu.iter().map(|e| (e.start, e.dur));
+    for (start, dur) in ends.chain(trace.gpu.iter().map(|g| (g.start, g.dur))) {
+        assert!(
+            start.checked_add(dur).is_some(),
+            "an event at {start} ns lasting {dur} ns ends past the largest time"
+        );
+    }
     for window in [WindowSpec::Auto, WindowSpec::All] {
         let opts = AnalyzeOptions {
             threads: 1,
