@@ -478,9 +478,25 @@ impl<'de> Deserialize<'de> for RawEvent<'de> {
     }
 }
 
+/// The largest time or duration a trace may hold, in ns: 2^62 ns, 146 years. Beyond it a value
+/// is no time but a corrupt number (`1212076812900E086`), and two of them would overflow when
+/// added (an event's end is `ts + dur`).
+pub const MAX_TIME_NS: i64 = 1 << 62;
+
 /// Parses a JSON number text in microseconds (`1712195495505543.2`, `12`, `"7"`, `1e3`) into
-/// integer nanoseconds, exactly for up to three fractional digits.
+/// integer nanoseconds, exactly for up to three fractional digits; `None` when it is no number
+/// or its magnitude exceeds [`MAX_TIME_NS`].
 pub fn micros_to_ns(raw: &str) -> Option<i64> {
+    micros_to_ns_unbounded(raw).filter(|ns| ns.unsigned_abs() <= MAX_TIME_NS as u64)
+}
+
+/// Integer microseconds to nanoseconds, `None` past [`MAX_TIME_NS`] (as [`micros_to_ns`]).
+pub fn micros_as_ns(us: i64) -> Option<i64> {
+    us.checked_mul(1000)
+        .filter(|ns| ns.unsigned_abs() <= MAX_TIME_NS as u64)
+}
+
+fn micros_to_ns_unbounded(raw: &str) -> Option<i64> {
     let b = raw.as_bytes();
     // the common shapes, plain integer µs (`1669783687493694`, older traces) and one fraction
     // (`1712195495505543.250`): the general path below gives the same
@@ -499,7 +515,7 @@ pub fn micros_to_ns(raw: &str) -> Option<i64> {
                 let scale = [0, 100, 10, 1][frac.len()];
                 return (i as i64)
                     .checked_mul(1000)
-                    .map(|ns| ns + (f * scale) as i64);
+                    .and_then(|ns| ns.checked_add((f * scale) as i64));
             }
         }
     }
@@ -544,7 +560,7 @@ pub fn micros_to_ns(raw: &str) -> Option<i64> {
     }
     let mut ns = int.checked_mul(1000)?.checked_add(frac)?;
     if round_up {
-        ns += 1;
+        ns = ns.checked_add(1)?;
     }
     Some(if neg { -ns } else { ns })
 }
@@ -608,6 +624,10 @@ mod tests {
         assert_eq!(micros_to_ns("1e3"), Some(1_000_000));
         assert_eq!(micros_to_ns("\"7\""), Some(7000));
         assert_eq!(micros_to_ns("N/A"), None);
+        // found by the kineto fuzz target: a saturated f64 made `ts + dur` overflow
+        assert_eq!(micros_to_ns("1212076812900E086"), None);
+        assert_eq!(micros_to_ns("9223372036854775"), None);
+        assert_eq!(micros_to_ns("4611686018427387"), Some(4611686018427387000));
     }
 
     #[test]

@@ -19,7 +19,7 @@ use std::borrow::Cow;
 use serde::Deserialize;
 
 use super::digits::{eight_digits_u64, parse8};
-use super::event::{ArgSlot, BStr, Decoded, Dim3, Num, RawArgs, RawEvent};
+use super::event::{micros_as_ns, ArgSlot, BStr, Decoded, Dim3, Num, RawArgs, RawEvent};
 
 mod shape;
 pub use shape::Shapes;
@@ -1056,7 +1056,7 @@ impl<'a> Cur<'a> {
     #[inline(always)]
     fn ts(&mut self, e: &mut RawEvent<'a>) -> Option<()> {
         let (t, v) = self.raw_int()?;
-        (e.ts, e.decoded.ts_ns) = (Some(t), v.and_then(|us| us.checked_mul(1000)));
+        (e.ts, e.decoded.ts_ns) = (Some(t), v.and_then(micros_as_ns));
         Some(())
     }
 
@@ -1064,7 +1064,7 @@ impl<'a> Cur<'a> {
     #[inline(always)]
     fn dur(&mut self, e: &mut RawEvent<'a>) -> Option<()> {
         let (t, v) = self.raw_int()?;
-        (e.dur, e.decoded.dur_ns) = (Some(t), v.and_then(|us| us.checked_mul(1000)));
+        (e.dur, e.decoded.dur_ns) = (Some(t), v.and_then(micros_as_ns));
         Some(())
     }
 
