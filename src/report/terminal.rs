@@ -1249,6 +1249,6 @@ mod tests {
         assert_eq!(fmt_us(41.25), "41.2 µs");
         assert_eq!(fmt_us(177592.0), "177.59 ms");
         assert_eq!(fmt_count(1234567), "1,234,567");
-        assert_eq!(sanitize("a\x1b[31mb"), "a?[31mb");
+        assert_eq!(sanitize("a\x1b[31mb"), "a\\x1b[31mb");
     }
 }
