@@ -85,6 +85,11 @@ fn find<'a>(d: &'a Diagnosis, id: &str) -> Option<&'a Finding> {
 
 /// Two 1000 µs steps, each with a 200 µs GEMM kernel (so the device has work).
 fn base() -> B {
+    base_with(200.0)
+}
+
+/// Two 1000 µs steps, each with a GEMM kernel of `gemm_us`.
+fn base_with(gemm_us: f64) -> B {
     let mut b = B::new();
     for s in 0..2 {
         let t0 = s as f64 * 1000.0;
@@ -96,7 +101,7 @@ fn base() -> B {
             "[[64, 64], [64, 64]]",
             r#"["float", "float"]"#,
         );
-        b.launch(id, t0 + 15.0, "kernel", "gemm_kernel", t0 + 20.0, 200.0);
+        b.launch(id, t0 + 15.0, "kernel", "gemm_kernel", t0 + 20.0, gemm_us);
     }
     b
 }
@@ -234,12 +239,23 @@ fn grad_not_set_to_none_claims_the_zero_kernels() {
     let mut b = base();
     zero_grad(&mut b, "Optimizer.zero_grad#SGD.zero_grad");
     let d = b.diagnose("zero");
+    let uncapped = find(&d, "grad-not-set-to-none").map(|f| f.recoverable_us);
     let f = find(&d, "grad-not-set-to-none").expect("grad-not-set-to-none");
     // 4 zero_ calls of 15 µs host per step (60 µs) vs 4 × 3 µs of fill kernels
     assert_eq!(f.evidence.metrics["calls"], 8.0);
     assert_eq!(f.evidence.metrics["host_us_per_step"], 60.0);
     assert_eq!(f.evidence.metrics["device_us_per_step"], 12.0);
     assert_eq!(f.recoverable_us, 60.0);
+    assert_eq!(uncapped, Some(60.0));
+
+    // a device busy all step but 20 µs (kernel 20..990 µs): host work saved only helps while
+    // the device idles, so the claim drops to at most that idle
+    let mut b = base_with(970.0);
+    zero_grad(&mut b, "Optimizer.zero_grad#SGD.zero_grad");
+    let d = b.diagnose("zero-busy");
+    let f = find(&d, "grad-not-set-to-none").expect("grad-not-set-to-none");
+    assert_eq!(f.evidence.metrics["uncapped_us_per_step"], 60.0);
+    assert!(f.recoverable_us <= 30.0, "{}", f.recoverable_us);
 
     // the same zero_ calls outside zero_grad (e.g. a buffer reset in forward): no finding
     let mut b = base();

@@ -4,8 +4,9 @@
 //! [`crate::analysis::patterns`].
 //!
 //! Recoverable time: the first two remove whole calls, so they claim the larger of the matched
-//! calls' host time and their device time per step (the two overlap when the host waits for a
-//! copy; never their sum). The other four change how the work is done (one vectorized op, a
+//! calls' host time, capped by the device's idle time, and their device time, capped by the
+//! host's wait for the device, per step (the two overlap when the host waits for a copy; never
+//! their sum). The other four change how the work is done (one vectorized op, a
 //! fused bias, padded dims, the foreach optimizer) and the trace does not show the faster
 //! version's time: they report 0 µs, severity `info`, with the matched calls' time as evidence.
 //! None of these times is claimed by the idle-split or kernel-claim pools (see the module
@@ -99,6 +100,10 @@ fn finding(
     let host_us = f.per_step_us(m.host_ns);
     let device_us = f.per_step_us(m.device_ns);
     let cost_us = host_us.max(device_us);
+    // host time saved only shortens the step while the device idles; device time only while
+    // the host waits for the device
+    let idle_us = f.gaps.primary().map_or(0.0, |p| f.per_step_us(p.idle));
+    let capped_us = host_us.min(idle_us).max(device_us.min(f.device_slack_us()));
     let mut e = Evidence::default();
     let unit = if id == "for-loop-indexing" {
         format!("{} loop(s), {} iterations", m.calls, m.iterations)
@@ -120,6 +125,7 @@ fn finding(
     metric(&mut e, "host_us_per_step", host_us);
     metric(&mut e, "device_us_per_step", device_us);
     metric(&mut e, "step_share", f.share_of_step(cost_us));
+    metric(&mut e, "uncapped_us_per_step", cost_us);
     if id == "for-loop-indexing" {
         metric(&mut e, "iterations", m.iterations as f64);
     }
@@ -128,11 +134,15 @@ fn finding(
     }
     let (recoverable_us, severity, basis) = if costed {
         (
-            cost_us,
-            f.severity(cost_us),
-            "the larger of the matched calls' host and device time per step (the fix removes \
-             them; they overlap when the host waits)"
-                .to_string(),
+            capped_us,
+            f.severity(capped_us),
+            format!(
+                "the larger of the matched calls' host time (capped by the device's idle time, \
+                 {}) and device time (capped by the host's wait for the device, {}) per step: \
+                 the fix removes the calls",
+                fmt_ns(idle_us * 1000.0),
+                fmt_ns(f.device_slack_us() * 1000.0)
+            ),
         )
     } else {
         (
