@@ -2,6 +2,8 @@
 //! here, the finding it raises (with the numbers computed by hand from the events), and the
 //! same trace without the pattern raising nothing.
 
+mod common;
+
 use stallscope::diagnose::{self, Diagnosis, Finding, Severity};
 
 /// A Kineto trace under construction: one host thread, one stream, times in µs.
@@ -420,4 +422,24 @@ fn optimizer_single_tensor_frames() {
     let mut b = base();
     opt(&mut b, "torch/optim/adam.py(420): _multi_tensor_adam");
     assert!(find(&b.diagnose("opt-neg"), "optimizer-single-tensor").is_none());
+}
+
+/// ResNet-50 has 161 parameter tensors (53 conv weights, 53 × 2 BatchNorm weights and biases,
+/// the fc weight and bias): `SGD.zero_grad` zeroes each once per step.
+#[test]
+fn resnet50_zero_grad_zeroes_its_161_parameters_each_step() {
+    let rel =
+        "tbprof/tb_plugin__samples__resnet50_num_workers_0__worker0.1623143089861.pt.trace.json.gz";
+    let Some(p) = common::corpus_file(rel) else {
+        return;
+    };
+    let t = common::load(&p);
+    let a = stallscope::analysis::analyze(&t, &Default::default());
+    let d = diagnose::diagnose(&t, &a);
+    let f = find(&d, "grad-not-set-to-none").expect("grad-not-set-to-none");
+    let steps = a.steps.steps.len() as f64;
+    assert_eq!(f.evidence.metrics["calls"], 161.0 * steps);
+    assert_eq!(f.severity, Severity::Low);
+    // not the first finding: the DataLoader costs far more
+    assert_eq!(d.findings[0].id, "dataloader-stall");
 }
