@@ -108,26 +108,31 @@ fn base_with(gemm_us: f64) -> B {
     b
 }
 
-#[test]
-fn extra_cuda_copy_claims_the_moves() {
+/// Per step at 300 µs: `first` (a CPU initialiser or not), then a host-to-device move of
+/// 1024 floats (`aten::to` 50 µs host, a 30 µs pageable copy).
+fn with_moves(first: &str) -> B {
     let mut b = base();
     for s in 0..2 {
         let t0 = s as f64 * 1000.0 + 300.0;
-        b.op("aten::zeros", t0, 10.0, "[[], [], [], [], []]", "[]");
-        b.op("aten::zero_", t0 + 2.0, 6.0, "[[1024]]", r#"["float"]"#);
-        b.op(
-            "aten::fill_",
-            t0 + 3.0,
-            4.0,
-            "[[1024], []]",
-            r#"["float", "Scalar"]"#,
-        );
+        let f32x2 = r#"["float", "float", "Scalar"]"#;
+        b.op(first, t0, 10.0, "[[1024], [1024], []]", f32x2);
+        if first == "aten::zeros" {
+            b.op("aten::zero_", t0 + 2.0, 6.0, "[[1024]]", r#"["float"]"#);
+            b.op(
+                "aten::fill_",
+                t0 + 3.0,
+                4.0,
+                "[[1024], []]",
+                r#"["float", "Scalar"]"#,
+            );
+        }
+        let to_types = r#"["float", "", "", "", ""]"#;
         b.op(
             "aten::to",
             t0 + 20.0,
             50.0,
             "[[1024], [], [], [], []]",
-            r#"["float", "", "", "", ""]"#,
+            to_types,
         );
         b.op(
             "aten::_to_copy",
@@ -136,78 +141,33 @@ fn extra_cuda_copy_claims_the_moves() {
             "[[1024]]",
             r#"["float"]"#,
         );
-        b.op("aten::empty_strided", t0 + 22.0, 2.0, "[]", "[]");
         let c = b.op(
             "aten::copy_",
             t0 + 25.0,
             40.0,
             "[[1024], [1024], []]",
-            r#"["float", "float", "Scalar"]"#,
+            f32x2,
         );
-        b.launch(
-            c,
-            t0 + 30.0,
-            "gpu_memcpy",
-            "Memcpy HtoD (Pageable -> Device)",
-            t0 + 35.0,
-            30.0,
-        );
+        let copy = "Memcpy HtoD (Pageable -> Device)";
+        b.launch(c, t0 + 30.0, "gpu_memcpy", copy, t0 + 35.0, 30.0);
     }
-    let d = b.diagnose("copy");
+    b
+}
+
+#[test]
+fn extra_cuda_copy_claims_the_moves() {
+    let d = with_moves("aten::zeros").diagnose("copy");
     let f = find(&d, "extra-cuda-copy").expect("extra-cuda-copy");
     // the aten::to calls: 50 µs host per step ≥ 30 µs of copy
     assert_eq!(f.recoverable_us, 50.0);
     assert_eq!(f.evidence.metrics["calls"], 2.0);
     assert_eq!(f.evidence.metrics["device_us_per_step"], 30.0);
     assert_eq!(f.severity, Severity::Medium);
-    assert_ne!(
-        d.findings[0].id, "extra-cuda-copy",
-        "{:?}",
-        d.findings[0].id
-    );
+    assert_ne!(d.findings[0].id, "extra-cuda-copy");
 
     // the same move of a tensor computed on the host (no initialiser before it): no finding
-    let mut b = base();
-    for s in 0..2 {
-        let t0 = s as f64 * 1000.0 + 300.0;
-        b.op(
-            "aten::add",
-            t0,
-            10.0,
-            "[[1024], [1024], []]",
-            r#"["float", "float", "Scalar"]"#,
-        );
-        b.op(
-            "aten::to",
-            t0 + 20.0,
-            50.0,
-            "[[1024], [], [], [], []]",
-            r#"["float", "", "", "", ""]"#,
-        );
-        b.op(
-            "aten::_to_copy",
-            t0 + 21.0,
-            48.0,
-            "[[1024]]",
-            r#"["float"]"#,
-        );
-        let c = b.op(
-            "aten::copy_",
-            t0 + 25.0,
-            40.0,
-            "[[1024], [1024], []]",
-            r#"["float", "float", "Scalar"]"#,
-        );
-        b.launch(
-            c,
-            t0 + 30.0,
-            "gpu_memcpy",
-            "Memcpy HtoD (Pageable -> Device)",
-            t0 + 35.0,
-            30.0,
-        );
-    }
-    assert!(find(&b.diagnose("copy-neg"), "extra-cuda-copy").is_none());
+    let d = with_moves("aten::add").diagnose("copy-neg");
+    assert!(find(&d, "extra-cuda-copy").is_none());
 }
 
 #[test]
