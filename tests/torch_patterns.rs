@@ -110,11 +110,26 @@ fn base_with(gemm_us: f64) -> B {
 
 /// Per step at 300 µs: `first` (a CPU initialiser or not), then a host-to-device move of
 /// 1024 floats (`aten::to` 50 µs host, a 30 µs pageable copy).
-fn with_moves(first: &str) -> B {
+/// `framed`: each call inside its Python frame (`with_stack=True`), as the matcher sees them.
+fn with_moves(first: &str, framed: bool) -> B {
     let mut b = base();
     for s in 0..2 {
         let t0 = s as f64 * 1000.0 + 300.0;
         let f32x2 = r#"["float", "float", "Scalar"]"#;
+        if framed {
+            b.py(
+                "<built-in method zeros of type object>",
+                t0 - 1.0,
+                12.0,
+                false,
+            );
+            b.py(
+                "<built-in method to of Tensor object>",
+                t0 + 19.0,
+                52.0,
+                false,
+            );
+        }
         b.op(first, t0, 10.0, "[[1024], [1024], []]", f32x2);
         if first == "aten::zeros" {
             b.op("aten::zero_", t0 + 2.0, 6.0, "[[1024]]", r#"["float"]"#);
@@ -156,7 +171,7 @@ fn with_moves(first: &str) -> B {
 
 #[test]
 fn extra_cuda_copy_claims_the_moves() {
-    let d = with_moves("aten::zeros").diagnose("copy");
+    let d = with_moves("aten::zeros", false).diagnose("copy");
     let f = find(&d, "extra-cuda-copy").expect("extra-cuda-copy");
     // the aten::to calls: 50 µs host per step ≥ 30 µs of copy
     assert_eq!(f.recoverable_us, 50.0);
@@ -166,7 +181,14 @@ fn extra_cuda_copy_claims_the_moves() {
     assert_ne!(d.findings[0].id, "extra-cuda-copy");
 
     // the same move of a tensor computed on the host (no initialiser before it): no finding
-    let d = with_moves("aten::add").diagnose("copy-neg");
+    let d = with_moves("aten::add", false).diagnose("copy-neg");
+    assert!(find(&d, "extra-cuda-copy").is_none());
+
+    // with Python frames: the initialiser is the frame before the move's frame
+    let d = with_moves("aten::zeros", true).diagnose("copy-framed");
+    let f = find(&d, "extra-cuda-copy").expect("extra-cuda-copy under Python frames");
+    assert_eq!(f.evidence.metrics["calls"], 2.0);
+    let d = with_moves("aten::add", true).diagnose("copy-framed-neg");
     assert!(find(&d, "extra-cuda-copy").is_none());
 }
 

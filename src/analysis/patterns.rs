@@ -9,7 +9,8 @@
 //! * **Extra CUDA copy**: an `aten::to` whose last child is `aten::_to_copy`, whose last child
 //!   is `aten::copy_` with the same dtype on its first two inputs (a pure device move), and
 //!   whose previous sibling (or that sibling's chain of last descendants) is a CPU-side
-//!   initialiser `aten::fill_`/`zero_`/`normal_`/`uniform_`: a tensor built on the host and then
+//!   initialiser (when the `aten::to` sits in a Python frame of its call, as with
+//!   `with_stack=True`, the matcher looks at the sibling before that frame: so do we) `aten::fill_`/`zero_`/`normal_`/`uniform_`: a tensor built on the host and then
 //!   moved. Matched span: the `aten::to`.
 //! * **For-loop indexing**: among the children of one parent, an `aten::select` followed by the
 //!   ops up to the next `aten::select`, the same name sequence repeated at least
@@ -254,8 +255,22 @@ pub fn torch_patterns(trace: &Trace, mask: &IntervalSet) -> TorchPatterns {
         let n = trace.name(e.name);
         match (e.kind, n) {
             (CpuKind::Op, "aten::to") if is_pure_move(trace, &tree, ui) => {
-                let p = tree.prev[i];
-                if p != NONE && ends_in_init(&tree, p, &name) {
+                // the op before the move; under a Python frame of the call (`with_stack=True`:
+                // `<built-in method to …>`), the matcher's choice: the frame before that frame
+                let par = tree.parent[i];
+                let frame = par != NONE
+                    && matches!(
+                        trace.cpu[par as usize].kind,
+                        CpuKind::PythonFunction | CpuKind::Python
+                    )
+                    && !trace.cpu[par as usize].is_module;
+                let before = |n: u32| (n != NONE).then(|| tree.prev[n as usize]);
+                let inits = [before(ui), if frame { before(par) } else { None }];
+                if inits
+                    .into_iter()
+                    .flatten()
+                    .any(|p| p != NONE && ends_in_init(&tree, p, &name))
+                {
                     copy.add(i, dims_text(trace, i).map(str::to_string));
                 }
             }
