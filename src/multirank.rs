@@ -435,7 +435,7 @@ pub fn finish(
     let shown = st
         .shown
         .take()
-        .filter(|s| wanted.map_or(true, |n| s.facts.rank == n));
+        .filter(|s| wanted.is_none_or(|n| s.facts.rank == n));
     let Some(ShownReport {
         facts: shown,
         mut report,

@@ -22,6 +22,7 @@ pub mod launch;
 pub mod memory;
 pub mod ncu;
 pub mod ops;
+pub mod patterns;
 pub mod phases;
 pub mod ranks;
 pub mod roofline;

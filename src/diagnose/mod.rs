@@ -16,6 +16,7 @@
 //! | [`transfer`] | `exposed-communication`, `pageable-memcpy`, `memcpy-heavy`, `gpu-memory-pressure` |
 //! | [`roofline`] | `memory-bound`, `compute-bound` |
 //! | [`memory`] | `memory-fragmentation` (and the live-at-peak evidence of `gpu-memory-pressure`) |
+//! | [`patterns`] | `extra-cuda-copy`, `grad-not-set-to-none`, `for-loop-indexing`, `conv-bias-before-batchnorm`, `matmul-dim-not-aligned`, `optimizer-single-tensor` (torch.profiler's patterns) |
 //! | [`ranks`] | `rank-straggler`, `comm-imbalance` (across the ranks of a folder, over their facts) |
 //! | [`ncu`] | `ncu-register-spills`, `ncu-bank-conflicts`, `ncu-l2-hit-rate`, `ncu-occupancy`, `ncu-warp-stalls`, `ncu-other-rules` (with `--ncu`, or an Nsight Compute CSV alone) |
 //!
@@ -55,6 +56,7 @@ pub mod device;
 pub mod host;
 pub mod memory;
 pub mod ncu;
+pub mod patterns;
 pub mod ranks;
 pub mod roofline;
 pub mod transfer;
@@ -329,6 +331,7 @@ pub fn diagnose_facts(f: &Facts) -> Diagnosis {
     findings.extend(device);
     findings.extend(transfer::rules(f));
     findings.extend(memory::rules(f));
+    findings.extend(patterns::rules(f));
     for x in &mut findings {
         x.recoverable_us = round3(x.recoverable_us.max(0.0));
     }
