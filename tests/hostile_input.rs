@@ -426,7 +426,9 @@ fn figures_that_cannot_be_right_are_left_out_with_a_warning() {
             .unwrap_or_else(|| panic!("no {code} warning: {:?}", t.warnings))
     };
     assert_eq!(w("ts-outlier").count, 1);
-    assert!(w("ts-outlier").message.contains("`corrupt`"));
+    assert!(w("ts-outlier").message.contains("`corrupt` starting at 0"));
+    let corrupt = doc.find(r#"{"ph":"X","cat":"cpu_op","name":"corrupt""#).unwrap() as u64;
+    assert_eq!(w("ts-outlier").first_offset, Some(corrupt));
     assert_eq!(w("kernel-stat-out-of-range").count, 1);
     assert_eq!(
         w("kernel-stat-out-of-range").first_offset,
@@ -486,5 +488,69 @@ fn whitespace_before_the_document_is_skipped() {
     for p in [d.file("blank.json", &blank), d.gz("blank.json.gz", &blank)] {
         let e = try_load(&p, small()).unwrap_err().to_string();
         assert!(e.contains("empty file"), "{e}");
+    }
+}
+
+/// Kernels longer than their step: a kernel whose `dur` runs past the start of the next
+/// kernel on its stream cannot be right (a stream runs its work in order). It is cut at that
+/// start with a `stream-overrun` warning, so it does not stretch its step; kernels of a CUDA
+/// graph (which run side by side on one stream) are left alone.
+#[test]
+fn a_kernel_longer_than_its_step_is_cut_with_a_warning() {
+    let d = Dir::new("hostile-overrun");
+    let mut ev: Vec<String> = Vec::new();
+    for s in 0..3u64 {
+        let t0 = 1_000_000 + s * 10_000;
+        ev.push(format!(
+            r#"{{"ph":"X","cat":"user_annotation","name":"ProfilerStep#{s}","pid":1,"tid":1,"ts":{t0},"dur":9000}}"#
+        ));
+        for k in 0..10u64 {
+            let c = s * 100 + k + 1;
+            let t = t0 + 100 + k * 500;
+            ev.push(format!(
+                r#"{{"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":{t},"dur":5,"args":{{"correlation":{c}}}}}"#
+            ));
+            // step 1's fourth kernel claims to last 30 s; the graph kernels overlap by design
+            let dur = if s == 1 && k == 3 { 30_000_000 } else { 300 };
+            let graph = if s == 2 && k < 2 { r#","graph id":5"# } else { "" };
+            let start = if s == 2 && k == 1 { t - 500 + 20 } else { t + 20 };
+            ev.push(format!(
+                r#"{{"ph":"X","cat":"kernel","name":"k{k}","pid":0,"tid":7,"ts":{start},"dur":{dur},"args":{{"device":0,"stream":7,"correlation":{c}{graph}}}}}"#
+            ));
+            ev.push(format!(
+                r#"{{"ph":"f","id":{c},"pid":0,"tid":7,"ts":{start},"cat":"ac2g","name":"ac2g","bp":"e"}}"#
+            ));
+            ev.push(format!(
+                r#"{{"ph":"s","id":{c},"pid":1,"tid":1,"ts":{t},"cat":"ac2g","name":"ac2g"}}"#
+            ));
+        }
+    }
+    let doc = format!("{{\"traceEvents\": [\n{}\n]}}", ev.join(",\n"));
+    let p = d.file("overrun.json", doc.as_bytes());
+    let t = try_load(&p, Limits::default()).unwrap();
+    let w = t
+        .warnings
+        .iter()
+        .find(|w| w.code == "stream-overrun")
+        .unwrap_or_else(|| panic!("no stream-overrun warning: {:?}", t.warnings));
+    assert_eq!(w.count, 1, "{w:?}");
+    assert!(w.message.contains("`k3`") && w.message.contains("correlation 104"), "{w:?}");
+    // cut at the next kernel's start: 500 µs after its own
+    let k3 = t.gpu.iter().find(|g| g.correlation == 104).unwrap();
+    assert_eq!(k3.dur, 500_000);
+    // the graph kernels keep their durations
+    assert!(t.gpu.iter().filter(|g| g.in_graph).all(|g| g.dur == 300_000));
+
+    let out = Command::new(env!("CARGO_BIN_EXE_stallscope"))
+        .args(["analyze", &p, "--all", "-f", "json"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let steps = v["steps"].as_array().unwrap();
+    assert_eq!(steps.len(), 3);
+    for s in steps {
+        let dur = s["duration_us"].as_f64().unwrap();
+        assert!(dur <= 10_000.0, "a step stretched to {dur} µs: {s}");
     }
 }

@@ -236,6 +236,36 @@ struct Partial {
     hip: bool,
     /// For chain blocks: how the walk ended.
     chain_end: ChainEnd,
+    /// The block's earliest-starting and latest-ending events (for the `ts-outlier` offset).
+    extremes: Extremes,
+}
+
+/// One event of a block: its time, byte offset and (worker's) name id.
+#[derive(Clone, Copy, Debug)]
+struct Marked {
+    at: Ns,
+    offset: u64,
+    name: NameId,
+}
+
+/// A block's earliest-starting and latest-ending events. Blocks come in file order, so the
+/// first block whose extreme lies beyond the outlier bounds holds the first far event; when
+/// it holds only one (the usual corrupt event), that extreme *is* the first, with its offset.
+#[derive(Clone, Copy, Debug, Default)]
+struct Extremes {
+    low: Option<Marked>,
+    high: Option<Marked>,
+}
+
+impl Extremes {
+    fn see(&mut self, start: Ns, end: Ns, offset: u64, name: NameId) {
+        if self.low.is_none_or(|m| start < m.at) {
+            self.low = Some(Marked { at: start, offset, name });
+        }
+        if self.high.is_none_or(|m| end > m.at) {
+            self.high = Some(Marked { at: end, offset, name });
+        }
+    }
 }
 
 /// One parser thread: its name and thread tables live as long as the read.
@@ -492,6 +522,9 @@ impl Worker {
         };
         let name_str = e.name.0.as_deref().unwrap_or("");
         let name = self.name(name_str);
+        self.p
+            .extremes
+            .see(start, start.saturating_add(dur), offset, name);
         let a = &e.args;
         match class {
             Class::Cpu(kind) => {
@@ -1264,6 +1297,8 @@ struct Merger {
     /// The `names` limit, and the offset of the event that brought the first name over it.
     name_limit: u64,
     names_over: Option<u64>,
+    /// Each block's extremes in file order, names mapped to the merged table.
+    extremes: Vec<Extremes>,
 }
 
 impl Merger {
@@ -1290,6 +1325,7 @@ impl Merger {
             hip: false,
             name_limit,
             names_over: None,
+            extremes: Vec::new(),
         }
     }
 
@@ -1303,6 +1339,16 @@ impl Merger {
                 self.names_over.get_or_insert(*at);
             }
         }
+        let global = |m: Option<Marked>| {
+            m.map(|m| Marked {
+                name: name_map[m.name.0 as usize],
+                ..m
+            })
+        };
+        self.extremes.push(Extremes {
+            low: global(p.extremes.low),
+            high: global(p.extremes.high),
+        });
         let thread_map = &mut self.thread_maps[p.worker];
         for &(pid, tid) in &p.new_threads {
             let i = *self.thread_index.entry((pid, tid)).or_insert_with(|| {
@@ -1717,30 +1763,43 @@ pub fn read_from<R: Read + Send>(
     let spans = cpu.iter().map(|c| (c.start, c.dur));
     let n = cpu.len() + gpu.len();
     if let Some(b) = outliers::Bounds::of(n, spans.chain(gpu.iter().map(|g| (g.start, g.dur)))) {
-        let mut first: Option<(NameId, Ns)> = None;
         let mut far = 0u64;
-        let mut keep = |name: NameId, start: Ns, dur: Ns| {
+        let mut keep = |start: Ns, dur: Ns| {
             let f = b.far(start, dur);
-            if f {
-                far += 1;
-                first.get_or_insert((name, start));
-            }
+            far += f as u64;
             !f
         };
-        cpu.retain(|c| keep(c.name, c.start, c.dur));
-        gpu.retain(|g| keep(g.name, g.start, g.dur));
-        if let Some((name, start)) = first {
-            let name = crate::text::shorten_middle(merger.names.resolve(name), 60);
-            merger.warnings.add("ts-outlier", None, || {
-                format!(
-                    "events far outside the trace's span (more than ten times its length or \
-                     10 minutes away) were left out; the first: `{name}` at {:.0} µs, outside \
-                     {:.0}..{:.0} µs",
-                    start as f64 / 1e3,
-                    b.lo as f64 / 1e3,
-                    b.hi as f64 / 1e3,
-                )
-            });
+        cpu.retain(|c| keep(c.start, c.dur));
+        gpu.retain(|g| keep(g.start, g.dur));
+        // the first block (in file order) with an extreme beyond the bounds holds the first
+        // far event; of its far extremes, the one earlier in the file is named
+        let first = merger.extremes.iter().find_map(|x| {
+            let low = x.low.filter(|m| m.at < b.lo).map(|m| (m, "starting"));
+            let high = x.high.filter(|m| m.at > b.hi).map(|m| (m, "ending"));
+            match (low, high) {
+                (Some(l), Some(h)) => Some(if l.0.offset <= h.0.offset { l } else { h }),
+                (l, h) => l.or(h),
+            }
+        });
+        if far > 0 {
+            let what = match first {
+                Some((m, how)) => format!(
+                    "; the first: `{}` {how} at {:.0} µs",
+                    crate::text::shorten_middle(merger.names.resolve(m.name), 60),
+                    m.at as f64 / 1e3
+                ),
+                None => String::new(),
+            };
+            merger
+                .warnings
+                .add("ts-outlier", first.map(|(m, _)| m.offset), || {
+                    format!(
+                        "events far outside the trace's span (more than ten times its length or \
+                         10 minutes away) were left out{what}, outside {:.0}..{:.0} µs",
+                        b.lo as f64 / 1e3,
+                        b.hi as f64 / 1e3,
+                    )
+                });
             if let Some(w) = merger.warnings.map.get_mut("ts-outlier") {
                 w.count = far;
             }
@@ -1923,6 +1982,27 @@ mod tests {
             events.join(",\n")
         )
         .into_bytes()
+    }
+
+    /// `ts-outlier` names the first far event and its byte offset, whatever the blocks and
+    /// threads: event 900 ends years after the rest, event 1200 starts 1000 s before them.
+    #[test]
+    fn ts_outlier_has_the_first_far_events_offset() {
+        let mut doc = String::from_utf8(trace(1500, |_| String::new(), "}")).unwrap();
+        let far_end = format!("\"ts\": {}, \"dur\": 3,", 1000 + 5 * 900);
+        let far_start = format!("\"ts\": {}, \"dur\": 3,", 1000 + 5 * 1200);
+        doc = doc.replacen(&far_end, &far_end.replace("\"dur\": 3", "\"dur\": 1e12"), 1);
+        doc = doc.replacen(&far_start, "\"ts\": -1000000000, \"dur\": 3,", 1);
+        let marker = doc.find("\"External id\": 901\n").unwrap();
+        let at = doc[..marker].rfind("{\n    \"ph\"").unwrap() as u64;
+        let (digest, _) = both_ways_with(doc.as_bytes(), "ts-outlier", &[(1, 700), (2, 1024)]);
+        let line = digest
+            .lines()
+            .find(|l| l.contains("ts-outlier"))
+            .unwrap_or_else(|| panic!("no ts-outlier warning:\n{digest}"));
+        assert!(line.contains("count: 2"), "{line}");
+        assert!(line.contains(&format!("first_offset: Some({at})")), "{at}: {line}");
+        assert!(line.contains("`op_3` ending at"), "{line}");
     }
 
     #[test]
