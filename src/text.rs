@@ -137,33 +137,58 @@ pub mod static_words {
 
     static WORDS: Mutex<Option<HashSet<&'static str>>> = Mutex::new(None);
 
-    /// `s` as a `&'static str`, allocated on its first use only.
-    pub fn intern(s: &str) -> &'static str {
+    /// Distinct words the process keeps, at most. A report's fixed words (rule and warning
+    /// codes, trust ids, units) number a few hundred; a file claiming more is not a report,
+    /// and reading it must not leak memory without bound.
+    pub const MAX_WORDS: usize = 4096;
+
+    /// Longest fixed word, bytes (codes and ids are short).
+    pub const MAX_WORD_BYTES: usize = 128;
+
+    /// `s` as a `&'static str`, allocated on its first use only; an error past
+    /// [`MAX_WORDS`] distinct words or for a word over [`MAX_WORD_BYTES`].
+    pub fn intern(s: &str) -> Result<&'static str, String> {
+        if s.len() > MAX_WORD_BYTES {
+            return Err(format!(
+                "a fixed word (code or id) of {} bytes, over {MAX_WORD_BYTES}: not a stallscope \
+                 report",
+                s.len()
+            ));
+        }
         let mut guard = WORDS.lock().unwrap_or_else(|e| e.into_inner());
         let set = guard.get_or_insert_with(HashSet::new);
         if let Some(w) = set.get(s) {
-            return w;
+            return Ok(w);
+        }
+        if set.len() >= MAX_WORDS {
+            return Err(format!(
+                "more than {MAX_WORDS} distinct fixed words (codes and ids) read: not a \
+                 stallscope report"
+            ));
         }
         let w: &'static str = Box::leak(s.to_owned().into_boxed_str());
         set.insert(w);
-        w
+        Ok(w)
     }
 
     /// `#[serde(deserialize_with = "crate::text::static_words::one")]` on a `&'static str`.
     pub fn one<'de, D: Deserializer<'de>>(d: D) -> Result<&'static str, D::Error> {
         let s = std::borrow::Cow::<str>::deserialize(d)?;
-        Ok(intern(&s))
+        intern(&s).map_err(serde::de::Error::custom)
     }
 
     /// The same for an `Option<&'static str>`.
     pub fn option<'de, D: Deserializer<'de>>(d: D) -> Result<Option<&'static str>, D::Error> {
         let s = Option::<std::borrow::Cow<str>>::deserialize(d)?;
-        Ok(s.map(|s| intern(&s)))
+        s.map(|s| intern(&s).map_err(serde::de::Error::custom))
+            .transpose()
     }
 
     /// The same for a `Vec<&'static str>`.
     pub fn vec<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<&'static str>, D::Error> {
         let v = Vec::<std::borrow::Cow<str>>::deserialize(d)?;
-        Ok(v.iter().map(|s| intern(s)).collect())
+        v.iter()
+            .map(|s| intern(s).map_err(serde::de::Error::custom))
+            .collect()
     }
 }

@@ -427,7 +427,9 @@ fn figures_that_cannot_be_right_are_left_out_with_a_warning() {
     };
     assert_eq!(w("ts-outlier").count, 1);
     assert!(w("ts-outlier").message.contains("`corrupt` starting at 0"));
-    let corrupt = doc.find(r#"{"ph":"X","cat":"cpu_op","name":"corrupt""#).unwrap() as u64;
+    let corrupt = doc
+        .find(r#"{"ph":"X","cat":"cpu_op","name":"corrupt""#)
+        .unwrap() as u64;
     assert_eq!(w("ts-outlier").first_offset, Some(corrupt));
     assert_eq!(w("kernel-stat-out-of-range").count, 1);
     assert_eq!(
@@ -512,8 +514,16 @@ fn a_kernel_longer_than_its_step_is_cut_with_a_warning() {
             ));
             // step 1's fourth kernel claims to last 30 s; the graph kernels overlap by design
             let dur = if s == 1 && k == 3 { 30_000_000 } else { 300 };
-            let graph = if s == 2 && k < 2 { r#","graph id":5"# } else { "" };
-            let start = if s == 2 && k == 1 { t - 500 + 20 } else { t + 20 };
+            let graph = if s == 2 && k < 2 {
+                r#","graph id":5"#
+            } else {
+                ""
+            };
+            let start = if s == 2 && k == 1 {
+                t - 500 + 20
+            } else {
+                t + 20
+            };
             ev.push(format!(
                 r#"{{"ph":"X","cat":"kernel","name":"k{k}","pid":0,"tid":7,"ts":{start},"dur":{dur},"args":{{"device":0,"stream":7,"correlation":{c}{graph}}}}}"#
             ));
@@ -534,12 +544,19 @@ fn a_kernel_longer_than_its_step_is_cut_with_a_warning() {
         .find(|w| w.code == "stream-overrun")
         .unwrap_or_else(|| panic!("no stream-overrun warning: {:?}", t.warnings));
     assert_eq!(w.count, 1, "{w:?}");
-    assert!(w.message.contains("`k3`") && w.message.contains("correlation 104"), "{w:?}");
+    assert!(
+        w.message.contains("`k3`") && w.message.contains("correlation 104"),
+        "{w:?}"
+    );
     // cut at the next kernel's start: 500 µs after its own
     let k3 = t.gpu.iter().find(|g| g.correlation == 104).unwrap();
     assert_eq!(k3.dur, 500_000);
     // the graph kernels keep their durations
-    assert!(t.gpu.iter().filter(|g| g.in_graph).all(|g| g.dur == 300_000));
+    assert!(t
+        .gpu
+        .iter()
+        .filter(|g| g.in_graph)
+        .all(|g| g.dur == 300_000));
 
     let out = Command::new(env!("CARGO_BIN_EXE_stallscope"))
         .args(["analyze", &p, "--all", "-f", "json"])

@@ -216,3 +216,49 @@ fn json_is_valid_utf8_and_keeps_the_names() {
         "invalid byte not replaced: {kernels:?}"
     );
 }
+
+/// A saved summary is untrusted too: its report's fixed words (warning codes, rule and trust
+/// ids) are kept for the process's life, so a file claiming thousands of distinct ones, or one
+/// huge one, is refused with one line and exit 2 rather than read until memory runs out.
+#[test]
+fn a_summary_with_endless_fixed_words_is_refused() {
+    let (dir, path) = hostile_trace("words");
+    let summary = dir.0.join("good.summary.json");
+    let out = Command::new(env!("CARGO_BIN_EXE_stallscope"))
+        .args(["summarize", &path, "-o"])
+        .arg(&summary)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let mut v: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&summary).unwrap()).unwrap();
+    let warning = |code: String| serde_json::json!({"code": code, "count": 1, "first_offset": null, "message": "m"});
+    let cases = [
+        (
+            "many",
+            (0..5000).map(|i| warning(format!("code-{i}"))).collect(),
+        ),
+        ("long", vec![warning("x".repeat(100_000))]),
+    ];
+    let merge = |file: &std::path::Path| {
+        Command::new(env!("CARGO_BIN_EXE_stallscope"))
+            .arg("merge")
+            .arg(file)
+            .output()
+            .unwrap()
+    };
+    assert_eq!(merge(&summary).status.code(), Some(0));
+    for (tag, warnings) in cases {
+        v["shown"]["report"]["warnings"] = serde_json::Value::Array(warnings);
+        let bad = dir.0.join(format!("{tag}.summary.json"));
+        std::fs::write(&bad, serde_json::to_vec(&v).unwrap()).unwrap();
+        let out = merge(&bad);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{tag}: {stderr}");
+        assert!(
+            stderr.contains("not a stallscope report"),
+            "{tag}: {stderr}"
+        );
+        assert_eq!(stderr.trim().lines().count(), 1, "{tag}: {stderr}");
+    }
+}

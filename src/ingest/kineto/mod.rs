@@ -260,10 +260,18 @@ struct Extremes {
 impl Extremes {
     fn see(&mut self, start: Ns, end: Ns, offset: u64, name: NameId) {
         if self.low.is_none_or(|m| start < m.at) {
-            self.low = Some(Marked { at: start, offset, name });
+            self.low = Some(Marked {
+                at: start,
+                offset,
+                name,
+            });
         }
         if self.high.is_none_or(|m| end > m.at) {
-            self.high = Some(Marked { at: end, offset, name });
+            self.high = Some(Marked {
+                at: end,
+                offset,
+                name,
+            });
         }
     }
 }
@@ -2001,7 +2009,10 @@ mod tests {
             .find(|l| l.contains("ts-outlier"))
             .unwrap_or_else(|| panic!("no ts-outlier warning:\n{digest}"));
         assert!(line.contains("count: 2"), "{line}");
-        assert!(line.contains(&format!("first_offset: Some({at})")), "{at}: {line}");
+        assert!(
+            line.contains(&format!("first_offset: Some({at})")),
+            "{at}: {line}"
+        );
         assert!(line.contains("`op_3` ending at"), "{line}");
     }
 
