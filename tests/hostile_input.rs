@@ -571,3 +571,37 @@ fn a_kernel_longer_than_its_step_is_cut_with_a_warning() {
         assert!(dur <= 10_000.0, "a step stretched to {dur} µs: {s}");
     }
 }
+
+/// Durations that sum past 2^61 ns (73 years) are no profile: each is within a reader's bound
+/// (2^62 ns), but their sums would overflow the analysis's totals. One line, exit 2.
+#[test]
+fn durations_summing_past_73_years_are_refused() {
+    let d = Dir::new("hostile-totals");
+    let ev: Vec<String> = (0..3)
+        .map(|i| {
+            format!(
+                r#"{{"ph":"X","cat":"cpu_op","name":"op{i}","pid":1,"tid":1,"ts":{},"dur":1000000000000000}}"#,
+                1000 + i
+            )
+        })
+        .collect();
+    let p = d.file(
+        "totals.json",
+        format!("{{\"traceEvents\": [{}]}}", ev.join(",")).as_bytes(),
+    );
+    let out = Command::new(env!("CARGO_BIN_EXE_stallscope"))
+        .args(["analyze", &p])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("past 2^61 ns"), "{stderr}");
+    assert!(stderr.contains("totals.json"), "{stderr}");
+    assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
+    // two of them load
+    let p = d.file(
+        "two.json",
+        format!("{{\"traceEvents\": [{}]}}", ev[..2].join(",")).as_bytes(),
+    );
+    assert!(try_load(&p, Limits::default()).is_ok());
+}

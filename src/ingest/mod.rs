@@ -318,7 +318,9 @@ pub fn load(path: &str, opts: &LoadOptions) -> Result<Trace, LoadError> {
             m.bar.finish_and_clear();
         }
     }
-    result
+    let trace = result?;
+    trace.check_totals().map_err(|m| LoadError::new(path, m))?;
+    Ok(trace)
 }
 
 fn dispatch<R: Read + Send>(

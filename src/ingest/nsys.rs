@@ -36,7 +36,8 @@ use super::LoadError;
 use crate::model::memory::{MemEvent, MemoryBuilder, MemoryEvents};
 use crate::model::{
     stream_id, CpuEvent, CpuKind, Device, GpuEvent, GpuKind, GpuMetricSeries, Interner, KernelInfo,
-    KernelInfoTable, NameId, Ns, Source, SourceFormat, Thread, Trace, Vendor, Warning, NONE,
+    KernelInfoTable, NameId, Ns, Source, SourceFormat, Thread, Trace, Vendor, Warning, MAX_TIME_NS,
+    NONE,
 };
 
 const RUNTIME: &str = "CUPTI_ACTIVITY_KIND_RUNTIME";
@@ -415,10 +416,28 @@ impl<'p> Reader<'p> {
         i
     }
 
-    fn gpu_event(&self, name: NameId, kind: GpuKind, start: i64, end: i64) -> GpuEvent {
+    /// A row's `start` and `end` as (start, duration), or `None` (with a `ts-out-of-range`
+    /// warning naming the table) when either lies past [`MAX_TIME_NS`]: such a value is no
+    /// time, and it would overflow the sums made over events.
+    fn times(&mut self, table: &str, start: i64, end: i64) -> Option<(Ns, Ns)> {
+        if start.unsigned_abs() > MAX_TIME_NS as u64 || end.unsigned_abs() > MAX_TIME_NS as u64 {
+            self.warnings.add(
+                "ts-out-of-range",
+                1,
+                format!(
+                    "rows of {table} with a start or end beyond ±2^62 ns (146 years) were left \
+                     out (the first: start {start}, end {end})"
+                ),
+            );
+            return None;
+        }
+        Some((start, end.saturating_sub(start).clamp(0, MAX_TIME_NS)))
+    }
+
+    fn gpu_event(&self, name: NameId, kind: GpuKind, start: i64, dur: i64) -> GpuEvent {
         GpuEvent {
             start,
-            dur: (end - start).max(0),
+            dur,
             name,
             kind,
             device: 0,
@@ -611,6 +630,9 @@ impl<'p> Reader<'p> {
         })?;
         self.rows += rows.len() as u64;
         for (s, e, class, gtid, corr, name_id, text) in rows {
+            let Some((s, d)) = self.times(RUNTIME, s, e) else {
+                continue;
+            };
             let name = match (self.string_id(name_id), text) {
                 (Some(n), _) => n,
                 (None, Some(t)) => self.names.intern(&t),
@@ -632,7 +654,7 @@ impl<'p> Reader<'p> {
             let correlation = self.correlation(gtid.map(pid_of), corr);
             self.cpu.push(CpuEvent {
                 start: s,
-                dur: (e - s).max(0),
+                dur: d,
                 name,
                 thread,
                 kind,
@@ -683,20 +705,23 @@ impl<'p> Reader<'p> {
             let (Some(s), Some(e)) = (v[0], v[1]) else {
                 continue;
             };
+            let Some((s, d)) = self.times(KERNEL, s, e) else {
+                continue;
+            };
             let name = self
                 .string_id(v[6])
                 .or_else(|| self.string_id(v[7]))
                 .or_else(|| self.string_id(v[8]))
                 .unwrap_or(unnamed);
-            let mut g = self.gpu_event(name, GpuKind::Kernel, s, e);
+            let mut g = self.gpu_event(name, GpuKind::Kernel, s, d);
             self.fill_common(&mut g, &v);
             let dim = |x: Option<i64>| x.unwrap_or(0).clamp(0, u32::MAX as i64) as u32;
             let mut k = KernelInfo {
                 grid: [dim(v[9]), dim(v[10]), dim(v[11])],
                 block: [dim(v[12]), dim(v[13]), dim(v[14])],
                 registers: v[15].unwrap_or(0).clamp(0, u16::MAX as i64) as u16,
-                shared_mem: (v[16].unwrap_or(0) + v[17].unwrap_or(0)).clamp(0, u32::MAX as i64)
-                    as u32,
+                shared_mem: (v[16].unwrap_or(0).saturating_add(v[17].unwrap_or(0)))
+                    .clamp(0, u32::MAX as i64) as u32,
                 ..KernelInfo::UNKNOWN
             };
             g.in_graph = v[18].is_some_and(|x| x != 0) || v[19].is_some_and(|x| x != 0);
@@ -732,6 +757,9 @@ impl<'p> Reader<'p> {
             let (Some(s), Some(e)) = (v[0], v[1]) else {
                 continue;
             };
+            let Some((s, d)) = self.times(MEMCPY, s, e) else {
+                continue;
+            };
             let key = (v[7], v[8], v[9]);
             let name = match names.get(&key) {
                 Some(&n) => n,
@@ -741,7 +769,7 @@ impl<'p> Reader<'p> {
                     n
                 }
             };
-            let mut g = self.gpu_event(name, GpuKind::Memcpy, s, e);
+            let mut g = self.gpu_event(name, GpuKind::Memcpy, s, d);
             self.fill_common(&mut g, &v);
             g.bytes = v[6].unwrap_or(0).max(0) as u64;
             g.in_graph = v[10].is_some_and(|x| x != 0);
@@ -754,8 +782,11 @@ impl<'p> Reader<'p> {
             let (Some(s), Some(e)) = (v[0], v[1]) else {
                 continue;
             };
+            let Some((s, d)) = self.times(MEMSET, s, e) else {
+                continue;
+            };
             let name = self.names.intern(&memset_name(v[7]));
-            let mut g = self.gpu_event(name, GpuKind::Memset, s, e);
+            let mut g = self.gpu_event(name, GpuKind::Memset, s, d);
             self.fill_common(&mut g, &v);
             g.bytes = v[6].unwrap_or(0).max(0) as u64;
             g.in_graph = v[8].is_some_and(|x| x != 0);
@@ -770,8 +801,11 @@ impl<'p> Reader<'p> {
             let (Some(s), Some(e)) = (v[0], v[1]) else {
                 continue;
             };
+            let Some((s, d)) = self.times(SYNC, s, e) else {
+                continue;
+            };
             let name = self.names.intern(sync_name(v[6]));
-            let mut g = self.gpu_event(name, GpuKind::Sync, s, e);
+            let mut g = self.gpu_event(name, GpuKind::Sync, s, d);
             self.fill_common(&mut g, &v);
             self.gpu.push(g);
         }
@@ -786,12 +820,15 @@ impl<'p> Reader<'p> {
             let (Some(s), Some(e)) = (v[0], v[1]) else {
                 continue;
             };
+            let Some((s, d)) = self.times(GRAPH_TRACE, s, e) else {
+                continue;
+            };
             let label = match v[6] {
                 Some(id) => format!("[CUDA graph {id} replay]"),
                 None => "[CUDA graph replay]".into(),
             };
             let name = self.names.intern(&label);
-            let mut g = self.gpu_event(name, GpuKind::Kernel, s, e);
+            let mut g = self.gpu_event(name, GpuKind::Kernel, s, d);
             self.fill_common(&mut g, &v);
             g.in_graph = true;
             self.gpu.push(g);
@@ -873,13 +910,16 @@ impl<'p> Reader<'p> {
             let (Some(s), Some(e)) = (v[0], v[1]) else {
                 continue;
             };
+            let Some((s, d)) = self.times(OVERHEAD, s, e) else {
+                continue;
+            };
             let Some(name) = self.string_id(v[3]) else {
                 continue;
             };
             let thread = self.thread(v[2], false);
             self.cpu.push(CpuEvent {
                 start: s,
-                dur: (e - s).max(0),
+                dur: d,
                 name,
                 thread,
                 kind: CpuKind::Other,
@@ -948,6 +988,9 @@ impl<'p> Reader<'p> {
                 unclosed += 1;
                 continue;
             };
+            let Some((s, d)) = self.times(NVTX, s, e) else {
+                continue;
+            };
             let text = text
                 .or_else(|| text_id.and_then(|i| self.strings.get(&i).cloned()))
                 .unwrap_or_else(|| "(unnamed range)".into());
@@ -967,7 +1010,7 @@ impl<'p> Reader<'p> {
             let thread = self.thread(gtid, start_end);
             self.cpu.push(CpuEvent {
                 start: s,
-                dur: e - s,
+                dur: d,
                 name,
                 thread,
                 kind,

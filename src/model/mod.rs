@@ -395,6 +395,15 @@ pub struct Warning {
     pub message: String,
 }
 
+/// The largest time or duration a trace may hold, in ns: 2^62 ns, 146 years. Beyond it a value
+/// is no time but a corrupt number (`1212076812900E086`), and two of them would overflow when
+/// added (an event's end is `start + dur`). Every reader leaves such values out.
+pub const MAX_TIME_NS: Ns = 1 << 62;
+
+/// The most time the durations of one side (host or device) of a trace may sum to, ns: 2^61
+/// ns, 73 years ([`Trace::check_totals`]).
+pub const MAX_TOTAL_NS: Ns = 1 << 61;
+
 /// How far a device activity may run past the start of the next one on its stream before
 /// its duration is taken as wrong (ns): timestamps of one stream overlap by a few µs in real
 /// traces (13 µs at most over the corpus); a corrupt duration overruns by far more.
@@ -659,6 +668,26 @@ impl Trace {
                 ),
             });
         }
+    }
+
+    /// Refuses a trace whose host or device durations sum past [`MAX_TOTAL_NS`]: no profile
+    /// comes near (it is 73 years of summed time), and below it every sum the analysis makes
+    /// over events of one side (operators' totals, device time, a step's parts) fits in an
+    /// `i64` with room to spare, so a hostile file cannot overflow one (each reader already
+    /// bounds one time or duration by [`MAX_TIME_NS`]).
+    pub fn check_totals(&self) -> Result<(), String> {
+        let host: u128 = self.cpu.iter().map(|c| c.dur.max(0) as u128).sum();
+        let device: u128 = self.gpu.iter().map(|g| g.dur.max(0) as u128).sum();
+        for (side, total) in [("host", host), ("device", device)] {
+            if total > MAX_TOTAL_NS as u128 {
+                return Err(format!(
+                    "the {side} events' durations sum to {:.3e} ns, past 2^61 ns (73 years): \
+                     not a profile (corrupt durations)",
+                    total as f64
+                ));
+            }
+        }
+        Ok(())
     }
 
     /// The operator that launched a device event, through its runtime call's External id.

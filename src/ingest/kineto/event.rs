@@ -478,10 +478,7 @@ impl<'de> Deserialize<'de> for RawEvent<'de> {
     }
 }
 
-/// The largest time or duration a trace may hold, in ns: 2^62 ns, 146 years. Beyond it a value
-/// is no time but a corrupt number (`1212076812900E086`), and two of them would overflow when
-/// added (an event's end is `ts + dur`).
-pub const MAX_TIME_NS: i64 = 1 << 62;
+pub use crate::model::MAX_TIME_NS;
 
 /// Parses a JSON number text in microseconds (`1712195495505543.2`, `12`, `"7"`, `1e3`) into
 /// integer nanoseconds, exactly for up to three fractional digits; `None` when it is no number
