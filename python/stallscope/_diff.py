@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import json
 import os
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, Union
 
 from . import _native
@@ -13,10 +11,10 @@ from ._report import (
     Report,
     StepRange,
     TimeRange,
-    _iframe,
     _steps_arg,
     _time_arg,
 )
+from ._view import _NativeView
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas
@@ -52,7 +50,7 @@ _ITEM_COLUMNS = (
 Side = Union[PathLike, Report]
 
 
-class Comparison:
+class Comparison(_NativeView):
     """The comparison of two profiles: the same data as ``stallscope diff --format json``.
 
     Every figure is per step (window totals divided by the side's steps), in µs, and every
@@ -62,24 +60,11 @@ class Comparison:
     """
 
     __slots__ = ("_native", "_dict")
+    _HTML_TOP = 30
 
     def __init__(self, native: _native.NativeComparison) -> None:
         self._native = native
         self._dict: dict[str, Any] | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        """The comparison JSON as a dict, equal to ``json.load`` of the command's
-        ``stallscope diff --format json`` output (every row)."""
-        return json.loads(self.to_json())
-
-    def to_json(self) -> str:
-        """The comparison JSON, byte for byte what ``stallscope diff --format json`` writes."""
-        return self._native.json()
-
-    def _d(self) -> dict[str, Any]:
-        if self._dict is None:
-            self._dict = self.to_dict()
-        return self._dict
 
     @property
     def before(self) -> dict[str, Any]:
@@ -214,26 +199,9 @@ class Comparison:
         columns, rows = self.table(view)
         return pd.DataFrame.from_records(rows, columns=columns)
 
-    def to_html(self, top: int = 30) -> str:
-        """The self-contained HTML comparison (``--format html``), ``top`` rows per table
-        (0 = all)."""
-        return self._native.html(top)
-
-    def save_html(self, path: PathLike, top: int = 30) -> None:
-        """Writes the HTML comparison (``--format html``) to ``path``."""
-        Path(path).write_text(self.to_html(top), encoding="utf-8")
-
-    def to_markdown(self, top: int = 10) -> str:
-        """The Markdown comparison (``--format md``) for a pull-request comment."""
-        return self._native.markdown(top)
-
     def to_text(self, top: int = 10) -> str:
         """The terminal tables (``--format table``), without colour, 100 columns."""
         return self._native.table(top)
-
-    def _repr_html_(self) -> str:
-        # a whole page with its own styles: a sandboxed iframe keeps it and the notebook apart
-        return _iframe(self.to_html())
 
     def __repr__(self) -> str:
         b, a = self.verdicts

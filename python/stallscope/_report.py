@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import html as _html
-import json
 import os
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Optional, Union
 
 from . import _native
+from ._view import PathLike, _NativeView
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas
@@ -18,7 +17,6 @@ __all__ = ["Finding", "Report", "TraceError", "analyze", "VIEWS"]
 
 TraceError = _native.TraceError
 
-PathLike = Union[str, "os.PathLike[str]"]
 StepRange = Union[str, int, tuple[Optional[int], Optional[int]]]
 TimeRange = Union[str, tuple[Optional[float], Optional[float]]]
 
@@ -79,7 +77,7 @@ class Finding:
         )
 
 
-class Report:
+class Report(_NativeView):
     """The report of one analysis: the same data as ``stallscope analyze --format json``.
 
     Every attribute is the JSON report's member of the same name (docs/json-report.md),
@@ -96,20 +94,6 @@ class Report:
         self._dict: dict[str, Any] | None = None
 
     # -- the JSON report -------------------------------------------------------------------
-
-    def to_dict(self) -> dict[str, Any]:
-        """The JSON report as a dict, equal to ``json.load`` of the command's ``--format json``
-        output (every kernel and operator row; operators by device self time)."""
-        return json.loads(self.to_json())
-
-    def to_json(self) -> str:
-        """The JSON report, byte for byte what ``stallscope analyze --format json`` writes."""
-        return self._native.json()
-
-    def _d(self) -> dict[str, Any]:
-        if self._dict is None:
-            self._dict = self.to_dict()
-        return self._dict
 
     @property
     def schema_version(self) -> int:
@@ -264,27 +248,9 @@ class Report:
 
     # -- renderings ------------------------------------------------------------------------
 
-    def to_html(self, top: int = 50) -> str:
-        """The self-contained HTML report (``--format html``), ``top`` rows per table (0 = all)."""
-        return self._native.html(top)
-
-    def save_html(self, path: PathLike, top: int = 50) -> None:
-        """Writes the HTML report (``--format html``) to ``path``."""
-        with open(path, "w", encoding="utf-8") as f:
-            f.write(self.to_html(top))
-
-    def to_markdown(self, top: int = 10) -> str:
-        """The Markdown report (``--format md``), ``top`` rows per table (0 = all)."""
-        return self._native.markdown(top)
-
     def summary(self, width: int = 100) -> str:
         """The verdict and findings as the command's terminal report prints them."""
         return self._native.summary(width)
-
-    def _repr_html_(self) -> str:
-        # The report is a whole page with its own script and styles: a sandboxed iframe keeps
-        # them out of the notebook (and the notebook's out of the report).
-        return _iframe(self.to_html())
 
     def __repr__(self) -> str:
         d = self._d()
@@ -302,14 +268,6 @@ class Report:
 
     def __str__(self) -> str:
         return self.summary()
-
-
-def _iframe(page: str) -> str:
-    """A whole HTML page inside a sandboxed iframe, for Jupyter's ``_repr_html_``."""
-    return (
-        '<iframe sandbox="allow-scripts" style="width:100%;height:720px;border:1px solid '
-        '#ccc" srcdoc="' + _html.escape(page, quote=True) + '"></iframe>'
-    )
 
 
 def _cell(record: dict[str, Any], column: str) -> Any:
