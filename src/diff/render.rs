@@ -6,7 +6,7 @@
 use std::io::{self, Write};
 
 use super::check::CheckResult;
-use super::{Comparison, Contributor, ItemChange, Status};
+use super::{Comparison, Contributor, FindingChange, ItemChange, Status};
 use crate::report::html::escape as html_escape;
 use crate::report::markdown::escape as md_escape;
 use crate::report::terminal::{fmt_us, sanitize};
@@ -111,6 +111,38 @@ fn per_time(p: Option<crate::diff::Per>) -> String {
 }
 
 /// The budget's metrics, one terminal line each (status, metric, change, limit, note).
+/// The cells of a finding's row, as text (each renderer escapes them): status, rule,
+/// severity before → after, recoverable time per step before → after, title.
+fn finding_cells(f: &FindingChange) -> [String; 5] {
+    let us = |v: Option<f64>| v.map(fmt_us).unwrap_or_else(|| "-".into());
+    [
+        f.status.to_string(),
+        f.id.to_string(),
+        format!(
+            "{} → {}",
+            f.severity_before.as_deref().unwrap_or("-"),
+            f.severity_after.as_deref().unwrap_or("-")
+        ),
+        format!(
+            "{} → {}",
+            us(f.recoverable_before_us),
+            us(f.recoverable_after_us)
+        ),
+        f.title.clone(),
+    ]
+}
+
+/// The figures of a changed kernel, operator or phase, as text: calls per step before →
+/// after, time per step before, after, and the change.
+fn item_figures(r: &ItemChange) -> [String; 4] {
+    [
+        format!("{} → {}", per_calls(r.before), per_calls(r.after)),
+        per_time(r.before),
+        per_time(r.after),
+        signed(r.change_us),
+    ]
+}
+
 fn write_budget_lines(r: &CheckResult, out: &mut dyn Write) -> io::Result<()> {
     for (st, m, ch, lim, note) in check_lines(r) {
         writeln!(
@@ -466,16 +498,12 @@ fn markdown(c: &Comparison, top: usize, out: &mut dyn Write) -> io::Result<()> {
                 .as_deref()
                 .map(|n| format!(" ({})", e(n)))
                 .unwrap_or_default();
+            let [calls, before, after, change] = item_figures(r);
             writeln!(
                 out,
-                "| {} | {}{note} | {} → {} | {} | {} | {} |",
+                "| {} | {}{note} | {calls} | {before} | {after} | {change} |",
                 r.status.as_str(),
                 name(&r.name),
-                per_calls(r.before),
-                per_calls(r.after),
-                per_time(r.before),
-                per_time(r.after),
-                signed(r.change_us)
             )?;
         }
     }
@@ -488,20 +516,12 @@ fn markdown(c: &Comparison, top: usize, out: &mut dyn Write) -> io::Result<()> {
             "| status | rule | severity | recoverable / step | title |\n|---|---|---|---:|---|"
         )?;
         for f in &c.findings {
+            let [status, id, severity, recoverable, title] = finding_cells(f);
             writeln!(
                 out,
-                "| {} | `{}` | {} → {} | {} → {} | {} |",
-                f.status,
-                e(&f.id),
-                f.severity_before.as_deref().unwrap_or("-"),
-                f.severity_after.as_deref().unwrap_or("-"),
-                f.recoverable_before_us
-                    .map(fmt_us)
-                    .unwrap_or_else(|| "-".into()),
-                f.recoverable_after_us
-                    .map(fmt_us)
-                    .unwrap_or_else(|| "-".into()),
-                e(&f.title)
+                "| {status} | `{}` | {severity} | {recoverable} | {} |",
+                e(&id),
+                e(&title)
             )?;
         }
     }
@@ -661,35 +681,21 @@ fn html(c: &Comparison, top: usize, out: &mut dyn Write) -> io::Result<()> {
              <th>before</th><th>after</th><th>change</th></tr>\n"
         ));
         for r in changed(rows, top) {
+            let [calls, before, after, change] = item_figures(r).map(|x| e(&x));
             h.push_str(&format!(
-                "<tr><td>{}</td><td>{}{}</td><td class=n>{} → {}</td><td class=n>{}</td><td class=n>{}</td><td class=n>{}</td></tr>\n",
+                "<tr><td>{}</td><td>{}{}</td><td class=n>{calls}</td><td class=n>{before}</td><td class=n>{after}</td><td class=n>{change}</td></tr>\n",
                 r.status.as_str(),
                 e(&r.name),
                 r.note.as_deref().map(|n| format!("<br><small>{}</small>", e(n))).unwrap_or_default(),
-                per_calls(r.before),
-                per_calls(r.after),
-                per_time(r.before),
-                per_time(r.after),
-                e(&signed(r.change_us))
             ));
         }
         h.push_str("</table>\n");
     }
     h.push_str("<h2>Findings</h2><table><tr><th>status</th><th>rule</th><th>severity</th><th>recoverable/step</th><th>title</th></tr>\n");
     for f in &c.findings {
+        let [status, id, severity, recoverable, title] = finding_cells(f).map(|x| e(&x));
         h.push_str(&format!(
-            "<tr><td>{}</td><td>{}</td><td>{} → {}</td><td class=n>{} → {}</td><td>{}</td></tr>\n",
-            f.status,
-            e(&f.id),
-            f.severity_before.as_deref().unwrap_or("-"),
-            f.severity_after.as_deref().unwrap_or("-"),
-            f.recoverable_before_us
-                .map(fmt_us)
-                .unwrap_or_else(|| "-".into()),
-            f.recoverable_after_us
-                .map(fmt_us)
-                .unwrap_or_else(|| "-".into()),
-            e(&f.title)
+            "<tr><td>{status}</td><td>{id}</td><td>{severity}</td><td class=n>{recoverable}</td><td>{title}</td></tr>\n",
         ));
     }
     h.push_str("</table>\n");
