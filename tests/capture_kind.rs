@@ -123,3 +123,30 @@ fn compiled_code_hides_detail_note() {
     let out = common::stallscope(&["analyze", p.to_str().unwrap(), "-f", "md"]);
     assert!(String::from_utf8_lossy(&out.stdout).contains("**Note:** Compiled code hides detail"));
 }
+
+/// A real `torch.compile` capture with graph breaks (samples/torch_cpu_compile_graph_breaks,
+/// made by samples/make_torch_cpu_compile_graph_breaks.py with torch 2.15 on the CPU: two
+/// `torch._dynamo.graph_break()` per forward, 20 eager multiplications between them). Dynamo
+/// nests each resume function's region in the first, so each step has one top-level region
+/// running three compiled graphs. Python over the JSON (regions and `## Call CompiledFxGraph`/
+/// `CompiledFunction` ranges on the main thread; top-level regions, their outermost graph
+/// calls, the gaps between consecutive calls): 4 calls, 12 graphs, 8 breaks, 1,459.408 µs
+/// of host time between graphs.
+#[test]
+fn graph_breaks_in_a_real_compiled_capture() {
+    let p = common::sample("torch_cpu_compile_graph_breaks.json.gz");
+    let r = common::analyze_json(&p, &[]);
+    let c = &r["compiled"];
+    assert_eq!(c["calls"], 4, "{c}");
+    assert_eq!(c["graphs"], 12, "{c}");
+    assert_eq!(c["breaks"], 8, "{c}");
+    assert!(close(&c["host_between_us"], 1_459.408), "{c}");
+    assert_eq!(
+        c["regions"],
+        serde_json::json!([
+            "Torch-Compiled Region: 0/0",
+            "Torch-Compiled Region: 1/0",
+            "Torch-Compiled Region: 2/0"
+        ])
+    );
+}
