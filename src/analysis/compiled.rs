@@ -11,7 +11,9 @@
 //! * a top-level region (not inside another region on its thread) is one call of a compiled
 //!   function; its outermost compiled-graph calls are the graphs it ran;
 //! * two or more graphs in one call means graph breaks; the host time from the end of one
-//!   graph call to the start of the next is the eager work between them;
+//!   graph call to the start of the next is the eager work between them, less any compile
+//!   work there (a recompiling frame compiles between its graphs: that time is the compile
+//!   report's, not eager Python's);
 //! * the GPU idle a break causes is the device time between the last activity launched by one
 //!   graph call and the first launched by the next that no activity on that device covers.
 //!
@@ -119,8 +121,9 @@ fn containing(v: &[Span], t: Ns) -> Option<usize> {
     (i > 0 && t <= v[i - 1].1).then(|| i - 1)
 }
 
-/// Compiled code of the window whose counted time is `mask`.
-pub fn compiled_facts(trace: &Trace, mask: &IntervalSet) -> CompiledFacts {
+/// Compiled code of the window whose counted time is `mask`; `compile` is the compile work
+/// of the capture (left out of the host time between graphs).
+pub fn compiled_facts(trace: &Trace, mask: &IntervalSet, compile: &IntervalSet) -> CompiledFacts {
     let mut out = CompiledFacts::default();
     let n_threads = trace.threads.len();
     let mut regions: Vec<Vec<Span>> = vec![Vec::new(); n_threads];
@@ -241,7 +244,10 @@ pub fn compiled_facts(trace: &Trace, mask: &IntervalSet) -> CompiledFacts {
             };
             for w in ks.windows(2) {
                 let (a, b) = (graph_calls[t][w[0]], graph_calls[t][w[1]]);
-                call.host_between += (b.0 - a.1).max(0);
+                if b.0 > a.1 {
+                    let between = Interval::new(a.1, b.0);
+                    call.host_between += between.len() - compile.covered_within(between);
+                }
                 if let (Some(ha), Some(hb)) = (hulls[t][w[0]], hulls[t][w[1]]) {
                     if ha.0 == hb.0 && hb.1 > ha.2 {
                         let gap = Interval::new(ha.2, hb.1);
@@ -331,11 +337,17 @@ mod tests {
     fn breaks_host_time_and_gpu_idle_between_graphs() {
         let mut b = TraceBuilder::new().device(0, "NVIDIA H100", 132, 80 << 30);
         broken(&mut b, 0.0, 3, 80.0);
-        let f = compiled_facts(&b.build(), &everything());
+        let t = b.build();
+        let f = compiled_facts(&t, &everything(), &IntervalSet::default());
         assert_eq!((f.calls, f.graphs, f.breaks), (1, 3, 2));
         assert_eq!(f.broken[0].nested_regions, 2);
         // 80 µs of eager work between each pair of graphs
         assert_eq!(f.host_between, 160_000);
+        // recompiling between the graphs (30 µs of compile work in the first gap, from 30 to
+        // 60 µs): that time is compile work, not eager Python
+        let compile = IntervalSet::from_intervals([Interval::new(30_000, 60_000)]);
+        let g = compiled_facts(&t, &everything(), &compile);
+        assert_eq!(g.host_between, 130_000);
         // graph kernels at 100..115 and 200..215, eager kernel at 121..126: idle 6 + 74 µs
         // per break
         assert_eq!(f.gpu_idle_between, 2 * (6_000 + 74_000));
@@ -355,7 +367,7 @@ mod tests {
         let mut b = TraceBuilder::new().device(0, "NVIDIA H100", 132, 80 << 30);
         broken(&mut b, 0.0, 1, 80.0);
         broken(&mut b, 1000.0, 1, 80.0);
-        let f = compiled_facts(&b.build(), &everything());
+        let f = compiled_facts(&b.build(), &everything(), &IntervalSet::default());
         assert_eq!((f.calls, f.graphs, f.breaks), (2, 2, 0));
         assert!(f.broken.is_empty());
         assert_eq!(f.regions, ["Torch-Compiled Region: 0/0"]);
@@ -366,7 +378,7 @@ mod tests {
         let mut b = TraceBuilder::new().device(0, "NVIDIA H100", 132, 80 << 30);
         b.op_with_kernel("aten::mm", "gemm", 0.0, 10.0, 20.0, 10.0);
         assert_eq!(
-            compiled_facts(&b.build(), &everything()),
+            compiled_facts(&b.build(), &everything(), &IntervalSet::default()),
             CompiledFacts::default()
         );
     }

@@ -320,7 +320,8 @@ fn analyze_window(trace: &Trace, pre: &Prepared, selection: win::Window, par: bo
             let memory = memory::memory_timeline(trace, window, &steps.steps);
             tt.lap("analyze memory");
             let graphs = graphs::graph_replays(trace, &selection.mask);
-            let compiled = compiled::compiled_facts(trace, &selection.mask);
+            let compiled =
+                compiled::compiled_facts(trace, &selection.mask, &selection.compile.spans);
             tt.lap("analyze graph replays, compiled code");
             (
                 ops,
