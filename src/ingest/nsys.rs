@@ -539,8 +539,8 @@ impl<'p> Reader<'p> {
             |r| {
                 if let (Some(g), Some(c)) = (r.i(0), r.i(1)) {
                     cuda_id.entry(g).or_insert(c);
-                    if let Some(n) = r.i(2) {
-                        cuda_sms.insert(c, n as u32);
+                    if let Some(n) = r.i(2).and_then(|n| u32::try_from(n).ok()) {
+                        cuda_sms.insert(c, n);
                     }
                 }
             },
@@ -565,18 +565,18 @@ impl<'p> Reader<'p> {
                 if devices.iter().any(|d| d.id == id) {
                     return;
                 }
-                let warp = r.i(7).filter(|&w| w > 0).map(|w| w as u32);
+                // a property no device can have (negative, or past u32) is unknown
+                let small = |c: usize| r.i(c).and_then(|v| u32::try_from(v).ok());
+                let positive = |c: usize| small(c).filter(|&v| v > 0);
+                let warp = positive(7);
                 devices.push(Device {
                     id,
                     name: r.s(1).unwrap_or_default(),
-                    sm_count: r.i(2).filter(|&v| v > 0).map(|v| v as u32),
+                    sm_count: positive(2),
                     memory_bytes: r.i(3).filter(|&v| v > 0).map(|v| v as u64),
-                    compute_major: r.i(4).map(|v| v as u32),
-                    compute_minor: r.i(5).map(|v| v as u32),
-                    max_threads_per_sm: match (r.i(6), warp) {
-                        (Some(w), Some(t)) if w > 0 => Some(w as u32 * t),
-                        _ => None,
-                    },
+                    compute_major: small(4),
+                    compute_minor: small(5),
+                    max_threads_per_sm: positive(6).zip(warp).and_then(|(w, t)| w.checked_mul(t)),
                     warp_size: warp,
                     vendor: Vendor::Nvidia,
                     active: false,
@@ -741,7 +741,7 @@ impl<'p> Reader<'p> {
 
     /// Device, stream and correlation from the [`Self::GPU_COLS`] prefix.
     fn fill_common(&mut self, g: &mut GpuEvent, v: &[Option<i64>]) {
-        g.device = v[2].unwrap_or(0) as i32;
+        g.device = v[2].unwrap_or(0).clamp(i32::MIN as i64, i32::MAX as i64) as i32;
         g.stream = stream_id(v[3].unwrap_or(-1));
         g.correlation = self.correlation(v[5].map(pid_of), v[4]);
     }
@@ -872,7 +872,12 @@ impl<'p> Reader<'p> {
             let (Some(ts), Some(bytes), Some(op)) = (v[0], v[4], v[6]) else {
                 continue;
             };
-            if matches!(v[5], Some(0) | Some(1)) || bytes <= 0 || !(0..=1).contains(&op) {
+            // no allocation is a petabyte, and no time lies past ±2^62 ns: such a row is corrupt
+            if matches!(v[5], Some(0) | Some(1))
+                || !(1..=1 << 50).contains(&bytes)
+                || !(0..=1).contains(&op)
+                || ts.unsigned_abs() > MAX_TIME_NS as u64
+            {
                 continue;
             }
             let corr = self.correlation(v[1].map(pid_of), v[7]);
@@ -882,7 +887,7 @@ impl<'p> Reader<'p> {
                 bytes: if op == 0 { bytes } else { -bytes },
                 total_allocated: 0,
                 total_reserved: -1,
-                device: v[2].unwrap_or(0) as i32,
+                device: v[2].unwrap_or(0).clamp(i32::MIN as i64, i32::MAX as i64) as i32,
                 thread: thread_of.get(&corr).copied().unwrap_or(NONE),
             });
         }
@@ -891,13 +896,13 @@ impl<'p> Reader<'p> {
         let mut run: BTreeMap<i32, (i64, i64)> = BTreeMap::new(); // device → (sum, min)
         for e in events.iter_mut() {
             let r = run.entry(e.device).or_insert((0, 0));
-            r.0 += e.bytes;
+            r.0 = r.0.saturating_add(e.bytes);
             r.1 = r.1.min(r.0);
             e.total_allocated = r.0;
         }
         let mut b = MemoryBuilder::new();
         for e in events.iter_mut() {
-            e.total_allocated -= run[&e.device].1;
+            e.total_allocated = e.total_allocated.saturating_sub(run[&e.device].1);
             b.push(e);
         }
         Ok(b.finish())
@@ -1175,6 +1180,10 @@ fn push_sample(
     t: Ns,
     value: f64,
 ) {
+    // a sample at no time (past ±2^62 ns) or of no value is left out
+    if t.unsigned_abs() > MAX_TIME_NS as u64 || !value.is_finite() {
+        return;
+    }
     let s = series
         .entry((device, name.to_string()))
         .or_insert_with(|| GpuMetricSeries {
