@@ -291,6 +291,13 @@ struct AnalyzeArgs {
     #[arg(long)]
     allow_truncated: bool,
 
+    /// Keep device timestamps as recorded. By default, when every activity of a device starts
+    /// over 1 ms after (or before) its launch and at least 3 launches that reached an idle
+    /// device agree on that delay, the device's clock is taken as offset and shifted back
+    /// (the capture check says by how much); use this to compare with the raw times.
+    #[arg(long)]
+    no_clock_correction: bool,
+
     /// When to use colours.
     #[arg(long, value_enum, default_value_t = ColorChoice::Auto)]
     color: ColorChoice,
@@ -382,6 +389,9 @@ pub struct AnalyzeRequest {
     pub allow_truncated: bool,
     /// Show a progress bar on stderr for large inputs when stderr is a terminal.
     pub progress: bool,
+    /// Keep device timestamps as recorded (`--no-clock-correction`; see
+    /// [`crate::model::clock`]).
+    pub no_clock_correction: bool,
 }
 
 /// Why [`analyze_request`] gave no report. Both are the command's exit code 2.
@@ -439,7 +449,8 @@ pub fn analyze_request_with(
     each: &EachReport<'_>,
 ) -> Result<Analyzed, AnalyzeError> {
     let path = req.trace.to_string_lossy().into_owned();
-    let lopts = request_load_options(req.threads, req.allow_truncated, req.progress);
+    let mut lopts = request_load_options(req.threads, req.allow_truncated, req.progress);
+    lopts.no_clock_correction = req.no_clock_correction;
     if path != "-" && ingest::ncu::looks_like(&path) {
         return analyze_ncu(req, &path);
     }
@@ -513,6 +524,7 @@ fn analyze(args: AnalyzeArgs) -> Result<(), (i32, String)> {
         rank: args.rank,
         allow_truncated: args.allow_truncated,
         progress: true,
+        no_clock_correction: args.no_clock_correction,
     };
     if args.job.is_some() && args.format != Format::Parquet {
         return Err((2, "error: --job applies only to --format parquet".into()));
@@ -1830,6 +1842,7 @@ fn merge(args: MergeArgs) -> Result<(), (i32, String)> {
         jobs: Some(args.jobs),
         rank: args.rank,
         allow_truncated: false,
+        no_clock_correction: false,
         color: args.color,
         quiet: args.quiet,
         job: None,

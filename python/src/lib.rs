@@ -218,6 +218,7 @@ fn analyze(
         rank,
         allow_truncated,
         progress: false,
+        no_clock_correction: false,
     };
     let out = py.detach(|| {
         no_panic("analyze", || {

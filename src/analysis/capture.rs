@@ -5,7 +5,8 @@
 //!
 //! | id | when | effect |
 //! |---|---|---|
-//! | `clock-offset` | on a device with at least 10 linked activities, every one of them starts more than 1 ms after that launch call returned (the smallest such delay is the offset; a GPU that ever drains its queue starts some kernel within µs of its launch), or some activity starts more than 1 ms before its launch call began | host-device waits and the step spans extended to device work are unreliable (`host_device_timing`); device-only numbers stand |
+//! | `clock-offset-corrected` | the loader shifted a device's timestamps because its launch flows anchor a clock offset ([`crate::model::clock`]: every linked activity starts over 1 ms after its call returned, or one over 1 ms before its call began, and at least 3 launches that reached an idle device agree on the delay within 50 µs) | host-device numbers use the corrected times (exact to within a launch latency); nothing is marked unreliable |
+//! | `clock-offset` | on a device with at least 10 linked activities, every one of them starts more than 1 ms after that launch call returned (the smallest such delay is the offset; a GPU that ever drains its queue starts some kernel within µs of its launch), or some activity starts more than 1 ms before its launch call began, and the offset was not corrected (the launch flows do not anchor it, or `--no-clock-correction`) | host-device waits and the step spans extended to device work are unreliable (`host_device_timing`); device-only numbers stand |
 //! | `graph-replays-without-kernels` | `cudaGraphLaunch`/`hipGraphLaunch` calls none of whose kernels are in the trace | busy time of those replays is unknown; per-kernel detail missing |
 //! | `dropped-records` | the reader skipped events or found the file truncated | totals are lower bounds |
 //! | `steps-cut` | steps dropped because the capture stopped before their device work | those steps are left out |
@@ -15,14 +16,14 @@
 
 use serde::Serialize;
 
-use crate::model::{CpuKind, Ns, Trace, NONE};
+use crate::model::{clock, CpuKind, Ns, Trace, NONE};
 
-/// Threshold of the clock-offset check, ns.
-pub const CLOCK_OFFSET_MIN: Ns = 1_000_000;
+/// Threshold of the clock-offset check, ns ([`clock::MIN_OFFSET`]).
+pub const CLOCK_OFFSET_MIN: Ns = clock::MIN_OFFSET;
 
-/// Linked activities a device needs before the clock-offset check judges it (a handful of
-/// launches say too little: the first launch of a process can be slow for other reasons).
-pub const CLOCK_OFFSET_MIN_ACTIVITIES: u64 = 10;
+/// Linked activities a device needs before the clock-offset check judges it
+/// ([`clock::MIN_ACTIVITIES`]).
+pub const CLOCK_OFFSET_MIN_ACTIVITIES: u64 = clock::MIN_ACTIVITIES;
 
 /// One property of the capture that limits its numbers.
 #[derive(Clone, Debug, PartialEq, Serialize, serde::Deserialize)]
@@ -45,7 +46,8 @@ pub struct TrustIssue {
 pub struct CaptureCheck {
     /// The issues found (none: nothing limits the numbers).
     pub issues: Vec<TrustIssue>,
-    /// Device clock offset found by `clock-offset`, ns (0 when none).
+    /// Device clock offset found by `clock-offset` (left in the times) or corrected
+    /// (`clock-offset-corrected`), ns, the largest in size, never negative (0 when none).
     pub clock_offset: Ns,
 }
 
@@ -70,61 +72,94 @@ pub fn check(trace: &Trace, steps_cut: usize, compile: Ns) -> CaptureCheck {
     let mut out = CaptureCheck::default();
     let activities = trace.gpu.iter().filter(|g| g.is_activity()).count();
 
-    // clock offset: per device, the smallest delay from a launch's return to its activity
-    let mut per_device: Vec<(i32, Ns, Ns, u64)> = Vec::new(); // device, min delay, max lead, n
+    // clock offset: corrected by the loader, or found in the times as recorded
+    for c in &trace.clock_corrections {
+        out.clock_offset = out.clock_offset.max(c.offset.abs());
+        let (way, when) = if c.offset > 0 {
+            ("back", "after")
+        } else {
+            ("forward", "before")
+        };
+        out.issues.push(TrustIssue {
+            id: "clock-offset-corrected",
+            finding: format!(
+                "device {}: clock shifted {way} by {}, anchored by {} launches that reached an \
+                 idle device and started that long {when} their call (of {} linked activities)",
+                c.device,
+                ms(c.offset.abs()),
+                c.anchors,
+                c.activities
+            ),
+            effect: "the device's times were corrected before any number was computed: \
+                     host-device waits, step spans and idle time use them (exact to within a \
+                     launch latency); --no-clock-correction shows the times as recorded"
+                .into(),
+            unreliable: vec![],
+        });
+    }
+    for e in clock::estimate(trace).iter().filter(|e| e.suspected()) {
+        let (found, why) = if e.ahead() {
+            (
+                e.min_delay,
+                format!(
+                    "device {}: every one of its {} linked activities starts at least {} after \
+                     its launch call returned",
+                    e.device,
+                    e.activities,
+                    ms(e.min_delay)
+                ),
+            )
+        } else {
+            (
+                e.max_lead,
+                format!(
+                    "device {}: an activity starts {} before its launch call began",
+                    e.device,
+                    ms(e.max_lead)
+                ),
+            )
+        };
+        out.clock_offset = out.clock_offset.max(found);
+        let not_corrected = match e.offset {
+            Some(x) => format!(
+                "; {} launches that reached an idle device anchor an offset of {} (corrected \
+                 unless --no-clock-correction)",
+                e.at_floor,
+                ms(x.abs())
+            ),
+            None => format!(
+                "; not corrected: {} of the {} launches that reached an idle device (after \
+                 {} µs idle) agree on the delay, {} needed",
+                e.at_floor,
+                e.anchors,
+                clock::IDLE_MIN / 1000,
+                clock::ANCHORS_MIN
+            ),
+        };
+        let effect = if e.ahead() {
+            "the device clock is likely offset from the host's (or the host runs far ahead of a \
+             GPU that never drains its queue): host-device waits (launch-bound, idle time \
+             blamed on the host), step spans extended to device work and per-step device \
+             stalls are unreliable; kernel times and GPU busy time stand"
+        } else {
+            "the device clock is behind the host's: host-device waits and per-step device \
+             stalls are unreliable; kernel times and GPU busy time stand"
+        };
+        out.issues.push(TrustIssue {
+            id: "clock-offset",
+            finding: why + &not_corrected,
+            effect: effect.into(),
+            unreliable: vec!["host_device_timing"],
+        });
+    }
+    // launches that reached a device, and device activities without a launch
     let mut launched_graph = vec![false; trace.cpu.len()];
     let mut unlinked = 0usize;
     for g in trace.gpu.iter().filter(|g| g.is_activity()) {
         if g.launch == NONE {
             unlinked += 1;
-            continue;
-        }
-        let call = &trace.cpu[g.launch as usize];
-        launched_graph[g.launch as usize] = true;
-        let delay = g.start - call.end();
-        let lead = call.start - g.start;
-        match per_device.iter_mut().find(|d| d.0 == g.device) {
-            Some(d) => {
-                d.1 = d.1.min(delay);
-                d.2 = d.2.max(lead);
-                d.3 += 1;
-            }
-            None => per_device.push((g.device, delay, lead, 1)),
-        }
-    }
-    for &(device, delay, lead, n) in &per_device {
-        if n < CLOCK_OFFSET_MIN_ACTIVITIES {
-            continue;
-        }
-        if delay > CLOCK_OFFSET_MIN {
-            out.clock_offset = out.clock_offset.max(delay);
-            out.issues.push(TrustIssue {
-                id: "clock-offset",
-                finding: format!(
-                    "device {device}: every one of its {n} linked activities starts at least \
-                     {} after its launch call returned",
-                    ms(delay)
-                ),
-                effect: "the device clock is likely offset from the host's: host-device waits \
-                         (launch-bound, idle time blamed on the host), step spans extended to \
-                         device work and per-step device stalls are unreliable; kernel times and \
-                         GPU busy time stand"
-                    .into(),
-                unreliable: vec!["host_device_timing"],
-            });
-        } else if lead > CLOCK_OFFSET_MIN {
-            out.clock_offset = out.clock_offset.max(lead);
-            out.issues.push(TrustIssue {
-                id: "clock-offset",
-                finding: format!(
-                    "device {device}: an activity starts {} before its launch call began",
-                    ms(lead)
-                ),
-                effect: "the device clock is behind the host's: host-device waits and per-step \
-                         device stalls are unreliable; kernel times and GPU busy time stand"
-                    .into(),
-                unreliable: vec!["host_device_timing"],
-            });
+        } else {
+            launched_graph[g.launch as usize] = true;
         }
     }
 

@@ -94,6 +94,9 @@ pub struct LoadOptions {
     /// Read uncompressed Kineto files with `read` into buffers instead of through a memory map
     /// (the map saves a copy of every byte; both give the same trace).
     pub no_mmap: bool,
+    /// Leave device clocks as recorded (`analyze --no-clock-correction`). By default a device
+    /// whose launch flows anchor a clock offset is corrected ([`crate::model::clock`]).
+    pub no_clock_correction: bool,
 }
 
 /// A progress bar and the bytes one load has put on it: the bar may be shared with other
@@ -203,8 +206,18 @@ pub(crate) fn progress_bar(len: u64, message: String) -> indicatif::ProgressBar 
     bar
 }
 
-/// Opens, sniffs and reads one input.
+/// Opens, sniffs and reads one input; then corrects the device clocks that the launch flows
+/// anchor ([`crate::model::clock::correct`]) unless [`LoadOptions::no_clock_correction`].
 pub fn load(path: &str, opts: &LoadOptions) -> Result<Trace, LoadError> {
+    let mut trace = read(path, opts)?;
+    if !opts.no_clock_correction {
+        crate::model::clock::correct(&mut trace);
+    }
+    Ok(trace)
+}
+
+/// [`load`] without the clock correction: the trace as the file records it.
+fn read(path: &str, opts: &LoadOptions) -> Result<Trace, LoadError> {
     use std::io::IsTerminal;
     // a second handle on a regular file, for the memory map
     let mut mappable: Option<File> = None;

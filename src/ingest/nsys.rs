@@ -1373,6 +1373,7 @@ pub fn read_file(file: &Path, path: &str, compressed: Option<u64>) -> Result<Tra
         op_shapes: Default::default(),
         op_flops: Default::default(),
         memory,
+        clock_corrections: Vec::new(),
     };
     for d in trace.devices.iter_mut() {
         d.peak_allocated = trace

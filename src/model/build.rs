@@ -52,6 +52,7 @@ impl TraceBuilder {
                 op_shapes: HashMap::new(),
                 op_flops: HashMap::new(),
                 memory: Default::default(),
+                clock_corrections: Vec::new(),
             },
             memory: memory::MemoryBuilder::new(),
             kernel_infos: KernelInfoTable::new(),

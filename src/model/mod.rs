@@ -14,6 +14,7 @@
 
 pub mod build;
 pub mod classify;
+pub mod clock;
 pub mod fast;
 pub mod fasthash;
 pub mod idindex;
@@ -444,6 +445,9 @@ pub struct Trace {
     /// Device memory allocations and frees (`profile_memory=True`: `[memory]` instants of
     /// CUDA/HIP devices), folded into blocks as they are read; empty when not recorded.
     pub memory: memory::MemoryEvents,
+    /// Device clock corrections applied to [`Trace::gpu`] ([`clock::correct`]; empty when
+    /// none was applied).
+    pub clock_corrections: Vec<clock::ClockCorrection>,
 }
 
 /// The recorded inputs of one operator call: the raw JSON texts of `Input Dims`, `Input type`

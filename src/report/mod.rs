@@ -169,6 +169,24 @@ pub struct TrustInfo {
     pub clock_offset_us: f64,
     /// What limits the numbers: `id`, `finding`, `effect`, `unreliable`.
     pub issues: Vec<analysis::capture::TrustIssue>,
+    /// Device clocks shifted before the analysis (`clock-offset-corrected`; empty when none,
+    /// and always with `--no-clock-correction`).
+    #[serde(default)]
+    pub clock_corrections: Vec<ClockCorrectionInfo>,
+}
+
+/// One device clock correction ([`crate::model::clock::ClockCorrection`]), in µs.
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
+pub struct ClockCorrectionInfo {
+    /// Device id.
+    pub device: i32,
+    /// Subtracted from every timestamp of the device, µs: positive when its clock was ahead
+    /// of the host's (activities seemed to start late), negative when behind.
+    pub offset_us: f64,
+    /// Launches that reached an idle device and agree on the offset within 50 µs.
+    pub anchors: u32,
+    /// Activities of the device linked to their launch call.
+    pub activities: u64,
 }
 
 impl TrustInfo {
@@ -185,6 +203,16 @@ impl TrustInfo {
             ok: c.issues.is_empty(),
             clock_offset_us: us(c.clock_offset),
             issues: c.issues,
+            clock_corrections: trace
+                .clock_corrections
+                .iter()
+                .map(|c| ClockCorrectionInfo {
+                    device: c.device,
+                    offset_us: us(c.offset),
+                    anchors: c.anchors,
+                    activities: c.activities,
+                })
+                .collect(),
         }
     }
 }

@@ -1841,6 +1841,7 @@ pub fn read_from<R: Read + Send>(
         op_shapes: merger.op_shapes,
         op_flops: merger.op_flops,
         memory: merger.memory.finish(),
+        clock_corrections: Vec::new(),
     };
     timings.lap("kineto tables");
     trace.finalize_with(opts.threads > 1);
