@@ -97,7 +97,7 @@ fn assert_capture_check(j: &Value, page: &str, md: &str) {
         let (id, finding, effect) = (s(&i["id"]), s(&i["finding"]), s(&i["effect"]));
         assert!(
             h.contains(&format!(
-                "<li><b><code>{id}</code></b> {}<br>→ {}</li>",
+                "<li><strong><code>{id}</code></strong> {}<br>→ {}</li>",
                 html::rich(finding),
                 html::rich(effect)
             )),
@@ -525,7 +525,7 @@ fn window_with_a_step_left_out_and_a_note() {
     assert_eq!(j["window"]["excluded"].as_array().unwrap().len(), 1);
     assert_eq!(j["window"]["notes"].as_array().unwrap().len(), 1);
     assert_window(&j, &page, &md);
-    assert!(page.contains("excluded</b> ProfilerStep#2: trailing step without device work"));
+    assert!(page.contains("excluded</strong> ProfilerStep#2: trailing step without device work"));
 }
 
 #[test]

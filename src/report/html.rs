@@ -1697,7 +1697,7 @@ fn capture_check(s: &mut String, r: &Report) {
     for i in &t.issues {
         w!(
             s,
-            "<li><b><code>{}</code></b> {}<br>→ {}</li>",
+            "<li><strong><code>{}</code></strong> {}<br>→ {}</li>",
             escape(i.id),
             rich(&i.finding),
             rich(&i.effect)
@@ -1718,7 +1718,7 @@ fn window_section(s: &mut String, r: &Report) {
         if label.is_empty() {
             w!(s, "<li>{}</li>", escape(&text));
         } else {
-            w!(s, "<li><b>{label}</b> {}</li>", escape(&text));
+            w!(s, "<li><strong>{label}</strong> {}</li>", escape(&text));
         }
     }
     s.push_str("</ul></section>");
