@@ -8,21 +8,10 @@ mod common;
 
 use std::path::Path;
 
-use common::{stallscope, TempDir};
+use common::{ok_stdout, TempDir};
 use serde_json::{json, Value};
 use stallscope::report::terminal::fmt_us;
 use stallscope::report::{html, markdown};
-
-fn ok_stdout(args: &[&str]) -> String {
-    let out = stallscope(args);
-    assert!(
-        out.status.success(),
-        "{args:?}: exit {:?}: {}",
-        out.status.code(),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).expect("UTF-8 output")
-}
 
 /// The JSON, HTML and Markdown reports of `path` (a file or a folder) with `extra` options.
 fn reports(path: &Path, extra: &[&str]) -> (Value, String, String) {
@@ -455,14 +444,7 @@ fn spans_of_one_process_that_differ() {
 /// tensorboard_trace_handler's two captures of the ResNet-50 worker (corpus): alike, no note.
 #[test]
 fn spans_of_the_tbprof_worker() {
-    let names = [
-        "tbprof/tb_plugin__samples__resnet50_num_workers_0__worker0.1623143089861.pt.trace.json.gz",
-        "tbprof/tb_plugin__samples__resnet50_num_workers_0__worker0.1623143566756.pt.trace.json.gz",
-    ];
-    let Some(a) = common::corpus_file(names[0]) else {
-        return;
-    };
-    let Some(b) = common::corpus_file(names[1]) else {
+    let Some([a, b]) = common::tbprof_worker0_captures() else {
         return;
     };
     let dir = TempDir::new("kinds-tbprof");
