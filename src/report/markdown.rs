@@ -1,6 +1,8 @@
 //! GitHub-flavoured Markdown, to paste into a pull request or an issue: the verdict and the
-//! findings, the headline numbers, where the average step goes, the GPU split, the phases and the top kernel and operator
-//! tables.
+//! findings, the capture check, CUDA graphs and compiled code, the headline numbers, the
+//! window, where the average step (or server iteration) goes, the GPU split, the phases and
+//! the top kernel and operator tables; for a folder, the ranks and the spans of one process
+//! first.
 //!
 //! Every string that comes from the trace (file, step, kernel and operator names) goes through
 //! [`escape`], so a name can neither break a table nor inject HTML, links or formatting.
