@@ -267,6 +267,13 @@ fn resnet_report_loads_offline_draws_its_charts_and_screenshots() {
     );
     let (errors, resources, shapes, charts) = selfcheck(&dom);
     assert_eq!(errors, 0, "script errors");
+    // the sections of the kind of capture (issue 19) are in the page the browser built
+    for id in ["diagnosis", "capture-check", "window", "steps"] {
+        assert!(
+            dom.contains(&format!(r#"<section id="{id}">"#)),
+            "section {id} missing"
+        );
+    }
     assert_eq!(resources, 0, "resources fetched");
     let count = |name: &str| {
         charts
@@ -514,6 +521,8 @@ fn hostile_names_render_as_text_in_the_browser() {
         out.kernelCells = Array.prototype.map.call(document.querySelectorAll('#kernels td.name'), function (td) { return td.getAttribute('title'); });
         out.opCells = Array.prototype.map.call(document.querySelectorAll('#ops td.name'), function (td) { return td.textContent; });
         out.devices = document.querySelector('#devices td').textContent;
+        out.window = document.querySelector('#window').textContent;
+        out.capture = document.querySelector('#capture-check h2').textContent;
         out.selfcheck = document.body.getAttribute('data-selfcheck');
         document.body.setAttribute('data-probe', JSON.stringify(out));
     "#;
@@ -552,6 +561,12 @@ fn hostile_names_render_as_text_in_the_browser() {
         );
     }
     assert_eq!(p["devices"], "0 <b>GPU</b>", "the device name as text");
+    // the window's note that the device has no peak table names it, as text
+    assert!(p["window"].as_str().unwrap().contains("<b>GPU</b>"), "{p}");
+    assert!(
+        p["capture"].as_str().unwrap().starts_with("Capture check"),
+        "{p}"
+    );
     assert!(
         p["selfcheck"]
             .as_str()

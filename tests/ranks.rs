@@ -392,14 +392,7 @@ fn single_file_json_has_no_ranks_section() {
 /// mean over the 12 steps of both.
 #[test]
 fn spans_of_one_process_are_one_rank() {
-    let names = [
-        "tbprof/tb_plugin__samples__resnet50_num_workers_0__worker0.1623143089861.pt.trace.json.gz",
-        "tbprof/tb_plugin__samples__resnet50_num_workers_0__worker0.1623143566756.pt.trace.json.gz",
-    ];
-    let Some(a) = common::corpus_file(names[0]) else {
-        return;
-    };
-    let Some(b) = common::corpus_file(names[1]) else {
+    let Some([a, b]) = common::tbprof_worker0_captures() else {
         return;
     };
     let dir = temp_folder("spans");

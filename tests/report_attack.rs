@@ -262,3 +262,108 @@ fn a_summary_with_endless_fixed_words_is_refused() {
         assert_eq!(stderr.trim().lines().count(), 1, "{tag}: {stderr}");
     }
 }
+
+/// One capture of worker 0 (pid 7) from `start` µs: three steps of 10 ms with an operator
+/// and a kernel each, on a device named `device` (JSON-escaped).
+fn span_capture(start: u64, device: &str) -> Vec<u8> {
+    let mut ev = Vec::new();
+    for i in 0..3u64 {
+        let t = start + i * 10_000;
+        let corr = 100 + i;
+        ev.push(format!(r#"{{"ph":"X","cat":"user_annotation","name":"ProfilerStep#{}","pid":7,"tid":1,"ts":{t},"dur":10000}}"#, start / 1_000_000 + i));
+        ev.push(format!(
+            r#"{{"ph":"X","cat":"cpu_op","name":"aten::mm","pid":7,"tid":1,"ts":{},"dur":20}}"#,
+            t + 5
+        ));
+        ev.push(format!(r#"{{"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":7,"tid":1,"ts":{},"dur":2,"args":{{"correlation":{corr}}}}}"#, t + 10));
+        ev.push(format!(r#"{{"ph":"X","cat":"kernel","name":"gemm_kernel","pid":0,"tid":7,"ts":{},"dur":5000,"args":{{"correlation":{corr},"device":0,"stream":7}}}}"#, t + 50));
+    }
+    format!(
+        r#"{{"deviceProperties":[{{"id":0,"name":"{device}","totalGlobalMem":85899345920,"computeMajor":9,"computeMinor":0,"numSms":132}}],"traceEvents":[{}]}}"#,
+        ev.join(",\n")
+    )
+    .into_bytes()
+}
+
+/// The sections of issue 19 under attack: two captures of one worker whose file names carry
+/// HTML, a Markdown table breaker and a terminal escape (the per-span table), on a device
+/// whose name does too (the window's note that it has no peak table).
+#[test]
+fn spans_and_window_carry_hostile_names_as_text() {
+    let dir = std::env::temp_dir().join(format!("stallscope-attack-spans-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let _d = Dir(dir.clone());
+    let device = r#"<img src=x onerror=alert(2)>|dev`x`\u001b[31m"#;
+    let files = [
+        "worker0.1 <img src=x onerror=alert(1)>|pipe`t`.json",
+        "worker0.2 \u{1b}[31mred|x.json",
+    ];
+    std::fs::write(dir.join(files[0]), span_capture(1_000_000, device)).unwrap();
+    std::fs::write(dir.join(files[1]), span_capture(5_000_000, device)).unwrap();
+    let p = dir.to_str().unwrap();
+
+    let md = String::from_utf8(run(p, &["-f", "md"])).expect("UTF-8");
+    assert!(!md.contains('\u{1b}'), "raw escape in Markdown");
+    assert!(!md.contains("<img"), "raw HTML in Markdown");
+    let spans = md
+        .split("### Spans of rank 0")
+        .nth(1)
+        .expect("spans section");
+    let rows: Vec<&str> = spans
+        .lines()
+        .skip_while(|l| !l.starts_with('|'))
+        .take_while(|l| l.starts_with('|'))
+        .collect();
+    assert_eq!(rows.len(), 4, "header, separator, two spans:\n{spans}");
+    for r in &rows[2..] {
+        // seven pipes: six cells, the names' own pipes escaped
+        let unescaped = r.matches('|').count() - r.matches(r"\|").count();
+        assert_eq!(unescaped, 7, "row broken: {r}");
+    }
+    assert!(
+        spans.contains(r"&lt;img src=x onerror=alert(1)&gt;\|pipe\`t\`"),
+        "{spans}"
+    );
+    let window = md.split("### Window").nth(1).expect("window section");
+    assert!(
+        window.contains(r"&lt;img src=x onerror=alert(2)&gt;\|dev\`x\`"),
+        "the device name in the window's note:\n{window}"
+    );
+
+    let html = String::from_utf8(run(p, &["-f", "html"])).expect("UTF-8");
+    assert!(!html.contains("<img"), "raw <img> in HTML");
+    assert!(!html.contains('\u{1b}'), "raw escape in HTML");
+    assert_eq!(
+        html.matches("<script").count(),
+        1,
+        "only the page's own script"
+    );
+    let section = |id: &str| {
+        let s = html
+            .split(&format!(r#"<section id="{id}">"#))
+            .nth(1)
+            .unwrap_or_else(|| panic!("no {id} section"));
+        s[..s.find("</section>").unwrap()].to_string()
+    };
+    let spans = section("spans");
+    assert!(
+        spans.contains("&lt;img src=x onerror=alert(1)&gt;|pipe`t`"),
+        "{spans}"
+    );
+    assert!(
+        spans.contains("worker0.2 \u{fffd}[31mred|x.json"),
+        "{spans}"
+    );
+    assert!(section("window").contains("&lt;img src=x onerror=alert(2)&gt;|dev`x`"));
+
+    let text = String::from_utf8(run(p, &["-f", "table"])).expect("UTF-8");
+    assert!(!text.contains('\u{1b}'), "raw escape on the terminal");
+    assert!(
+        text.contains("Spans of rank 0 (2 captures of process 7"),
+        "{text}"
+    );
+    assert!(
+        text.contains("\\x1b[31m"),
+        "escape not shown as text:\n{text}"
+    );
+}

@@ -4,23 +4,12 @@
 
 mod common;
 
-use common::stallscope;
+use common::{ok_stdout, stallscope};
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use serde_json::{json, Value};
-
-fn ok_stdout(args: &[&str]) -> String {
-    let out = stallscope(args);
-    assert!(
-        out.status.success(),
-        "{args:?}: exit {:?}: {}",
-        out.status.code(),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).expect("UTF-8 output")
-}
 
 fn temp_dir(tag: &str) -> PathBuf {
     let d = std::env::temp_dir().join(format!("stallscope-{tag}-{}", std::process::id()));

@@ -637,11 +637,12 @@ fn cards(s: &mut String, r: &Report) {
         );
     };
     let n = r.steps.len();
+    let unit = r.steps_found.unit();
     card(
         s,
-        "Average step",
+        &format!("Average {unit}"),
         &fmt_us(r.step_time_us),
-        &format!("over {n} step{}", if n == 1 { "" } else { "s" }),
+        &format!("over {n} {unit}{}", if n == 1 { "" } else { "s" }),
     );
     if r.step_time_us > 0.0 {
         let mut parts = r.breakdown_us.parts();
@@ -688,8 +689,34 @@ fn steps_chart(s: &mut String, r: &Report) {
     if r.steps.is_empty() {
         return;
     }
-    s.push_str(r#"<section id="steps"><h2>Where each step's time goes</h2>"#);
-    s.push_str(r#"<p class="note">Each step split by what the host and the device were doing, each moment counted once (priority kernel &gt; memcpy &gt; memset &gt; communication &gt; runtime &gt; dataloader &gt; cpu_exec). Hover a bar for the numbers.</p>"#);
+    let found = &r.steps_found;
+    let unit = found.unit();
+    w!(
+        s,
+        r#"<section id="steps"><h2>Where each {unit}'s time goes</h2>"#
+    );
+    if found.rule.is_iteration() {
+        w!(
+            s,
+            r#"<p class="note">Found by: {} (rule <code>{}</code>).</p>"#,
+            escape(&found.description),
+            found.rule.as_str()
+        );
+        if let Some(k) = found.kinds_line() {
+            w!(s, r#"<p class="note">Kinds: {}.</p>"#, escape(&k));
+        }
+        if let Some(g) = found.gaps_line() {
+            w!(
+                s,
+                r#"<p class="note">Between iterations: {}.</p>"#,
+                escape(&g)
+            );
+        }
+    }
+    w!(
+        s,
+        r#"<p class="note">Each {unit} split by what the host and the device were doing, each moment counted once (priority kernel &gt; memcpy &gt; memset &gt; communication &gt; runtime &gt; dataloader &gt; cpu_exec). Hover a bar for the numbers.</p>"#
+    );
     let items: Vec<(&str, &str)> = r
         .breakdown_us
         .parts()
@@ -709,7 +736,11 @@ fn steps_chart(s: &mut String, r: &Report) {
         if n > SHOW && (SHOW / 2..n - SHOW / 2).contains(&i) {
             continue;
         }
-        rows.push(Some((st.name.clone(), st.duration_us, &st.breakdown_us)));
+        rows.push(Some((
+            st.labelled(&st.name),
+            st.duration_us,
+            &st.breakdown_us,
+        )));
     }
     rows.push(Some(("average".into(), r.step_time_us, &r.breakdown_us)));
     let max = rows
@@ -734,7 +765,7 @@ fn steps_chart(s: &mut String, r: &Report) {
         let Some((name, total, b)) = row else {
             w!(
                 s,
-                r#"<text class="m" x="{}" y="{}" text-anchor="end">… {} more steps</text>"#,
+                r#"<text class="m" x="{}" y="{}" text-anchor="end">… {} more {unit}s</text>"#,
                 label_w - 8.0,
                 n1(y + 15.0),
                 n - SHOW
@@ -1630,7 +1661,7 @@ fn compiled_section(s: &mut String, r: &Report) {
 }
 
 fn notes(s: &mut String, r: &Report) {
-    if r.warnings.is_empty() && r.window.excluded.is_empty() {
+    if r.warnings.is_empty() {
         return;
     }
     s.push_str(r#"<section id="notes"><h2>Notes</h2><ul class="plain">"#);
@@ -1642,15 +1673,93 @@ fn notes(s: &mut String, r: &Report) {
             w.count
         );
     }
-    for e in &r.window.excluded {
+    s.push_str("</ul></section>");
+}
+
+/// The capture check: what in this capture limits what the numbers mean, each issue with its
+/// effect, or the one line that nothing does (the terminal's `Capture check`).
+fn capture_check(s: &mut String, r: &Report) {
+    let t = &r.trust;
+    if t.ok {
         w!(
             s,
-            "<li>step {} left out: {}</li>",
-            escape(&e.step),
-            escape(&e.reason)
+            r#"<section id="capture-check"><h2>Capture check</h2><p class="note">{}.</p></section>"#,
+            super::CAPTURE_CHECK_OK
+        );
+        return;
+    }
+    w!(
+        s,
+        r#"<section id="capture-check"><h2>Capture check ({})</h2><p class="note">{}: what the capture shows, then what it does to the numbers.</p><ul class="plain">"#,
+        t.issues.len(),
+        super::CAPTURE_CHECK_SUBTITLE
+    );
+    for i in &t.issues {
+        w!(
+            s,
+            "<li><strong><code>{}</code></strong> {}<br>→ {}</li>",
+            escape(i.id),
+            rich(&i.finding),
+            rich(&i.effect)
         );
     }
     s.push_str("</ul></section>");
+}
+
+/// The window: how it was chosen, what was left out and why, compile work, notes (the
+/// terminal's `Window`).
+fn window_section(s: &mut String, r: &Report) {
+    w!(
+        s,
+        r#"<section id="window"><h2>Window</h2><p class="note">{}</p><ul class="plain">"#,
+        escape(&r.window.summary())
+    );
+    for (label, text) in r.window.lines() {
+        if label.is_empty() {
+            w!(s, "<li>{}</li>", escape(&text));
+        } else {
+            w!(s, "<li><strong>{label}</strong> {}</li>", escape(&text));
+        }
+    }
+    s.push_str("</ul></section>");
+}
+
+/// The captures of one rank by one process (a repeating profiler schedule): per span its
+/// file, start, steps, step time and compile work, and how the spans differ.
+fn spans_section(s: &mut String, sec: &super::ranks::RanksSection) {
+    if sec.spans.is_empty() {
+        return;
+    }
+    s.push_str(r#"<section id="spans">"#);
+    for g in &sec.spans {
+        w!(s, "<h2>{}</h2>", escape(&g.title()));
+        s.push_str(r#"<div class="tablewrap"><table class="sortable"><thead><tr>"#);
+        let [span, file, starts, steps, time, compile] = super::ranks::SPAN_COLUMNS;
+        w!(
+            s,
+            r#"<th data-type="num" aria-sort="ascending">{span}</th><th class="t">{file}</th><th data-type="num">{starts}</th><th class="t">{steps}</th><th data-type="num">{time}</th><th data-type="num">{compile}</th></tr></thead><tbody>"#
+        );
+        for (i, p) in g.spans.iter().enumerate() {
+            let [starts, steps, time, compile] = p.cells();
+            w!(
+                s,
+                r#"<tr><td data-v="{n}">{n}</td><td class="t" title="{}">{}</td>"#,
+                escape(&p.path),
+                escape(&crate::text::file_name(&p.path)),
+                n = i + 1
+            );
+            num_td(s, p.offset_us, &starts);
+            w!(s, r#"<td class="t">{}</td>"#, escape(&steps));
+            num_td(s, p.step_time_us, &time);
+            num_td(s, p.compile_us, &compile);
+            s.push_str("</tr>");
+        }
+        s.push_str("</tbody></table></div>");
+        for n in &g.notes {
+            w!(s, r#"<p class="note">note: {}</p>"#, rich(n));
+        }
+    }
+    s.push_str("</section>");
 }
 
 /// SHA-256 (FIPS 180-4), for the page's Content-Security-Policy script hash.
@@ -1759,9 +1868,13 @@ impl Renderer for Html {
         s.push_str("<main>");
         if let Some(sec) = &r.ranks {
             ranks_section(&mut s, sec);
+            spans_section(&mut s, sec);
         }
         diagnosis(&mut s, r);
+        capture_check(&mut s, r);
+        compiled_section(&mut s, r);
         cards(&mut s, r);
+        window_section(&mut s, r);
         steps_chart(&mut s, r);
         phases_chart(&mut s, r);
         split_chart(&mut s, r);
@@ -1773,7 +1886,6 @@ impl Renderer for Html {
         efficiency_table(&mut s, r, top);
         memory_chart(&mut s, r);
         devices_table(&mut s, r);
-        compiled_section(&mut s, r);
         notes(&mut s, r);
         w!(
             s,

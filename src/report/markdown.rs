@@ -1,6 +1,8 @@
 //! GitHub-flavoured Markdown, to paste into a pull request or an issue: the verdict and the
-//! findings, the headline numbers, where the average step goes, the GPU split, the phases and the top kernel and operator
-//! tables.
+//! findings, the capture check, CUDA graphs and compiled code, the headline numbers, the
+//! window, where the average step (or server iteration) goes, the GPU split, the phases and
+//! the top kernel and operator tables; for a folder, the ranks and the spans of one process
+//! first.
 //!
 //! Every string that comes from the trace (file, step, kernel and operator names) goes through
 //! [`escape`], so a name can neither break a table nor inject HTML, links or formatting.
@@ -280,6 +282,7 @@ fn ranks_section(sec: &super::ranks::RanksSection, out: &mut dyn Write) -> io::R
     if !sec.skipped.is_empty() || !sec.duplicates.is_empty() {
         writeln!(out)?;
     }
+    spans_section(sec, out)?;
     for (i, f) in sec.findings.iter().enumerate() {
         writeln!(
             out,
@@ -313,6 +316,107 @@ fn ranks_section(sec: &super::ranks::RanksSection, out: &mut dyn Write) -> io::R
     Ok(())
 }
 
+/// The captures of one rank by one process (a repeating profiler schedule): the per-span
+/// table and how the spans differ (the terminal's `Spans of rank …`).
+fn spans_section(sec: &super::ranks::RanksSection, out: &mut dyn Write) -> io::Result<()> {
+    for g in &sec.spans {
+        writeln!(out, "### {}", escape(&g.title()))?;
+        writeln!(out)?;
+        let rows: Vec<Vec<String>> = g
+            .spans
+            .iter()
+            .enumerate()
+            .map(|(i, p)| {
+                let file = crate::text::file_name(&p.path);
+                let mut row = vec![(i + 1).to_string(), escape(&shorten_middle(&file, 36))];
+                row.extend(p.cells().iter().map(|c| escape_at(c, false)));
+                row
+            })
+            .collect();
+        table(
+            out,
+            &super::ranks::SPAN_COLUMNS,
+            &[true, false, true, false, true, true],
+            &rows,
+        )?;
+        writeln!(out)?;
+        for n in &g.notes {
+            writeln!(out, "- note: {}", rich(n))?;
+        }
+        if !g.notes.is_empty() {
+            writeln!(out)?;
+        }
+    }
+    Ok(())
+}
+
+/// The capture check: what limits the numbers, each issue with its effect, or the one line
+/// that nothing does (the terminal's `Capture check`).
+fn capture_check(r: &Report, out: &mut dyn Write) -> io::Result<()> {
+    let t = &r.trust;
+    if t.ok {
+        writeln!(out, "### Capture check")?;
+        writeln!(out)?;
+        writeln!(out, "{}.", super::CAPTURE_CHECK_OK)?;
+        return writeln!(out);
+    }
+    writeln!(out, "### Capture check ({})", t.issues.len())?;
+    writeln!(out)?;
+    writeln!(
+        out,
+        "{}: what the capture shows, then what it does to the numbers.",
+        super::CAPTURE_CHECK_SUBTITLE
+    )?;
+    writeln!(out)?;
+    for i in &t.issues {
+        writeln!(out, "- **`{}`** {}", i.id, rich(&i.finding))?;
+        writeln!(out, "  → {}", rich(&i.effect))?;
+    }
+    writeln!(out)
+}
+
+/// The window: how it was chosen, what was left out and why, compile work, notes (the
+/// terminal's `Window`).
+fn window_section(r: &Report, out: &mut dyn Write) -> io::Result<()> {
+    writeln!(out, "### Window")?;
+    writeln!(out)?;
+    writeln!(out, "{}", escape(&r.window.summary()))?;
+    writeln!(out)?;
+    for (label, text) in r.window.lines() {
+        if label.is_empty() {
+            writeln!(out, "- {}", escape(&text))?;
+        } else {
+            writeln!(out, "- {label}: {}", escape(&text))?;
+        }
+    }
+    writeln!(out)
+}
+
+/// Under the heading of the steps, for server iterations: the rule that found them, their
+/// kinds and the time between them.
+fn iterations_found(r: &Report, out: &mut dyn Write) -> io::Result<()> {
+    let found = &r.steps_found;
+    if !found.rule.is_iteration() {
+        return Ok(());
+    }
+    writeln!(
+        out,
+        "Found by: {} (rule `{}`).",
+        escape(&found.description),
+        found.rule.as_str()
+    )?;
+    writeln!(out)?;
+    if let Some(k) = found.kinds_line() {
+        writeln!(out, "Kinds: {}.", escape(&k))?;
+        writeln!(out)?;
+    }
+    if let Some(g) = found.gaps_line() {
+        writeln!(out, "Between iterations: {}.", escape(&g))?;
+        writeln!(out)?;
+    }
+    Ok(())
+}
+
 impl Renderer for Markdown {
     fn render(&self, r: &Report, opts: &RenderOptions, out: &mut dyn Write) -> io::Result<()> {
         if let Some(sec) = &r.ranks {
@@ -332,10 +436,10 @@ impl Renderer for Markdown {
 
         // Headline
         let n = r.steps.len();
+        let unit = r.steps_found.unit();
         let mut head = vec![format!(
-            "**Average step: {}** over {} step{}",
+            "**Average {unit}: {}** over {n} {unit}{}",
             fmt_us(r.step_time_us),
-            n,
             if n == 1 { "" } else { "s" }
         )];
         for d in &r.devices {
@@ -420,6 +524,8 @@ impl Renderer for Markdown {
             writeln!(out)?;
         }
 
+        capture_check(r, out)?;
+
         // CUDA graphs and compiled code
         if r.graphs.is_some() || r.compiled.is_some() {
             writeln!(out, "### CUDA graphs and compiled code")?;
@@ -436,10 +542,13 @@ impl Renderer for Markdown {
             writeln!(out)?;
         }
 
+        window_section(r, out)?;
+
         // Average step
         if n > 0 {
-            writeln!(out, "### Where the average step goes")?;
+            writeln!(out, "### Where the average {unit} goes")?;
             writeln!(out)?;
+            iterations_found(r, out)?;
             let mut parts: Vec<(&str, f64)> = r.breakdown_us.parts().to_vec();
             parts.sort_by(|a, b| b.1.partial_cmp(&a.1).unwrap_or(std::cmp::Ordering::Equal));
             let rows: Vec<Vec<String>> = parts
@@ -450,9 +559,13 @@ impl Renderer for Markdown {
             table(out, &["part", "time", "share"], &[false, true, true], &rows)?;
             writeln!(out)?;
 
-            writeln!(out, "<details><summary>Steps ({n})</summary>")?;
+            writeln!(
+                out,
+                "<details><summary>{} ({n})</summary>",
+                r.steps_found.title()
+            )?;
             writeln!(out)?;
-            let mut headers = vec!["step", "total"];
+            let mut headers = vec![unit, "total"];
             headers.extend(r.breakdown_us.parts().iter().map(|(k, _)| *k));
             let right: Vec<bool> = headers.iter().enumerate().map(|(i, _)| i > 0).collect();
             let mut rows = Vec::new();
@@ -465,7 +578,7 @@ impl Renderer for Markdown {
                 if n > 12 && (6..n - 5).contains(&i) {
                     continue;
                 }
-                let mut row = vec![escape(&s.name), fmt_us(s.duration_us)];
+                let mut row = vec![escape(&s.labelled(&s.name)), fmt_us(s.duration_us)];
                 row.extend(breakdown_cells(&s.breakdown_us));
                 rows.push(row);
             }
@@ -647,12 +760,6 @@ impl Renderer for Markdown {
                 &[true, false, true, true, true, true, true],
                 &rows,
             )?;
-            writeln!(out)?;
-        }
-        if !r.window.excluded.is_empty() {
-            for e in &r.window.excluded {
-                writeln!(out, "- excluded {}: {}", escape(&e.step), escape(&e.reason))?;
-            }
             writeln!(out)?;
         }
         Ok(())

@@ -144,6 +144,17 @@ pub struct StepInfo {
     pub phase: Option<crate::window::iterations::IterationPhase>,
 }
 
+impl StepInfo {
+    /// `name` followed by the iteration's kind when known (`Iteration#3 decode`); the
+    /// terminal passes a shortened name (`#3`), the other renderers [`StepInfo::name`].
+    pub fn labelled(&self, name: &str) -> String {
+        match self.phase {
+            Some(p) => format!("{name} {}", p.as_str()),
+            None => name.to_string(),
+        }
+    }
+}
+
 /// How the steps were found and, for server iterations, their kinds and the gaps between
 /// them ([`crate::analysis::iterations::IterationSummary`] in µs).
 #[derive(Debug, Clone, Serialize, serde::Deserialize)]
@@ -245,6 +256,71 @@ impl StepsFoundInfo {
         }
     }
 }
+
+impl StepsFoundInfo {
+    /// The reports' word for one step: `iteration` for server iterations, else `step`.
+    pub fn unit(&self) -> &'static str {
+        if self.rule.is_iteration() {
+            "iteration"
+        } else {
+            "step"
+        }
+    }
+
+    /// The steps' heading: `Iterations` or `Steps`.
+    pub fn title(&self) -> &'static str {
+        if self.rule.is_iteration() {
+            "Iterations"
+        } else {
+            "Steps"
+        }
+    }
+
+    /// The kinds of iterations, `1 prefill × 2.50 ms (kernels 2.00 ms); 5 decode × …`, when
+    /// the annotations say any (every renderer prints this line under the iterations).
+    pub fn kinds_line(&self) -> Option<String> {
+        let known =
+            self.phases.len() > 1 || self.phases.first().is_some_and(|p| p.phase != "unknown");
+        if !known {
+            return None;
+        }
+        let kinds: Vec<String> = self
+            .phases
+            .iter()
+            .map(|p| {
+                format!(
+                    "{} {} × {} (kernels {})",
+                    p.count,
+                    p.phase,
+                    terminal::fmt_us(p.mean_us),
+                    terminal::fmt_us(p.mean_kernel_us)
+                )
+            })
+            .collect();
+        Some(kinds.join("; "))
+    }
+
+    /// The time between consecutive iterations in one sentence, when there are gaps.
+    pub fn gaps_line(&self) -> Option<String> {
+        use terminal::fmt_us;
+        self.gaps.as_ref().map(|g| {
+            format!(
+                "{} on the host (the scheduler) on average over {} gap(s); the GPU had no \
+                 iteration's work for {} of it ({} in all)",
+                fmt_us(g.mean_host_us),
+                g.count,
+                fmt_us(g.mean_idle_us),
+                fmt_us(g.idle_total_us)
+            )
+        })
+    }
+}
+
+/// The capture check's line when it found nothing (every renderer).
+pub const CAPTURE_CHECK_OK: &str = "nothing in this capture limits the numbers";
+
+/// The capture check's subtitle when it found something.
+pub const CAPTURE_CHECK_SUBTITLE: &str = "what limits the numbers";
 
 /// Iterations of one kind.
 #[derive(Debug, Clone, Serialize, serde::Deserialize)]
@@ -359,6 +435,112 @@ pub struct WindowInfo {
     pub focus: Option<FocusInfo>,
     /// Remarks (e.g. why no warm-up step could be excluded).
     pub notes: Vec<String>,
+}
+
+impl WindowInfo {
+    /// The window's first line in words, as every renderer prints it: how it was chosen,
+    /// which steps and the time counted (`steady state (auto) — 6 of 6 steps, ProfilerStep#5
+    /// … ProfilerStep#10, 1.07 s counted`). Names are raw: each renderer escapes the line.
+    pub fn summary(&self) -> String {
+        let mode = match self.spec.as_str() {
+            "auto" => "steady state (auto)".to_string(),
+            "--all" => "every step (--all)".to_string(),
+            s => s.to_string(),
+        };
+        let total = self.steps.len() + self.excluded.len();
+        let steps = match (self.steps.first(), self.steps.last()) {
+            (Some(a), _) if self.steps.len() == 1 && total == 1 && a == "0" => {
+                "the whole trace (no ProfilerStep#N)".to_string()
+            }
+            (Some(a), Some(b)) if self.steps.len() > 1 => {
+                format!("{} of {total} steps, {a} … {b}", self.steps.len())
+            }
+            (Some(a), _) => format!("1 of {total} steps, {a}"),
+            _ => "no step".to_string(),
+        };
+        format!(
+            "{mode} — {steps}, {} counted",
+            terminal::fmt_us(self.duration_us)
+        )
+    }
+
+    /// The lines under [`WindowInfo::summary`], each with its label (`focus`, `excluded`,
+    /// `compile work`, `note`, or none): what a focus matched, the steps left out grouped by
+    /// reason, whether anything could have been left out, the compile work and the notes.
+    /// Names are raw: each renderer escapes the lines.
+    pub fn lines(&self) -> Vec<(&'static str, String)> {
+        use terminal::fmt_us;
+        let mut out = Vec::new();
+        if let Some(f) = &self.focus {
+            out.push((
+                "focus",
+                format!("{} call(s) of {}", f.calls, f.matched.join(", ")),
+            ));
+        }
+        // identical reasons grouped when they are many (e.g. --steps on a long trace)
+        let mut groups: Vec<(&str, Vec<&str>)> = Vec::new();
+        for e in &self.excluded {
+            match groups.iter_mut().find(|g| g.0 == e.reason) {
+                Some(g) => g.1.push(&e.step),
+                None => groups.push((&e.reason, vec![&e.step])),
+            }
+        }
+        for (reason, steps) in groups {
+            let who = if steps.len() > 3 {
+                format!(
+                    "{} steps ({} … {})",
+                    steps.len(),
+                    steps[0],
+                    steps[steps.len() - 1]
+                )
+            } else {
+                steps.join(", ")
+            };
+            out.push(("excluded", format!("{who}: {reason}")));
+        }
+        if self.spec == "auto"
+            && self.excluded.is_empty()
+            && self.compile_us == 0.0
+            && self.steps.len() > 1
+        {
+            out.push((
+                "",
+                "nothing excluded: no torch.compile/autotune work, no step over 1.5× the median"
+                    .to_string(),
+            ));
+        } else if self.compile_us == 0.0 && !self.steps.is_empty() {
+            out.push((
+                "",
+                "no torch.compile/autotune work in this trace".to_string(),
+            ));
+        }
+        if self.compile_us > 0.0 {
+            let kinds: Vec<String> = self
+                .compile
+                .by_kind
+                .iter()
+                .map(|k| format!("{} {}", k.kind.as_str(), fmt_us(k.us)))
+                .collect();
+            let wher = if self.compile.steps.is_empty() {
+                "outside every step".to_string()
+            } else {
+                format!("in {}", self.compile.steps.join(", "))
+            };
+            out.push((
+                "compile work",
+                format!(
+                    "{} in {} span(s) ({}), {wher}",
+                    fmt_us(self.compile_us),
+                    self.compile.count,
+                    kinds.join(", ")
+                ),
+            ));
+        }
+        for n in &self.notes {
+            out.push(("note", n.clone()));
+        }
+        out
+    }
 }
 
 /// A step left out of the window.

@@ -132,6 +132,46 @@ pub struct SpanInfo {
     pub compile_us: f64,
 }
 
+impl RankSpansInfo {
+    /// The heading of the per-span table: `Spans of rank 0 (2 captures of process 25738, one
+    /// row above)`.
+    pub fn title(&self) -> String {
+        format!(
+            "Spans of rank {} ({} captures of process {}, one row above)",
+            self.rank,
+            self.spans.len(),
+            self.pid
+        )
+    }
+}
+
+impl SpanInfo {
+    /// The cells of the per-span table after the span's number and file, as every renderer
+    /// shows them: start after the first span (`+470.04 s`), steps (`6 (ProfilerStep#5 …
+    /// ProfilerStep#10)`), mean step time, compile work (`-` without). Names are raw.
+    pub fn cells(&self) -> [String; 4] {
+        use super::terminal::fmt_us;
+        let steps = if self.first_step == self.last_step {
+            self.first_step.clone()
+        } else {
+            format!("{} … {}", self.first_step, self.last_step)
+        };
+        [
+            format!("+{}", fmt_us(self.offset_us)),
+            format!("{} ({steps})", self.steps),
+            fmt_us(self.step_time_us),
+            if self.compile_us > 0.0 {
+                fmt_us(self.compile_us)
+            } else {
+                "-".into()
+            },
+        ]
+    }
+}
+
+/// Columns of the per-span table.
+pub const SPAN_COLUMNS: [&str; 6] = ["span", "file", "starts", "steps", "step time", "compile"];
+
 impl RankRow {
     /// A window total as a per-step value (÷ steps, at least 1).
     pub fn per_step(&self, total_us: f64) -> f64 {

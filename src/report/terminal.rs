@@ -220,11 +220,7 @@ impl Renderer for Terminal {
         writeln!(out)?;
         let n = r.steps.len();
         let iterations = r.steps_found.rule.is_iteration();
-        let (what, unit) = if iterations {
-            ("Iterations", "iteration")
-        } else {
-            ("Steps", "step")
-        };
+        let (what, unit) = (r.steps_found.title(), r.steps_found.unit());
         writeln!(
             out,
             "{}  {}",
@@ -272,10 +268,7 @@ impl Renderer for Terminal {
                 .strip_prefix("ProfilerStep")
                 .or_else(|| s.name.strip_prefix("Iteration"))
                 .unwrap_or(&s.name);
-            let label = match s.phase {
-                Some(p) => format!("{label} {}", p.as_str()),
-                None => label.to_string(),
-            };
+            let label = s.labelled(label);
             t.row(cells(sanitize(&label), s.duration_us, &s.breakdown_us));
         }
         t.row(cells("average".into(), r.step_time_us, &r.breakdown_us));
@@ -619,39 +612,13 @@ fn write_ranks(
     }
     for g in &sec.spans {
         writeln!(out)?;
-        writeln!(
-            out,
-            "{}",
-            st.heading(&format!(
-                "Spans of rank {} ({} captures of process {}, one row above)",
-                g.rank,
-                g.spans.len(),
-                g.pid
-            ))
-        )?;
-        let mut t = Table::new(&["span", "file", "starts", "steps", "step time", "compile"]);
+        writeln!(out, "{}", st.heading(&g.title()))?;
+        let mut t = Table::new(&super::ranks::SPAN_COLUMNS);
         for (i, p) in g.spans.iter().enumerate() {
-            let file = std::path::Path::new(&p.path)
-                .file_name()
-                .map(|s| s.to_string_lossy().into_owned())
-                .unwrap_or_else(|| p.path.clone());
-            let steps = if p.first_step == p.last_step {
-                p.first_step.clone()
-            } else {
-                format!("{} … {}", p.first_step, p.last_step)
-            };
-            t.row(vec![
-                (i + 1).to_string(),
-                sanitize(&shorten_middle(&file, 36)),
-                format!("+{}", fmt_us(p.offset_us)),
-                format!("{} ({})", p.steps, sanitize(&steps)),
-                fmt_us(p.step_time_us),
-                if p.compile_us > 0.0 {
-                    fmt_us(p.compile_us)
-                } else {
-                    "-".into()
-                },
-            ]);
+            let file = crate::text::file_name(&p.path);
+            let mut row = vec![(i + 1).to_string(), sanitize(&shorten_middle(&file, 36))];
+            row.extend(p.cells().iter().map(|c| sanitize(c)));
+            t.row(row);
         }
         t.write(out, width, st)?;
         for n in &g.notes {
@@ -737,109 +704,21 @@ fn write_wrapped(
 
 /// The "Window" section: how the window was chosen, what was left out and why, compile work.
 fn write_window(r: &Report, width: usize, st: &Style, out: &mut dyn Write) -> io::Result<()> {
-    let w = &r.window;
-    let mode = match w.spec.as_str() {
-        "auto" => "steady state (auto)".to_string(),
-        "--all" => "every step (--all)".to_string(),
-        s => s.to_string(),
-    };
-    let total = w.steps.len() + w.excluded.len();
-    let steps = match (w.steps.first(), w.steps.last()) {
-        (Some(a), _) if w.steps.len() == 1 && total == 1 && a == "0" => {
-            "the whole trace (no ProfilerStep#N)".to_string()
-        }
-        (Some(a), Some(b)) if w.steps.len() > 1 => format!(
-            "{} of {total} steps, {} … {}",
-            w.steps.len(),
-            sanitize(a),
-            sanitize(b)
-        ),
-        (Some(a), _) => format!("1 of {total} steps, {}", sanitize(a)),
-        _ => "no step".to_string(),
-    };
-    let line = format!("{mode} — {steps}, {} counted", fmt_us(w.duration_us));
     writeln!(
         out,
         "{}  {}",
         st.heading("Window"),
-        shorten_middle(&line, width.saturating_sub(8))
+        shorten_middle(&sanitize(&r.window.summary()), width.saturating_sub(8))
     )?;
-    if let Some(f) = &w.focus {
-        write_wrapped(
-            out,
-            "  focus: ",
-            &format!("{} call(s) of {}", f.calls, sanitize(&f.matched.join(", "))),
-            4,
-            width,
-        )?;
-    }
-    // group identical reasons when they are many (e.g. --steps on a long trace)
-    let mut groups: Vec<(&str, Vec<&str>)> = Vec::new();
-    for e in &w.excluded {
-        match groups.iter_mut().find(|g| g.0 == e.reason) {
-            Some(g) => g.1.push(&e.step),
-            None => groups.push((&e.reason, vec![&e.step])),
+    for (label, text) in r.window.lines() {
+        let text = sanitize(&text);
+        match label {
+            "" => writeln!(out, "  {text}")?,
+            "excluded" => {
+                write_wrapped(out, &format!("  {} ", st.dim("excluded")), &text, 4, width)?
+            }
+            l => write_wrapped(out, &format!("  {l}: "), &text, 4, width)?,
         }
-    }
-    for (reason, steps) in groups {
-        let who = if steps.len() > 3 {
-            format!(
-                "{} steps ({} … {})",
-                steps.len(),
-                sanitize(steps[0]),
-                sanitize(steps[steps.len() - 1])
-            )
-        } else {
-            steps
-                .iter()
-                .map(|s| sanitize(s))
-                .collect::<Vec<_>>()
-                .join(", ")
-        };
-        write_wrapped(
-            out,
-            &format!("  {} ", st.dim("excluded")),
-            &format!("{who}: {}", sanitize(reason)),
-            4,
-            width,
-        )?;
-    }
-    if w.spec == "auto" && w.excluded.is_empty() && w.compile_us == 0.0 && w.steps.len() > 1 {
-        writeln!(
-            out,
-            "  nothing excluded: no torch.compile/autotune work, no step over 1.5× the median"
-        )?;
-    } else if w.compile_us == 0.0 && !w.steps.is_empty() {
-        writeln!(out, "  no torch.compile/autotune work in this trace")?;
-    }
-    if w.compile_us > 0.0 {
-        let kinds: Vec<String> = w
-            .compile
-            .by_kind
-            .iter()
-            .map(|k| format!("{} {}", k.kind.as_str(), fmt_us(k.us)))
-            .collect();
-        let wher = if w.compile.steps.is_empty() {
-            "outside every step".to_string()
-        } else {
-            format!("in {}", w.compile.steps.join(", "))
-        };
-        write_wrapped(
-            out,
-            "  compile work: ",
-            &format!(
-                "{} in {} span(s) ({}), {}",
-                fmt_us(w.compile_us),
-                w.compile.count,
-                kinds.join(", "),
-                sanitize(&wher)
-            ),
-            4,
-            width,
-        )?;
-    }
-    for n in &w.notes {
-        write_wrapped(out, "  note: ", &sanitize(n), 4, width)?;
     }
     Ok(())
 }
@@ -857,7 +736,7 @@ fn write_capture_check(
             out,
             "{}  {}",
             st.heading("Capture check"),
-            st.dim("nothing in this capture limits the numbers")
+            st.dim(super::CAPTURE_CHECK_OK)
         )?;
         return Ok(());
     }
@@ -865,7 +744,7 @@ fn write_capture_check(
         out,
         "{}  {}",
         st.heading(&format!("Capture check ({})", r.trust.issues.len())),
-        st.dim("what limits the numbers")
+        st.dim(super::CAPTURE_CHECK_SUBTITLE)
     )?;
     for i in &r.trust.issues {
         write_wrapped(
@@ -901,38 +780,11 @@ fn write_compiled(r: &Report, width: usize, st: &Style, out: &mut dyn Write) -> 
 
 /// Under the iteration table: the kinds of iterations and the time between them.
 fn write_iteration_kinds(r: &Report, width: usize, out: &mut dyn Write) -> io::Result<()> {
-    let f = &r.steps_found;
-    if f.phases.len() > 1 || f.phases.first().is_some_and(|p| p.phase != "unknown") {
-        let kinds: Vec<String> = f
-            .phases
-            .iter()
-            .map(|p| {
-                format!(
-                    "{} {} × {} (kernels {})",
-                    p.count,
-                    p.phase,
-                    fmt_us(p.mean_us),
-                    fmt_us(p.mean_kernel_us)
-                )
-            })
-            .collect();
-        write_wrapped(out, "  kinds: ", &kinds.join("; "), 4, width)?;
+    if let Some(k) = r.steps_found.kinds_line() {
+        write_wrapped(out, "  kinds: ", &k, 4, width)?;
     }
-    if let Some(g) = &f.gaps {
-        write_wrapped(
-            out,
-            "  between iterations: ",
-            &format!(
-                "{} on the host (the scheduler) on average over {} gap(s); the GPU had no \
-                 iteration's work for {} of it ({} in all)",
-                fmt_us(g.mean_host_us),
-                g.count,
-                fmt_us(g.mean_idle_us),
-                fmt_us(g.idle_total_us)
-            ),
-            4,
-            width,
-        )?;
+    if let Some(g) = r.steps_found.gaps_line() {
+        write_wrapped(out, "  between iterations: ", &g, 4, width)?;
     }
     Ok(())
 }

@@ -70,6 +70,28 @@ pub fn stallscope(args: &[&str]) -> std::process::Output {
         .expect("run stallscope")
 }
 
+/// Runs the `stallscope` binary with `args`, asserts success and returns its standard output.
+pub fn ok_stdout(args: &[&str]) -> String {
+    let out = stallscope(args);
+    assert!(
+        out.status.success(),
+        "{args:?}: exit {:?}: {}",
+        out.status.code(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).expect("UTF-8 output")
+}
+
+/// The two captures of the ResNet-50 worker 0 that `tensorboard_trace_handler` wrote with a
+/// repeating schedule (same pid, 470 s apart; tbprof corpus), or `None` without the corpus.
+pub fn tbprof_worker0_captures() -> Option<[PathBuf; 2]> {
+    let stem = "tbprof/tb_plugin__samples__resnet50_num_workers_0__worker0.";
+    Some([
+        corpus_file(&format!("{stem}1623143089861.pt.trace.json.gz"))?,
+        corpus_file(&format!("{stem}1623143566756.pt.trace.json.gz"))?,
+    ])
+}
+
 /// Runs `stallscope analyze PATH --format json [EXTRA…]`, asserts success and parses the
 /// report.
 pub fn analyze_json(path: &std::path::Path, extra: &[&str]) -> serde_json::Value {
