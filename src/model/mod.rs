@@ -625,8 +625,9 @@ impl Trace {
     /// Device activities that last past the start of the next activity on their stream, by
     /// more than [`STREAM_OVERRUN_TOLERANCE`], cannot be right: a stream runs its work in order
     /// (kernels of a CUDA graph excepted: a graph's branches run side by side on the stream it
-    /// was launched into; only activities with a launch correlation are checked). Such a duration is what makes a kernel longer than its step (a
-    /// corrupt `dur` stretches the step it extends to). Each is cut at that start, and a
+    /// was launched into; only activities with a launch correlation are checked). Such a
+    /// duration is what makes a kernel longer than its step (a corrupt `dur` stretches the
+    /// step it extends to). Each is cut at that start, and a
     /// `stream-overrun` warning counts them and names the first (its correlation id finds it
     /// in the file). Expects `gpu` sorted by start.
     fn cut_stream_overruns(&mut self) {
