@@ -629,8 +629,9 @@ impl Trace {
     /// Device activities that last past the start of the next activity on their stream, by
     /// more than [`STREAM_OVERRUN_TOLERANCE`], cannot be right: a stream runs its work in order
     /// (kernels of a CUDA graph excepted: a graph's branches run side by side on the stream it
-    /// was launched into). Such a duration is what makes a kernel longer than its step (a
-    /// corrupt `dur` stretches the step it extends to). Each is cut at that start, and a
+    /// was launched into; only activities with a launch correlation are checked). Such a
+    /// duration is what makes a kernel longer than its step (a corrupt `dur` stretches the
+    /// step it extends to). Each is cut at that start, and a
     /// `stream-overrun` warning counts them and names the first (its correlation id finds it
     /// in the file). Expects `gpu` sorted by start.
     fn cut_stream_overruns(&mut self) {
@@ -639,7 +640,10 @@ impl Trace {
         let mut first: Option<(u32, Ns)> = None;
         for i in 0..self.gpu.len() {
             let g = &self.gpu[i];
-            if !g.is_activity() || g.in_graph {
+            // only work launched through a runtime call (a correlation id): the device events
+            // of other accelerators (MTIA's `dma_request` on a queue's thread) need not run in
+            // order on what the reader takes as their stream
+            if !g.is_activity() || g.in_graph || g.correlation == 0 {
                 continue;
             }
             let (key, start) = ((g.device, g.stream), g.start);
