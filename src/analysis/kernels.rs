@@ -277,7 +277,10 @@ mod tests {
         let mut b = TraceBuilder::new();
         kernel(&mut b, "k", 5.0, 10.0, 1.0, 1.0); // starts before
         kernel(&mut b, "k", 10.0, 100.0, 1.0, 1.0); // starts inside, ends after
-        kernel(&mut b, "k", 20.0, 1.0, 1.0, 1.0); // starts at the end: out
+
+        // starts at the end: out (on another stream, as the one before still runs)
+        let corr = b.runtime("cudaLaunchKernel", 0, 15.0, 1.0);
+        b.gpu(GpuKind::Kernel, "k", 0, 8, 20.0, 1.0, corr);
         let t = b.build();
         let r = &kernel_table(&t, Interval::new(10_000, 20_000))[0];
         assert_eq!((r.calls, r.total), (1, 100_000));

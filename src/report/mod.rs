@@ -18,6 +18,9 @@ pub mod parquet;
 pub mod ranks;
 pub mod terminal;
 
+/// µs as the reports write them (`1.23 ms`), for the renderers beside the terminal's.
+pub(crate) use terminal::fmt_us;
+
 use serde::Serialize;
 
 use crate::analysis::{self, Analysis};

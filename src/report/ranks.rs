@@ -150,7 +150,7 @@ impl SpanInfo {
     /// shows them: start after the first span (`+470.04 s`), steps (`6 (ProfilerStep#5 …
     /// ProfilerStep#10)`), mean step time, compile work (`-` without). Names are raw.
     pub fn cells(&self) -> [String; 4] {
-        use super::terminal::fmt_us;
+        use super::fmt_us;
         let steps = if self.first_step == self.last_step {
             self.first_step.clone()
         } else {
