@@ -15,13 +15,7 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 fn ok_json(args: &[&str]) -> (Value, String) {
-    let out = stallscope(args);
-    assert!(
-        out.status.success(),
-        "{args:?}: exit {:?}: {}",
-        out.status.code(),
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let out = common::ok_run(args);
     (
         serde_json::from_slice(&out.stdout).expect("valid JSON"),
         String::from_utf8_lossy(&out.stderr).into_owned(),

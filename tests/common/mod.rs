@@ -70,8 +70,9 @@ pub fn stallscope(args: &[&str]) -> std::process::Output {
         .expect("run stallscope")
 }
 
-/// Runs the `stallscope` binary with `args`, asserts success and returns its standard output.
-pub fn ok_stdout(args: &[&str]) -> String {
+/// Runs the `stallscope` binary with `args` and asserts success (the message quotes stderr).
+#[allow(dead_code)]
+pub fn ok_run(args: &[&str]) -> std::process::Output {
     let out = stallscope(args);
     assert!(
         out.status.success(),
@@ -79,6 +80,12 @@ pub fn ok_stdout(args: &[&str]) -> String {
         out.status.code(),
         String::from_utf8_lossy(&out.stderr)
     );
+    out
+}
+
+/// Runs the `stallscope` binary with `args`, asserts success and returns its standard output.
+pub fn ok_stdout(args: &[&str]) -> String {
+    let out = ok_run(args);
     String::from_utf8(out.stdout).expect("UTF-8 output")
 }
 
