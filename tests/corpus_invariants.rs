@@ -38,7 +38,11 @@ fn known() -> BTreeMap<(String, String), String> {
         .violation
         .into_iter()
         .map(|k| {
-            assert!(!k.why.trim().is_empty(), "{}: a known violation needs its why", k.path);
+            assert!(
+                !k.why.trim().is_empty(),
+                "{}: a known violation needs its why",
+                k.path
+            );
             ((k.path, k.check), k.why)
         })
         .collect()
@@ -183,10 +187,9 @@ fn pct(x: f64) -> String {
 #[test]
 fn thresholds_in_the_rules_are_the_codes() {
     use stallscope::diagnose::{compiled, device, host, memory, transfer, verdict};
-    let rules = std::fs::read_to_string(
-        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("docs/rules.md"),
-    )
-    .unwrap();
+    let rules =
+        std::fs::read_to_string(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("docs/rules.md"))
+            .unwrap();
     let cases: Vec<(&str, String)> = vec![
         ("dataloader-stall", pct(host::DATALOADER_SHARE)),
         ("host-sync", pct(host::SYNC_SHARE)),
@@ -228,12 +231,16 @@ fn thresholds_in_the_rules_are_the_codes() {
     ] {
         let want = format!("≥ {:.0} %", x * 100.0);
         if !v.contains(&want) {
-            bad.push(format!("verdict {name}: docs/rules.md does not say `{want}`"));
+            bad.push(format!(
+                "verdict {name}: docs/rules.md does not say `{want}`"
+            ));
         }
     }
     let want = format!("more than {} ms", verdict::CLOCK_OFFSET_HINT / 1_000_000);
     if !v.contains(&want) {
-        bad.push(format!("verdict CLOCK_OFFSET_HINT: docs/rules.md does not say `{want}`"));
+        bad.push(format!(
+            "verdict CLOCK_OFFSET_HINT: docs/rules.md does not say `{want}`"
+        ));
     }
     assert!(bad.is_empty(), "{}", bad.join("\n"));
 }

@@ -143,7 +143,11 @@ fn expert_labels_hold_or_are_known_failures() {
     let mut seen = std::collections::BTreeSet::new();
     for l in &labels {
         assert!(seen.insert(&l.path), "{} is labelled twice", l.path);
-        assert!(!l.why.trim().is_empty(), "{}: a label needs its why", l.path);
+        assert!(
+            !l.why.trim().is_empty(),
+            "{}: a label needs its why",
+            l.path
+        );
         assert!(!l.classes.is_empty() && !l.first.is_empty(), "{}", l.path);
     }
     let todo: Vec<(Label, PathBuf)> = labels
@@ -179,7 +183,10 @@ fn expert_labels_hold_or_are_known_failures() {
         v
     };
     let passed = results.iter().filter(|(_, b)| b.is_empty()).count();
-    println!("expert labels: {passed} passed / {} labelled", results.len());
+    println!(
+        "expert labels: {passed} passed / {} labelled",
+        results.len()
+    );
     let mut unexpected = Vec::new();
     for (l, bad) in &results {
         if bad.is_empty() {

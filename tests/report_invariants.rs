@@ -182,4 +182,3 @@ fn the_checker_sees_broken_figures() {
     let bad = violations(&t, &r);
     assert_eq!(bad.len(), 3, "{bad:?}");
 }
-

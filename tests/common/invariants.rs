@@ -100,8 +100,18 @@ fn number_at(s: &str, marker: &str) -> Option<f64> {
 /// Count nouns: a number with a decimal part right before one of them is a count printed as
 /// a fraction, unless labelled an average right after.
 const COUNT_NOUNS: [&str; 12] = [
-    " syncs", " host syncs", " launches", " kernels", " gaps", " breaks", " calls", " steps",
-    " copies", " ranks", " graphs", " iterations",
+    " syncs",
+    " host syncs",
+    " launches",
+    " kernels",
+    " gaps",
+    " breaks",
+    " calls",
+    " steps",
+    " copies",
+    " ranks",
+    " graphs",
+    " iterations",
 ];
 
 fn fractional_counts(s: &str, bad: &mut Vec<String>, what: &str) {
@@ -137,7 +147,10 @@ fn class_of_sentence(v: &str) -> Option<&'static str> {
         ("Host-bound", "host_bound"),
         ("Device-side stalls", "device_stalls"),
         ("Host-only trace", "host_only"),
-        ("No GPU activity in the analyzed window", "no_device_work_in_window"),
+        (
+            "No GPU activity in the analyzed window",
+            "no_device_work_in_window",
+        ),
         ("Nsight Compute only", "ncu_only"),
     ];
     if v.starts_with("GPU idle") && v.contains("no dominant cause") {
@@ -191,7 +204,10 @@ pub fn violations(r: &Value, span_us: Option<f64>) -> Vec<String> {
             .map(|m| m.values().map(f).sum())
             .unwrap_or(d);
         if (parts - d).abs() > 0.01 {
-            bad.push(format!("step-parts: step {}: parts {parts} ≠ {d}", s["name"]));
+            bad.push(format!(
+                "step-parts: step {}: parts {parts} ≠ {d}",
+                s["name"]
+            ));
         }
     }
     // GPU timelines
@@ -231,9 +247,7 @@ pub fn violations(r: &Value, span_us: Option<f64>) -> Vec<String> {
     if let Some(span) = span_us {
         let (ws, we) = (f(&r["window"]["start_us"]), f(&r["window"]["end_us"]));
         if ws < -0.001 || we > span + 0.001 || ws > we {
-            bad.push(format!(
-                "window: {ws}..{we} outside the trace 0..{span}"
-            ));
+            bad.push(format!("window: {ws}..{we} outside the trace 0..{span}"));
         }
     }
     // recoverable time per step
@@ -248,13 +262,11 @@ pub fn violations(r: &Value, span_us: Option<f64>) -> Vec<String> {
         }
     }
     // verdict figures equal their sections
-    let verdict_idle = verdict
-        .find("GPU idle ")
-        .and_then(|i| {
-            let rest = &verdict[i + "GPU idle ".len()..];
-            let end = rest.find('%')?;
-            rest[..end].trim().parse::<f64>().ok()
-        });
+    let verdict_idle = verdict.find("GPU idle ").and_then(|i| {
+        let rest = &verdict[i + "GPU idle ".len()..];
+        let end = rest.find('%')?;
+        rest[..end].trim().parse::<f64>().ok()
+    });
     let gaps = findings
         .iter()
         .find(|x| x["id"] == "gpu-idle-gaps")
@@ -292,8 +304,7 @@ pub fn violations(r: &Value, span_us: Option<f64>) -> Vec<String> {
     // (same window only: with excluded steps inside it the summary covers the hull, the
     // verdict the counted time, and `window.notes` says so)
     let w = &r["window"];
-    let one_interval =
-        (f(&w["end_us"]) - f(&w["start_us"]) - f(&w["duration_us"])).abs() < 1.0;
+    let one_interval = (f(&w["end_us"]) - f(&w["start_us"]) - f(&w["duration_us"])).abs() < 1.0;
     if let (Some(b), Some(u), true) = (verdict_busy, util, one_interval) {
         let u = 100.0 * u;
         if u > b + 1.0 {
