@@ -11,6 +11,8 @@
 //!
 //! A failure prints the seed; `STALLSCOPE_SEED=N` reruns that one trace.
 
+mod common;
+
 use serde_json::Value;
 use stallscope::analysis::{self, AnalyzeOptions};
 use stallscope::model::build::TraceBuilder;
@@ -125,70 +127,9 @@ fn report_of(t: &Trace) -> Value {
     serde_json::to_value(Report::new(t, &a)).unwrap()
 }
 
-fn f(v: &Value) -> f64 {
-    v.as_f64().unwrap_or(0.0)
-}
-
-/// Every number under a key naming a share (≤ 1) or a percentage (≤ 100), anywhere.
-fn check_shares(v: &Value, path: &str, bad: &mut Vec<String>) {
-    match v {
-        Value::Object(m) => {
-            for (k, x) in m {
-                let p = format!("{path}.{k}");
-                if let Some(n) = x.as_f64() {
-                    let share = k.contains("share") || k.contains("fraction");
-                    let pct = k.ends_with("_pct") || k.ends_with("percent");
-                    if (share && !(0.0..=1.0 + 1e-9).contains(&n))
-                        || (pct && !(0.0..=100.0 + 1e-6).contains(&n))
-                    {
-                        bad.push(format!("{p} = {n}"));
-                    }
-                }
-                check_shares(x, &p, bad);
-            }
-        }
-        Value::Array(a) => {
-            for (i, x) in a.iter().enumerate() {
-                check_shares(x, &format!("{path}[{i}]"), bad);
-            }
-        }
-        _ => {}
-    }
-}
-
-/// The invariants of one report; the list of what does not hold.
+/// The shared invariants of one report (`tests/common/invariants.rs`), with the trace's span
+/// for the window check.
 fn violations(t: &Trace, r: &Value) -> Vec<String> {
-    let mut bad = Vec::new();
-    // 1. step breakdowns (µs with 3 decimals: a tolerance of a few ns per part)
-    let mut longest: f64 = 0.0;
-    for s in r["steps"].as_array().into_iter().flatten() {
-        let d = f(&s["duration_us"]);
-        longest = longest.max(d);
-        let parts: f64 = s["breakdown_us"]
-            .as_object()
-            .map(|m| m.values().map(f).sum())
-            .unwrap_or(d);
-        if (parts - d).abs() > 0.01 {
-            bad.push(format!("step {}: parts {parts} ≠ {d}", s["name"]));
-        }
-    }
-    // 2. GPU timelines
-    for g in r["gpu_timeline"].as_array().into_iter().flatten() {
-        let total = f(&g["total_us"]);
-        let parts = f(&g["computation_us"])
-            + f(&g["exposed_comm_us"])
-            + f(&g["exposed_memcpy_us"])
-            + f(&g["idle_us"]);
-        if (parts - total).abs() > 0.01 {
-            bad.push(format!(
-                "gpu {}: parts {parts} ≠ total {total}",
-                g["device"]
-            ));
-        }
-    }
-    // 3. shares and percentages
-    check_shares(r, "", &mut bad);
-    // 4. the window inside the trace (µs from its start)
     let first = t
         .cpu
         .iter()
@@ -201,24 +142,8 @@ fn violations(t: &Trace, r: &Value) -> Vec<String> {
         .map(|c| c.end())
         .chain(t.gpu.iter().map(|g| g.start + g.dur))
         .max();
-    if let (Some(first), Some(last)) = (first, last) {
-        let span = (last - first) as f64 / 1e3;
-        let (ws, we) = (f(&r["window"]["start_us"]), f(&r["window"]["end_us"]));
-        if ws < -0.001 || we > span + 0.001 || ws > we {
-            bad.push(format!("window {ws}..{we} outside the trace 0..{span}"));
-        }
-    }
-    // 5. recoverable time per step
-    for x in r["findings"].as_array().into_iter().flatten() {
-        let rec = f(&x["recoverable_us"]);
-        if rec > longest + 0.01 {
-            bad.push(format!(
-                "finding {}: recoverable {rec} > step {longest}",
-                x["id"]
-            ));
-        }
-    }
-    bad
+    let span = first.zip(last).map(|(a, b)| (b - a) as f64 / 1e3);
+    common::invariants::violations(r, span)
 }
 
 #[test]

@@ -164,6 +164,9 @@ pub struct Finding {
 pub struct Diagnosis {
     /// One line.
     pub verdict: String,
+    /// The verdict's class: a stable id for what bounds the step ([`verdict::VerdictClass`]).
+    #[serde(default)]
+    pub verdict_class: verdict::VerdictClass,
     /// Findings by recoverable time, descending.
     pub findings: Vec<Finding>,
 }
@@ -336,8 +339,10 @@ pub fn diagnose_facts(f: &Facts) -> Diagnosis {
         x.recoverable_us = round3(x.recoverable_us.max(0.0));
     }
     rank(&mut findings);
+    let (verdict_class, verdict) = verdict::classified(f, &findings);
     Diagnosis {
-        verdict: verdict::verdict(f, &findings),
+        verdict,
+        verdict_class,
         findings,
     }
 }

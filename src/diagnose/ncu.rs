@@ -997,7 +997,11 @@ pub fn standalone(n: &NcuAnalysis) -> Diagnosis {
             fmt_us(top.recoverable_us)
         ));
     }
-    Diagnosis { verdict, findings }
+    Diagnosis {
+        verdict,
+        verdict_class: super::verdict::VerdictClass::NcuOnly,
+        findings,
+    }
 }
 
 #[cfg(test)]

@@ -19,6 +19,7 @@ use super::host::{
 use super::{count, fmt_us, pct, Facts, Finding};
 use crate::analysis::gaps::{Band, Cause};
 use crate::model::classify::KernelCategory;
+use serde::{Deserialize, Serialize};
 
 /// Busy share of the window from which a device counts as the bottleneck.
 pub const GPU_BOUND_BUSY: f64 = 0.85;
@@ -90,23 +91,102 @@ fn category_phrase(f: &Facts) -> Option<String> {
     ))
 }
 
+/// The class of a verdict: a stable id for what bounds the step (JSON `verdict_class`), set
+/// where each verdict sentence is built, so tools and tests need not parse the sentence.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum VerdictClass {
+    /// No verdict was built (an empty or pre-1.x report).
+    #[default]
+    Unknown,
+    /// No device activity in the trace.
+    HostOnly,
+    /// Device activity in the trace, none in the analyzed window.
+    NoDeviceWorkInWindow,
+    /// The busiest device is busy ≥ 85 % of the window (or its launch queue was full).
+    GpuBound,
+    /// Busy, with ≥ 30 % of the step exposed communication; or exposed communication is the
+    /// largest pool of lost device time.
+    CommunicationBound,
+    /// The device clock looks offset from the host's: idle time is blamed on nothing.
+    TimingUnreliable,
+    /// The device is idle, and no pool of lost time was found.
+    IdleUnexplained,
+    /// Eager code between compiled graphs.
+    GraphBreaks,
+    /// The step waits for the DataLoader.
+    DataloaderBound,
+    /// The device idles after host syncs.
+    SyncBound,
+    /// Compile, autotune or graph-capture work in the window.
+    Compile,
+    /// Gaps under 1 ms waiting for the host to launch.
+    LaunchBound,
+    /// Gaps of 1 ms and more while the host ran other work, or nothing was traced on it.
+    HostBound,
+    /// Work already queued on the device did not start (waits on events, streams, devices).
+    DeviceStalls,
+    /// Nothing repeats in the capture: no steady state to judge (reserved).
+    NoSteadyState,
+    /// An Nsight Compute CSV alone: per-kernel limits, no timeline.
+    NcuOnly,
+}
+
+impl VerdictClass {
+    /// The id as written in the JSON report.
+    pub fn id(self) -> &'static str {
+        match self {
+            VerdictClass::Unknown => "unknown",
+            VerdictClass::HostOnly => "host_only",
+            VerdictClass::NoDeviceWorkInWindow => "no_device_work_in_window",
+            VerdictClass::GpuBound => "gpu_bound",
+            VerdictClass::CommunicationBound => "communication_bound",
+            VerdictClass::TimingUnreliable => "timing_unreliable",
+            VerdictClass::IdleUnexplained => "idle_unexplained",
+            VerdictClass::GraphBreaks => "graph_breaks",
+            VerdictClass::DataloaderBound => "dataloader_bound",
+            VerdictClass::SyncBound => "sync_bound",
+            VerdictClass::Compile => "compile",
+            VerdictClass::LaunchBound => "launch_bound",
+            VerdictClass::HostBound => "host_bound",
+            VerdictClass::DeviceStalls => "device_stalls",
+            VerdictClass::NoSteadyState => "no_steady_state",
+            VerdictClass::NcuOnly => "ncu_only",
+        }
+    }
+}
+
 /// The verdict for a diagnosis.
 pub fn verdict(f: &Facts, findings: &[Finding]) -> String {
+    classified(f, findings).1
+}
+
+/// The verdict for a diagnosis with its class.
+pub fn classified(f: &Facts, findings: &[Finding]) -> (VerdictClass, String) {
+    use VerdictClass as V;
     let Some(p) = f.gaps.primary() else {
         if f.trace.gpu.iter().any(|g| g.is_activity()) {
-            return "No GPU activity in the analyzed window: only host work was recorded there"
-                .into();
+            return (
+                V::NoDeviceWorkInWindow,
+                "No GPU activity in the analyzed window: only host work was recorded there".into(),
+            );
         }
         let avg = &f.a.steps.average;
         if avg.total > 0.0 && avg.dataloader / avg.total > super::host::DATALOADER_SHARE {
-            return format!(
-                "Host-only trace (no GPU activity): DataLoader {} of the step",
-                pct(avg.dataloader / avg.total)
+            return (
+                V::HostOnly,
+                format!(
+                    "Host-only trace (no GPU activity): DataLoader {} of the step",
+                    pct(avg.dataloader / avg.total)
+                ),
             );
         }
-        return "Host-only trace: no GPU activity recorded (CPU-only run, or CUDA activities \
+        return (
+            V::HostOnly,
+            "Host-only trace: no GPU activity recorded (CPU-only run, or CUDA activities \
                 not profiled)"
-            .into();
+                .into(),
+        );
     };
     let window = f.window_ns.max(1) as f64;
     let busy = p.busy as f64 / window;
@@ -120,10 +200,13 @@ pub fn verdict(f: &Facts, findings: &[Finding]) -> String {
             .unwrap_or(0);
     let comm_share = f.share_of_step(f.per_step_us(comm));
     if (busy >= GPU_BOUND_BUSY || queue_full) && comm_share >= COMM_BOUND_SHARE {
-        return format!(
-            "Communication-bound: exposed communication {} of the step (GPU busy {})",
-            pct(comm_share),
-            pct(busy)
+        return (
+            V::CommunicationBound,
+            format!(
+                "Communication-bound: exposed communication {} of the step (GPU busy {})",
+                pct(comm_share),
+                pct(busy)
+            ),
         );
     }
     if busy >= GPU_BOUND_BUSY || queue_full {
@@ -147,7 +230,7 @@ pub fn verdict(f: &Facts, findings: &[Finding]) -> String {
                 count(f.launch.max_depth() as u64)
             ));
         }
-        return v;
+        return (V::GpuBound, v);
     }
     // largest pool of lost device time
     let per_step = |ns: i64| f.per_step_us(ns);
@@ -185,15 +268,29 @@ pub fn verdict(f: &Facts, findings: &[Finding]) -> String {
     if timed && amount > 0 {
         let check = crate::analysis::capture::check(f.trace, 0, 0);
         if check.unreliable("host_device_timing") {
-            return format!(
-                "Timing unreliable: the device clock looks offset by {} from the host's, so \
-                 the GPU's idle {idle_s} cannot be blamed on the host or the device (see the \
-                 capture check); kernel times and GPU busy time stand",
-                fmt_us(check.clock_offset as f64 / 1000.0)
+            return (
+                V::TimingUnreliable,
+                format!(
+                    "Timing unreliable: the device clock looks offset by {} from the host's, so \
+                     the GPU's idle {idle_s} cannot be blamed on the host or the device (see \
+                     the capture check); kernel times and GPU busy time stand",
+                    fmt_us(check.clock_offset as f64 / 1000.0)
+                ),
             );
         }
     }
-    match kind {
+    let class = match kind {
+        _ if amount == 0 => V::IdleUnexplained,
+        "breaks" => V::GraphBreaks,
+        "dataloader" => V::DataloaderBound,
+        "sync" => V::SyncBound,
+        "compile" => V::Compile,
+        "launch" => V::LaunchBound,
+        "host" | "untraced" => V::HostBound,
+        "queued" => V::DeviceStalls,
+        _ => V::CommunicationBound,
+    };
+    let text = match kind {
         _ if amount == 0 => format!("GPU idle {idle_s} with no dominant cause found"),
         "breaks" => format!(
             "Graph breaks: GPU idle {idle_s}, {} per step waiting for eager code between \
@@ -283,5 +380,6 @@ pub fn verdict(f: &Facts, findings: &[Finding]) -> String {
             "Communication-bound: exposed communication {} of the step, GPU idle {idle_s}",
             pct(f.share_of_step(per_step(comm)))
         ),
-    }
+    };
+    (class, text)
 }

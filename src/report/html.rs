@@ -659,7 +659,7 @@ fn cards(s: &mut String, r: &Report) {
         if d.utilization.is_some() {
             card(
                 s,
-                &format!("GPU {} utilization", d.id),
+                &format!("GPU {} kernel utilization", d.id),
                 &fmt_pct(d.utilization),
                 &format!(
                     "SM efficiency {} · occupancy {}",
@@ -1617,7 +1617,7 @@ fn devices_table(s: &mut String, r: &Report) {
     if r.devices.is_empty() {
         return;
     }
-    s.push_str(r#"<section id="devices"><h2>GPUs</h2><div class="tablewrap"><table><thead><tr><th class="t">device</th><th>SMs</th><th>memory</th><th>compute capability</th><th>utilization</th><th>est. SM efficiency</th><th>est. achieved occupancy</th><th>tensor-core share</th></tr></thead><tbody>"#);
+    s.push_str(r#"<section id="devices"><h2>GPUs</h2><div class="tablewrap"><table><thead><tr><th class="t">device</th><th>SMs</th><th>memory</th><th>compute capability</th><th>kernel utilization</th><th>est. SM efficiency</th><th>est. achieved occupancy</th><th>tensor-core share</th></tr></thead><tbody>"#);
     for d in &r.devices {
         w!(
             s,

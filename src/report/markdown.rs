@@ -444,7 +444,11 @@ impl Renderer for Markdown {
         )];
         for d in &r.devices {
             if let Some(u) = d.utilization {
-                head.push(format!("GPU {} utilization {}", d.id, fmt_pct(Some(u))));
+                head.push(format!(
+                    "GPU {} kernel utilization {}",
+                    d.id,
+                    fmt_pct(Some(u))
+                ));
             }
         }
         for g in &r.gpu_timeline {
@@ -628,7 +632,7 @@ impl Renderer for Markdown {
                 out,
                 &[
                     "device",
-                    "utilization",
+                    "kernel utilization",
                     "SM eff.",
                     "occupancy",
                     "tensor cores",

@@ -568,6 +568,10 @@ pub struct Report {
     pub warnings: Vec<crate::model::Warning>,
     /// One-line diagnosis: what bounds the step (see `docs/rules.md`).
     pub verdict: String,
+    /// The verdict's class, a stable id (`gpu_bound`, `launch_bound`, … see
+    /// `docs/json-report.md`).
+    #[serde(default)]
+    pub verdict_class: crate::diagnose::verdict::VerdictClass,
     /// Findings ranked by recoverable time per step (see `docs/rules.md`).
     pub findings: Vec<crate::diagnose::Finding>,
     /// Analyzed window.
@@ -655,6 +659,7 @@ impl Report {
             },
             warnings: trace.warnings.clone(),
             verdict: diagnosis.verdict,
+            verdict_class: diagnosis.verdict_class,
             findings: diagnosis.findings,
             window: WindowInfo {
                 start_us: rel(a.window.start),

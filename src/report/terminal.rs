@@ -184,7 +184,7 @@ impl Renderer for Terminal {
                 "SMs",
                 "memory",
                 "CC",
-                "utilization",
+                "kernel util.",
                 "SM eff.",
                 "occupancy",
                 "tensor cores",

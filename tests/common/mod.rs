@@ -5,6 +5,8 @@
 //! `.ci/run`) a missing corpus is a failure instead, so CI can never pass without it.
 #![allow(dead_code)]
 
+pub mod invariants;
+
 use std::path::PathBuf;
 
 /// The corpus folder, if present.
