@@ -90,8 +90,34 @@ fn category_phrase(f: &Facts) -> Option<String> {
     ))
 }
 
-/// The verdict for a diagnosis.
+/// The verdict for a diagnosis. When the capture check finds events left out for want of
+/// time (`zero-timestamps`) or a truncated capture (`tracer-event-cap`), the verdict says so.
 pub fn verdict(f: &Facts, findings: &[Finding]) -> String {
+    let check = crate::analysis::capture::check(f.trace, 0, 0);
+    let mut v = verdict_of(f, findings, &check);
+    if v.starts_with("Device records incomplete") {
+        return v;
+    }
+    for i in &check.issues {
+        match i.id {
+            "zero-timestamps" => v.push_str(
+                " (judged on the events with real times: some were written with ts 0 and dur \
+                 0, see the capture check)",
+            ),
+            "tracer-event-cap" => {
+                v.push_str(" (the capture is truncated at the tracer's event cap, see the capture check)")
+            }
+            _ => {}
+        }
+    }
+    v
+}
+
+fn verdict_of(
+    f: &Facts,
+    findings: &[Finding],
+    check: &crate::analysis::capture::CaptureCheck,
+) -> String {
     let Some(p) = f.gaps.primary() else {
         if f.trace.gpu.iter().any(|g| g.is_activity()) {
             return "No GPU activity in the analyzed window: only host work was recorded there"
@@ -183,7 +209,6 @@ pub fn verdict(f: &Facts, findings: &[Finding]) -> String {
         "sync" | "launch" | "host" | "untraced" | "queued" | "breaks"
     );
     if timed && amount > 0 {
-        let check = crate::analysis::capture::check(f.trace, 0, 0);
         if check.unreliable("host_device_timing") {
             return format!(
                 "Timing unreliable: the device clock looks offset by {} from the host's, so \
@@ -192,6 +217,21 @@ pub fn verdict(f: &Facts, findings: &[Finding]) -> String {
                 fmt_us(check.clock_offset as f64 / 1000.0)
             );
         }
+    }
+    // device records missing: the idle time is no idle, sync or compile time
+    if (timed || kind == "compile") && amount > 0 && check.unreliable("device_records") {
+        let ids: Vec<&str> = check
+            .issues
+            .iter()
+            .filter(|i| i.unreliable.contains(&"device_records"))
+            .map(|i| i.id)
+            .collect();
+        return format!(
+            "Device records incomplete: the GPU's idle {idle_s} cannot be blamed on the host or \
+             the device, since the trace lacks device work that ran ({}; see the capture \
+             check); kernel times stand",
+            ids.join(", ")
+        );
     }
     match kind {
         _ if amount == 0 => format!("GPU idle {idle_s} with no dominant cause found"),

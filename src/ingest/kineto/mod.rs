@@ -204,6 +204,10 @@ impl Warnings {
     }
 }
 
+/// Warning code of the events written with `ts` 0 and `dur` 0 (pytorch #188481), left out
+/// when read; the capture check reports them (`zero-timestamps`).
+pub const ZERO_TIMESTAMP: &str = "zero-timestamp";
+
 /// The reader's private tables (names, threads): the model's fast hash.
 type FxHashMap<K, V> = crate::model::fasthash::HashMap<K, V>;
 
@@ -528,6 +532,16 @@ impl Worker {
             }
             _ => 0,
         };
+        // torch 2.12 writes the later events of some traces with `ts 0, dur 0` (pytorch
+        // #188481): they carry no time, and kept they would stretch the trace from 0 to now
+        if start == 0 && dur == 0 {
+            self.p.warnings.add(ZERO_TIMESTAMP, Some(offset), || {
+                "events with `ts` 0 and `dur` 0 (the torch 2.12 export defect, pytorch \
+                 #188481) carry no time and were left out"
+                    .to_string()
+            });
+            return;
+        }
         let name_str = e.name.0.as_deref().unwrap_or("");
         let name = self.name(name_str);
         self.p
@@ -1674,7 +1688,9 @@ pub fn read_from<R: Read + Send>(
             ));
         }
         merger.warnings.add("non-object-event", first, || {
-            "values in the event array that are not JSON objects were skipped".into()
+            "values in the event array that are not JSON objects (log or warning lines \
+             written into the trace, kineto #1453, #1460, or bare values) were skipped"
+                .into()
         });
         if let Some(w) = merger.warnings.map.get_mut("non-object-event") {
             w.count = n;
