@@ -15,10 +15,10 @@
 //! | `missing-launch-flows` | over 10 % of device activities have no link to a launch call | their host-side cause is unknown; they count by start time |
 //! | `zero-timestamps` | the reader left out events written with `ts` 0 and `dur` 0 (torch 2.12 export defect, pytorch #188481) | every figure covers only the events with real times; totals are lower bounds; idle time is not blamed on the host or the device (`device_records`) |
 //! | `zero-duration-activities` | kernels, copies or fills recorded with `dur` 0 (producer defect, e.g. a 4 MB host-to-device copy with dur 0, TraceLens #610) | they add no time; copy bandwidth leaves them out |
-//! | `launches-without-records` | at least [`UNRECORDED_MIN`] kernel/copy/fill launch calls, and over 1 % of them, have no device record although later launches have one (launches inside a CUDA/HIP graph capture, which run nothing, do not count) | device records were lost (nsys/CUPTI buffers): the device's idle time is not idle, so idle time is not blamed on the host or the device (`device_records`) |
+//! | `launches-without-records` | at least [`UNRECORDED_MIN`] kernel/copy/fill launch calls, and over 1 % of them, have no device record although later launches have one (launches inside a CUDA/HIP graph capture, which run nothing, and calls shorter than [`NOOP_CALL`], which enqueue nothing, do not count) | device records were lost (nsys/CUPTI buffers): the device's idle time is not idle, so idle time is not blamed on the host or the device (`device_records`) |
 //! | `unrecorded-device-work` | a blocking sync or copy waits at least [`UNRECORDED_WAIT`] while no device activity is recorded, or an activity starts at least that long after its launch returned on a device with nothing recorded in between (not when a clock offset explains it) | the device ran work the trace does not hold (launched before the capture, or lost): same effect (`device_records`) |
 //! | `producer-lost-events` | the producer itself reports lost events (nsys `DIAGNOSTIC_EVENT`: "Some CUPTI events might be missing", "Not all CUDA events might have been collected") | same effect (`device_records`) |
-//! | `duplicate-records` | the reader met copies or fills written twice under one correlation id with the same stream, start and duration (some nsys exports write blocking copies so) | each counted once; nothing is unreliable |
+//! | `duplicate-records` | the nsys reader met records written twice under one correlation id: a runtime call's versioned entry point inside the call (`cudaMemcpy_v3020` in `cudaMemcpy`, nsys 2022 exports), or copies/fills with the same stream, start and duration | each counted once (host syncs and launches are not counted twice); nothing is unreliable |
 //! | `tracer-event-cap` | an AMD trace whose device activities, or HIP calls plus device activities, number exactly 1,000,000 or 5,000,000: roctracer's event cap (kineto #1081, #1114), past which events are dropped silently | the capture is truncated: totals are lower bounds (`totals`, `device_records`) |
 
 use serde::Serialize;
@@ -72,6 +72,10 @@ fn is_graph_launch(name: &str) -> bool {
 /// Launch calls without a device record, before the last launch that has one, from which
 /// `launches-without-records` is raised (and over 1 % of the launch calls).
 pub const UNRECORDED_MIN: u64 = 10;
+
+/// Launch calls shorter than this (ns) enqueued nothing: they are not expected to have a
+/// device record.
+pub const NOOP_CALL: Ns = 1_000;
 
 /// The wait from which a blocking call, or an activity's start after its launch, proves
 /// device work the trace does not hold when nothing is recorded on the device (ns, 1 ms).
@@ -263,6 +267,9 @@ pub fn check(trace: &Trace, steps_cut: usize, compile: Ns) -> CaptureCheck {
             c if capturing.contains(&e.thread) => {
                 let _ = c;
             }
+            // a call that returns in under 1 µs enqueued nothing (zero-size copies and fills
+            // return at once: 22 `cudaMemsetAsync` of 0.1-0.3 µs in samples/h100_bert_small)
+            _ if e.dur < NOOP_CALL => {}
             c => {
                 launches[c as usize - 1] += 1;
                 if launched_graph[i] {
@@ -499,8 +506,9 @@ fn records_issues(
             id: "unrecorded-device-work",
             finding: parts.join("; "),
             effect: "the device ran work the trace does not hold (launched before the capture \
-                     began, or its records were lost): that waiting is neither host, sync nor \
-                     device-stall time, so idle time is not blamed on them"
+                     began, or its records were lost), or its clock is offset from the host's: \
+                     that waiting is neither host, sync nor device-stall time, so idle time is \
+                     not blamed on them"
                 .into(),
             unreliable: vec!["device_records"],
         });
@@ -524,8 +532,9 @@ fn records_issues(
         out.issues.push(TrustIssue {
             id: "duplicate-records",
             finding: format!(
-                "{} device record(s) were written twice under one correlation id (same \
-                 stream, start and duration)",
+                "{} record(s) were written twice under one correlation id (runtime calls: \
+                 the versioned entry point inside its call, as nsys 2022 exports write them; \
+                 copies and fills: same stream, start and duration)",
                 w.count
             ),
             effect: "each was counted once: no figure counts them twice".into(),
@@ -659,6 +668,14 @@ mod tests {
         assert!(c.unreliable("device_records"));
         // the profiler stopped: the last launches have no record, that is no loss
         assert!(check(&launched(|i| i >= 80), 0, 0).issues.is_empty());
+        // calls under 1 µs enqueue nothing (zero-size fills)
+        let mut b = TraceBuilder::new().device(0, "NVIDIA H100", 132, 80 << 30);
+        for i in 0..30 {
+            b.runtime("cudaMemsetAsync", 0, 10.0 * i as f64, 0.2);
+        }
+        let c = b.runtime("cudaLaunchKernel", 0, 400.0, 5.0);
+        b.gpu(GpuKind::Kernel, "k", 0, 7, 406.0, 50.0, c);
+        assert!(check(&b.build(), 0, 0).issues.is_empty());
         // nine lost: under the floor
         assert!(check(&launched(|i| (10..19).contains(&i)), 0, 0)
             .issues

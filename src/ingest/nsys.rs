@@ -652,7 +652,20 @@ impl<'p> Reader<'p> {
             }
         })?;
         self.rows += rows.len() as u64;
+        // Older exports (nsys 2022.2) write each call twice under one correlation id, the
+        // versioned entry point (`cudaMemcpy_v3020`) inside the call (`cudaMemcpy`), one row
+        // after the other: the inner one is counted once, as the call.
+        let mut last: Option<(Option<i64>, Option<i64>, i64, i64)> = None;
+        let mut duplicates = 0u64;
         for (s, e, class, gtid, corr, name_id, text) in rows {
+            let inner = last.is_some_and(|(g, c, ls, le)| {
+                corr.is_some_and(|x| x != 0) && g == gtid && c == corr && s >= ls && e <= le
+            });
+            if inner {
+                duplicates += 1;
+                continue;
+            }
+            last = Some((gtid, corr, s, e));
             let Some((s, d)) = self.times(RUNTIME, s, e) else {
                 continue;
             };
@@ -686,6 +699,16 @@ impl<'p> Reader<'p> {
                 correlation,
                 owner_op: NONE,
             });
+        }
+        if duplicates > 0 {
+            self.warnings.add(
+                DUPLICATE_RECORDS,
+                duplicates,
+                "runtime calls, copies or fills written twice under one correlation id (a \
+                 versioned entry point inside its call, or the same stream, start and \
+                 duration): each was counted once"
+                    .into(),
+            );
         }
         Ok(())
     }
@@ -834,8 +857,9 @@ impl<'p> Reader<'p> {
             self.warnings.add(
                 DUPLICATE_RECORDS,
                 duplicates,
-                "copies or fills written twice under one correlation id (same stream, start \
-                 and duration): each was counted once"
+                "runtime calls, copies or fills written twice under one correlation id (a \
+                 versioned entry point inside its call, or the same stream, start and \
+                 duration): each was counted once"
                     .into(),
             );
         }
@@ -959,7 +983,7 @@ impl<'p> Reader<'p> {
     /// become the [`LOST_EVENTS`] warning.
     fn read_diagnostics(&mut self) -> Result<(), LoadError> {
         let mut lost: Vec<String> = Vec::new();
-        self.rows("DIAGNOSTIC_EVENT", &["text"], "", |r| {
+        self.db.rows("DIAGNOSTIC_EVENT", &["text"], "", |r| {
             if let Some(t) = r.s(0).filter(|t| reports_lost_events(t)) {
                 lost.push(t.split_whitespace().collect::<Vec<_>>().join(" "));
             }
