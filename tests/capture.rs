@@ -152,7 +152,10 @@ fn zero_timestamp_tail_is_left_out_and_named() {
         "{issue}"
     );
     let w = &r["warnings"][0];
-    assert_eq!((w["code"].as_str(), w["count"].as_u64()), (Some("zero-timestamp"), Some(62)));
+    assert_eq!(
+        (w["code"].as_str(), w["count"].as_u64()),
+        (Some("zero-timestamp"), Some(62))
+    );
     // the figures come from the two steps with real times; the idle time is not blamed
     assert_eq!(kernel_calls(&r), 20);
     let v = r["verdict"].as_str().unwrap();
@@ -198,7 +201,12 @@ fn kineto_2026_fields_read_or_ignored_cleanly() {
         .collect();
     let variants = [
         // graph id / graph node id (kineto #1276, #1277), node ids above 2^63
-        kineto(2, r#","graph id":3,"graph node id":18446744073709551000"#, &[], 2),
+        kineto(
+            2,
+            r#","graph id":3,"graph node id":18446744073709551000"#,
+            &[],
+            2,
+        ),
         // Seq / Comms Id beyond i64 (kineto #1296, #1300; HTA #324), channel, priority
         kineto(
             2,
@@ -245,7 +253,11 @@ fn nsys_lost_events_named_on_the_capture_that_reports_them() {
         return;
     };
     let r = common::analyze_json(&p, &[]);
-    assert!(ids(&r).contains(&"producer-lost-events".to_string()), "{:?}", ids(&r));
+    assert!(
+        ids(&r).contains(&"producer-lost-events".to_string()),
+        "{:?}",
+        ids(&r)
+    );
     let w = r["warnings"]
         .as_array()
         .unwrap()
@@ -260,7 +272,10 @@ fn nsys_lost_events_named_on_the_capture_that_reports_them() {
     ] {
         let p = common::corpus_file(rel).unwrap();
         let r = common::analyze_json(&p, &[]);
-        assert!(!ids(&r).contains(&"producer-lost-events".to_string()), "{rel}");
+        assert!(
+            !ids(&r).contains(&"producer-lost-events".to_string()),
+            "{rel}"
+        );
     }
 }
 

@@ -14,7 +14,7 @@
 //! | `cpu-only` | no kernel, copy or fill | nothing about the GPU can be said |
 //! | `missing-launch-flows` | over 10 % of device activities have no link to a launch call | their host-side cause is unknown; they count by start time |
 //! | `zero-timestamps` | the reader left out events written with `ts` 0 and `dur` 0 (torch 2.12 export defect, pytorch #188481) | every figure covers only the events with real times; totals are lower bounds; idle time is not blamed on the host or the device (`device_records`) |
-//! | `zero-duration-activities` | kernels, copies or fills recorded with `dur` 0 (producer defect, e.g. a 4 MB host-to-device copy with dur 0, TraceLens #610) | they add no time; copy bandwidth leaves them out |
+//! | `zero-duration-activities` | kernels, copies or fills recorded with `dur` 0 (producer defect, e.g. a 4 MB host-to-device copy with dur 0, TraceLens #610) in a trace with sub-µs device times; with integer-µs times (where dur 0 means under 1 µs) only copies and fills of at least [`ZERO_DUR_BYTES`] | they add no time; copy bandwidth leaves them out |
 //! | `launches-without-records` | at least [`UNRECORDED_MIN`] kernel/copy/fill launch calls, and over 1 % of them, have no device record although later launches have one (launches inside a CUDA/HIP graph capture, which run nothing, and calls shorter than [`NOOP_CALL`], which enqueue nothing, do not count) | device records were lost (nsys/CUPTI buffers): the device's idle time is not idle, so idle time is not blamed on the host or the device (`device_records`) |
 //! | `unrecorded-device-work` | a blocking sync or copy waits at least [`UNRECORDED_WAIT`] while no device activity is recorded, or an activity starts at least that long after its launch returned on a device with nothing recorded in between (not when a clock offset explains it) | the device ran work the trace does not hold (launched before the capture, or lost): same effect (`device_records`) |
 //! | `producer-lost-events` | the producer itself reports lost events (nsys `DIAGNOSTIC_EVENT`: "Some CUPTI events might be missing", "Not all CUDA events might have been collected") | same effect (`device_records`) |
@@ -72,6 +72,11 @@ fn is_graph_launch(name: &str) -> bool {
 /// Launch calls without a device record, before the last launch that has one, from which
 /// `launches-without-records` is raised (and over 1 % of the launch calls).
 pub const UNRECORDED_MIN: u64 = 10;
+
+/// In a trace with integer-µs device times, a copy or fill of at least this many bytes
+/// recorded with `dur` 0 is a defect (8 MiB take over 1.6 µs at 5 TB/s); smaller ones may
+/// just have lasted under 1 µs.
+pub const ZERO_DUR_BYTES: u64 = 8 << 20;
 
 /// Launch calls shorter than this (ns) enqueued nothing: they are not expected to have a
 /// device record.
@@ -198,17 +203,28 @@ pub fn check(trace: &Trace, steps_cut: usize, compile: Ns) -> CaptureCheck {
     let mut unlinked = 0usize;
     let mut zero = [0u64; 3];
     let mut zero_bytes = 0u64;
+    // whether the device times are finer than 1 µs (integer-µs traces round what lasts
+    // under 1 µs to 0: no defect there, but for copies and fills too large for that)
+    let mut fine = false;
+    let mut zero_large = [0u64; 3];
+    let mut zero_large_bytes = 0u64;
     // per device: the latest end of its activities so far (few devices: a short list)
     let mut last_end: Vec<(i32, Ns)> = Vec::new();
     let (mut late, mut late_wait) = (0u64, 0 as Ns);
     for g in trace.gpu.iter().filter(|g| g.is_activity()) {
+        fine |= g.start % 1000 != 0 || g.dur % 1000 != 0;
         if g.dur == 0 {
-            match g.kind {
-                GpuKind::Kernel => zero[0] += 1,
-                GpuKind::Memcpy => zero[1] += 1,
-                _ => zero[2] += 1,
-            }
+            let k = match g.kind {
+                GpuKind::Kernel => 0,
+                GpuKind::Memcpy => 1,
+                _ => 2,
+            };
+            zero[k] += 1;
             zero_bytes += g.bytes;
+            if g.bytes >= ZERO_DUR_BYTES {
+                zero_large[k] += 1;
+                zero_large_bytes += g.bytes;
+            }
         }
         let k = match last_end.iter().position(|(d, _)| *d == g.device) {
             Some(k) => k,
@@ -338,6 +354,11 @@ pub fn check(trace: &Trace, steps_cut: usize, compile: Ns) -> CaptureCheck {
         });
     }
 
+    let (zero, zero_bytes) = if fine {
+        (zero, zero_bytes)
+    } else {
+        (zero_large, zero_large_bytes)
+    };
     records_issues(trace, &mut out, zero, zero_bytes, (late, late_wait));
     let all_launches: u64 = launches.iter().sum();
     let interior: Vec<&(u8, Ns)> = unrecorded
@@ -542,7 +563,10 @@ fn records_issues(
         });
     }
 
-    let amd = trace.devices.iter().any(|d| d.vendor == crate::model::Vendor::Amd);
+    let amd = trace
+        .devices
+        .iter()
+        .any(|d| d.vendor == crate::model::Vendor::Amd);
     if amd {
         let acts = trace.gpu.iter().filter(|g| g.is_activity()).count() as u64;
         let calls = trace
@@ -550,9 +574,12 @@ fn records_issues(
             .iter()
             .filter(|e| matches!(e.kind, CpuKind::Runtime | CpuKind::Driver))
             .count() as u64;
-        let hit = [(acts, "device activities"), (acts + calls, "HIP calls and device activities")]
-            .into_iter()
-            .find(|(n, _)| TRACER_CAPS.contains(n));
+        let hit = [
+            (acts, "device activities"),
+            (acts + calls, "HIP calls and device activities"),
+        ]
+        .into_iter()
+        .find(|(n, _)| TRACER_CAPS.contains(n));
         if let Some((n, what)) = hit {
             out.issues.push(TrustIssue {
                 id: "tracer-event-cap",
@@ -696,10 +723,19 @@ mod tests {
     fn zero_duration_activities_counted() {
         let mut b = TraceBuilder::new().device(0, "NVIDIA H100", 132, 80 << 30);
         let c = b.runtime("cudaMemcpyAsync", 0, 0.0, 5.0);
-        b.gpu(GpuKind::Memcpy, "Memcpy HtoD (Pageable -> Device)", 0, 7, 6.0, 0.0, c)
-            .bytes = 4 << 20;
+        b.gpu(
+            GpuKind::Memcpy,
+            "Memcpy HtoD (Pageable -> Device)",
+            0,
+            7,
+            6.0,
+            0.0,
+            c,
+        )
+        .bytes = 4 << 20;
         let c = b.runtime("cudaLaunchKernel", 0, 10.0, 5.0);
-        b.gpu(GpuKind::Kernel, "k", 0, 7, 16.0, 50.0, c);
+        // ns-resolution times (a 50.5 µs kernel)
+        b.gpu(GpuKind::Kernel, "k", 0, 7, 16.0, 50.5, c);
         let c = check(&b.build(), 0, 0);
         assert_eq!(ids(&c), ["zero-duration-activities"]);
         assert_eq!(
@@ -707,6 +743,41 @@ mod tests {
             "1 copies recorded with dur 0, moving 4194304 bytes (a producer defect, e.g. \
              TraceLens #610)"
         );
+    }
+
+    #[test]
+    fn zero_duration_at_microsecond_resolution() {
+        // integer-µs times: a kernel or a small copy of dur 0 lasted under 1 µs
+        let mut b = TraceBuilder::new().device(0, "NVIDIA V100", 80, 16 << 30);
+        let c = b.runtime("cudaLaunchKernel", 0, 0.0, 5.0);
+        b.gpu(GpuKind::Kernel, "k", 0, 7, 6.0, 0.0, c);
+        let c = b.runtime("cudaMemcpyAsync", 0, 10.0, 5.0);
+        b.gpu(
+            GpuKind::Memcpy,
+            "Memcpy HtoD (Pageable -> Device)",
+            0,
+            7,
+            16.0,
+            0.0,
+            c,
+        )
+        .bytes = 1024;
+        assert!(check(&b.build(), 0, 0).issues.is_empty());
+        // but 16 MiB cannot be copied in under 1 µs
+        let mut b = TraceBuilder::new().device(0, "NVIDIA V100", 80, 16 << 30);
+        let c = b.runtime("cudaMemcpyAsync", 0, 10.0, 5.0);
+        b.gpu(
+            GpuKind::Memcpy,
+            "Memcpy HtoD (Pageable -> Device)",
+            0,
+            7,
+            16.0,
+            0.0,
+            c,
+        )
+        .bytes = 16 << 20;
+        let c = check(&b.build(), 0, 0);
+        assert_eq!(ids(&c), ["zero-duration-activities"]);
     }
 
     #[test]
@@ -788,5 +859,4 @@ mod tests {
         t.gpu.pop();
         assert!(!ids(&check(&t, 0, 0)).contains(&"tracer-event-cap"));
     }
-
 }

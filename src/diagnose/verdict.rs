@@ -104,9 +104,9 @@ pub fn verdict(f: &Facts, findings: &[Finding]) -> String {
                 " (judged on the events with real times: some were written with ts 0 and dur \
                  0, see the capture check)",
             ),
-            "tracer-event-cap" => {
-                v.push_str(" (the capture is truncated at the tracer's event cap, see the capture check)")
-            }
+            "tracer-event-cap" => v.push_str(
+                " (the capture is truncated at the tracer's event cap, see the capture check)",
+            ),
             _ => {}
         }
     }

@@ -801,8 +801,7 @@ impl<'p> Reader<'p> {
         let mut names: HashMap<CopyKey, NameId> = HashMap::new();
         // the same copy or fill written twice under one correlation id (some exports do so
         // for blocking copies): counted once
-        let mut seen: std::collections::HashSet<(GpuKind, u64, Ns, Ns, i32)> =
-            Default::default();
+        let mut seen: std::collections::HashSet<(GpuKind, u64, Ns, Ns, i32)> = Default::default();
         let mut duplicates = 0u64;
         let mut once = |g: &GpuEvent| {
             let fresh = g.correlation == 0

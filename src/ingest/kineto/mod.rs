@@ -2066,6 +2066,36 @@ mod tests {
         assert_eq!((d.matches("\nc ").count(), retries), (300, 0), "{d}");
     }
 
+    /// Log lines written into the event array (kineto #1453, #1460) and events written with
+    /// `ts 0, dur 0` (pytorch #188481) read the same in chained blocks and scanned: the lines
+    /// skipped and counted with the first one's offset, the events left out and counted.
+    #[test]
+    fn log_lines_and_zero_timestamps_both_ways() {
+        let mut doc = String::from_utf8(trace(400, |_| String::new(), "\n}")).unwrap();
+        let line = "WARNING:2026-05-01 kineto.cpp:12] cudaEvent \"event_id\": 64 {\n";
+        let at = doc.match_indices(",\n").nth(150).unwrap().0 + 2;
+        doc.insert_str(at, line);
+        let at2 = doc.match_indices(",\n").nth(300).unwrap().0 + 2;
+        doc.insert_str(at2, "LOG: done\n");
+        // the last 50 events with ts 0, dur 0
+        for i in 350..400 {
+            let real = format!("\"ts\": {}, \"dur\": 3,", 1000 + 5 * i);
+            doc = doc.replacen(&real, "\"ts\": 0, \"dur\": 0,", 1);
+        }
+        let (d, _) = both_ways(doc.as_bytes(), "log-lines");
+        assert_eq!(d.matches("\nc ").count(), 350, "{d}");
+        assert!(
+            d.contains(&format!(
+                "code: \"non-object-event\", count: 2, first_offset: Some({at})"
+            )),
+            "{d}"
+        );
+        assert!(
+            d.contains("code: \"zero-timestamp\", count: 50, first_offset: Some("),
+            "{d}"
+        );
+    }
+
     #[test]
     fn unconfirmed_chains_are_read_again_the_scanned_way() {
         // arrays of objects across lines inside events: some cuts fall inside them
