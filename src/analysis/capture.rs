@@ -13,10 +13,17 @@
 //! | `mostly-compile` | torch.compile/autotune work covers at least half of the capture's span | the capture shows warm-up, not the steady state |
 //! | `cpu-only` | no kernel, copy or fill | nothing about the GPU can be said |
 //! | `missing-launch-flows` | over 10 % of device activities have no link to a launch call | their host-side cause is unknown; they count by start time |
+//! | `zero-timestamps` | the reader left out events written with `ts` 0 and `dur` 0 (torch 2.12 export defect, pytorch #188481) | every figure covers only the events with real times; totals are lower bounds; idle time is not blamed on the host or the device (`device_records`) |
+//! | `zero-duration-activities` | kernels, copies or fills recorded with `dur` 0 (producer defect, e.g. a 4 MB host-to-device copy with dur 0, TraceLens #610) in a trace with sub-µs device times; with integer-µs times (where dur 0 means under 1 µs) only copies and fills of at least [`ZERO_DUR_BYTES`] | they add no time; copy bandwidth leaves them out |
+//! | `launches-without-records` | at least [`UNRECORDED_MIN`] kernel/copy/fill launch calls, and over 1 % of them, have no device record although later launches have one (launches inside a CUDA/HIP graph capture, which run nothing, and calls shorter than [`NOOP_CALL`], which enqueue nothing, do not count) | device records were lost (nsys/CUPTI buffers): the device's idle time is not idle, so idle time is not blamed on the host or the device (`device_records`) |
+//! | `unrecorded-device-work` | a blocking sync or copy waits at least [`UNRECORDED_WAIT`] while no device activity is recorded, or an activity starts at least that long after its launch returned on a device with nothing recorded in between (not when a clock offset explains it) | the device ran work the trace does not hold (launched before the capture, or lost): same effect (`device_records`) |
+//! | `producer-lost-events` | the producer itself reports lost events (nsys `DIAGNOSTIC_EVENT`: "Some CUPTI events might be missing", "Not all CUDA events might have been collected") | same effect (`device_records`) |
+//! | `duplicate-records` | the nsys reader met records written twice under one correlation id: a runtime call's versioned entry point inside the call (`cudaMemcpy_v3020` in `cudaMemcpy`, nsys 2022 exports), or copies/fills with the same stream, start and duration | each counted once (host syncs and launches are not counted twice); nothing is unreliable |
+//! | `tracer-event-cap` | an AMD trace whose device activities, or HIP calls plus device activities, number exactly 1,000,000 or 5,000,000: roctracer's event cap (kineto #1081, #1114), past which events are dropped silently | the capture is truncated: totals are lower bounds (`totals`, `device_records`) |
 
 use serde::Serialize;
 
-use crate::model::{clock, CpuKind, Ns, Trace, NONE};
+use crate::model::{clock, CpuKind, GpuKind, Ns, Trace, NONE};
 
 /// Threshold of the clock-offset check, ns ([`clock::MIN_OFFSET`]).
 pub const CLOCK_OFFSET_MIN: Ns = clock::MIN_OFFSET;
@@ -36,7 +43,7 @@ pub struct TrustIssue {
     /// What it does to the numbers.
     pub effect: String,
     /// Classes of numbers it makes unreliable (`host_device_timing`, `device_busy`,
-    /// `totals`, `steady_state`, `gpu`, `host_attribution`).
+    /// `totals`, `steady_state`, `gpu`, `host_attribution`, `device_records`).
     #[serde(deserialize_with = "crate::text::static_words::vec")]
     pub unreliable: Vec<&'static str>,
 }
@@ -60,6 +67,44 @@ impl CaptureCheck {
 
 fn is_graph_launch(name: &str) -> bool {
     name.contains("GraphLaunch")
+}
+
+/// Launch calls without a device record, before the last launch that has one, from which
+/// `launches-without-records` is raised (and over 1 % of the launch calls).
+pub const UNRECORDED_MIN: u64 = 10;
+
+/// In a trace with integer-µs device times, a copy or fill of at least this many bytes
+/// recorded with `dur` 0 is a defect (8 MiB take over 1.6 µs at 5 TB/s); smaller ones may
+/// just have lasted under 1 µs.
+pub const ZERO_DUR_BYTES: u64 = 8 << 20;
+
+/// Launch calls shorter than this (ns) enqueued nothing: they are not expected to have a
+/// device record.
+pub const NOOP_CALL: Ns = 1_000;
+
+/// The wait from which a blocking call, or an activity's start after its launch, proves
+/// device work the trace does not hold when nothing is recorded on the device (ns, 1 ms).
+pub const UNRECORDED_WAIT: Ns = 1_000_000;
+
+/// roctracer's event caps (kineto #1081: 1 M by default, #1114: raised to 5 M).
+pub const TRACER_CAPS: [u64; 2] = [1_000_000, 5_000_000];
+
+/// What a host call launches on the device: 0 nothing, 1 a kernel, 2 a copy, 3 a fill;
+/// 4 and 5 open and close a graph capture (its launches run nothing).
+fn launch_class(name: &str) -> u8 {
+    if name.contains("StreamBeginCapture") {
+        4
+    } else if name.contains("StreamEndCapture") {
+        5
+    } else if crate::analysis::launch::is_kernel_launch(name) {
+        1
+    } else if name.contains("Memcpy") {
+        2
+    } else if name.contains("Memset") {
+        3
+    } else {
+        0
+    }
 }
 
 fn ms(ns: Ns) -> String {
@@ -152,25 +197,102 @@ pub fn check(trace: &Trace, steps_cut: usize, compile: Ns) -> CaptureCheck {
             unreliable: vec!["host_device_timing"],
         });
     }
-    // launches that reached a device, and device activities without a launch
+    // launches that reached a device, device activities without a launch, activities of no
+    // duration, and activities that started long after their launch on an idle device
     let mut launched_graph = vec![false; trace.cpu.len()];
     let mut unlinked = 0usize;
+    let mut zero = [0u64; 3];
+    let mut zero_bytes = 0u64;
+    // whether the device times are finer than 1 µs (integer-µs traces round what lasts
+    // under 1 µs to 0: no defect there, but for copies and fills too large for that)
+    let mut fine = false;
+    let mut zero_large = [0u64; 3];
+    let mut zero_large_bytes = 0u64;
+    // per device: the latest end of its activities so far (few devices: a short list)
+    let mut last_end: Vec<(i32, Ns)> = Vec::new();
+    let (mut late, mut late_wait) = (0u64, 0 as Ns);
     for g in trace.gpu.iter().filter(|g| g.is_activity()) {
+        fine |= g.start % 1000 != 0 || g.dur % 1000 != 0;
+        if g.dur == 0 {
+            let k = match g.kind {
+                GpuKind::Kernel => 0,
+                GpuKind::Memcpy => 1,
+                _ => 2,
+            };
+            zero[k] += 1;
+            zero_bytes += g.bytes;
+            if g.bytes >= ZERO_DUR_BYTES {
+                zero_large[k] += 1;
+                zero_large_bytes += g.bytes;
+            }
+        }
+        let k = match last_end.iter().position(|(d, _)| *d == g.device) {
+            Some(k) => k,
+            None => {
+                last_end.push((g.device, Ns::MIN));
+                last_end.len() - 1
+            }
+        };
+        let prev = &mut last_end[k].1;
         if g.launch == NONE {
             unlinked += 1;
         } else {
             launched_graph[g.launch as usize] = true;
+            // nothing recorded on the device from the launch's return to the start: the
+            // device ran something the trace does not hold (or its clock is offset)
+            let returned = trace.cpu[g.launch as usize].end();
+            if g.start - returned >= UNRECORDED_WAIT && *prev <= returned {
+                late += 1;
+                late_wait += g.start - returned;
+            }
         }
+        *prev = (*prev).max(g.end());
     }
 
-    // graph replays whose kernels are not in the trace
+    // graph replays whose kernels are not in the trace; kernel/copy/fill launches without a
+    // device record (outside graph captures)
     let (mut replays, mut empty) = (0u64, 0u64);
     let mut graph_memo = crate::model::fast::NameMemo::new(trace, is_graph_launch);
+    let mut class_memo = crate::model::fast::NameMemo::new(trace, launch_class);
+    let mut capturing: std::collections::HashSet<u32> = Default::default();
+    let mut launches = [0u64; 3];
+    let mut unrecorded: Vec<(u8, Ns)> = Vec::new();
+    let mut last_recorded = Ns::MIN;
     for (i, e) in trace.cpu.iter().enumerate() {
-        if matches!(e.kind, CpuKind::Runtime | CpuKind::Driver) && graph_memo.get(e.name) {
+        if !matches!(
+            e.kind,
+            CpuKind::Runtime | CpuKind::Driver | CpuKind::OtherRuntime
+        ) {
+            continue;
+        }
+        if graph_memo.get(e.name) {
             replays += 1;
             if !launched_graph[i] {
                 empty += 1;
+            }
+            continue;
+        }
+        match class_memo.get(e.name) {
+            0 => {}
+            4 => {
+                capturing.insert(e.thread);
+            }
+            5 => {
+                capturing.remove(&e.thread);
+            }
+            c if capturing.contains(&e.thread) => {
+                let _ = c;
+            }
+            // a call that returns in under 1 µs enqueued nothing (zero-size copies and fills
+            // return at once: 22 `cudaMemsetAsync` of 0.1-0.3 µs in samples/h100_bert_small)
+            _ if e.dur < NOOP_CALL => {}
+            c => {
+                launches[c as usize - 1] += 1;
+                if launched_graph[i] {
+                    last_recorded = e.start;
+                } else {
+                    unrecorded.push((c, e.start));
+                }
             }
         }
     }
@@ -232,6 +354,46 @@ pub fn check(trace: &Trace, steps_cut: usize, compile: Ns) -> CaptureCheck {
         });
     }
 
+    let (zero, zero_bytes) = if fine {
+        (zero, zero_bytes)
+    } else {
+        (zero_large, zero_large_bytes)
+    };
+    records_issues(trace, &mut out, zero, zero_bytes, (late, late_wait));
+    let all_launches: u64 = launches.iter().sum();
+    let interior: Vec<&(u8, Ns)> = unrecorded
+        .iter()
+        .filter(|(_, at)| *at < last_recorded)
+        .collect();
+    let n = interior.len() as u64;
+    if n >= UNRECORDED_MIN && n * 100 > all_launches {
+        let mut by = [0u64; 3];
+        for (c, _) in &interior {
+            by[*c as usize - 1] += 1;
+        }
+        let what: Vec<String> = ["kernel", "copy", "fill"]
+            .iter()
+            .zip(by.iter().zip(launches.iter()))
+            .filter(|(_, (n, _))| **n > 0)
+            .map(|(w, (n, of))| format!("{n} of {of} {w} launches"))
+            .collect();
+        let (lo, _) = crate::window::trace_bounds(trace);
+        out.issues.push(TrustIssue {
+            id: "launches-without-records",
+            finding: format!(
+                "{} have no device record although later launches have one; records are \
+                 complete until {} into the capture (its first launch without a record)",
+                what.join(", "),
+                ms(interior[0].1 - lo)
+            ),
+            effect: "device records were lost (profiler buffers full or events dropped): the \
+                     device's idle time there is not idle, so it is not blamed on the host or \
+                     the device, and busy time and kernel totals are lower bounds"
+                .into(),
+            unreliable: vec!["device_records", "totals"],
+        });
+    }
+
     if activities == 0 {
         out.issues.push(TrustIssue {
             id: "cpu-only",
@@ -256,11 +418,193 @@ pub fn check(trace: &Trace, steps_cut: usize, compile: Ns) -> CaptureCheck {
     out
 }
 
+/// The issues of device records that are missing or carry no time: the reader's
+/// `ts 0, dur 0` events, zero-duration activities, blocking calls and late starts that wait
+/// on unrecorded device work, the producer's own lost-event diagnostics, and roctracer's cap.
+fn records_issues(
+    trace: &Trace,
+    out: &mut CaptureCheck,
+    zero: [u64; 3],
+    zero_bytes: u64,
+    (late, late_wait): (u64, Ns),
+) {
+    let warning = |code: &str| trace.warnings.iter().find(|w| w.code == code);
+    if let Some(w) = warning(crate::ingest::kineto::ZERO_TIMESTAMP) {
+        out.issues.push(TrustIssue {
+            id: "zero-timestamps",
+            finding: format!(
+                "{} events were written with ts 0 and dur 0 (the torch 2.12 export defect, \
+                 pytorch #188481){}",
+                w.count,
+                w.first_offset
+                    .map(|o| format!("; the first at byte {o}"))
+                    .unwrap_or_default()
+            ),
+            effect: "they carry no time and were left out: every figure covers only the events \
+                     recorded with real times, totals are lower bounds, and the device's idle \
+                     time may be work whose records lost their times, so it is not blamed on \
+                     the host or the device (export the trace with another torch version to \
+                     see the rest)"
+                .into(),
+            unreliable: vec!["totals", "device_records"],
+        });
+    }
+    let n_zero: u64 = zero.iter().sum();
+    if n_zero > 0 {
+        let what: Vec<String> = ["kernels", "copies", "fills"]
+            .iter()
+            .zip(zero)
+            .filter(|(_, n)| *n > 0)
+            .map(|(w, n)| format!("{n} {w}"))
+            .collect();
+        out.issues.push(TrustIssue {
+            id: "zero-duration-activities",
+            finding: format!(
+                "{} recorded with dur 0{} (a producer defect, e.g. TraceLens #610)",
+                what.join(", "),
+                if zero_bytes > 0 {
+                    format!(", moving {zero_bytes} bytes")
+                } else {
+                    String::new()
+                }
+            ),
+            effect: "they count in the activity tables but add no device time; copy bandwidth \
+                     leaves them out"
+                .into(),
+            unreliable: vec![],
+        });
+    }
+
+    // blocking calls that wait while nothing is recorded on any device (after the first
+    // activity: the first CUDA call may wait for the context instead)
+    let mut busy: Vec<(Ns, Ns)> = Vec::new();
+    for g in trace.gpu.iter().filter(|g| g.is_activity()) {
+        match busy.last_mut() {
+            Some(last) if g.start <= last.1 => last.1 = last.1.max(g.end()),
+            _ => busy.push((g.start, g.end())),
+        }
+    }
+    let first = busy.first().map(|b| b.0).unwrap_or(Ns::MAX);
+    let mut sync_memo = crate::model::fast::NameMemo::new(trace, |n| {
+        crate::analysis::sync_calls::sync_kind(n).is_some()
+    });
+    let (mut waits, mut waited) = (0u64, 0 as Ns);
+    for e in trace.cpu.iter().filter(|e| {
+        e.dur >= UNRECORDED_WAIT
+            && e.start > first
+            && matches!(e.kind, CpuKind::Runtime | CpuKind::Driver)
+    }) {
+        if !sync_memo.get(e.name) {
+            continue;
+        }
+        // the first busy interval ending after the call starts must start after it ends
+        let k = busy.partition_point(|b| b.1 <= e.start);
+        if busy.get(k).is_none_or(|b| b.0 >= e.end()) {
+            waits += 1;
+            waited += e.dur;
+        }
+    }
+    let clock = out.issues.iter().any(|i| i.id == "clock-offset");
+    let late = if clock { 0 } else { late };
+    if waits > 0 || late > 0 {
+        let mut parts = Vec::new();
+        if waits > 0 {
+            parts.push(format!(
+                "{waits} blocking sync or copy call(s) wait {} in total while no device \
+                 activity is recorded",
+                ms(waited)
+            ));
+        }
+        if late > 0 {
+            parts.push(format!(
+                "{late} device activit{} start {} in total after their launch returned, on a \
+                 device with nothing recorded in between",
+                if late == 1 { "y" } else { "ies" },
+                ms(late_wait)
+            ));
+        }
+        out.issues.push(TrustIssue {
+            id: "unrecorded-device-work",
+            finding: parts.join("; "),
+            effect: "the device ran work the trace does not hold (launched before the capture \
+                     began, or its records were lost), or its clock is offset from the host's: \
+                     that waiting is neither host, sync nor device-stall time, so idle time is \
+                     not blamed on them"
+                .into(),
+            unreliable: vec!["device_records"],
+        });
+    }
+
+    if let Some(w) = warning(PRODUCER_LOST_EVENTS) {
+        out.issues.push(TrustIssue {
+            id: "producer-lost-events",
+            finding: format!(
+                "the profiler reports lost events ({} message(s)): {}",
+                w.count, w.message
+            ),
+            effect: "launches may lack their device records: idle time is not blamed on the \
+                     host or the device, and totals are lower bounds"
+                .into(),
+            unreliable: vec!["device_records", "totals"],
+        });
+    }
+
+    if let Some(w) = warning(crate::ingest::nsys::DUPLICATE_RECORDS) {
+        out.issues.push(TrustIssue {
+            id: "duplicate-records",
+            finding: format!(
+                "{} record(s) were written twice under one correlation id (runtime calls: \
+                 the versioned entry point inside its call, as nsys 2022 exports write them; \
+                 copies and fills: same stream, start and duration)",
+                w.count
+            ),
+            effect: "each was counted once: no figure counts them twice".into(),
+            unreliable: vec![],
+        });
+    }
+
+    let amd = trace
+        .devices
+        .iter()
+        .any(|d| d.vendor == crate::model::Vendor::Amd);
+    if amd {
+        let acts = trace.gpu.iter().filter(|g| g.is_activity()).count() as u64;
+        let calls = trace
+            .cpu
+            .iter()
+            .filter(|e| matches!(e.kind, CpuKind::Runtime | CpuKind::Driver))
+            .count() as u64;
+        let hit = [
+            (acts, "device activities"),
+            (acts + calls, "HIP calls and device activities"),
+        ]
+        .into_iter()
+        .find(|(n, _)| TRACER_CAPS.contains(n));
+        if let Some((n, what)) = hit {
+            out.issues.push(TrustIssue {
+                id: "tracer-event-cap",
+                finding: format!(
+                    "the trace holds exactly {n} {what}: roctracer's event cap (kineto #1081, \
+                     #1114), past which it drops events silently"
+                ),
+                effect: "the capture is truncated: totals are lower bounds and launches after \
+                         the cap have no device record (raise the cap in the Kineto config or \
+                         profile fewer steps)"
+                    .into(),
+                unreliable: vec!["totals", "device_records"],
+            });
+        }
+    }
+}
+
+/// Warning code a reader gives to the producer's own report of lost events (nsys
+/// `DIAGNOSTIC_EVENT`); the capture check turns it into `producer-lost-events`.
+pub const PRODUCER_LOST_EVENTS: &str = crate::ingest::nsys::LOST_EVENTS;
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::model::build::TraceBuilder;
-    use crate::model::GpuKind;
 
     fn launches(offset_us: f64) -> Trace {
         let mut b = TraceBuilder::new().device(0, "NVIDIA H100", 132, 80 << 30);
@@ -317,5 +661,202 @@ mod tests {
         let c = check(&b.build(), 0, 0);
         assert_eq!(c.issues.len(), 1);
         assert_eq!(c.issues[0].id, "cpu-only");
+    }
+
+    fn ids(c: &CaptureCheck) -> Vec<&'static str> {
+        c.issues.iter().map(|i| i.id).collect()
+    }
+
+    /// 100 launches 100 µs apart, each with its kernel, except those `lost` says.
+    fn launched(lost: impl Fn(usize) -> bool) -> Trace {
+        let mut b = TraceBuilder::new().device(0, "NVIDIA H100", 132, 80 << 30);
+        for i in 0..100 {
+            let at = 100.0 * i as f64;
+            let c = b.runtime("cudaLaunchKernel", 0, at, 5.0);
+            if !lost(i) {
+                b.gpu(GpuKind::Kernel, "k", 0, 7, at + 6.0, 50.0, c);
+            }
+        }
+        b.build()
+    }
+
+    #[test]
+    fn launches_without_records_inside_not_at_the_tail() {
+        assert!(check(&launched(|_| false), 0, 0).issues.is_empty());
+        // every other launch after the 40th lost (records dropped), the last one recorded
+        let c = check(&launched(|i| i >= 40 && i % 2 == 0 && i < 98), 0, 0);
+        assert_eq!(ids(&c), ["launches-without-records"]);
+        assert_eq!(
+            c.issues[0].finding,
+            "29 of 100 kernel launches have no device record although later launches have \
+             one; records are complete until 4.00 ms into the capture (its first launch \
+             without a record)"
+        );
+        assert!(c.unreliable("device_records"));
+        // the profiler stopped: the last launches have no record, that is no loss
+        assert!(check(&launched(|i| i >= 80), 0, 0).issues.is_empty());
+        // calls under 1 µs enqueue nothing (zero-size fills)
+        let mut b = TraceBuilder::new().device(0, "NVIDIA H100", 132, 80 << 30);
+        for i in 0..30 {
+            b.runtime("cudaMemsetAsync", 0, 10.0 * i as f64, 0.2);
+        }
+        let c = b.runtime("cudaLaunchKernel", 0, 400.0, 5.0);
+        b.gpu(GpuKind::Kernel, "k", 0, 7, 406.0, 50.0, c);
+        assert!(check(&b.build(), 0, 0).issues.is_empty());
+        // nine lost: under the floor
+        assert!(check(&launched(|i| (10..19).contains(&i)), 0, 0)
+            .issues
+            .is_empty());
+        // launches inside a graph capture run nothing
+        let mut b = TraceBuilder::new().device(0, "NVIDIA H100", 132, 80 << 30);
+        b.runtime("cudaStreamBeginCapture", 0, 0.0, 1.0);
+        for i in 0..20 {
+            b.runtime("cudaLaunchKernel", 0, 2.0 + i as f64 * 10.0, 5.0);
+        }
+        b.runtime("cudaStreamEndCapture", 0, 300.0, 1.0);
+        let c = b.runtime("cudaLaunchKernel", 0, 400.0, 5.0);
+        b.gpu(GpuKind::Kernel, "k", 0, 7, 406.0, 50.0, c);
+        assert!(check(&b.build(), 0, 0).issues.is_empty());
+    }
+
+    #[test]
+    fn zero_duration_activities_counted() {
+        let mut b = TraceBuilder::new().device(0, "NVIDIA H100", 132, 80 << 30);
+        let c = b.runtime("cudaMemcpyAsync", 0, 0.0, 5.0);
+        b.gpu(
+            GpuKind::Memcpy,
+            "Memcpy HtoD (Pageable -> Device)",
+            0,
+            7,
+            6.0,
+            0.0,
+            c,
+        )
+        .bytes = 4 << 20;
+        let c = b.runtime("cudaLaunchKernel", 0, 10.0, 5.0);
+        // ns-resolution times (a 50.5 µs kernel)
+        b.gpu(GpuKind::Kernel, "k", 0, 7, 16.0, 50.5, c);
+        let c = check(&b.build(), 0, 0);
+        assert_eq!(ids(&c), ["zero-duration-activities"]);
+        assert_eq!(
+            c.issues[0].finding,
+            "1 copies recorded with dur 0, moving 4194304 bytes (a producer defect, e.g. \
+             TraceLens #610)"
+        );
+    }
+
+    #[test]
+    fn zero_duration_at_microsecond_resolution() {
+        // integer-µs times: a kernel or a small copy of dur 0 lasted under 1 µs
+        let mut b = TraceBuilder::new().device(0, "NVIDIA V100", 80, 16 << 30);
+        let c = b.runtime("cudaLaunchKernel", 0, 0.0, 5.0);
+        b.gpu(GpuKind::Kernel, "k", 0, 7, 6.0, 0.0, c);
+        let c = b.runtime("cudaMemcpyAsync", 0, 10.0, 5.0);
+        b.gpu(
+            GpuKind::Memcpy,
+            "Memcpy HtoD (Pageable -> Device)",
+            0,
+            7,
+            16.0,
+            0.0,
+            c,
+        )
+        .bytes = 1024;
+        assert!(check(&b.build(), 0, 0).issues.is_empty());
+        // but 16 MiB cannot be copied in under 1 µs
+        let mut b = TraceBuilder::new().device(0, "NVIDIA V100", 80, 16 << 30);
+        let c = b.runtime("cudaMemcpyAsync", 0, 10.0, 5.0);
+        b.gpu(
+            GpuKind::Memcpy,
+            "Memcpy HtoD (Pageable -> Device)",
+            0,
+            7,
+            16.0,
+            0.0,
+            c,
+        )
+        .bytes = 16 << 20;
+        let c = check(&b.build(), 0, 0);
+        assert_eq!(ids(&c), ["zero-duration-activities"]);
+    }
+
+    #[test]
+    fn unrecorded_device_work() {
+        // a stream sync that waits 5 ms while the device shows nothing
+        let mut b = TraceBuilder::new().device(0, "NVIDIA H100", 132, 80 << 30);
+        let c = b.runtime("cudaLaunchKernel", 0, 0.0, 5.0);
+        b.gpu(GpuKind::Kernel, "k", 0, 7, 6.0, 50.0, c);
+        b.runtime("cudaStreamSynchronize", 0, 100.0, 5000.0);
+        let c = check(&b.build(), 0, 0);
+        assert_eq!(ids(&c), ["unrecorded-device-work"]);
+        assert!(c.issues[0].finding.starts_with(
+            "1 blocking sync or copy call(s) wait 5.00 ms in total while no device activity"
+        ));
+        // the same sync while a kernel runs: nothing to say
+        let mut b = TraceBuilder::new().device(0, "NVIDIA H100", 132, 80 << 30);
+        let c = b.runtime("cudaLaunchKernel", 0, 0.0, 5.0);
+        b.gpu(GpuKind::Kernel, "k", 0, 7, 6.0, 5000.0, c);
+        b.runtime("cudaStreamSynchronize", 0, 100.0, 5000.0);
+        assert!(check(&b.build(), 0, 0).issues.is_empty());
+        // the first kernels of an extracted iteration wait 3 ms for work cut out of it, the
+        // later ones start at once (so no clock offset)
+        let mut b = TraceBuilder::new().device(0, "NVIDIA H100", 132, 80 << 30);
+        let c = b.runtime("cudaLaunchKernel", 0, 0.0, 5.0);
+        b.gpu(GpuKind::Kernel, "k", 0, 7, 3005.0, 50.0, c);
+        for i in 1..20 {
+            let at = 3100.0 + 100.0 * i as f64;
+            let c = b.runtime("cudaLaunchKernel", 0, at, 5.0);
+            b.gpu(GpuKind::Kernel, "k", 0, 7, at + 6.0, 50.0, c);
+        }
+        let c = check(&b.build(), 0, 0);
+        assert_eq!(ids(&c), ["unrecorded-device-work"]);
+        assert_eq!(
+            c.issues[0].finding,
+            "1 device activity start 3.00 ms in total after their launch returned, on a device \
+             with nothing recorded in between"
+        );
+        // queued behind a recorded kernel: no proof of anything
+        let mut b = TraceBuilder::new().device(0, "NVIDIA H100", 132, 80 << 30);
+        let c = b.runtime("cudaLaunchKernel", 0, 0.0, 5.0);
+        b.gpu(GpuKind::Kernel, "long", 0, 7, 6.0, 3000.0, c);
+        let c = b.runtime("cudaLaunchKernel", 0, 10.0, 5.0);
+        b.gpu(GpuKind::Kernel, "k", 0, 7, 3006.0, 50.0, c);
+        assert!(check(&b.build(), 0, 0).issues.is_empty());
+    }
+
+    #[test]
+    fn reader_warnings_and_tracer_cap() {
+        let mut t = launched(|_| false);
+        t.warnings.push(crate::model::Warning {
+            code: crate::ingest::kineto::ZERO_TIMESTAMP,
+            count: 700,
+            first_offset: Some(1234),
+            message: String::new(),
+        });
+        t.warnings.push(crate::model::Warning {
+            code: PRODUCER_LOST_EVENTS,
+            count: 1,
+            first_offset: None,
+            message: "nsys reports lost events".into(),
+        });
+        let c = check(&t, 0, 0);
+        assert_eq!(ids(&c), ["zero-timestamps", "producer-lost-events"]);
+        assert_eq!(
+            c.issues[0].finding,
+            "700 events were written with ts 0 and dur 0 (the torch 2.12 export defect, \
+             pytorch #188481); the first at byte 1234"
+        );
+        assert!(c.unreliable("device_records") && c.unreliable("totals"));
+        // AMD: exactly the roctracer cap of device activities
+        let mut b = TraceBuilder::new().device(0, "AMD Instinct MI300X", 304, 192 << 30);
+        for i in 0..1_000_000 {
+            b.gpu(GpuKind::Kernel, "k", 0, 7, i as f64, 0.5, 0);
+        }
+        let mut t = b.build();
+        assert!(!ids(&check(&t, 0, 0)).contains(&"tracer-event-cap"));
+        t.devices[0].vendor = crate::model::Vendor::Amd;
+        assert!(ids(&check(&t, 0, 0)).contains(&"tracer-event-cap"));
+        t.gpu.pop();
+        assert!(!ids(&check(&t, 0, 0)).contains(&"tracer-event-cap"));
     }
 }

@@ -146,7 +146,10 @@ fn pageable_memcpy(f: &Facts) -> Option<(Finding, HashMap<i32, Ns>)> {
             continue;
         }
         n += 1;
-        bytes += g.bytes;
+        // a copy recorded with dur 0 (a producer defect) has no bandwidth: its bytes stay out
+        if g.dur > 0 {
+            bytes += g.bytes;
+        }
         time += g.dur;
         if g.launch != crate::model::NONE {
             host += trace.cpu[g.launch as usize].dur;

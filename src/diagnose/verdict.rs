@@ -126,6 +126,9 @@ pub enum VerdictClass {
     HostBound,
     /// Work already queued on the device did not start (waits on events, streams, devices).
     DeviceStalls,
+    /// Device records are missing (dropped or unrecorded device work): idle time is blamed on
+    /// nothing.
+    DeviceRecordsIncomplete,
     /// Nothing repeats in the capture: no steady state to judge (reserved).
     NoSteadyState,
     /// An Nsight Compute CSV alone: per-kernel limits, no timeline.
@@ -150,6 +153,7 @@ impl VerdictClass {
             VerdictClass::LaunchBound => "launch_bound",
             VerdictClass::HostBound => "host_bound",
             VerdictClass::DeviceStalls => "device_stalls",
+            VerdictClass::DeviceRecordsIncomplete => "device_records_incomplete",
             VerdictClass::NoSteadyState => "no_steady_state",
             VerdictClass::NcuOnly => "ncu_only",
         }
@@ -161,8 +165,35 @@ pub fn verdict(f: &Facts, findings: &[Finding]) -> String {
     classified(f, findings).1
 }
 
-/// The verdict for a diagnosis with its class.
+/// The verdict for a diagnosis with its class. When the capture check finds events left out
+/// for want of time (`zero-timestamps`) or a truncated capture (`tracer-event-cap`), the
+/// verdict says so.
 pub fn classified(f: &Facts, findings: &[Finding]) -> (VerdictClass, String) {
+    let check = crate::analysis::capture::check(f.trace, 0, 0);
+    let (class, mut v) = classified_of(f, findings, &check);
+    if class == VerdictClass::DeviceRecordsIncomplete {
+        return (class, v);
+    }
+    for i in &check.issues {
+        match i.id {
+            "zero-timestamps" => v.push_str(
+                " (judged on the events with real times: some were written with ts 0 and dur \
+                 0, see the capture check)",
+            ),
+            "tracer-event-cap" => v.push_str(
+                " (the capture is truncated at the tracer's event cap, see the capture check)",
+            ),
+            _ => {}
+        }
+    }
+    (class, v)
+}
+
+fn classified_of(
+    f: &Facts,
+    findings: &[Finding],
+    check: &crate::analysis::capture::CaptureCheck,
+) -> (VerdictClass, String) {
     use VerdictClass as V;
     let Some(p) = f.gaps.primary() else {
         if f.trace.gpu.iter().any(|g| g.is_activity()) {
@@ -266,7 +297,6 @@ pub fn classified(f: &Facts, findings: &[Finding]) -> (VerdictClass, String) {
         "sync" | "launch" | "host" | "untraced" | "queued" | "breaks"
     );
     if timed && amount > 0 {
-        let check = crate::analysis::capture::check(f.trace, 0, 0);
         if check.unreliable("host_device_timing") {
             return (
                 V::TimingUnreliable,
@@ -278,6 +308,24 @@ pub fn classified(f: &Facts, findings: &[Finding]) -> (VerdictClass, String) {
                 ),
             );
         }
+    }
+    // device records missing: the idle time is no idle, sync or compile time
+    if (timed || kind == "compile") && amount > 0 && check.unreliable("device_records") {
+        let ids: Vec<&str> = check
+            .issues
+            .iter()
+            .filter(|i| i.unreliable.contains(&"device_records"))
+            .map(|i| i.id)
+            .collect();
+        return (
+            V::DeviceRecordsIncomplete,
+            format!(
+                "Device records incomplete: the GPU's idle {idle_s} cannot be blamed on the host \
+                 or the device, since the trace lacks device work that ran ({}; see the capture \
+                 check); kernel times stand",
+                ids.join(", ")
+            ),
+        );
     }
     let class = match kind {
         _ if amount == 0 => V::IdleUnexplained,

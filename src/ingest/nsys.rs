@@ -320,6 +320,29 @@ impl<'p> Db<'p> {
     }
 }
 
+/// Warning code of device records written twice under one correlation id, counted once;
+/// the capture check reports them (`duplicate-records`).
+pub const DUPLICATE_RECORDS: &str = "duplicate-records";
+
+/// Warning code of nsys's own reports of lost events (`DIAGNOSTIC_EVENT`), which the
+/// capture check turns into `producer-lost-events`.
+pub const LOST_EVENTS: &str = "nsys-lost-events";
+
+/// True for an nsys diagnostic that reports events lost or possibly missing ("Some CUPTI
+/// events might be missing", "Not all CUDA events might have been collected", dropped events,
+/// buffer overflows). The NVTX and OS-runtime variants of these messages do not count: they
+/// do not take device records away.
+pub fn reports_lost_events(text: &str) -> bool {
+    let t = text.to_ascii_lowercase();
+    if t.contains("nvtx") || t.contains("os runtime") || t.contains("opengl") {
+        return false;
+    }
+    t.contains("might be missing")
+        || t.contains("not all cuda events")
+        || (t.contains("dropped") && t.contains("event"))
+        || t.contains("overflow")
+}
+
 /// Collects warnings by code.
 #[derive(Default)]
 struct Warnings(BTreeMap<&'static str, Warning>);
@@ -629,7 +652,20 @@ impl<'p> Reader<'p> {
             }
         })?;
         self.rows += rows.len() as u64;
+        // Older exports (nsys 2022.2) write each call twice under one correlation id, the
+        // versioned entry point (`cudaMemcpy_v3020`) inside the call (`cudaMemcpy`), one row
+        // after the other: the inner one is counted once, as the call.
+        let mut last: Option<(Option<i64>, Option<i64>, i64, i64)> = None;
+        let mut duplicates = 0u64;
         for (s, e, class, gtid, corr, name_id, text) in rows {
+            let inner = last.is_some_and(|(g, c, ls, le)| {
+                corr.is_some_and(|x| x != 0) && g == gtid && c == corr && s >= ls && e <= le
+            });
+            if inner {
+                duplicates += 1;
+                continue;
+            }
+            last = Some((gtid, corr, s, e));
             let Some((s, d)) = self.times(RUNTIME, s, e) else {
                 continue;
             };
@@ -663,6 +699,16 @@ impl<'p> Reader<'p> {
                 correlation,
                 owner_op: NONE,
             });
+        }
+        if duplicates > 0 {
+            self.warnings.add(
+                DUPLICATE_RECORDS,
+                duplicates,
+                "runtime calls, copies or fills written twice under one correlation id (a \
+                 versioned entry point inside its call, or the same stream, start and \
+                 duration): each was counted once"
+                    .into(),
+            );
         }
         Ok(())
     }
@@ -753,6 +799,16 @@ impl<'p> Reader<'p> {
             &["bytes", "copyKind", "srcKind", "dstKind", "graphNodeId"],
         )?;
         let mut names: HashMap<CopyKey, NameId> = HashMap::new();
+        // the same copy or fill written twice under one correlation id (some exports do so
+        // for blocking copies): counted once
+        let mut seen: std::collections::HashSet<(GpuKind, u64, Ns, Ns, i32)> = Default::default();
+        let mut duplicates = 0u64;
+        let mut once = |g: &GpuEvent| {
+            let fresh = g.correlation == 0
+                || seen.insert((g.kind, g.correlation, g.start, g.dur, g.stream));
+            duplicates += u64::from(!fresh);
+            fresh
+        };
         for v in rows {
             let (Some(s), Some(e)) = (v[0], v[1]) else {
                 continue;
@@ -773,7 +829,9 @@ impl<'p> Reader<'p> {
             self.fill_common(&mut g, &v);
             g.bytes = v[6].unwrap_or(0).max(0) as u64;
             g.in_graph = v[10].is_some_and(|x| x != 0);
-            self.gpu.push(g);
+            if once(&g) {
+                self.gpu.push(g);
+            }
         }
 
         let rows: Vec<[Option<i64>; 9]> =
@@ -790,7 +848,19 @@ impl<'p> Reader<'p> {
             self.fill_common(&mut g, &v);
             g.bytes = v[6].unwrap_or(0).max(0) as u64;
             g.in_graph = v[8].is_some_and(|x| x != 0);
-            self.gpu.push(g);
+            if once(&g) {
+                self.gpu.push(g);
+            }
+        }
+        if duplicates > 0 {
+            self.warnings.add(
+                DUPLICATE_RECORDS,
+                duplicates,
+                "runtime calls, copies or fills written twice under one correlation id (a \
+                 versioned entry point inside its call, or the same stream, start and \
+                 duration): each was counted once"
+                    .into(),
+            );
         }
         Ok(())
     }
@@ -906,6 +976,28 @@ impl<'p> Reader<'p> {
             b.push(e);
         }
         Ok(b.finish())
+    }
+
+    /// nsys's own diagnostics (`DIAGNOSTIC_EVENT`): the messages that report lost events
+    /// become the [`LOST_EVENTS`] warning.
+    fn read_diagnostics(&mut self) -> Result<(), LoadError> {
+        let mut lost: Vec<String> = Vec::new();
+        self.db.rows("DIAGNOSTIC_EVENT", &["text"], "", |r| {
+            if let Some(t) = r.s(0).filter(|t| reports_lost_events(t)) {
+                lost.push(t.split_whitespace().collect::<Vec<_>>().join(" "));
+            }
+        })?;
+        if let Some(first) = lost.first() {
+            self.warnings.add(
+                LOST_EVENTS,
+                lost.len() as u64,
+                format!(
+                    "nsys reports lost events (DIAGNOSTIC_EVENT): \"{}\"",
+                    crate::text::shorten_middle(first, 200)
+                ),
+            );
+        }
+        Ok(())
     }
 
     fn read_overhead(&mut self) -> Result<(), LoadError> {
@@ -1281,6 +1373,7 @@ pub fn read_file(file: &Path, path: &str, compressed: Option<u64>) -> Result<Tra
     r.read_nvtx()?;
     let gpu_metrics = r.read_gpu_metrics()?;
     let memory = r.read_memory()?;
+    r.read_diagnostics()?;
     r.link_ops();
 
     // What is missing, and why it matters.

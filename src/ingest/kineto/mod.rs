@@ -204,6 +204,10 @@ impl Warnings {
     }
 }
 
+/// Warning code of the events written with `ts` 0 and `dur` 0 (pytorch #188481), left out
+/// when read; the capture check reports them (`zero-timestamps`).
+pub const ZERO_TIMESTAMP: &str = "zero-timestamp";
+
 /// The reader's private tables (names, threads): the model's fast hash.
 type FxHashMap<K, V> = crate::model::fasthash::HashMap<K, V>;
 
@@ -528,6 +532,16 @@ impl Worker {
             }
             _ => 0,
         };
+        // torch 2.12 writes the later events of some traces with `ts 0, dur 0` (pytorch
+        // #188481): they carry no time, and kept they would stretch the trace from 0 to now
+        if start == 0 && dur == 0 {
+            self.p.warnings.add(ZERO_TIMESTAMP, Some(offset), || {
+                "events with `ts` 0 and `dur` 0 (the torch 2.12 export defect, pytorch \
+                 #188481) carry no time and were left out"
+                    .to_string()
+            });
+            return;
+        }
         let name_str = e.name.0.as_deref().unwrap_or("");
         let name = self.name(name_str);
         self.p
@@ -1674,7 +1688,9 @@ pub fn read_from<R: Read + Send>(
             ));
         }
         merger.warnings.add("non-object-event", first, || {
-            "values in the event array that are not JSON objects were skipped".into()
+            "values in the event array that are not JSON objects (log or warning lines \
+             written into the trace, kineto #1453, #1460, or bare values) were skipped"
+                .into()
         });
         if let Some(w) = merger.warnings.map.get_mut("non-object-event") {
             w.count = n;
@@ -2048,6 +2064,36 @@ mod tests {
         let doc = format!("[\r\n{}\r\n]\r\n", events.join(",\r\n")).into_bytes();
         let (d, retries) = both_ways(&doc, "bare-array");
         assert_eq!((d.matches("\nc ").count(), retries), (300, 0), "{d}");
+    }
+
+    /// Log lines written into the event array (kineto #1453, #1460) and events written with
+    /// `ts 0, dur 0` (pytorch #188481) read the same in chained blocks and scanned: the lines
+    /// skipped and counted with the first one's offset, the events left out and counted.
+    #[test]
+    fn log_lines_and_zero_timestamps_both_ways() {
+        let mut doc = String::from_utf8(trace(400, |_| String::new(), "\n}")).unwrap();
+        let line = "WARNING:2026-05-01 kineto.cpp:12] cudaEvent \"event_id\": 64 {\n";
+        let at = doc.match_indices(",\n").nth(150).unwrap().0 + 2;
+        doc.insert_str(at, line);
+        let at2 = doc.match_indices(",\n").nth(300).unwrap().0 + 2;
+        doc.insert_str(at2, "LOG: done\n");
+        // the last 50 events with ts 0, dur 0
+        for i in 350..400 {
+            let real = format!("\"ts\": {}, \"dur\": 3,", 1000 + 5 * i);
+            doc = doc.replacen(&real, "\"ts\": 0, \"dur\": 0,", 1);
+        }
+        let (d, _) = both_ways(doc.as_bytes(), "log-lines");
+        assert_eq!(d.matches("\nc ").count(), 350, "{d}");
+        assert!(
+            d.contains(&format!(
+                "code: \"non-object-event\", count: 2, first_offset: Some({at})"
+            )),
+            "{d}"
+        );
+        assert!(
+            d.contains("code: \"zero-timestamp\", count: 50, first_offset: Some("),
+            "{d}"
+        );
     }
 
     #[test]

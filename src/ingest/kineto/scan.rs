@@ -174,6 +174,32 @@ fn skip_scalar(buf: &[u8], mut i: usize, eof: bool) -> Option<usize> {
     }
 }
 
+/// True when the text at `i`, where an event was expected, is a line of log text (`LOG:`,
+/// `WARNING:2026-…`, `W1127 …`): it starts with a letter and is not a JSON literal.
+fn is_log_line(buf: &[u8], i: usize) -> bool {
+    if !buf[i].is_ascii_alphabetic() {
+        return false;
+    }
+    let word = &buf[i..];
+    let literal = [&b"true"[..], b"false", b"null"].iter().any(|l| {
+        word.starts_with(l)
+            && word
+                .get(l.len())
+                .is_none_or(|c| !c.is_ascii_alphanumeric() && *c != b'_' && *c != b':')
+    });
+    !literal
+}
+
+/// The end of the line that starts at `i` (after its newline); `None` when it does not end
+/// in `buf` and more bytes follow.
+fn line_end(buf: &[u8], i: usize, eof: bool) -> Option<usize> {
+    match memchr::memchr(b'\n', &buf[i..]) {
+        Some(n) => Some(i + n + 1),
+        None if eof => Some(buf.len()),
+        None => None,
+    }
+}
+
 fn skip_value(buf: &[u8], i: usize, eof: bool, repair: &mut bool) -> Option<usize> {
     match buf[i] {
         b'{' | b'[' => skip_container(buf, i, eof, repair),
@@ -583,6 +609,15 @@ impl Scanner {
         end
     }
 
+    /// Counts a log line skipped at `i` with the non-object elements (the reader's
+    /// `non-object-event` warning gives the first one's offset).
+    fn skip_log_line(&mut self, i: usize) {
+        if self.non_objects == 0 {
+            self.first_non_object = Some(i);
+        }
+        self.non_objects += 1;
+    }
+
     /// True once the closing bracket of the document was seen.
     pub fn is_done(&self) -> bool {
         self.state == State::Done
@@ -699,6 +734,15 @@ impl Scanner {
                         ));
                     }
                     b',' => pos = i + 1, // tolerate empty slots / double commas
+                    _ if is_log_line(buf, i) => {
+                        // a log or warning line written into the array (kineto #1453,
+                        // #1460): skipped to its end, counted with the non-objects
+                        let Some(end) = line_end(buf, i, eof) else {
+                            return Ok(Step::NeedMore(i));
+                        };
+                        self.skip_log_line(i);
+                        pos = end;
+                    }
                     _ => {
                         // a non-object element: skip it (counted; the reader warns)
                         let mut rep = false;
@@ -726,6 +770,13 @@ impl Scanner {
                         // missing comma between events: tolerate
                         self.state = State::Elem { in_object };
                         pos = i;
+                    }
+                    _ if is_log_line(buf, i) => {
+                        let Some(end) = line_end(buf, i, eof) else {
+                            return Ok(Step::NeedMore(i));
+                        };
+                        self.skip_log_line(i);
+                        pos = end;
                     }
                     _ => return Err(err("expected ',' or ']' after an event")),
                 },
