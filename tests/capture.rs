@@ -39,9 +39,12 @@ fn clock_offset_on_amd_graph_replays() {
         assert_eq!(r["trust"]["ok"], false);
         let got = r["trust"]["clock_offset_us"].as_f64().unwrap();
         assert!((got - offset_us).abs() < 0.01, "{rel}: {got}");
+        // each is one extracted iteration: no steady state (issue 30), a verdict that blames
+        // neither the host nor the device (the capture check names the offset)
         let v = r["verdict"].as_str().unwrap();
-        assert!(v.starts_with("Timing unreliable"), "{rel}: {v}");
+        assert!(v.starts_with("No steady state: one iteration"), "{rel}: {v}");
         assert!(!v.contains("Device-side stalls"), "{v}");
+        assert!(!v.contains("nothing traced on the host"), "{v}");
     }
 }
 

@@ -123,13 +123,18 @@ fn busy_ns_resolution_trace_is_gpu_bound_with_a_full_queue() {
 
 #[test]
 fn many_syncs_rank_host_sync() {
-    // vLLM piecewise graph capture: 25 device syncs and an event sync in one window
+    // vLLM piecewise graph capture: its 25 device syncs and an event sync lie in the 118 ms
+    // of set-up before the first device work, which is left out of the window (issue 30);
+    // the capture is one call: no steady state
     let rel = "tracelens/tests__traces__inference__vllm_prefilldecode_piecewise__capture_traces__graph_capture_rank_0.1773709679453551615.pt.trace.json.gz";
     let Some(d) = run(rel) else { return };
-    let f = &d.findings[0];
-    assert_eq!(f.id, "host-sync", "{:?}", ids(&d));
-    assert_eq!(f.evidence.metrics["syncs"], 26.0);
-    assert!(d.verdict.starts_with("Sync-bound"), "{}", d.verdict);
+    assert!(
+        d.verdict
+            .starts_with("No steady state: one call (`capture_8192_PIECEWISE`)"),
+        "{}",
+        d.verdict
+    );
+    assert!(d.findings.iter().all(|f| f.id != "host-sync"), "{:?}", ids(&d));
     // PARAM ResNet: 61 syncs in `aten::to`/`copy_` (pageable uploads) are reported
     let rel = "param/et_replay__tests__inputs__resnet_kineto.json.gz";
     let Some(d) = run(rel) else { return };
@@ -144,7 +149,8 @@ fn many_syncs_rank_host_sync() {
 #[test]
 fn named_traces_get_the_expected_verdicts() {
     let cases: &[(&str, &str)] = &[
-        ("tracelens/tests__traces__b200__eager_trace.json.gz", "CPU launch-bound"),
+        // one extracted vLLM iteration (issue 30)
+        ("tracelens/tests__traces__b200__eager_trace.json.gz", "No steady state: one iteration"),
         // TraceLens: 68 % exposed communication
         ("tracelens/tests__traces__mi300__resnet_act_checkpoint.json.gz", "Communication-bound"),
         (
@@ -153,7 +159,7 @@ fn named_traces_get_the_expected_verdicts() {
         ),
         (
             "tracelens/tests__traces__inference__vllm_decode_full__capture_traces__graph_capture_rank_0.1773709742341309550.pt.trace.json.gz",
-            "Compile in the window",
+            "No steady state: one call (`capture_32_FULL`)",
         ),
         ("hta/tests__data__cpu_only__rank-34.Jul_15_10_52_41.1074.pt.trace.json.gz", "Host-only"),
     ];

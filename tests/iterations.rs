@@ -100,10 +100,19 @@ fn vllm_marks_are_iterations_with_kinds_and_gaps() {
         [("prefill", 1, 2_500_000.0), ("decode", 5, 500_000.0)]
     );
 
-    // the steady state keeps the prefill: it is compared with prefills only
+    // the steady state is the run of decodes (the dominant kind); the lone prefill is
+    // compared with them, not judged with them (issue 30)
     let a = Annotations::build(&t);
     let w = window::select(&t, &s, &a, &WindowSpec::Auto).unwrap();
-    assert_eq!(w.steps, vec![0, 1, 2, 3, 4, 5], "{:?}", w.excluded);
+    assert_eq!(w.steps, vec![1, 2, 3, 4, 5], "{:?}", w.excluded);
+    assert_eq!(w.judged_kind, Some(Some(IterationPhase::Decode)));
+    assert_eq!(w.excluded.len(), 1);
+    assert!(
+        w.excluded[0].reason.starts_with("other kind (prefill)"),
+        "{:?}",
+        w.excluded
+    );
+    assert_eq!(w.one_pass, None);
     // --steps selects iterations by number
     let w = window::select(
         &t,
@@ -124,11 +133,11 @@ fn a_slow_decode_is_an_outlier_among_decodes() {
     let s = analyze_steps(&t);
     let a = Annotations::build(&t);
     let w = window::select(&t, &s, &a, &WindowSpec::Auto).unwrap();
-    assert_eq!(w.steps, vec![0, 1, 2, 4, 5]);
-    assert_eq!(w.excluded.len(), 1);
-    assert_eq!(w.excluded[0].step, "Iteration#4");
+    assert_eq!(w.steps, vec![1, 2, 4, 5]);
+    assert_eq!(w.excluded.len(), 2);
+    assert_eq!(w.excluded[1].step, "Iteration#4");
     assert!(
-        w.excluded[0].reason.starts_with("outlier"),
+        w.excluded[1].reason.starts_with("outlier"),
         "{:?}",
         w.excluded
     );
@@ -257,4 +266,160 @@ fn corpus_serving_traces_are_iterations() {
     let r = common::analyze_json(&p, &[]);
     assert_eq!(r["steps_found"]["rule"], "profiler_step");
     assert!(r["steps"][0].get("phase").is_none());
+}
+
+/// A decode-only server kept busy by its kernels: a 100 µs mark every 850 µs, each launching
+/// 8 kernels of 100 µs that run back to back (GPU busy ~94 %). `prefill_after` (1-based decode
+/// number, 0 = none) puts one prefill after that decode: a 5 ms mark with 1 ms of kernels. A
+/// positive `load_ms` makes the first decode's mark hold a host load of that length (a cache
+/// load: no compile work, no kernel) before its launches.
+fn busy_server(decodes: usize, prefill_after: usize, load_ms: f64) -> Trace {
+    let mut b = TraceBuilder::new().device(0, "NVIDIA H100", 132, 80 << 30);
+    let mut at = 0.0;
+    for i in 1..=decodes {
+        let load = if i == 1 { load_ms * 1000.0 } else { 0.0 };
+        if load > 0.0 {
+            b.annotation(DECODE, at, 100.0 + load);
+            b.op("load_kv_cache", at + 1.0, load - 2.0);
+            for k in 0..8 {
+                let t = at + load + 5.0 + 5.0 * k as f64;
+                let corr = b.runtime("cudaLaunchKernel", 0, t, 2.0);
+                let s = at + load + 20.0 + 100.0 * k as f64;
+                b.gpu(GpuKind::Kernel, "decode_gemm", 0, 7, s, 100.0, corr);
+            }
+        } else {
+            iteration(&mut b, DECODE, at, 100.0, 8);
+        }
+        at += 850.0 + load;
+        if i == prefill_after {
+            iteration(&mut b, PREFILL, at, 5000.0, 10);
+            at += 5050.0;
+        }
+    }
+    b.build()
+}
+
+/// The verdict's class: its words before the first colon.
+fn verdict_class(t: &Trace) -> String {
+    let a = analyze(t, &AnalyzeOptions::default());
+    let d = stallscope::diagnose::diagnose(t, &a);
+    d.verdict.split(':').next().unwrap().to_string()
+}
+
+/// Issue 30: two captures of one decode workload get the same verdict class, whether or not
+/// a lone prefill landed in one of them (it is compared with the decodes, not judged) or the
+/// first iteration after the profiler started held a 2 ms load (a warm-up candidate).
+#[test]
+fn two_captures_of_one_workload_get_one_verdict_class() {
+    let plain = verdict_class(&busy_server(10, 0, 0.0));
+    assert_eq!(plain, "GPU-bound");
+    assert_eq!(verdict_class(&busy_server(10, 6, 0.0)), plain);
+    assert_eq!(verdict_class(&busy_server(10, 3, 0.0)), plain);
+    assert_eq!(verdict_class(&busy_server(2, 0, 0.0)), plain);
+    assert_eq!(verdict_class(&busy_server(2, 0, 2.0)), plain);
+    assert_eq!(verdict_class(&busy_server(10, 6, 2.0)), plain);
+
+    // the window is the longest run of decodes; the prefill is reported beside them
+    let t = busy_server(10, 3, 0.0);
+    let s = analyze_steps(&t);
+    let a = Annotations::build(&t);
+    let w = window::select(&t, &s, &a, &WindowSpec::Auto).unwrap();
+    let kept: Vec<&str> = w.steps.iter().map(|&i| s.steps[i].name.as_str()).collect();
+    assert_eq!(kept.first(), Some(&"Iteration#5"));
+    assert_eq!(kept.len(), 7);
+    let out: Vec<(&str, &str)> = w
+        .excluded
+        .iter()
+        .map(|e| (e.step.as_str(), e.reason.split(':').next().unwrap()))
+        .collect();
+    assert_eq!(
+        out,
+        [
+            ("Iteration#1", "outside the longest run of decode iterations (Iteration#5 … Iteration#11)"),
+            ("Iteration#2", "outside the longest run of decode iterations (Iteration#5 … Iteration#11)"),
+            ("Iteration#3", "outside the longest run of decode iterations (Iteration#5 … Iteration#11)"),
+            ("Iteration#4", "other kind (prefill)"),
+        ]
+    );
+    let r = stallscope::report::Report::new(&t, &analyze(&t, &AnalyzeOptions::default()));
+    let kinds: Vec<(&str, u64, u64, bool)> = r
+        .steps_found
+        .phases
+        .iter()
+        .map(|p| (p.phase, p.count, p.in_window, p.judged))
+        .collect();
+    assert_eq!(kinds, [("prefill", 1, 0, false), ("decode", 10, 7, true)]);
+    // 5 ms prefill over the decodes' 820 µs (kernels past the mark extend each decode)
+    let ratio = r.steps_found.phases[0].vs_judged.unwrap();
+    assert!((ratio - 5000.0 / 820.0).abs() < 1e-9, "{ratio}");
+    let line = r.steps_found.kinds_line().unwrap();
+    assert!(line.contains("6.1× a decode, not judged"), "{line}");
+
+    // the first decode, held up 2 ms by a load, is a warm-up candidate even with no compile
+    // work in it
+    let t = busy_server(2, 0, 2.0);
+    let s = analyze_steps(&t);
+    let w = window::select(&t, &s, &Annotations::build(&t), &WindowSpec::Auto).unwrap();
+    assert_eq!(w.steps, vec![1]);
+    assert!(
+        w.excluded[0].reason.starts_with("warm-up: among the first iterations"),
+        "{:?}",
+        w.excluded
+    );
+}
+
+/// A capture of one iteration (an extracted server step) has no steady state: the verdict
+/// says so, with what the pass shows and how to capture several, instead of a bound.
+#[test]
+fn one_iteration_has_no_steady_state() {
+    let t = busy_server(1, 0, 0.0);
+    let a = analyze(&t, &AnalyzeOptions::default());
+    assert_eq!(
+        a.selection.one_pass.as_deref(),
+        Some("one iteration (Iteration#1): a single server step, nothing to compare it with")
+    );
+    let v = stallscope::diagnose::diagnose(&t, &a).verdict;
+    assert!(v.starts_with("No steady state: one iteration"), "{v}");
+    assert!(v.contains("kernels 800.0 µs"), "{v}");
+    assert!(v.contains("schedule(wait=1, warmup=1, active=3)"), "{v}");
+    // one prefill beside one decode: no kind repeats
+    let t = busy_server(1, 1, 0.0);
+    let a = analyze(&t, &AnalyzeOptions::default());
+    assert!(
+        a.selection
+            .one_pass
+            .as_deref()
+            .is_some_and(|p| p.ends_with("beside 1 of other kinds: no kind repeats")),
+        "{:?}",
+        a.selection.one_pass
+    );
+    // two decodes repeat
+    let t = busy_server(2, 0, 0.0);
+    assert_eq!(
+        analyze(&t, &AnalyzeOptions::default()).selection.one_pass,
+        None
+    );
+}
+
+/// The serving traces of the TraceLens corpus are single extracted iterations: no steady
+/// state, never a device-stall or host-bound verdict.
+#[test]
+fn corpus_single_iterations_have_no_steady_state() {
+    for rel in [
+        "tracelens/tests__traces__inference__sglang_decode__sglang_Qwen3-8B_decode.json.gz",
+        "tracelens/tests__traces__inference__sglang_prefilldecode__sglang_Qwen3-8B_prefilldecode.json.gz",
+        "tracelens/tests__traces__inference__vllm_decode_full__graph_execution.json.gz",
+        "tracelens/tests__traces__inference__vllm_prefilldecode_piecewise__graph_execution.json.gz",
+        "tracelens/tests__traces__b200__eager_trace.json.gz",
+    ] {
+        let Some(p) = common::corpus_file(rel) else {
+            return;
+        };
+        let r = common::analyze_json(&p, &[]);
+        let v = r["verdict"].as_str().unwrap();
+        assert!(
+            v.starts_with("No steady state: one iteration (Iteration#1)"),
+            "{rel}: {v}"
+        );
+    }
 }

@@ -140,7 +140,14 @@ fn diffusion_traces_window_and_phases() {
         assert_eq!(w.steps.len(), 1, "{rel}");
         assert!(w.excluded.is_empty(), "{rel}: {:?}", w.excluded);
         assert_eq!(w.compile.total, 0, "{rel}: {:?}", w.compile.by_kind);
-        assert!(w.notes.is_empty(), "{rel}: {:?}", w.notes);
+        // one warm step (ProfilerStep#3): judged, with a note that nothing repeats (issue 30)
+        assert_eq!(w.one_pass, None, "{rel}");
+        assert_eq!(w.notes.len(), 1, "{rel}: {:?}", w.notes);
+        assert!(
+            w.notes[0].starts_with("ProfilerStep#3 is the only step"),
+            "{rel}: {:?}",
+            w.notes
+        );
         let pa = phases::phases(&t, &ann, &w);
         assert_eq!(pa.activities, activities, "{rel}");
         let r = pa.phases.iter().find(|x| x.path == root).unwrap();
@@ -194,4 +201,175 @@ fn diffusion_traces_window_and_phases() {
         let fa = phases::phases(&t, &ann, &f);
         assert_eq!(fa.activities, tr.kernel_count, "{rel}");
     }
+}
+
+/// `ops` top-level operators of 1 ms, 2 ms apart, each launching one 500 µs kernel; with
+/// `step` they sit inside that one `ProfilerStep`.
+fn calls(ops: usize, step: Option<&str>) -> Trace {
+    use stallscope::model::build::TraceBuilder;
+    use stallscope::model::GpuKind;
+    let mut b = TraceBuilder::new().device(0, "NVIDIA H100", 132, 80 << 30);
+    if let Some(s) = step {
+        b.annotation(s, 0.0, 2000.0 * ops as f64);
+    }
+    for i in 0..ops {
+        let at = 10.0 + 2000.0 * i as f64;
+        let op = b.op("forward", at, 1000.0);
+        let corr = b.runtime("cudaLaunchKernel", op, at + 10.0, 5.0);
+        b.gpu(GpuKind::Kernel, "gemm_kernel", 0, 7, at + 20.0, 500.0, corr);
+    }
+    b.build()
+}
+
+/// Issue 30: nothing repeats in one cold call (a trace without step marks whose device work
+/// one top-level call launched) or in a lone `ProfilerStep#0`; a lone `ProfilerStep#N`
+/// after the schedule's warm-up is warm (a note says nothing repeats), and several calls
+/// repeat.
+#[test]
+fn one_pass_captures_have_no_steady_state() {
+    use stallscope::analysis::{analyze, AnalyzeOptions};
+    let one = |t: &Trace| {
+        let a = analyze(t, &AnalyzeOptions::default());
+        let v = stallscope::diagnose::diagnose(t, &a).verdict;
+        (a.selection.one_pass.clone(), a.selection.notes.clone(), v)
+    };
+    let (p, _, v) = one(&calls(1, None));
+    assert_eq!(
+        p.as_deref(),
+        Some("one call (`forward`) launched all the device work")
+    );
+    assert!(v.starts_with("No steady state: one call"), "{v}");
+    let (p, _, v) = one(&calls(3, None));
+    assert_eq!(p, None);
+    assert!(!v.starts_with("No steady state"), "{v}");
+    // a lone step without compile work may be warm: judged, with a note
+    let (p, notes, v) = one(&calls(3, Some("ProfilerStep#0")));
+    assert_eq!(p, None);
+    assert!(!v.starts_with("No steady state"), "{v}");
+    assert!(
+        notes
+            .iter()
+            .any(|n| n.starts_with("ProfilerStep#0 is the only step and holds no compile work")),
+        "{notes:?}"
+    );
+    // a lone step holding compile work is a cold call
+    let t = {
+        use stallscope::model::build::TraceBuilder;
+        use stallscope::model::GpuKind;
+        let mut b = TraceBuilder::new().device(0, "NVIDIA H100", 132, 80 << 30);
+        b.annotation("ProfilerStep#0", 0.0, 6000.0);
+        b.op("compile_fx_inner", 1.0, 1500.0);
+        for i in 0..3 {
+            let at = 2000.0 + 1000.0 * i as f64;
+            let op = b.op("forward", at, 500.0);
+            let corr = b.runtime("cudaLaunchKernel", op, at + 10.0, 5.0);
+            b.gpu(GpuKind::Kernel, "gemm_kernel", 0, 7, at + 20.0, 500.0, corr);
+        }
+        b.build()
+    };
+    let (p, _, v) = one(&t);
+    assert_eq!(
+        p.as_deref(),
+        Some("one step (ProfilerStep#0) holding 1.5 ms of first-call compile/module-load work")
+    );
+    assert!(v.starts_with("No steady state: one step"), "{v}");
+    let (p, notes, v) = one(&calls(3, Some("ProfilerStep#3")));
+    assert_eq!(p, None);
+    assert!(!v.starts_with("No steady state"), "{v}");
+    assert!(
+        notes
+            .iter()
+            .any(|n| n.starts_with("ProfilerStep#3 is the only step")),
+        "{notes:?}"
+    );
+    // --all and --steps say it too: it is the capture's, whatever the window
+    let t = calls(1, None);
+    let s = analyze_steps(&t);
+    let w = window::select(&t, &s, &Annotations::build(&t), &WindowSpec::All).unwrap();
+    assert!(w.one_pass.is_some());
+}
+
+/// The one-pass captures of the corpus: HTA's critical-path examples (one PARAM benchmark
+/// call, a 41 s capture whose first 25 s are CUDA context creation), TraceLens's
+/// torch.compile example (one compiled call) and vLLM's graph-capture traces (one
+/// `capture_*` call); HTA's event-sync examples (ProfilerStep#100, three matmuls) repeat.
+#[test]
+fn corpus_one_pass_captures() {
+    for (rel, one_pass) in [
+        (
+            "hta/tests__data__critical_path__simple_add__benchmark_result_493459_1694039959_trace.json.gz",
+            true,
+        ),
+        (
+            "hta/tests__data__critical_path__alexnet__benchmark_result_2869224_1695835535_trace.json.gz",
+            true,
+        ),
+        ("tracelens/tests__traces__torch_compile_triton__trace.json.gz", true),
+        (
+            "tracelens/tests__traces__inference__vllm_decode_full__capture_traces__graph_capture_rank_0.1773709742341309550.pt.trace.json.gz",
+            true,
+        ),
+        (
+            "hta/tests__data__critical_path__cuda_event_sync__event_sync_trace.json.gz",
+            false,
+        ),
+        (
+            "hta/tests__data__critical_path__cuda_event_sync_multi_stream__event_sync_trace.json.gz",
+            false,
+        ),
+    ] {
+        let Some(p) = common::corpus_file(rel) else {
+            return;
+        };
+        let r = common::analyze_json(&p, &[]);
+        let v = r["verdict"].as_str().unwrap();
+        assert_eq!(v.starts_with("No steady state:"), one_pass, "{rel}: {v}");
+    }
+}
+
+/// Issue 30: a capture without step marks is judged where the device works: a second of
+/// set-up before the first kernel (one 1 s host call, no device work) and a 200 ms tail
+/// after the last are left out and reported, and the training loop between them (ten calls
+/// each keeping the GPU busy 990 µs of 1 ms) is GPU-bound.
+#[test]
+fn setup_and_tail_are_left_out_of_a_trace_without_steps() {
+    use stallscope::analysis::{analyze, AnalyzeOptions};
+    use stallscope::model::build::TraceBuilder;
+    use stallscope::model::GpuKind;
+    let mut b = TraceBuilder::new().device(0, "NVIDIA H100", 132, 80 << 30);
+    b.op("aten::to", 0.0, 1_000_000.0);
+    let loop_start = 1_000_000.0;
+    for i in 0..10 {
+        let at = loop_start + 1000.0 * i as f64;
+        let op = b.op("train_step", at, 100.0);
+        let corr = b.runtime("cudaLaunchKernel", op, at + 5.0, 5.0);
+        b.gpu(GpuKind::Kernel, "gemm_kernel", 0, 7, at + 10.0, 990.0, corr);
+    }
+    b.op("save_checkpoint", loop_start + 10_000.0, 200_000.0);
+    let t = b.build();
+    let s = analyze_steps(&t);
+    assert_eq!(s.steps.len(), 1);
+    // from the first launch (1 s + 5 µs) to the last kernel's end
+    assert_eq!(
+        s.steps[0].span,
+        stallscope::model::Interval::new(1_000_005_000, 1_010_000_000)
+    );
+    let cut: Vec<(&str, i64)> = s.left_out.iter().map(|l| (l.what, l.span.len())).collect();
+    assert_eq!(
+        cut,
+        [
+            ("set-up before the first device work", 1_000_005_000),
+            ("idle tail after the last device work", 200_000_000)
+        ]
+    );
+    let a = analyze(&t, &AnalyzeOptions::default());
+    let v = stallscope::diagnose::diagnose(&t, &a).verdict;
+    assert!(v.starts_with("GPU-bound"), "{v}");
+    let r = stallscope::report::Report::new(&t, &a);
+    assert_eq!(r.window.left_out.len(), 2);
+    assert!(r
+        .window
+        .lines()
+        .iter()
+        .any(|(k, l)| *k == "left out" && l.starts_with("1.00 s of set-up")));
 }

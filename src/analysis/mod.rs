@@ -142,6 +142,9 @@ impl HostFacts {
 pub struct Analysis {
     /// Steps and their time breakdown (the window's steps; average over them).
     pub steps: steps::StepAnalysis,
+    /// Server iterations: per kind over every iteration found, the judged kind marked
+    /// ([`iterations::kinds`]); empty for other steps.
+    pub iteration_kinds: Vec<iterations::PhaseStats>,
     /// The analyzed window's hull ([`win::Window::span`]).
     pub window: Interval,
     /// The analyzed window: steps included and excluded, counted time, compile work.
@@ -279,6 +282,11 @@ fn spec_of(opts: &AnalyzeOptions) -> WindowSpec {
 fn analyze_window(trace: &Trace, pre: &Prepared, selection: win::Window, par: bool) -> Analysis {
     let (all_steps, annotations, sync_calls) = (&pre.steps, &pre.annotations, &pre.sync_calls);
     let steps = selection.restrict_steps(all_steps);
+    let iteration_kinds = if all_steps.rule.is_iteration() {
+        iterations::kinds(&all_steps.steps, &steps.steps, selection.judged_kind)
+    } else {
+        Vec::new()
+    };
     let window = selection.span;
     let (views, host) = join(
         par,
@@ -369,6 +377,7 @@ fn analyze_window(trace: &Trace, pre: &Prepared, selection: win::Window, par: bo
         .extend(devices_db::missing_peak_notes(&trace.devices));
     Analysis {
         steps,
+        iteration_kinds,
         window,
         selection,
         phases,

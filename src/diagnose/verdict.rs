@@ -160,6 +160,50 @@ impl VerdictClass {
     }
 }
 
+/// The start of the verdict of a capture in which nothing repeats (stable id
+/// `no_steady_state`).
+pub const NO_STEADY_STATE: &str = "No steady state:";
+
+/// The verdict of a capture in which nothing repeats ([`crate::window::one_pass`]) and that
+/// has device work: what its one pass is and shows (kernel time, GPU idle, first-call
+/// compile/module-load work, GPU idle with nothing traced on the host, when ≥ 1 % of the window) and how to capture a
+/// steady state. A bound judged on one cold or extracted pass would name first-call costs or
+/// the cut-off previous batch as the workload's bottleneck.
+pub fn no_steady_state(f: &Facts) -> Option<String> {
+    let what = f.a.selection.one_pass.as_ref()?;
+    let p = f.gaps.primary()?;
+    let window = f.window_ns.max(1) as f64;
+    let kernels: i64 = f.a.kernels.iter().map(|k| k.total).sum();
+    let mut shows = vec![
+        format!("kernels {}", fmt_us(kernels as f64 / 1000.0)),
+        format!("GPU idle {}", pct(p.idle as f64 / window)),
+    ];
+    if f.a.selection.compile.total > 0 {
+        shows.push(format!(
+            "{} of first-call compile/module-load work",
+            fmt_us(f.a.selection.compile.total as f64 / 1000.0)
+        ));
+    }
+    let (un, _) = max_claim(f, |_, c| c == Cause::Untraced);
+    // 1 % of the window and more: a few µs between two launches say nothing
+    // (it compares host and device clocks: not with an offset between them)
+    if un > 0
+        && 100 * un >= f.window_ns
+        && !crate::analysis::capture::check(f.trace, 0, 0).unreliable("host_device_timing")
+    {
+        shows.push(format!(
+            "{} of GPU idle with nothing traced on the host",
+            fmt_us(un as f64 / 1000.0)
+        ));
+    }
+    Some(format!(
+        "{NO_STEADY_STATE} {what}; the one pass shows {}. No bound is judged on it: capture \
+         several steps (torch.profiler schedule(wait=1, warmup=1, active=3) with prof.step() \
+         each iteration, or repeat the call, or an Nsight Systems capture range)",
+        shows.join(", ")
+    ))
+}
+
 /// The verdict for a diagnosis.
 pub fn verdict(f: &Facts, findings: &[Finding]) -> String {
     classified(f, findings).1
@@ -195,6 +239,9 @@ fn classified_of(
     check: &crate::analysis::capture::CaptureCheck,
 ) -> (VerdictClass, String) {
     use VerdictClass as V;
+    if let Some(v) = no_steady_state(f) {
+        return (V::NoSteadyState, v);
+    }
     let Some(p) = f.gaps.primary() else {
         if f.trace.gpu.iter().any(|g| g.is_activity()) {
             return (

@@ -232,19 +232,24 @@ impl TrustInfo {
 }
 
 impl StepsFoundInfo {
-    fn new(steps: &crate::window::steps::StepAnalysis) -> Self {
+    fn new(
+        steps: &crate::window::steps::StepAnalysis,
+        kinds: &[crate::analysis::iterations::PhaseStats],
+    ) -> Self {
         let summary = crate::analysis::iterations::summarize(steps.rule, &steps.steps);
         StepsFoundInfo {
             rule: steps.rule,
             description: steps.rule.describe().to_string(),
-            phases: summary
+            phases: kinds
                 .iter()
-                .flat_map(|s| &s.phases)
                 .map(|p| IterationPhaseInfo {
                     phase: p.phase,
                     count: p.count,
+                    in_window: p.in_window,
                     mean_us: usf(p.mean),
                     mean_kernel_us: usf(p.mean_kernel),
+                    judged: p.judged,
+                    vs_judged: p.vs_judged,
                 })
                 .collect(),
             gaps: summary
@@ -287,17 +292,25 @@ impl StepsFoundInfo {
         if !known {
             return None;
         }
+        let judged = match self.phases.iter().filter(|p| p.judged).collect::<Vec<_>>()[..] {
+            [j] if self.phases.len() > 1 => Some(j.phase),
+            _ => None,
+        };
         let kinds: Vec<String> = self
             .phases
             .iter()
             .map(|p| {
-                format!(
+                let mut k = format!(
                     "{} {} × {} (kernels {})",
                     p.count,
                     p.phase,
                     terminal::fmt_us(p.mean_us),
                     terminal::fmt_us(p.mean_kernel_us)
-                )
+                );
+                if let (Some(r), Some(j)) = (p.vs_judged, judged) {
+                    k.push_str(&format!(", {r:.1}× a {j}, not judged"));
+                }
+                k
             })
             .collect();
         Some(kinds.join("; "))
@@ -331,12 +344,21 @@ pub struct IterationPhaseInfo {
     /// `prefill`, `mixed`, `decode` or `unknown`.
     #[serde(deserialize_with = "crate::text::static_words::one")]
     pub phase: crate::text::static_words::Word,
-    /// Counted iterations of this kind.
+    /// Iterations of this kind found in the trace.
     pub count: u64,
+    /// Of them, in the window.
+    #[serde(default)]
+    pub in_window: u64,
     /// Mean duration, µs.
     pub mean_us: f64,
     /// Mean kernel time, µs.
     pub mean_kernel_us: f64,
+    /// True for the kind the window (and the verdict) judges.
+    #[serde(default)]
+    pub judged: bool,
+    /// For a kind not judged: its mean duration over the judged kind's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub vs_judged: Option<f64>,
 }
 
 /// Time between consecutive iterations.
@@ -438,6 +460,21 @@ pub struct WindowInfo {
     pub focus: Option<FocusInfo>,
     /// Remarks (e.g. why no warm-up step could be excluded).
     pub notes: Vec<String>,
+    /// A trace without step marks: parts left out of its one step (set-up before the first
+    /// device work, an idle tail after the last).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub left_out: Vec<LeftOutInfo>,
+}
+
+/// A part of the trace left out of the window ([`crate::window::steps::LeftOut`]).
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
+pub struct LeftOutInfo {
+    /// `set-up before the first device work` or `idle tail after the last device work`.
+    pub what: String,
+    /// Start, µs since `source.trace_start_us`.
+    pub start_us: f64,
+    /// Length, µs.
+    pub duration_us: f64,
 }
 
 impl WindowInfo {
@@ -536,6 +573,16 @@ impl WindowInfo {
                     fmt_us(self.compile_us),
                     self.compile.count,
                     kinds.join(", ")
+                ),
+            ));
+        }
+        for l in &self.left_out {
+            out.push((
+                "left out",
+                format!(
+                    "{} of {} (not judged as the steady state)",
+                    fmt_us(l.duration_us),
+                    l.what
                 ),
             ));
         }
@@ -684,6 +731,16 @@ impl Report {
                     calls: f.calls,
                 }),
                 notes: a.selection.notes.clone(),
+                left_out: a
+                    .steps
+                    .left_out
+                    .iter()
+                    .map(|l| LeftOutInfo {
+                        what: l.what.to_string(),
+                        start_us: rel(l.span.start),
+                        duration_us: us(l.span.len()),
+                    })
+                    .collect(),
             },
             devices: a
                 .devices
@@ -712,7 +769,7 @@ impl Report {
                     phase: s.phase,
                 })
                 .collect(),
-            steps_found: StepsFoundInfo::new(&a.steps),
+            steps_found: StepsFoundInfo::new(&a.steps, &a.iteration_kinds),
             trust: TrustInfo::new(trace, a),
             graphs: compiled::GraphsInfo::new(&a.graphs),
             compiled: compiled::CompiledInfo::new(&a.compiled),

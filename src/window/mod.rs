@@ -53,6 +53,38 @@
 //!    mean of the two middle values): it is excluded with its ratio to the median.
 //! 4. When every step has compile work, nothing is excluded for it (a note says so): a window
 //!    must keep at least one step.
+//! 5. **Warm-up candidates** (before the outlier rule, [`leading_warmup`]): the first steps after
+//!    the profiler started are warm-up whether or not they hold compile work: walking from the
+//!    first remaining step, a step over 1.5× the median of the *later* remaining steps of its
+//!    kind is excluded, and the walk stops at the first step that is not (a step whose kind
+//!    has no later step is passed over); at most half of the steps are left out this way. (The
+//!    outlier rule's median includes the step itself, so of two steps it never drops the slow
+//!    first one.)
+//! 6. **Serving captures** (server iterations of several kinds, [`dominant_run`]): the window
+//!    is the longest run of the dominant kind — the kind with the most remaining iterations
+//!    (on a tie, the most time): decode-only, prefill+decode (mixed) or prefill. A run ends at
+//!    an iteration of another kind (a left-out iteration of the same kind does not end it).
+//!    The other kinds are left out with `other kind (…)` and reported per kind, with their mean
+//!    duration over the judged kind's ([`Window::judged_kind`]); a kind seen once or twice is
+//!    thus compared, never judged alone, and two captures of one workload are judged on the
+//!    same kind whether or not a lone prefill landed in one of them.
+//!
+//! # No steady state
+//!
+//! A window is a steady state only when something repeats. [`one_pass`] says what the one
+//! pass is when nothing does (for the `auto`, `--all` and `--steps` windows;
+//! [`Window::one_pass`]), and the verdict then says "No steady state" instead of a bound:
+//!
+//! * `ProfilerStep` steps: a single step holding compile or module-load work (a cold call).
+//!   A single step without it may be warm (`ProfilerStep#N` with N ≥ 1 follows N unrecorded
+//!   steps of the profiler's schedule; a `ProfilerStep#0` may follow runs before the
+//!   profiler started): it is judged, and a note says nothing repeats to show it is typical.
+//! * Server iterations: a single iteration, or a judged kind with one iteration beside
+//!   iterations of other kinds.
+//! * No step marks: every launch of device work lies inside one top-level host span (an
+//!   operator or annotation not nested in another on its thread) — one cold call, one graph
+//!   replay. A launch outside every top-level span, or in a second one, is a repetition (or
+//!   unknown: nothing is said).
 //!
 //! Compile work is measured over the whole trace and reported whatever the spec (time, count,
 //! steps that contain it), never silently dropped.
@@ -818,6 +850,13 @@ pub struct Window {
     pub focus: Option<FocusInfo>,
     /// Remarks for the reader (e.g. why nothing could be excluded).
     pub notes: Vec<String>,
+    /// When nothing in the capture repeats (see *No steady state* in the module docs): what
+    /// the one pass is (`one iteration (Iteration#1 decode)`); `None` when something repeats
+    /// or the window was given by time or focus.
+    pub one_pass: Option<String>,
+    /// The kind of server iteration the window judges (the dominant kind, see the module
+    /// docs); `None` for other steps or when the iterations have one kind only.
+    pub judged_kind: Option<Option<IterationPhase>>,
     /// [`Window::counts_activity`] of every device event of the trace, as bits, found on
     /// first use by [`Window::counts_activity_at`] (several analyses and rules ask it of
     /// every device event; each answer costs a look-up of the launching call).
@@ -881,7 +920,9 @@ impl Window {
                 reason: e.reason.clone(),
             })
             .collect();
-        StepAnalysis::of(steps, all.from_profiler_steps, all.rule, dropped)
+        let mut a = StepAnalysis::of(steps, all.from_profiler_steps, all.rule, dropped);
+        a.left_out = all.left_out.clone();
+        a
     }
 }
 
@@ -922,6 +963,9 @@ pub fn select_with(
 ) -> Result<Window, WindowError> {
     let mut w = select_inner(trace, steps, annotations, spec, &compile)?;
     w.compile = compile;
+    if matches!(spec, WindowSpec::All | WindowSpec::Steps { .. }) {
+        w.one_pass = one_pass(trace, steps, &w.compile, None);
+    }
     if w.mask.spans().len() > 1 {
         let what = match w.spec {
             WindowSpec::Focus { .. } => "the time between the focused calls".to_string(),
@@ -994,6 +1038,8 @@ fn from_steps(
         compile: CompileWork::default(),
         focus: None,
         notes,
+        one_pass: None,
+        judged_kind: None,
         counted: Default::default(),
     }
 }
@@ -1035,6 +1081,9 @@ fn select_inner(
                     ));
                 }
             }
+            let (keep, warm) = leading_warmup(all, &candidates);
+            excluded.extend(warm);
+            candidates = keep;
             if candidates.len() >= 2 {
                 let durs: Vec<Ns> = candidates
                     .iter()
@@ -1075,6 +1124,14 @@ fn select_inner(
                 }
                 candidates = keep;
             }
+            let mut judged_kind = None;
+            if all.rule.is_iteration() {
+                if let Some((kind, keep, out)) = dominant_run(all, &candidates) {
+                    judged_kind = Some(kind);
+                    excluded.extend(out);
+                    candidates = keep;
+                }
+            }
             excluded.sort_by_key(|e| e.0);
             let ex = excluded
                 .into_iter()
@@ -1083,7 +1140,15 @@ fn select_inner(
                     reason,
                 })
                 .collect();
-            Ok(from_steps(spec, all, candidates, ex, notes))
+            let mut w = from_steps(spec, all, candidates, ex, notes);
+            w.judged_kind = judged_kind;
+            w.one_pass = one_pass(trace, all, compile, judged_kind);
+            if w.one_pass.is_none() {
+                if let Some(note) = lone_warm_step(all) {
+                    w.notes.push(note);
+                }
+            }
+            Ok(w)
         }
         WindowSpec::Steps { first, last } => {
             if all.rule == crate::window::iterations::StepRule::WholeTrace {
@@ -1165,6 +1230,8 @@ fn select_inner(
                 compile: CompileWork::default(),
                 focus: None,
                 notes: vec![],
+                one_pass: None,
+                judged_kind: None,
                 counted: Default::default(),
             })
         }
@@ -1231,9 +1298,263 @@ fn select_inner(
                     calls,
                 }),
                 notes: base.notes,
+                one_pass: None,
+                judged_kind: None,
                 counted: Default::default(),
             })
         }
+    }
+}
+
+/// The kind of a server iteration, in words (`unmarked` when its annotation does not say).
+fn kind_word(k: Option<IterationPhase>) -> &'static str {
+    k.map_or("unmarked", |p| p.as_str())
+}
+
+/// The first steps after the profiler started that took over 1.5× the median of the later
+/// candidates of their kind (`2 × duration > 3 × median`, integer ns), walking from the start
+/// and stopping at the first step that is not slow; a step whose kind has no later candidate
+/// is passed over (it is compared by [`dominant_run`]). At most half of the candidates are
+/// left out. Returns the candidates kept and the warm-up exclusions.
+fn leading_warmup(
+    all: &StepAnalysis,
+    candidates: &[usize],
+) -> (Vec<usize>, Vec<(usize, String)>) {
+    let unit = if all.rule.is_iteration() {
+        "iteration"
+    } else {
+        "step"
+    };
+    let mut out = Vec::new();
+    let mut warm: Vec<usize> = Vec::new();
+    for (k, &i) in candidates.iter().enumerate() {
+        if 2 * (warm.len() + 1) > candidates.len() {
+            break;
+        }
+        let phase = all.steps[i].phase;
+        let later: Vec<Ns> = candidates[k + 1..]
+            .iter()
+            .filter(|&&j| all.steps[j].phase == phase)
+            .map(|&j| all.steps[j].span.len())
+            .collect();
+        if later.is_empty() {
+            continue;
+        }
+        let med = median(&later);
+        let d = all.steps[i].span.len();
+        if med > 0 && 2 * (d as i128) > 3 * (med as i128) {
+            warm.push(i);
+            out.push((
+                i,
+                format!(
+                    "warm-up: among the first {unit}s after the profiler started, took {}, \
+                     {:.1}× the median of the later ones ({})",
+                    fmt_ms(d),
+                    d as f64 / med as f64,
+                    fmt_ms(med)
+                ),
+            ));
+        } else {
+            break;
+        }
+    }
+    let keep = candidates
+        .iter()
+        .copied()
+        .filter(|i| !warm.contains(i))
+        .collect();
+    (keep, out)
+}
+
+/// Server iterations of several kinds: the dominant kind (most candidates; on a tie, the
+/// most time) and its longest run of consecutive candidates (a step of another kind ends a
+/// run; a left-out step of the same kind does not). Returns the kind, the run and the
+/// exclusions of every other candidate; `None` when the candidates have one kind only.
+#[allow(clippy::type_complexity)]
+fn dominant_run(
+    all: &StepAnalysis,
+    candidates: &[usize],
+) -> Option<(Option<IterationPhase>, Vec<usize>, Vec<(usize, String)>)> {
+    let mut kinds: Vec<(Option<IterationPhase>, usize, Ns)> = Vec::new();
+    for &i in candidates {
+        let s = &all.steps[i];
+        match kinds.iter_mut().find(|k| k.0 == s.phase) {
+            Some(k) => {
+                k.1 += 1;
+                k.2 += s.span.len();
+            }
+            None => kinds.push((s.phase, 1, s.span.len())),
+        }
+    }
+    if kinds.len() < 2 {
+        return None;
+    }
+    let dom = kinds.iter().max_by_key(|k| (k.1, k.2))?.0;
+    let is_cand: crate::model::fast::HashSet<usize> = candidates.iter().copied().collect();
+    let mut best: Vec<usize> = Vec::new();
+    let mut cur: Vec<usize> = Vec::new();
+    for (i, s) in all.steps.iter().enumerate() {
+        if s.phase != dom {
+            if cur.len() > best.len() {
+                best = std::mem::take(&mut cur);
+            }
+            cur.clear();
+        } else if is_cand.contains(&i) {
+            cur.push(i);
+        }
+    }
+    if cur.len() > best.len() {
+        best = cur;
+    }
+    let (first, last) = (best.first()?, best.last()?);
+    let run = format!("{} … {}", all.steps[*first].name, all.steps[*last].name);
+    let dw = kind_word(dom);
+    let out = candidates
+        .iter()
+        .filter(|i| !best.contains(i))
+        .map(|&i| {
+            let k = all.steps[i].phase;
+            let reason = if k != dom {
+                format!(
+                    "other kind ({}): compared with the {dw} iterations, not judged with \
+                     them (see the kinds of iterations)",
+                    kind_word(k)
+                )
+            } else {
+                format!("outside the longest run of {dw} iterations ({run})")
+            };
+            (i, reason)
+        })
+        .collect();
+    Some((dom, best, out))
+}
+
+/// What the one pass of a capture in which nothing repeats is, or `None` when something
+/// repeats (see *No steady state* in the module docs).
+pub fn one_pass(
+    trace: &Trace,
+    all: &StepAnalysis,
+    compile: &CompileWork,
+    judged_kind: Option<Option<IterationPhase>>,
+) -> Option<String> {
+    use crate::window::iterations::StepRule;
+    match all.rule {
+        StepRule::ProfilerStep => {
+            let s = match all.steps.as_slice() {
+                [s] => s,
+                _ => return None,
+            };
+            // a lone step holding compile or module-load work is a cold call; without it the
+            // step may be warm (a schedule's warm-up, or the model ran before the profiler)
+            let cold = compile.steps.iter().find(|c| c.index == 0)?;
+            Some(format!(
+                "one step ({}) holding {} of first-call compile/module-load work",
+                s.name,
+                fmt_ms(cold.time)
+            ))
+        }
+        StepRule::VllmExecute | StepRule::SglangStep | StepRule::GraphLaunch => {
+            let kind = judged_kind.unwrap_or_else(|| all.steps.first().and_then(|s| s.phase));
+            let of_kind: Vec<&Step> = all.steps.iter().filter(|s| s.phase == kind).collect();
+            match of_kind.as_slice() {
+                [s] if all.steps.len() == 1 => Some(format!(
+                    "one iteration ({}): a single server step, nothing to compare it with",
+                    s.name
+                )),
+                [s] => Some(format!(
+                    "one {} iteration ({}) beside {} of other kinds: no kind repeats",
+                    kind_word(kind),
+                    s.name,
+                    all.steps.len() - 1
+                )),
+                _ => None,
+            }
+        }
+        StepRule::WholeTrace => single_call(trace),
+    }
+}
+
+/// A trace without step marks whose device work was all launched inside one top-level host
+/// span (an operator or annotation not nested in another on its thread), or replayed by a
+/// single graph launch: the one call, in words.
+fn single_call(trace: &Trace) -> Option<String> {
+    let mut launches = vec![false; trace.cpu.len()];
+    let mut any = false;
+    for g in &trace.gpu {
+        if g.is_activity() && g.launch != NONE {
+            launches[g.launch as usize] = true;
+            any = true;
+        }
+    }
+    if !any {
+        return None;
+    }
+    let mut is_graph = NameMemo::new(trace, |n: &str| {
+        matches!(
+            n,
+            "cudaGraphLaunch" | "hipGraphLaunch" | "cudaGraphLaunch_v10000" | "cuGraphLaunch"
+        )
+    });
+    // per thread: the current top-level span (end, index)
+    let mut top: HashMap<u32, (Ns, usize)> = HashMap::default();
+    let mut caller: Option<usize> = None;
+    let mut graph_launches = 0u32;
+    for (ci, e) in trace.cpu.iter().enumerate() {
+        match e.kind {
+            CpuKind::Op | CpuKind::UserAnnotation => {
+                let t = top.entry(e.thread).or_insert((Ns::MIN, usize::MAX));
+                if e.start >= t.0 {
+                    *t = (e.end(), ci);
+                }
+            }
+            CpuKind::Runtime | CpuKind::Driver | CpuKind::OtherRuntime if launches[ci] => {
+                if is_graph.get(e.name) {
+                    graph_launches += 1;
+                }
+                let inside = top
+                    .get(&e.thread)
+                    .filter(|t| t.1 != usize::MAX && e.end() <= t.0)
+                    .map(|t| t.1);
+                match (inside, caller) {
+                    (None, _) => return None,
+                    (Some(c), None) => caller = Some(c),
+                    (Some(c), Some(p)) if c != p => return None,
+                    _ => {}
+                }
+            }
+            _ => {}
+        }
+    }
+    let c = &trace.cpu[caller?];
+    let name = trace.name(c.name);
+    let short: String = name.chars().take(60).collect();
+    let ell = if short.len() < name.len() { "…" } else { "" };
+    Some(if graph_launches == 1 {
+        format!("one graph replay, inside one call (`{short}{ell}`)")
+    } else {
+        format!("one call (`{short}{ell}`) launched all the device work")
+    })
+}
+
+/// The note for a capture of a single `ProfilerStep` judged as the steady state (no compile
+/// work in it): nothing repeats to show that the step is typical.
+fn lone_warm_step(all: &StepAnalysis) -> Option<String> {
+    if all.rule != crate::window::iterations::StepRule::ProfilerStep {
+        return None;
+    }
+    match all.steps.as_slice() {
+        [s] if s.number.is_some_and(|n| n > 0) => Some(format!(
+            "{} is the only step: steps before it ran unrecorded (the profiler's schedule), so \
+             it is warm, but nothing in the capture repeats to show that it is typical",
+            s.name
+        )),
+        [s] => Some(format!(
+            "{} is the only step and holds no compile work: it is judged, but nothing in the \
+             capture repeats to show that it is typical (if the model had not run before the \
+             profiler started, it holds first-call costs)",
+            s.name
+        )),
+        _ => None,
     }
 }
 

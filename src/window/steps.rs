@@ -33,7 +33,12 @@
 //!    trace without any event gets no step at all. An Nsight Systems capture (no operators;
 //!    its threads start with the process) gets one step over its device activities and the
 //!    host calls that launched them, so process start-up before the first launch (e.g.
-//!    hundreds of ms of `cudaMalloc`) is not counted as idle GPU time.
+//!    hundreds of ms of `cudaMalloc`) is not counted as idle GPU time. Any other trace
+//!    without step marks that has device work gets the same cut: its step "0" runs from the
+//!    first device activity or launching call to the last, within the operators' hull; the
+//!    set-up before and the idle tail after are listed in [`StepAnalysis::left_out`] (the
+//!    report's window section says what was left out and how long) instead of being judged
+//!    as the steady state.
 //! 2. **Launches inside a step**: the host calls that launch device work (runtime calls,
 //!    plus driver calls, see below) are walked in start order against the steps. A call
 //!    belongs to step *i* when it starts at or after the host step start and *ends* at or
@@ -110,6 +115,9 @@
 //!   we keep the strict priority in every case, so parts always sum to the step duration.
 //! * A trace without any `Operator`/`Python` event and without steps gets a step "0" over
 //!   the hull of its events instead of an invalid one; an empty trace gets no step.
+//! * A trace without steps that has device work gets its step "0" cut to that work (first
+//!   device activity or launching call to the last), not the operators' whole hull: set-up
+//!   before it and an idle tail after it are listed apart ([`StepAnalysis::left_out`]).
 //! * Device work linked to its launch by a correlation id shared by several runtime calls
 //!   belongs to the first such call (the plugin keeps the last one parsed).
 
@@ -202,7 +210,26 @@ pub struct StepAnalysis {
     pub rule: StepRule,
     /// Steps dropped by the tail rule.
     pub dropped: Vec<DroppedStep>,
+    /// Parts of a trace without step marks left out of its one step: set-up before the first
+    /// device work, an idle tail after the last (see *Steps* 1).
+    pub left_out: Vec<LeftOut>,
 }
+
+/// A part of the trace left out of every step, and why.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LeftOut {
+    /// What it is: [`SETUP_BEFORE_DEVICE`] or [`TAIL_AFTER_DEVICE`].
+    pub what: &'static str,
+    /// Its span.
+    pub span: Interval,
+}
+
+/// [`LeftOut::what`] of the host time before the first device work of a trace without step
+/// marks.
+pub const SETUP_BEFORE_DEVICE: &str = "set-up before the first device work";
+/// [`LeftOut::what`] of the host time after the last device work of a trace without step
+/// marks.
+pub const TAIL_AFTER_DEVICE: &str = "idle tail after the last device work";
 
 impl StepAnalysis {
     /// The analysis of `steps` (in time order): their average ([`average_of`]) and their span
@@ -225,6 +252,7 @@ impl StepAnalysis {
             from_profiler_steps,
             rule,
             dropped,
+            left_out: Vec::new(),
         }
     }
 }
@@ -641,7 +669,8 @@ pub fn average_of(steps: &[Step]) -> AverageBreakdown {
 
 /// Finds the steps and splits each one's time by role.
 pub fn analyze_steps(trace: &Trace) -> StepAnalysis {
-    let (hosts, rule) = host_steps(trace);
+    let (mut hosts, rule) = host_steps(trace);
+    let left_out = trim_to_device(trace, rule, &mut hosts);
     let from_profiler_steps = rule == StepRule::ProfilerStep;
     if hosts.is_empty() {
         return StepAnalysis {
@@ -665,7 +694,61 @@ pub fn analyze_steps(trace: &Trace) -> StepAnalysis {
             phase: h.phase,
         })
         .collect();
-    StepAnalysis::of(steps, from_profiler_steps, rule, dropped)
+    let mut a = StepAnalysis::of(steps, from_profiler_steps, rule, dropped);
+    a.left_out = left_out;
+    a
+}
+
+/// Hull of the device activities and the host calls that launched them.
+fn device_hull(trace: &Trace) -> Option<Interval> {
+    let mut hull: Option<Interval> = None;
+    for g in trace.gpu.iter().filter(|g| g.is_activity()) {
+        let mut iv = g.interval();
+        if g.launch != NONE {
+            let l = trace.cpu[g.launch as usize].interval();
+            iv = Interval::new(iv.start.min(l.start), iv.end.max(l.end));
+        }
+        hull = Some(match hull {
+            None => iv,
+            Some(h) => Interval::new(h.start.min(iv.start), h.end.max(iv.end)),
+        });
+    }
+    hull
+}
+
+/// A trace without step marks (other than Nsight Systems', whose step is built on its device
+/// work already): its one step is cut to the hull of its device work and the calls that
+/// launched it, so that set-up before the first device work and an idle tail after the last
+/// are not judged as the steady state; the parts cut are returned.
+fn trim_to_device(trace: &Trace, rule: StepRule, hosts: &mut [HostStep]) -> Vec<LeftOut> {
+    let mut out = Vec::new();
+    if rule != StepRule::WholeTrace || trace.source.format == SourceFormat::NsysSqlite {
+        return out;
+    }
+    let [h] = hosts else {
+        return out;
+    };
+    let Some(dev) = device_hull(trace) else {
+        return out;
+    };
+    let (start, end) = (h.host.start.max(dev.start), h.host.end.min(dev.end));
+    if start >= end {
+        return out;
+    }
+    if start > h.host.start {
+        out.push(LeftOut {
+            what: SETUP_BEFORE_DEVICE,
+            span: Interval::new(h.host.start, start),
+        });
+    }
+    if end < h.host.end {
+        out.push(LeftOut {
+            what: TAIL_AFTER_DEVICE,
+            span: Interval::new(end, h.host.end),
+        });
+    }
+    h.host = Interval::new(start, end);
+    out
 }
 
 #[cfg(test)]
@@ -906,12 +989,21 @@ mod tests {
         assert_eq!(names(&a), ["0"]);
         assert!(!a.from_profiler_steps);
         assert_eq!(a.steps[0].number, None);
-        assert_eq!(a.steps[0].host_span, iv(10, 50));
-        assert_eq!(a.span, iv(10, 60));
+        // the plugin's hull (10..50) cut to the device work and its launch (31..60): the
+        // set-up before the first launch is left out (issue 30)
+        assert_eq!(a.steps[0].host_span, iv(31, 50));
+        assert_eq!(a.span, iv(31, 60));
+        assert_eq!(
+            a.left_out,
+            [LeftOut {
+                what: SETUP_BEFORE_DEVICE,
+                span: iv(10, 31)
+            }]
+        );
         let bd = a.steps[0].breakdown;
         assert_eq!(bd.kernel, 20 * US);
         assert_eq!(bd.runtime, US);
-        assert_eq!(bd.cpu_exec, 29 * US); // the "forward" annotation covers the rest
+        assert_eq!(bd.cpu_exec, 8 * US); // the "forward" annotation covers the rest
         assert_eq!(bd.other, 0);
     }
 
