@@ -1222,8 +1222,20 @@ mod tests {
         let mut b = TraceBuilder::new();
         let c = b.runtime("cudaLaunchKernel", 0, 0.0, 1.0);
         b.gpu(GpuKind::Kernel, "k1", 0, 7, 0.0, 10.0, c); // [0, 10)
-        b.cpu(CpuKind::PythonFunction, "train.py(10): step", 1, 12.0, 388.0);
-        b.cpu(CpuKind::PythonFunction, "train.py(20): cpu_loop", 1, 15.0, 185.0);
+        b.cpu(
+            CpuKind::PythonFunction,
+            "train.py(10): step",
+            1,
+            12.0,
+            388.0,
+        );
+        b.cpu(
+            CpuKind::PythonFunction,
+            "train.py(20): cpu_loop",
+            1,
+            15.0,
+            185.0,
+        );
         b.op("aten::sum", 20.0, 170.0);
         let ext = b.op("aten::linear", 210.0, 180.0);
         b.op("aten::empty", 215.0, 20.0); // inside an operator that launches

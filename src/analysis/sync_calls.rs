@@ -149,13 +149,22 @@ mod tests {
         assert_eq!(api_base("cuMemAlloc_v2"), "cuMemAlloc");
         assert_eq!(api_base("cudaLaunchKernel_v7000"), "cudaLaunchKernel");
         assert_eq!(api_base("cudaMemcpyAsync_ptsz_v7000"), "cudaMemcpyAsync");
-        assert_eq!(api_base("cudaStreamSynchronize_ptsz"), "cudaStreamSynchronize");
+        assert_eq!(
+            api_base("cudaStreamSynchronize_ptsz"),
+            "cudaStreamSynchronize"
+        );
         assert_eq!(api_base("hipMalloc"), "hipMalloc");
         assert_eq!(api_base("cuMemCreate"), "cuMemCreate");
         assert_eq!(api_base("cuda_v"), "cuda_v");
         assert_eq!(sync_kind("cuMemcpyDtoH_v2"), Some(SyncKind::BlockingCopy));
-        assert_eq!(sync_kind("cudaMemcpy_ptds_v7000"), Some(SyncKind::BlockingCopy));
-        assert_eq!(sync_kind("cudaStreamSynchronize_ptsz"), Some(SyncKind::Stream));
+        assert_eq!(
+            sync_kind("cudaMemcpy_ptds_v7000"),
+            Some(SyncKind::BlockingCopy)
+        );
+        assert_eq!(
+            sync_kind("cudaStreamSynchronize_ptsz"),
+            Some(SyncKind::Stream)
+        );
         assert_eq!(sync_kind("cudaMemcpyAsync_v3020"), None);
     }
 }

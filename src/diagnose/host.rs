@@ -908,13 +908,15 @@ pub fn compute_site(f: &Facts) -> Option<(Option<String>, Ns, Ns)> {
     if g.split[Cause::HostCompute as usize] == 0 {
         return None;
     }
-    Some(match host_span_in(f, g.thread, Interval::new(g.start, g.end)) {
-        Some(i) => {
-            let e = &f.trace.cpu[i as usize];
-            (Some(f.trace.name(e.name).to_string()), e.start, e.dur)
-        }
-        None => (None, g.start, g.len()),
-    })
+    Some(
+        match host_span_in(f, g.thread, Interval::new(g.start, g.end)) {
+            Some(i) => {
+                let e = &f.trace.cpu[i as usize];
+                (Some(f.trace.name(e.name).to_string()), e.start, e.dur)
+            }
+            None => (None, g.start, g.len()),
+        },
+    )
 }
 
 /// `host-compute`: the device idle while the launching thread ran host work that launches no
@@ -940,7 +942,9 @@ fn host_compute(f: &Facts) -> Option<Finding> {
     ));
     let site = compute_site(f);
     if let Some((name, start, dur)) = &site {
-        let what = name.as_deref().unwrap_or("host compute (no single span covers it)");
+        let what = name
+            .as_deref()
+            .unwrap_or("host compute (no single span covers it)");
         e.locations.push(f.location("host", what, *start, *dur));
     }
     metric(&mut e, "gpu_idle_us_per_step", rec);
@@ -1357,7 +1361,15 @@ mod tests {
             let start = t;
             let ext = b.op("aten::mm", t, 10.0);
             let c = b.runtime("cudaLaunchKernel", ext, t + 2.0, 5.0);
-            b.gpu(GpuKind::Kernel, "sm80_xmma_gemm_bf16", 0, 7, t + 10.0, 200.0, c);
+            b.gpu(
+                GpuKind::Kernel,
+                "sm80_xmma_gemm_bf16",
+                0,
+                7,
+                t + 10.0,
+                200.0,
+                c,
+            );
             // x.cpu(): a pageable copy that waits for the GEMM
             let to = b.op("aten::to", t + 12.0, 200.0);
             let c = b.runtime("cudaMemcpyAsync", to, t + 13.0, 198.0);
@@ -1371,7 +1383,13 @@ mod tests {
                 c,
             );
             // a Python loop over the CPU tensor: 3 ms, launching nothing
-            b.cpu(CpuKind::PythonFunction, "train.py(42): cpu_metric", 1, t + 215.0, 3000.0);
+            b.cpu(
+                CpuKind::PythonFunction,
+                "train.py(42): cpu_metric",
+                1,
+                t + 215.0,
+                3000.0,
+            );
             for i in 0..100 {
                 b.op("aten::add", t + 220.0 + 29.0 * i as f64, 20.0);
             }
@@ -1389,7 +1407,11 @@ mod tests {
             "{}",
             d.verdict
         );
-        assert!(d.verdict.contains("train.py(42): cpu_metric"), "{}", d.verdict);
+        assert!(
+            d.verdict.contains("train.py(42): cpu_metric"),
+            "{}",
+            d.verdict
+        );
         assert_eq!(d.findings[0].id, "host-compute", "{ids:?}");
         assert!(find(&d, "launch-bound").is_none(), "{ids:?}");
         let hs = find(&d, "host-sync").map_or(0.0, |f| f.recoverable_us);
@@ -1427,7 +1449,11 @@ mod tests {
         );
         let d = run(&chatty_with_items(false));
         let lb = find(&d, "launch-bound").expect("launch-bound");
-        assert!(lb.advice[0].starts_with("Capture the step"), "{:?}", lb.advice);
+        assert!(
+            lb.advice[0].starts_with("Capture the step"),
+            "{:?}",
+            lb.advice
+        );
     }
 
     fn chatty_with_items(items: bool) -> crate::model::Trace {

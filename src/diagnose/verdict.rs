@@ -17,8 +17,7 @@
 //!   recovers it.
 
 use super::host::{
-    between_graphs, break_claim, compute_site, in_replay, is_idle_claim, is_launch_claim,
-    max_claim,
+    between_graphs, break_claim, compute_site, in_replay, is_idle_claim, is_launch_claim, max_claim,
 };
 use super::{count, fmt_us, pct, Facts, Finding};
 use crate::analysis::gaps::{Band, Cause};
