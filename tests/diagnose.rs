@@ -135,15 +135,30 @@ fn many_syncs_rank_host_sync() {
         d.verdict
     );
     assert!(d.findings.iter().all(|f| f.id != "host-sync"), "{:?}", ids(&d));
-    // PARAM ResNet: 61 syncs in `aten::to`/`copy_` (pageable uploads) are reported
+    // PARAM ResNet: 61 stream syncs in `aten::to`/`copy_` (pageable uploads) waited 1.22 ms
+    // in all: the host was hardly ahead of the device, so they cost at most that lead (plus
+    // 20 µs of clock skew each), not the 335 ms of idle that follows them (DataLoader,
+    // allocation, host work); scripts/oracle_sync_lead.py computes the 920 µs by hand
     let rel = "param/et_replay__tests__inputs__resnet_kineto.json.gz";
     let Some(d) = run(rel) else { return };
-    let f = d
+    let sync_us = d
         .findings
         .iter()
         .find(|f| f.id == "host-sync")
-        .expect("host-sync");
-    assert_eq!(f.evidence.metrics["syncs"], 61.0);
+        .map_or(0.0, |f| f.recoverable_us);
+    assert!(sync_us <= 1220.0 + 61.0 * 20.0, "{sync_us}");
+    let gaps = d
+        .findings
+        .iter()
+        .find(|f| f.id == "gpu-idle-gaps")
+        .expect("gpu-idle-gaps");
+    let causes = gaps
+        .evidence
+        .facts
+        .iter()
+        .find(|x| x.contains("what the host was doing"))
+        .expect("causes");
+    assert!(causes.contains("sync wait 920.0 µs"), "{causes}");
 }
 
 #[test]

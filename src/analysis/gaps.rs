@@ -24,15 +24,19 @@
 //!    stream or device). The whole gap.
 //! 2. **sync** — some host sync call ([`super::syncs`]) was in progress when the device went
 //!    idle (`start ≤ a < end`), or returned at most [`SYNC_RETURN_SKEW`] (20 µs) before it
-//!    (host and device clocks agree to a few µs at best): the host drained the queue and
-//!    waited, and everything until the next work starts is the cost of that sync, except the
-//!    parts spent in DataLoader (any thread) or compile spans (those keep their own cause) and
-//!    a start later than the launch latency allows (queued, as in 3). The gap records which
-//!    sync call ([`Gap::sync`]). The sync waited `w` (its duration): the host was that far
-//!    ahead, and rebuilding that lead is the sync's cost too — the launch, CPU and untraced
-//!    parts of the following host-late gaps go to the same sync, up to `w` minus the idle
-//!    already counted, until a gap whose work was queued before it opened (the queue is
-//!    ahead again).
+//!    (host and device clocks agree to a few µs at best): the host drained the queue. The
+//!    host had a **lead** of `a − start` when it entered the sync (the queued work it waited
+//!    for); losing that lead is the sync's cost: the first `lead` ns of the gap's host part
+//!    (`a..L` and the launch latency), host work in it included, except the parts spent in
+//!    DataLoader (any thread) or compile spans (those keep their own cause). The rest of the
+//!    gap is split as in 3: a host that was never ahead lost nothing to the sync, and host
+//!    compute after a `.cpu()` is not sync time. The gap records which sync call
+//!    ([`Gap::sync`]). Until the host has a **real lead** again ([`real_lead`]: the next
+//!    work's launch call returned at least [`LAUNCH_LATENCY`] before the device needed it),
+//!    what is left of the lead goes on charging the following gaps to the same sync: their
+//!    launch, launch-path CPU and untraced parts, and queued gaps whose launch came back too
+//!    late (two kernels of one operator a few µs apart). A queued gap with a real lead ends
+//!    the drain.
 //! 3. Otherwise `L..b` (the host had issued the launch, the work had not started) is
 //!    **launch** up to [`LAUNCH_LATENCY`] (20 µs) after the launch call returned, and
 //!    **queued** beyond (the device had the work and waited for something else: an event,
@@ -47,14 +51,23 @@
 //!    `Total Reserved` rising in a `[memory]` event) > inside a
 //!    runtime/driver call that issues or orders work (**launch**; other resource management
 //!    such as stream creation or context initialisation, [`is_runtime_management`], is
-//!    **cpu**) > inside an operator (not `ProfilerStep#`), a Python frame (`python_function`,
-//!    legacy `python`) or another host span such as CUPTI overhead (**cpu**). What the
+//!    **cpu**) > inside an operator (not `ProfilerStep#`) or a Python frame (`python_function`,
+//!    legacy `python`) that launches no device work (no launch call linked to a kernel, copy
+//!    or fill inside it) and is not inside an operator that does (**host compute**: a Python
+//!    loop over CPU tensors, NumPy, preprocessing; `aten::empty` inside `aten::linear` is the
+//!    linear's dispatch) > inside an operator or Python frame in the launch path, or another
+//!    host span such as CUPTI overhead (**cpu**). What the
 //!    launching thread leaves unexplained is then split by what the **other threads** of the
 //!    process did (their work, or the GIL it holds, kept the launching thread from running;
 //!    other processes, such as other ranks in one capture, have their own GPU and interpreter):
 //!    DataLoader > allocation > any other span (**cpu**). Only what no thread explains is
 //!    **untraced**. User annotations only label time: inside one, with nothing else
 //!    recorded, the time is untraced.
+//!
+//! 4. **no work** — the gap after the device's last activity in the trace (nothing is
+//!    launched on it afterwards) that no step's host span overlaps: no host fix recovers it,
+//!    whatever the host did (first in priority). Inside a step, the host's work there is that
+//!    step's cost, as in the steps before it.
 //!
 //! Per-stream gaps (between consecutive activities of one stream, inside the window) are
 //! counted by band as detail, as HTA does; they overlap other streams' work and are never
@@ -152,14 +165,23 @@ pub enum Cause {
     Alloc,
     /// Runtime calls and launch latency.
     Launch,
-    /// Other host work (operators, annotations).
+    /// Other host work: the launch path (operators that launch device work, with what they
+    /// call, and the Python frames around them), resource management calls, CUPTI overhead,
+    /// and the work of the process's other threads.
     Cpu,
     /// Nothing recorded on the launching thread.
     Untraced,
+    /// Host compute that feeds the device nothing: operators and Python frames on the
+    /// launching thread that launch no device work and are not part of an operator that does
+    /// (a Python loop over CPU tensors, NumPy, preprocessing, logging).
+    HostCompute,
+    /// No work: the device ran out of work at the end of the trace and nothing was launched
+    /// on it afterwards; no host fix recovers it.
+    NoWork,
 }
 
 /// Number of causes.
-pub const N_CAUSES: usize = 8;
+pub const N_CAUSES: usize = 10;
 
 /// All causes, in index order.
 pub const CAUSES: [Cause; N_CAUSES] = [
@@ -171,6 +193,8 @@ pub const CAUSES: [Cause; N_CAUSES] = [
     Cause::Launch,
     Cause::Cpu,
     Cause::Untraced,
+    Cause::HostCompute,
+    Cause::NoWork,
 ];
 
 impl Cause {
@@ -185,6 +209,8 @@ impl Cause {
             Cause::Launch => "launch overhead",
             Cause::Cpu => "other CPU work",
             Cause::Untraced => "nothing traced",
+            Cause::HostCompute => "host compute (launches no GPU work)",
+            Cause::NoWork => "no work left (nothing launched after)",
         }
     }
 }
@@ -313,6 +339,14 @@ pub const LAUNCH_LATENCY: Ns = 20_000;
 /// appears to return just before the work it waited for ends.
 pub const SYNC_RETURN_SKEW: Ns = 20_000;
 
+/// True when the host had a *real* lead on a device that needed new work at `t`: the launch
+/// call `l` of that work returned at least [`LAUNCH_LATENCY`] before `t`. A launch that
+/// returned later (two kernels of one operator a few µs apart) kept the device waiting for
+/// the host, queued as its work looks.
+pub fn real_lead(l: &crate::model::CpuEvent, t: Ns) -> bool {
+    l.end() + LAUNCH_LATENCY <= t
+}
+
 /// True for runtime calls that manage resources rather than issue work (allocation, context
 /// and stream creation, module loading, device queries): host work of their own, not launch
 /// overhead.
@@ -377,11 +411,96 @@ struct ThreadSets {
     runtime: IntervalSet,
     cpu: IntervalSet,
     alloc: IntervalSet,
+    /// Operators and Python frames that launch no device work, outside any operator that
+    /// does ([`Cause::HostCompute`]).
+    compute: IntervalSet,
+}
+
+/// An operator or Python frame of one thread, while its subtree is open: whether it (or
+/// anything inside it) launched device work, and its nearest enclosing span.
+struct HostSpan {
+    iv: Interval,
+    /// An operator (its dispatch includes what it calls), not a Python frame.
+    op: bool,
+    /// A launch call (one linked to device work) ran inside it.
+    launched: bool,
+    /// Index of the enclosing span in the thread's open subtree ([`NONE`] for a root).
+    parent: u32,
+}
+
+/// The operators and Python frames of one thread, nested by time: a stack of the open ones
+/// and the spans of the open subtree, resolved into launch-path and host-compute time once
+/// the subtree's root has ended (a parent learns that it launches only from a later child).
+#[derive(Default)]
+struct SpanTree {
+    spans: Vec<HostSpan>,
+    stack: Vec<u32>,
+    /// Per span of the subtree being resolved: inside an operator that launches.
+    in_launching_op: Vec<bool>,
+}
+
+impl SpanTree {
+    /// Closes the spans that ended by `t`; a finished subtree goes to `path` (spans in the
+    /// launch path: they launch, or sit inside an operator that does) and `compute`.
+    fn close_until(&mut self, t: Ns, path: &mut UnionBuilder, compute: &mut UnionBuilder) {
+        while let Some(&top) = self.stack.last() {
+            if self.spans[top as usize].iv.end > t {
+                break;
+            }
+            self.stack.pop();
+        }
+        if self.stack.is_empty() && !self.spans.is_empty() {
+            self.flush(path, compute);
+        }
+    }
+
+    /// Resolves the subtree (parents come before their children).
+    fn flush(&mut self, path: &mut UnionBuilder, compute: &mut UnionBuilder) {
+        let in_launching_op = &mut self.in_launching_op;
+        in_launching_op.clear();
+        for s in &self.spans {
+            let inside = s.parent != NONE && {
+                let p = &self.spans[s.parent as usize];
+                (p.op && p.launched) || in_launching_op[s.parent as usize]
+            };
+            in_launching_op.push(inside);
+            if s.launched || inside {
+                path.push(s.iv);
+            } else {
+                compute.push(s.iv);
+            }
+        }
+        self.spans.clear();
+        self.stack.clear();
+    }
+
+    /// Opens a span (the caller closed those that ended before it).
+    fn open(&mut self, iv: Interval, op: bool) {
+        let parent = self.stack.last().copied().unwrap_or(NONE);
+        self.stack.push(self.spans.len() as u32);
+        self.spans.push(HostSpan {
+            iv,
+            op,
+            launched: false,
+            parent,
+        });
+    }
+
+    /// A launch call at `t`: every open span launched (its ancestors were marked with it).
+    fn launch(&mut self) {
+        for &i in self.stack.iter().rev() {
+            let s = &mut self.spans[i as usize];
+            if s.launched {
+                break;
+            }
+            s.launched = true;
+        }
+    }
 }
 
 /// The caching allocator grew at `ts` on thread `th`: the innermost operator of `open_ops[th]`
 /// that contains `ts` goes to the thread's allocation set (`per_thread[th][4]`).
-fn grown_in(open_ops: &mut [Vec<Interval>], per_thread: &mut [[UnionBuilder; 5]], ts: Ns, th: u32) {
+fn grown_in(open_ops: &mut [Vec<Interval>], per_thread: &mut [[UnionBuilder; 7]], ts: Ns, th: u32) {
     let Some(stack) = open_ops.get_mut(th as usize) else {
         return;
     };
@@ -449,7 +568,25 @@ pub fn analyze_gaps_with(
 
     // Host classes per thread (index = thread): sync, dataloader, runtime, cpu.
     // unions built as events come (in start order), not vectors of every event
-    let mut per_thread: Vec<[UnionBuilder; 5]> = Vec::new();
+    // (5: host compute, 6: launch-path operators and frames, from each thread's span tree)
+    let mut per_thread: Vec<[UnionBuilder; 7]> = Vec::new();
+    let mut trees: Vec<SpanTree> = Vec::new();
+    // the host calls that launched device work (linked to a kernel, copy or fill)
+    let mut launched = vec![0u64; trace.cpu.len().div_ceil(64)];
+    // the start of each device's last activity in the trace (no work after it: `NoWork`)
+    let mut last_start: HashMap<i64, Ns> = HashMap::default();
+    for g in &trace.gpu {
+        if g.is_activity() {
+            let l = last_start.entry(g.device as i64).or_insert(g.start);
+            *l = (*l).max(g.start);
+        }
+        if g.launch != NONE && g.is_activity() {
+            if let Some(w) = launched.get_mut(g.launch as usize / 64) {
+                *w |= 1 << (g.launch % 64);
+            }
+        }
+    }
+    let is_launch = |i: usize| launched[i / 64] >> (i % 64) & 1 == 1;
     let mut capture: Vec<Interval> = Vec::new();
     let mut open_capture: HashMap<u32, Ns> = HashMap::default();
     // launch calls per thread; `None` for threads without host calls
@@ -467,6 +604,7 @@ pub fn analyze_gaps_with(
         let t = e.thread as usize;
         if per_thread.len() <= t {
             per_thread.resize_with(t + 1, Default::default);
+            trees.resize_with(t + 1, Default::default);
         }
         if track_growth {
             while let Some((ts, th)) = growth.next_if(|g| g.0 < e.start) {
@@ -484,7 +622,12 @@ pub fn analyze_gaps_with(
             }
         }
         let sets = &mut per_thread[t];
+        let tree = &mut trees[t];
         let iv = e.interval();
+        {
+            let [.., compute, path] = &mut *sets;
+            tree.close_until(e.start, path, compute);
+        }
         let mut compile_iv = None;
         match e.kind {
             CpuKind::Runtime | CpuKind::Driver | CpuKind::OtherRuntime => {
@@ -493,6 +636,9 @@ pub fn analyze_gaps_with(
                     launch_count.resize(t + 1, None);
                 }
                 *launch_count[t].get_or_insert(0) += (e.correlation != 0) as u64;
+                if is_launch(i) {
+                    tree.launch();
+                }
                 while next_sync.next_if(|&s| s < i as u32).is_some() {}
                 if next_sync.next_if_eq(&(i as u32)).is_some() {
                     sets[0].push(iv);
@@ -518,8 +664,9 @@ pub fn analyze_gaps_with(
                 if c.dataloader && e.kind != CpuKind::Python {
                     sets[1].push(iv);
                 } else if e.kind != CpuKind::UserAnnotation && !c.step {
-                    // annotations only label time; operators and Python frames are work
-                    sets[3].push(iv);
+                    // annotations only label time; operators and Python frames are work, in
+                    // the launch path or host compute (decided when their subtree ends)
+                    tree.open(iv, e.kind == CpuKind::Op);
                 }
             }
             CpuKind::Other => {
@@ -535,18 +682,24 @@ pub fn analyze_gaps_with(
     for (ts, th) in growth {
         grown_in(&mut open_ops, &mut per_thread, ts, th);
     }
+    for (tree, sets) in trees.iter_mut().zip(per_thread.iter_mut()) {
+        let [.., compute, path] = &mut *sets;
+        tree.flush(path, compute);
+    }
     // compile work counts on every thread: it holds the process (GIL, compile workers)
     let compile_set = compile.union(&IntervalSet::from_intervals(capture));
     let thread_sets: Vec<ThreadSets> = per_thread
         .into_iter()
         .map(|v| {
-            let [sync, dataloader, runtime, cpu, alloc] = v.map(UnionBuilder::finish);
+            let [sync, dataloader, runtime, cpu, alloc, compute, path] =
+                v.map(UnionBuilder::finish);
             ThreadSets {
                 sync,
                 dataloader,
                 runtime,
-                cpu,
+                cpu: cpu.union(&path),
                 alloc,
+                compute,
             }
         })
         .collect();
@@ -575,8 +728,11 @@ pub fn analyze_gaps_with(
                 sync: IntervalSet::new(),
                 dataloader: all(|t| &t.dataloader),
                 runtime: IntervalSet::new(),
-                cpu: all(|t| &t.cpu).union(&all(|t| &t.runtime)),
+                cpu: all(|t| &t.cpu)
+                    .union(&all(|t| &t.runtime))
+                    .union(&all(|t| &t.compute)),
                 alloc: all(|t| &t.alloc),
+                compute: IntervalSet::new(),
             }
         })
         .collect();
@@ -651,14 +807,14 @@ pub fn analyze_gaps_with(
     let mut free = Remainder::default();
     // where the searches of the host sets start: the gaps of a device come in time order
     // (per thread: sync, dataloader, runtime, cpu)
-    let mut cursors: Vec<[usize; 5]> = Vec::new();
+    let mut cursors: Vec<[usize; 6]> = Vec::new();
     let mut compile_cursor;
     let mut process_cursors: Vec<[usize; 5]> = Vec::new();
     let mut devices = Vec::new();
     for (dev, acts) in &by_device {
         let dev = *dev;
         cursors.clear();
-        cursors.resize(thread_sets.len(), [0; 5]);
+        cursors.resize(thread_sets.len(), [0; 6]);
         compile_cursor = 0;
         process_cursors.clear();
         process_cursors.resize(process_sets.len(), [0; 5]);
@@ -741,7 +897,7 @@ pub fn analyze_gaps_with(
                 .map(|l| l.thread)
                 .unwrap_or(main_thread);
             let sets = thread_sets.get(thread as usize).unwrap_or(&empty);
-            let mut spare = [0; 5];
+            let mut spare = [0; 6];
             let cur = cursors.get_mut(thread as usize).unwrap_or(&mut spare);
             let process = (thread != NONE).then(|| process_of(thread)).flatten();
             let any_thread = process.map_or(&empty, |p| &process_sets[p]);
@@ -753,11 +909,33 @@ pub fn analyze_gaps_with(
             let mut split = [0 as Ns; N_CAUSES];
             let mut sync = NONE;
             let gap = Interval::new(a, b);
+            // after the device's last activity, outside every step's host work (inside a
+            // step, the host's work there is that step's cost, as in the steps before)
+            let no_work = next == NONE
+                && last_start.get(&dev).is_none_or(|&s| s < b)
+                && !steps.iter().any(|s| s.host_span.overlap(&gap) > 0);
             match next_launch {
-                Some(l) if l.start <= a => {
-                    split[Cause::Queued as usize] = b - a;
-                    // the queue is ahead again: the drain is over
+                _ if no_work => {
+                    // the device ran out of work and nothing came after: no host fix
+                    // recovers it
+                    split[Cause::NoWork as usize] = b - a;
                     drain_budget = 0;
+                }
+                Some(l) if l.start <= a => {
+                    if drain_budget > 0 && !real_lead(l, a) {
+                        // queued, but the launch returned too late to keep the device busy:
+                        // the host has no real lead yet (two kernels of one operator a few
+                        // µs apart), the drain goes on
+                        sync = drain_sync;
+                        let moved = (b - a).min(drain_budget);
+                        split[Cause::Sync as usize] = moved;
+                        split[Cause::Queued as usize] = b - a - moved;
+                        drain_budget -= moved;
+                    } else {
+                        split[Cause::Queued as usize] = b - a;
+                        // the queue is ahead again: the drain is over
+                        drain_budget = 0;
+                    }
                 }
                 _ => {
                     let l_start = next_launch.map(|l| l.start.clamp(a, b)).unwrap_or(b);
@@ -772,6 +950,10 @@ pub fn analyze_gaps_with(
                         split[cause as usize] += free.take_from(set, cursor);
                     };
                     let s = sync_in_progress(a);
+                    // a sync drained the queue: the first `lead` ns of the gap's host part
+                    // (the lead the host had when it entered the sync) are its cost, the
+                    // host work in them included; DataLoader and compile keep their own
+                    let mut lead_end = a;
                     if s != NONE {
                         sync = s;
                         take(&compile_set, Cause::Compile, &mut compile_cursor);
@@ -781,39 +963,50 @@ pub fn analyze_gaps_with(
                             Cause::Dataloader,
                             &mut any_cursor[1],
                         );
-                        split[Cause::Sync as usize] += free.total() + (l_latency_end - l_start);
-                        // the host waited this long in the sync: it was that far ahead, and
-                        // rebuilding that lead is the sync's cost too
-                        let e = &trace.cpu[s as usize];
-                        drain_budget = (e.dur - split[Cause::Sync as usize]).max(0);
+                        let lead = (a - trace.cpu[s as usize].start).max(0);
+                        lead_end = a.saturating_add(lead);
+                        let drained = IntervalSet::from_intervals([Interval::new(a, lead_end)]);
+                        take(&drained, Cause::Sync, &mut 0);
+                        drain_budget = lead;
                         drain_sync = s;
-                    } else {
-                        take(&sets.sync, Cause::Sync, &mut cur[0]);
-                        take(&compile_set, Cause::Compile, &mut compile_cursor);
-                        take(&sets.dataloader, Cause::Dataloader, &mut cur[1]);
-                        take(&sets.alloc, Cause::Alloc, &mut cur[4]);
-                        take(&sets.runtime, Cause::Launch, &mut cur[2]);
-                        take(&sets.cpu, Cause::Cpu, &mut cur[3]);
-                        // nothing on the launching thread: what the other threads did
-                        take(
-                            &any_thread.dataloader,
-                            Cause::Dataloader,
-                            &mut any_cursor[1],
-                        );
-                        take(&any_thread.alloc, Cause::Alloc, &mut any_cursor[4]);
-                        take(&any_thread.cpu, Cause::Cpu, &mut any_cursor[3]);
-                        split[Cause::Untraced as usize] += free.total();
-                        split[Cause::Launch as usize] += l_latency_end - l_start;
+                    }
+                    take(&sets.sync, Cause::Sync, &mut cur[0]);
+                    take(&compile_set, Cause::Compile, &mut compile_cursor);
+                    take(&sets.dataloader, Cause::Dataloader, &mut cur[1]);
+                    take(&sets.alloc, Cause::Alloc, &mut cur[4]);
+                    take(&sets.runtime, Cause::Launch, &mut cur[2]);
+                    take(&sets.compute, Cause::HostCompute, &mut cur[5]);
+                    take(&sets.cpu, Cause::Cpu, &mut cur[3]);
+                    // nothing on the launching thread: what the other threads did
+                    take(
+                        &any_thread.dataloader,
+                        Cause::Dataloader,
+                        &mut any_cursor[1],
+                    );
+                    take(&any_thread.alloc, Cause::Alloc, &mut any_cursor[4]);
+                    take(&any_thread.cpu, Cause::Cpu, &mut any_cursor[3]);
+                    split[Cause::Untraced as usize] += free.total();
+                    // the launch latency: the sync's while inside its lead
+                    let latency_in_lead = (lead_end.min(l_latency_end) - l_start).max(0);
+                    split[Cause::Sync as usize] += latency_in_lead;
+                    split[Cause::Launch as usize] += l_latency_end - l_start - latency_in_lead;
+                    if s != NONE {
+                        drain_budget = (drain_budget - split[Cause::Sync as usize]).max(0);
+                    } else if drain_budget > 0 {
                         // still rebuilding the lead a sync drained: launch overhead and host
-                        // work are the sync's cost, up to the lead the host had
-                        if drain_budget > 0 {
-                            sync = drain_sync;
-                            for c in [Cause::Launch, Cause::Cpu, Cause::Untraced] {
-                                let moved = split[c as usize].min(drain_budget);
-                                split[c as usize] -= moved;
-                                split[Cause::Sync as usize] += moved;
-                                drain_budget -= moved;
-                            }
+                        // work are the sync's cost, up to what is left of the lead the host
+                        // had (beyond it, host work is its own cause)
+                        sync = drain_sync;
+                        for c in [
+                            Cause::Launch,
+                            Cause::Cpu,
+                            Cause::HostCompute,
+                            Cause::Untraced,
+                        ] {
+                            let moved = split[c as usize].min(drain_budget);
+                            split[c as usize] -= moved;
+                            split[Cause::Sync as usize] += moved;
+                            drain_budget -= moved;
                         }
                     }
                 }
@@ -998,6 +1191,109 @@ mod tests {
         assert_eq!(gap.sync, NONE);
     }
 
+    /// The sync's cost is bounded by the lead the host had when it entered it: a `.cpu()`
+    /// that waited 30 µs, then a 5 ms loop over CPU tensors, is 30 µs of sync and 5 ms of host
+    /// compute (not "Sync-bound" because a copy preceded it).
+    #[test]
+    fn drain_is_bounded_by_the_lead_and_host_compute_is_its_own() {
+        let mut b = TraceBuilder::new();
+        let c = b.runtime("cudaLaunchKernel", 0, 0.0, 1.0);
+        b.gpu(GpuKind::Kernel, "k1", 0, 7, 0.0, 50.0, c); // [0, 50)
+        b.runtime("cudaStreamSynchronize", 0, 20.0, 30.0); // [20, 50): lead 30 µs
+        b.op("aten::sum", 55.0, 5000.0); // a CPU op: launches nothing
+        let c = b.runtime("cudaLaunchKernel", 0, 5060.0, 5.0);
+        b.gpu(GpuKind::Kernel, "k2", 0, 7, 5070.0, 10.0, c);
+        let t = b.build();
+        let g = run(&t, Interval::new(0, us(5080)));
+        let gap = gap_at(&g, 50);
+        assert_eq!(gap.split[Cause::Sync as usize], us(30));
+        assert_ne!(gap.sync, NONE);
+        assert_eq!(gap.split[Cause::HostCompute as usize], us(5055 - 80));
+        assert_eq!(gap.split[Cause::Untraced as usize], us(5));
+        assert_eq!(gap.split[Cause::Launch as usize], us(10));
+        assert_eq!(gap.cause, Cause::HostCompute);
+    }
+
+    /// Host work in the launch path (operators that launch, what they call, the Python frames
+    /// around them) is other CPU work; operators and frames that launch nothing, outside an
+    /// operator that does, are host compute.
+    #[test]
+    fn launch_path_and_host_compute() {
+        let mut b = TraceBuilder::new();
+        let c = b.runtime("cudaLaunchKernel", 0, 0.0, 1.0);
+        b.gpu(GpuKind::Kernel, "k1", 0, 7, 0.0, 10.0, c); // [0, 10)
+        b.cpu(
+            CpuKind::PythonFunction,
+            "train.py(10): step",
+            1,
+            12.0,
+            388.0,
+        );
+        b.cpu(
+            CpuKind::PythonFunction,
+            "train.py(20): cpu_loop",
+            1,
+            15.0,
+            185.0,
+        );
+        b.op("aten::sum", 20.0, 170.0);
+        let ext = b.op("aten::linear", 210.0, 180.0);
+        b.op("aten::empty", 215.0, 20.0); // inside an operator that launches
+        let c = b.runtime("cudaLaunchKernel", ext, 380.0, 5.0);
+        b.gpu(GpuKind::Kernel, "k2", 0, 7, 395.0, 5.0, c);
+        let t = b.build();
+        let g = run(&t, Interval::new(0, us(400)));
+        let gap = gap_at(&g, 10);
+        assert_eq!(gap.split[Cause::Untraced as usize], us(2));
+        assert_eq!(gap.split[Cause::HostCompute as usize], us(185));
+        assert_eq!(gap.split[Cause::Cpu as usize], us(3 + 10 + 170));
+        assert_eq!(gap.split[Cause::Launch as usize], us(15));
+    }
+
+    /// Inside a drain, a gap whose work was queued but whose launch returned less than a
+    /// launch latency before the device needed it (two kernels of one operator) is still the
+    /// sync's; a real lead ends the drain.
+    #[test]
+    fn drain_lasts_until_a_real_lead() {
+        let mut b = TraceBuilder::new();
+        let c = b.runtime("cudaLaunchKernel", 0, 0.0, 1.0);
+        b.gpu(GpuKind::Kernel, "k1", 0, 7, 0.0, 500.0, c); // [0, 500)
+        b.runtime("cudaStreamSynchronize", 0, 5.0, 494.0); // lead 495 µs
+        let ext = b.op("aten::foo", 510.0, 30.0);
+        let c = b.runtime("cudaLaunchKernel", ext, 515.0, 5.0);
+        b.gpu(GpuKind::Kernel, "k2", 0, 7, 530.0, 2.0, c); // [530, 532)
+        let c = b.runtime("cudaLaunchKernel", ext, 528.0, 5.0); // returns 533
+        b.gpu(GpuKind::Kernel, "k3", 0, 7, 535.0, 100.0, c); // [535, 635)
+        let c = b.runtime("cudaLaunchKernel", 0, 560.0, 5.0); // returns 565: real lead
+        b.gpu(GpuKind::Kernel, "k4", 0, 7, 640.0, 10.0, c); // [640, 650)
+        let c = b.runtime("cudaLaunchKernel", 0, 700.0, 5.0);
+        b.gpu(GpuKind::Kernel, "k5", 0, 7, 710.0, 10.0, c); // [710, 720)
+        let t = b.build();
+        let g = run(&t, Interval::new(0, us(720)));
+        assert_eq!(gap_at(&g, 500).split[Cause::Sync as usize], us(30));
+        let inside = gap_at(&g, 532);
+        assert_eq!(inside.split[Cause::Sync as usize], us(3));
+        assert_eq!(inside.sync, gap_at(&g, 500).sync);
+        // [635, 640): a real lead, the drain is over; [650, 710) is host time of its own
+        assert_eq!(gap_at(&g, 635).cause, Cause::Queued);
+        assert_eq!(gap_at(&g, 650).split[Cause::Sync as usize], 0);
+    }
+
+    /// The device idle after its last activity, with nothing launched on it afterwards, is no
+    /// work left: no host cause.
+    #[test]
+    fn idle_after_the_last_work_is_no_work() {
+        let mut b = TraceBuilder::new();
+        let c = b.runtime("cudaLaunchKernel", 0, 0.0, 1.0);
+        b.gpu(GpuKind::Kernel, "k1", 0, 7, 1.0, 9.0, c); // [1, 10)
+        b.op("aten::sum", 20.0, 500.0);
+        let t = b.build();
+        let g = run(&t, Interval::new(0, us(600)));
+        let gap = gap_at(&g, 10);
+        assert_eq!(gap.split[Cause::NoWork as usize], us(590));
+        assert_eq!(gap.cause, Cause::NoWork);
+    }
+
     #[test]
     fn gap_opened_during_a_sync_belongs_to_the_sync() {
         let mut b = TraceBuilder::new();
@@ -1020,8 +1316,13 @@ mod tests {
         assert_eq!((gap.start, gap.end), (us(105), us(630)));
         assert_ne!(gap.sync, NONE);
         assert_eq!(gap.split[Cause::Dataloader as usize], us(100));
-        assert_eq!(gap.split[Cause::Sync as usize], us(425));
-        assert_eq!(gap.cause, Cause::Sync);
+        // the sync's cost is the lead the host had when it entered it ([10, 105)); the
+        // operator after it, which launches nothing, is host compute
+        assert_eq!(gap.split[Cause::Sync as usize], us(95));
+        assert_eq!(gap.split[Cause::HostCompute as usize], us(310));
+        assert_eq!(gap.split[Cause::Untraced as usize], us(10));
+        assert_eq!(gap.split[Cause::Launch as usize], us(10));
+        assert_eq!(gap.cause, Cause::HostCompute);
     }
 
     #[test]
@@ -1169,9 +1470,10 @@ mod tests {
         let g = run(&t, Interval::new(0, us(970)));
         let gap = gap_at(&g, 10);
         assert_eq!(gap.split[Cause::Alloc as usize], us(30 + 20 + 300));
-        // the rest of aten::linear, the reusing aten::empty included
-        assert_eq!(gap.split[Cause::Cpu as usize], us(800 - 300));
-        assert_eq!(gap.cause, Cause::Cpu);
+        // the rest of aten::linear, the reusing aten::empty included (it launches nothing:
+        // host compute)
+        assert_eq!(gap.split[Cause::HostCompute as usize], us(800 - 300));
+        assert_eq!(gap.cause, Cause::HostCompute);
     }
 
     /// Module loading and the JIT compilers beside Dynamo/Inductor are compile work, on any
@@ -1232,7 +1534,7 @@ mod tests {
         // [780, 790): queued, the drain is over; [800, 910): host work of its own
         assert_eq!(at(780).cause, Cause::Queued);
         assert_eq!(at(800).split[Cause::Sync as usize], 0);
-        assert_eq!(at(800).cause, Cause::Cpu);
+        assert_eq!(at(800).cause, Cause::HostCompute);
     }
 
     #[test]

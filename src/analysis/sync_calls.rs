@@ -43,17 +43,29 @@ impl SyncKind {
     }
 }
 
-/// Kind of a sync call from its name alone (`None` for other calls). Asynchronous copies to
-/// pageable memory are recognised by [`sync_calls`], which sees their device copy.
-pub fn sync_kind(name: &str) -> Option<SyncKind> {
-    // strip an nsys-style version suffix (`_v3020`)
-    let base = match name.rfind("_v") {
-        Some(i) if name[i + 2..].chars().all(|c| c.is_ascii_digit()) && i + 2 < name.len() => {
-            &name[..i]
+/// The family name of a runtime/driver API call: the name without its API-version suffix
+/// (`cudaMalloc_v3020`, `cuMemAlloc_v2`, `cudaLaunchKernel_v7000`, as Nsight Systems and
+/// some CUPTI versions record them) and without the per-thread default-stream variant
+/// (`cudaMemcpyAsync_ptsz_v7000`, `_ptds`). The one place Kineto and nsys names of one call
+/// are made equal; other names come back unchanged.
+pub fn api_base(name: &str) -> &str {
+    let mut base = name;
+    if let Some(i) = base.rfind("_v") {
+        let digits = &base[i + 2..];
+        if !digits.is_empty() && digits.bytes().all(|c| c.is_ascii_digit()) {
+            base = &base[..i];
         }
-        _ => name,
-    };
-    match base {
+    }
+    base.strip_suffix("_ptsz")
+        .or_else(|| base.strip_suffix("_ptds"))
+        .unwrap_or(base)
+}
+
+/// Kind of a sync call from its name alone (`None` for other calls), by its family
+/// ([`api_base`]). Asynchronous copies to pageable memory are recognised by [`sync_calls`],
+/// which sees their device copy.
+pub fn sync_kind(name: &str) -> Option<SyncKind> {
+    match api_base(name) {
         "cudaStreamSynchronize" | "hipStreamSynchronize" | "cuStreamSynchronize" => {
             Some(SyncKind::Stream)
         }
@@ -78,9 +90,7 @@ pub fn sync_kind(name: &str) -> Option<SyncKind> {
         | "hipMemcpyDtoD"
         | "cuMemcpyDtoH"
         | "cuMemcpyHtoD"
-        | "cuMemcpy"
-        | "cuMemcpyDtoH_v2"
-        | "cuMemcpyHtoD_v2" => Some(SyncKind::BlockingCopy),
+        | "cuMemcpy" => Some(SyncKind::BlockingCopy),
         _ => None,
     }
 }
@@ -125,4 +135,36 @@ pub fn sync_calls(trace: &Trace) -> Vec<(u32, SyncKind)> {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Version suffixes and per-thread-stream variants name the same family on Kineto and
+    /// nsys input.
+    #[test]
+    fn api_families_ignore_version_suffixes() {
+        assert_eq!(api_base("cudaMalloc_v3020"), "cudaMalloc");
+        assert_eq!(api_base("cuMemAlloc_v2"), "cuMemAlloc");
+        assert_eq!(api_base("cudaLaunchKernel_v7000"), "cudaLaunchKernel");
+        assert_eq!(api_base("cudaMemcpyAsync_ptsz_v7000"), "cudaMemcpyAsync");
+        assert_eq!(
+            api_base("cudaStreamSynchronize_ptsz"),
+            "cudaStreamSynchronize"
+        );
+        assert_eq!(api_base("hipMalloc"), "hipMalloc");
+        assert_eq!(api_base("cuMemCreate"), "cuMemCreate");
+        assert_eq!(api_base("cuda_v"), "cuda_v");
+        assert_eq!(sync_kind("cuMemcpyDtoH_v2"), Some(SyncKind::BlockingCopy));
+        assert_eq!(
+            sync_kind("cudaMemcpy_ptds_v7000"),
+            Some(SyncKind::BlockingCopy)
+        );
+        assert_eq!(
+            sync_kind("cudaStreamSynchronize_ptsz"),
+            Some(SyncKind::Stream)
+        );
+        assert_eq!(sync_kind("cudaMemcpyAsync_v3020"), None);
+    }
 }

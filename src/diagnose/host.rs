@@ -20,6 +20,8 @@ pub const COMPILE_SHARE: f64 = 0.01;
 pub const LAUNCH_SHARE: f64 = 0.05;
 /// Share of the window of device idle above which `gpu-idle-gaps` fires.
 pub const IDLE_SHARE: f64 = 0.05;
+/// Share of the step of idle during host compute above which `host-compute` fires.
+pub const HOST_COMPUTE_SHARE: f64 = 0.05;
 
 /// All host-side findings.
 pub fn rules(f: &Facts) -> Vec<Finding> {
@@ -28,6 +30,7 @@ pub fn rules(f: &Facts) -> Vec<Finding> {
     out.extend(host_sync(f));
     out.extend(compile_in_window(f));
     out.extend(launch_bound(f));
+    out.extend(host_compute(f));
     out.extend(gpu_idle_gaps(f));
     out.extend(queue_full(f));
     out
@@ -267,6 +270,35 @@ fn dataloader_stall(f: &Facts) -> Option<Finding> {
     })
 }
 
+/// What a sync site's outermost operator says about why it waits: `item` (`.item()`,
+/// `float(t)`, `if t:`), `nonzero` (an output size known only from the data), `copy`
+/// (`.cpu()`, `.tolist()`, `.numpy()`, a pageable upload), `explicit` (no operator around
+/// it: `torch.cuda.synchronize()`, `stream.synchronize()`, an event wait) or `other`.
+pub fn sync_site_kind(outer_op: &str) -> &'static str {
+    match outer_op {
+        "aten::item" | "aten::_local_scalar_dense" | "aten::is_nonzero" => "item",
+        "aten::nonzero"
+        | "aten::masked_select"
+        | "aten::unique"
+        | "aten::_unique2"
+        | "aten::repeat_interleave" => "nonzero",
+        "aten::to" | "aten::_to_copy" | "aten::copy_" => "copy",
+        "" => "explicit",
+        _ => "other",
+    }
+}
+
+/// Sync calls in the window whose result the host needs from the data (`item`, `nonzero`,
+/// `copy` sites of [`sync_site_kind`]): a CUDA graph cannot capture a region with them.
+pub fn data_dependent_syncs(f: &Facts) -> u64 {
+    f.syncs
+        .sites
+        .iter()
+        .filter(|s| matches!(sync_site_kind(&s.outer_op), "item" | "nonzero" | "copy"))
+        .map(|s| s.count)
+        .sum()
+}
+
 fn host_sync(f: &Facts) -> Option<Finding> {
     if f.syncs.calls.is_empty() {
         return None;
@@ -324,17 +356,7 @@ fn host_sync(f: &Facts) -> Option<Finding> {
         let c = &f.trace.cpu[site.first as usize];
         e.locations
             .push(f.location("sync", &site.call, c.start, c.dur));
-        kinds.push(match site.outer_op.as_str() {
-            "aten::item" | "aten::_local_scalar_dense" | "aten::is_nonzero" => "item",
-            "aten::nonzero"
-            | "aten::masked_select"
-            | "aten::unique"
-            | "aten::_unique2"
-            | "aten::repeat_interleave" => "nonzero",
-            "aten::to" | "aten::_to_copy" | "aten::copy_" => "copy",
-            "" => "explicit",
-            _ => "other",
-        });
+        kinds.push(sync_site_kind(&site.outer_op));
     }
     metric(&mut e, "syncs", n as f64);
     metric(&mut e, "syncs_per_step", n as f64 / f.n_steps as f64);
@@ -598,11 +620,27 @@ fn launch_bound(f: &Facts) -> Option<Finding> {
     metric(&mut e, "launch_p50_us", l.launch_p50 as f64 / 1000.0);
     metric(&mut e, "launch_overhead_us", launch_part as f64 / 1000.0);
     metric(&mut e, "cpu_work_us", cpu_part as f64 / 1000.0);
-    let advice = vec![
+    let dependent = data_dependent_syncs(f);
+    let graph_advice = if dependent > 0 {
+        e.facts.push(format!(
+            "{} data-dependent syncs per step (`.item()`, `nonzero`, `.cpu()`-style copies) \
+             read device results on the host: a CUDA graph cannot capture the step as it is",
+            count(dependent / f.n_steps.max(1) as u64)
+        ));
+        "Before any CUDA graph, remove the data-dependent syncs from the step (keep losses, \
+         masks and counts on the device; fixed-size ops instead of `nonzero`/boolean \
+         indexing; read values every N steps): a graph cannot capture a region whose host \
+         code needs device results. Then `torch.compile(mode=\"reduce-overhead\")` can \
+         replay it with one launch."
+            .to_string()
+    } else {
         "Capture the step in a CUDA graph so one launch replays all its kernels: \
          `torch.compile(model, mode=\"reduce-overhead\")`, or `torch.cuda.CUDAGraph` / \
          `torch.cuda.make_graphed_callables` for static shapes."
-            .to_string(),
+            .to_string()
+    };
+    let advice = vec![
+        graph_advice,
         "Fuse kernels so there are fewer to launch: `torch.compile` (Inductor fuses pointwise \
          and reduction chains), fused optimizers (`torch.optim.AdamW(..., fused=True)` or \
          `foreach=True`), `F.scaled_dot_product_attention`."
@@ -632,9 +670,10 @@ fn launch_bound(f: &Facts) -> Option<Finding> {
     })
 }
 
-/// The longest host span on `thread` overlapping `iv` (operators, runtime calls, Python
-/// frames, not step annotations), for naming what the host did during a gap.
-fn host_span_in(f: &Facts, thread: u32, iv: Interval) -> Option<u32> {
+/// The host span on `thread` that covers most of `iv` (operators, runtime calls, Python
+/// frames, not step annotations), the most specific one, for naming what the host did during
+/// a gap; `None` when no span covers more than half of it.
+pub fn host_span_in(f: &Facts, thread: u32, iv: Interval) -> Option<u32> {
     if thread == NONE {
         return None;
     }
@@ -651,7 +690,11 @@ fn host_span_in(f: &Facts, thread: u32, iv: Interval) -> Option<u32> {
         if ov <= 0 || f.trace.name(e.name).starts_with("ProfilerStep#") {
             continue;
         }
-        // prefer the most specific span that covers most of the gap
+        // a span names the gap only when it covers most of it (a sub-millisecond call in a
+        // second of untraced time does not); the most specific such span wins
+        if 2 * ov <= iv.len() {
+            continue;
+        }
         let score = ov * 4 - (e.dur - ov).min(ov * 3);
         if best.is_none_or_lt(score) {
             best = Some((score, (lo + i) as u32));
@@ -714,6 +757,8 @@ fn gpu_idle_gaps(f: &Facts) -> Option<Finding> {
                 "→ launch-bound in gaps under 1 ms, this finding from 1 ms"
             }
             Cause::Untraced => "→ this finding",
+            Cause::HostCompute => "→ host-compute",
+            Cause::NoWork => "no work left to run: no host fix recovers it",
         };
         let causes: Vec<String> = CAUSES
             .iter()
@@ -843,6 +888,98 @@ fn gpu_idle_gaps(f: &Facts) -> Option<Finding> {
         recoverable_basis: "device idle time not claimed by another finding: host work in gaps \
                             of 1 ms and more, and gaps with nothing traced on the host, per \
                             step (largest device)"
+            .into(),
+        evidence: e,
+        advice,
+    })
+}
+
+/// The host compute the device waited for longest: the gap of the busiest-claim device with
+/// the most [`Cause::HostCompute`] time and the span that covers most of that gap, if one
+/// does ((name, start, duration) of the span, else the gap's).
+pub fn compute_site(f: &Facts) -> Option<(Option<String>, Ns, Ns)> {
+    let (_, dev) = max_claim(f, |_, c| c == Cause::HostCompute);
+    let d = &f.gaps.devices[dev?];
+    let g = d
+        .gaps
+        .iter()
+        .filter(|g| !in_replay(f, d, g) && !between_graphs(f, d, g))
+        .max_by_key(|g| (g.split[Cause::HostCompute as usize], -g.start))?;
+    if g.split[Cause::HostCompute as usize] == 0 {
+        return None;
+    }
+    Some(
+        match host_span_in(f, g.thread, Interval::new(g.start, g.end)) {
+            Some(i) => {
+                let e = &f.trace.cpu[i as usize];
+                (Some(f.trace.name(e.name).to_string()), e.start, e.dur)
+            }
+            None => (None, g.start, g.len()),
+        },
+    )
+}
+
+/// `host-compute`: the device idle while the launching thread ran host work that launches no
+/// device work (operators on CPU tensors, Python frames without launches: a Python loop,
+/// NumPy, preprocessing, logging), whatever the gap length.
+fn host_compute(f: &Facts) -> Option<Finding> {
+    let (idle, dev) = max_claim(f, |_, c| c == Cause::HostCompute);
+    let rec = f.per_step_us(idle);
+    if f.share_of_step(rec) < HOST_COMPUTE_SHARE {
+        return None;
+    }
+    let d = &f.gaps.devices[dev?];
+    let mut e = Evidence::default();
+    e.facts.push(format!(
+        "GPU {} idle {} per step while the launching thread ran host work that launched \
+         nothing on the GPU (operators on CPU tensors, Python without GPU work)",
+        d.device,
+        fmt_us(rec)
+    ));
+    e.facts.push(format!(
+        "by gap length: {}",
+        band_line(f, d, |_, c| c == Cause::HostCompute).join(", ")
+    ));
+    let site = compute_site(f);
+    if let Some((name, start, dur)) = &site {
+        let what = name
+            .as_deref()
+            .unwrap_or("host compute (no single span covers it)");
+        e.locations.push(f.location("host", what, *start, *dur));
+    }
+    metric(&mut e, "gpu_idle_us_per_step", rec);
+    let advice = vec![
+        "Move the computation to the GPU: keep the tensors on the device (`torch` ops instead \
+         of NumPy or Python loops over elements) so the host only launches work."
+            .to_string(),
+        "Or take it off the critical path: launch the next GPU work first and do this host \
+         work while it runs, in a background thread or DataLoader workers, or only every N \
+         steps (logging, metrics, checkpoints)."
+            .into(),
+        "Vectorise Python loops over tensor elements (one tensor op instead of one op per \
+         element)."
+            .into(),
+    ];
+    let title = match site.as_ref().and_then(|s| s.0.as_deref()) {
+        Some(n) => format!(
+            "Host CPU work the GPU waits for: {} per step, mostly in {}",
+            fmt_us(rec),
+            short(n, 80)
+        ),
+        None => format!(
+            "Host CPU work the GPU waits for: {} per step in work that launches nothing on it",
+            fmt_us(rec)
+        ),
+    };
+    Some(Finding {
+        id: "host-compute",
+        severity: f.severity(rec),
+        title,
+        recoverable_us: rec,
+        recoverable_basis: "device idle time while the launching thread ran operators or \
+                            Python frames that launch no device work (outside any operator \
+                            that does), per step: on the device or off the critical path it \
+                            no longer stalls the GPU"
             .into(),
         evidence: e,
         advice,
@@ -1211,6 +1348,142 @@ mod tests {
         assert_eq!(d.findings[0].id, "host-sync", "{ids:?}");
         assert!(d.verdict.starts_with("Sync-bound"), "{}", d.verdict);
         assert!(find(&d, "launch-bound").is_none(), "{ids:?}");
+    }
+
+    /// A loop summing on the CPU after a short `.cpu()` copy: the sync cost is the copy's
+    /// wait; the loop is host compute — "Host-bound (CPU work)" named by its frame, not
+    /// Sync-bound, not launch-bound.
+    #[test]
+    fn cpu_loop_after_a_copy_is_host_compute() {
+        let mut b = TraceBuilder::new().device(0, "NVIDIA A100-SXM4-80GB", 108, 80 << 30);
+        let mut t = 0.0;
+        for s in 0..3 {
+            let start = t;
+            let ext = b.op("aten::mm", t, 10.0);
+            let c = b.runtime("cudaLaunchKernel", ext, t + 2.0, 5.0);
+            b.gpu(
+                GpuKind::Kernel,
+                "sm80_xmma_gemm_bf16",
+                0,
+                7,
+                t + 10.0,
+                200.0,
+                c,
+            );
+            // x.cpu(): a pageable copy that waits for the GEMM
+            let to = b.op("aten::to", t + 12.0, 200.0);
+            let c = b.runtime("cudaMemcpyAsync", to, t + 13.0, 198.0);
+            b.gpu(
+                GpuKind::Memcpy,
+                "Memcpy DtoH (Device -> Pageable)",
+                0,
+                7,
+                t + 210.0,
+                2.0,
+                c,
+            );
+            // a Python loop over the CPU tensor: 3 ms, launching nothing
+            b.cpu(
+                CpuKind::PythonFunction,
+                "train.py(42): cpu_metric",
+                1,
+                t + 215.0,
+                3000.0,
+            );
+            for i in 0..100 {
+                b.op("aten::add", t + 220.0 + 29.0 * i as f64, 20.0);
+            }
+            t += 3300.0;
+            b.annotation(&format!("ProfilerStep#{s}"), start, t - start);
+        }
+        let d = run(&b.build());
+        let ids: Vec<(&str, f64)> = d
+            .findings
+            .iter()
+            .map(|f| (f.id, f.recoverable_us))
+            .collect();
+        assert!(
+            d.verdict.starts_with("Host-bound (CPU work)"),
+            "{}",
+            d.verdict
+        );
+        assert!(
+            d.verdict.contains("train.py(42): cpu_metric"),
+            "{}",
+            d.verdict
+        );
+        assert_eq!(d.findings[0].id, "host-compute", "{ids:?}");
+        assert!(find(&d, "launch-bound").is_none(), "{ids:?}");
+        let hs = find(&d, "host-sync").map_or(0.0, |f| f.recoverable_us);
+        assert!(hs < 250.0, "{ids:?}");
+    }
+
+    /// A gap is named by a host call only when the call covers most of it: a sub-millisecond
+    /// versioned allocation in over a second of untraced host time does not name it.
+    #[test]
+    fn a_short_call_does_not_name_a_long_gap() {
+        let mut b = TraceBuilder::new().device(0, "NVIDIA A100-SXM4-80GB", 108, 80 << 30);
+        let c = b.runtime("cudaLaunchKernel", 0, 0.0, 5.0);
+        b.gpu(GpuKind::Kernel, "k1", 0, 7, 10.0, 10.0, c);
+        b.cpu(CpuKind::Runtime, "cudaMalloc_v3020", 1, 500_000.0, 400.0);
+        let c = b.runtime("cudaLaunchKernel", 0, 1_200_000.0, 5.0);
+        b.gpu(GpuKind::Kernel, "k2", 0, 7, 1_200_010.0, 10.0, c);
+        let d = run(&b.build());
+        let g = find(&d, "gpu-idle-gaps").expect("gpu-idle-gaps");
+        let gap = &g.evidence.locations[0];
+        assert!(!gap.name.contains("cudaMalloc"), "{}", gap.name);
+        assert!(gap.name.starts_with("nothing traced"), "{}", gap.name);
+        assert!(d.verdict.contains("nothing traced"), "{}", d.verdict);
+    }
+
+    /// Launch-bound with `.item()` in the step: no plain CUDA-graph advice (a graph cannot
+    /// capture a region with data-dependent syncs).
+    #[test]
+    fn no_plain_graph_advice_with_data_dependent_syncs() {
+        let d = run(&chatty_with_items(true));
+        let lb = find(&d, "launch-bound").expect("launch-bound");
+        assert!(
+            lb.advice[0].starts_with("Before any CUDA graph"),
+            "{:?}",
+            lb.advice
+        );
+        let d = run(&chatty_with_items(false));
+        let lb = find(&d, "launch-bound").expect("launch-bound");
+        assert!(
+            lb.advice[0].starts_with("Capture the step"),
+            "{:?}",
+            lb.advice
+        );
+    }
+
+    fn chatty_with_items(items: bool) -> crate::model::Trace {
+        let mut b = TraceBuilder::new().device(0, "NVIDIA A100-SXM4-80GB", 108, 80 << 30);
+        let mut t = 0.0;
+        for s in 0..3 {
+            let start = t;
+            t = chatty(&mut b, t, 200, 25.0, 3.0);
+            if items {
+                // loss.item() at the end of the step: waits for the last kernel
+                let item = b.op("aten::item", t, 30.0);
+                let lsd = b.op("aten::_local_scalar_dense", t + 1.0, 28.0);
+                let _ = item;
+                let c = b.runtime("cudaMemcpyAsync", lsd, t + 2.0, 5.0);
+                b.gpu(
+                    GpuKind::Memcpy,
+                    "Memcpy DtoH (Device -> Pageable)",
+                    0,
+                    7,
+                    t + 8.0,
+                    1.0,
+                    c,
+                );
+                b.runtime("cudaStreamSynchronize", lsd, t + 8.0, 2.0);
+                t += 31.0;
+            }
+            b.annotation(&format!("ProfilerStep#{s}"), start, t - start + 5.0);
+            t += 5.0;
+        }
+        b.build()
     }
 
     #[test]

@@ -9,12 +9,15 @@
 //!   `launch queue full` when it was — or **communication-bound** when, busy as it is, 30 %
 //!   or more of the step is communication not overlapped by computation.
 //! * Otherwise the largest pool of lost device time names the bound: DataLoader, host syncs,
-//!   compile work, CPU launch overhead (gaps under 1 ms waiting for the host), other host work
-//!   or untraced host time (longer gaps), device-side waits (work queued but not started), or
-//!   exposed communication.
+//!   compile work, CPU launch overhead (gaps under 1 ms waiting for the host in the launch
+//!   path), host compute that launches nothing on the device (`Host-bound (CPU work)`, named
+//!   by the span that covers most of its longest gap), other host work or untraced host time
+//!   (longer gaps), device-side waits (work queued but not started), or exposed
+//!   communication. Idle with no work left to run ([`Cause::NoWork`]) is no pool: no host fix
+//!   recovers it.
 
 use super::host::{
-    between_graphs, break_claim, in_replay, is_idle_claim, is_launch_claim, max_claim,
+    between_graphs, break_claim, compute_site, in_replay, is_idle_claim, is_launch_claim, max_claim,
 };
 use super::{count, fmt_us, pct, Facts, Finding};
 use crate::analysis::gaps::{Band, Cause};
@@ -318,6 +321,7 @@ fn classified_of(
     let (la, _) = max_claim(f, is_launch_claim);
     let (ho, _) = max_claim(f, |b, c| is_idle_claim(b, c) && c != Cause::Untraced);
     let (un, _) = max_claim(f, |_, c| c == Cause::Untraced);
+    let (hc, _) = max_claim(f, |_, c| c == Cause::HostCompute);
     let (qu, _) = max_claim(f, |_, c| c == Cause::Queued);
     let (br, _) = break_claim(f);
     let pools = [
@@ -326,6 +330,7 @@ fn classified_of(
         ("compile", co),
         ("launch", la),
         ("host", ho),
+        ("compute", hc),
         ("untraced", un),
         ("queued", qu),
         ("breaks", br),
@@ -341,7 +346,7 @@ fn classified_of(
     // offset between them (the capture check) the verdict does not rest on it
     let timed = matches!(
         kind,
-        "sync" | "launch" | "host" | "untraced" | "queued" | "breaks"
+        "sync" | "launch" | "host" | "compute" | "untraced" | "queued" | "breaks"
     );
     if timed && amount > 0 {
         if check.unreliable("host_device_timing") {
@@ -449,6 +454,17 @@ fn classified_of(
                     "ran other work"
                 }
             )
+        }
+        "compute" => {
+            let mut v = format!(
+                "Host-bound (CPU work): GPU idle {idle_s}, {} per step while the host ran work \
+                 that launches nothing on the GPU",
+                fmt_us(per_step(hc))
+            );
+            if let Some((Some(name), _, _)) = compute_site(f) {
+                v.push_str(&format!(", mostly in {}", super::short(&name, 80)));
+            }
+            v
         }
         "untraced" => format!(
             "Host-bound: GPU idle {idle_s}, {} per step with nothing traced on the host",
