@@ -7,7 +7,8 @@ Per Kineto trace: steps (ProfilerStep#), the window (first step start .. last st
 the span of device activity), device busy share of the window (union of kernel/copy/fill
 intervals of the busiest device), exposed communication share (NCCL/RCCL kernels not
 overlapped by computation), host time in blocking syncs (cuda/hip *Synchronize, blocking
-cudaMemcpy), DataLoader time, compile markers, graph launches, the matmul input dtypes,
+cudaMemcpy; `async_copy_wait`: host time in cudaMemcpyAsync/hipMemcpyAsync calls of 20 us or
+more, which block on pageable memory or `.item()` and are not in `sync`), DataLoader time, compile markers, graph launches, the matmul input dtypes,
 idle time split into gaps under / over 1 ms. Per nsys SQLite export: the same from the
 CUPTI tables. Prints one line per file.
 """
@@ -124,6 +125,7 @@ def kineto(path):
     gpu_by_dev, comm_by_dev = defaultdict(list), defaultdict(list)
     noncomm_by_dev = defaultdict(list)
     syncs, dls, compiles, graphs, runtime = [], [], Counter(), 0, 0
+    async_waits = []
     dtypes = Counter()
     names = Counter()
     launches = 0
@@ -159,6 +161,8 @@ def kineto(path):
                 launches += 1
             if n in SYNC_NAMES:
                 syncs.append((ts, ts + du))
+            if n in ("cudaMemcpyAsync", "hipMemcpyAsync") and du >= 20:
+                async_waits.append((ts, ts + du))
             if "GraphLaunch" in n:
                 graphs += 1
         if n.startswith("enumerate(DataLoader)"):
@@ -186,7 +190,9 @@ def kineto(path):
     sync_t = length(union(clip(syncs, lo, hi)))
     dl_t = length(union(clip(dls, lo, hi)))
     short = sum(1 for k in kernels if k < 10)
+    aw = length(union(clip(async_waits, lo, hi)))
     extra = dict(steps=len(steps), kernels=len(kernels),
+                 async_copy_wait=round(aw / max(hi - lo, 1), 3),
                  short_kernels=round(short / len(kernels), 2) if kernels else None,
                  mean_kernel_us=round(sum(kernels) / len(kernels), 1) if kernels else None,
                  launches=launches, graph_launches=graphs, compile=dict(compiles),
