@@ -386,9 +386,10 @@ fn classified_of(
         "sync" => V::SyncBound,
         "compile" => V::Compile,
         "launch" => V::LaunchBound,
-        "host" | "untraced" => V::HostBound,
+        "host" | "compute" | "untraced" => V::HostBound,
         "queued" => V::DeviceStalls,
-        _ => V::CommunicationBound,
+        "comm" => V::CommunicationBound,
+        _ => V::Unknown,
     };
     let text = match kind {
         _ if amount == 0 => format!("GPU idle {idle_s} with no dominant cause found"),
