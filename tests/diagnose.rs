@@ -134,7 +134,11 @@ fn many_syncs_rank_host_sync() {
         "{}",
         d.verdict
     );
-    assert!(d.findings.iter().all(|f| f.id != "host-sync"), "{:?}", ids(&d));
+    assert!(
+        d.findings.iter().all(|f| f.id != "host-sync"),
+        "{:?}",
+        ids(&d)
+    );
     // PARAM ResNet: 61 syncs in `aten::to`/`copy_` (pageable uploads) are reported
     let rel = "param/et_replay__tests__inputs__resnet_kineto.json.gz";
     let Some(d) = run(rel) else { return };
