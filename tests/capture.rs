@@ -42,7 +42,10 @@ fn clock_offset_on_amd_graph_replays() {
         // each is one extracted iteration: no steady state (issue 30), a verdict that blames
         // neither the host nor the device (the capture check names the offset)
         let v = r["verdict"].as_str().unwrap();
-        assert!(v.starts_with("No steady state: one iteration"), "{rel}: {v}");
+        assert!(
+            v.starts_with("No steady state: one iteration"),
+            "{rel}: {v}"
+        );
         assert!(!v.contains("Device-side stalls"), "{v}");
         assert!(!v.contains("nothing traced on the host"), "{v}");
     }

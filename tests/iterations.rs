@@ -335,9 +335,18 @@ fn two_captures_of_one_workload_get_one_verdict_class() {
     assert_eq!(
         out,
         [
-            ("Iteration#1", "outside the longest run of decode iterations (Iteration#5 … Iteration#11)"),
-            ("Iteration#2", "outside the longest run of decode iterations (Iteration#5 … Iteration#11)"),
-            ("Iteration#3", "outside the longest run of decode iterations (Iteration#5 … Iteration#11)"),
+            (
+                "Iteration#1",
+                "outside the longest run of decode iterations (Iteration#5 … Iteration#11)"
+            ),
+            (
+                "Iteration#2",
+                "outside the longest run of decode iterations (Iteration#5 … Iteration#11)"
+            ),
+            (
+                "Iteration#3",
+                "outside the longest run of decode iterations (Iteration#5 … Iteration#11)"
+            ),
             ("Iteration#4", "other kind (prefill)"),
         ]
     );
@@ -362,7 +371,9 @@ fn two_captures_of_one_workload_get_one_verdict_class() {
     let w = window::select(&t, &s, &Annotations::build(&t), &WindowSpec::Auto).unwrap();
     assert_eq!(w.steps, vec![1]);
     assert!(
-        w.excluded[0].reason.starts_with("warm-up: among the first iterations"),
+        w.excluded[0]
+            .reason
+            .starts_with("warm-up: among the first iterations"),
         "{:?}",
         w.excluded
     );

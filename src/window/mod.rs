@@ -50,7 +50,8 @@
 //! 3. Of the remaining steps, a step is an **outlier** when its duration is over 1.5× the
 //!    median of those of its kind (server iterations: prefill, decode, mixed, unmarked;
 //!    `ProfilerStep`s are all of one kind) (`2 × duration > 3 × median`, integer ns; the median of an even count is the
-//!    mean of the two middle values): it is excluded with its ratio to the median.
+//!    mean of the two middle values; steps left empty by the device extension do not count in
+//!    the median): it is excluded with its ratio to the median.
 //! 4. When every step has compile work, nothing is excluded for it (a note says so): a window
 //!    must keep at least one step.
 //! 5. **Warm-up candidates** (before the outlier rule, [`leading_warmup`]): the first steps after
@@ -1095,10 +1096,12 @@ fn select_inner(
                 for &i in &candidates {
                     let phase = all.steps[i].phase;
                     if medians.iter().all(|m| m.0 != phase) {
+                        // steps left empty by the device extension (the previous step's
+                        // device work ran past them) are no measure of a step's length
                         let same: Vec<Ns> = candidates
                             .iter()
                             .zip(&durs)
-                            .filter(|(&j, _)| all.steps[j].phase == phase)
+                            .filter(|(&j, &d)| all.steps[j].phase == phase && d > 0)
                             .map(|(_, &d)| d)
                             .collect();
                         medians.push((phase, median(&same)));
@@ -1316,10 +1319,7 @@ fn kind_word(k: Option<IterationPhase>) -> &'static str {
 /// and stopping at the first step that is not slow; a step whose kind has no later candidate
 /// is passed over (it is compared by [`dominant_run`]). At most half of the candidates are
 /// left out. Returns the candidates kept and the warm-up exclusions.
-fn leading_warmup(
-    all: &StepAnalysis,
-    candidates: &[usize],
-) -> (Vec<usize>, Vec<(usize, String)>) {
+fn leading_warmup(all: &StepAnalysis, candidates: &[usize]) -> (Vec<usize>, Vec<(usize, String)>) {
     let unit = if all.rule.is_iteration() {
         "iteration"
     } else {
@@ -1336,6 +1336,7 @@ fn leading_warmup(
             .iter()
             .filter(|&&j| all.steps[j].phase == phase)
             .map(|&j| all.steps[j].span.len())
+            .filter(|&d| d > 0)
             .collect();
         if later.is_empty() {
             continue;
