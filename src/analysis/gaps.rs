@@ -52,8 +52,9 @@
 //!    runtime/driver call that issues or orders work (**launch**; other resource management
 //!    such as stream creation or context initialisation, [`is_runtime_management`], is
 //!    **cpu**) > inside an operator (not `ProfilerStep#`) or a Python frame (`python_function`,
-//!    legacy `python`) that launches no device work (no launch call linked to a kernel, copy
-//!    or fill inside it) and is not inside an operator that does (**host compute**: a Python
+//!    legacy `python`) that launches no device work (no launch call inside it: one linked to
+//!    a kernel, copy or fill, or by its name a kernel or graph launch, copy or fill, for
+//!    traces that do not link them) and is not inside an operator that does (**host compute**: a Python
 //!    loop over CPU tensors, NumPy, preprocessing; `aten::empty` inside `aten::linear` is the
 //!    linear's dispatch) > inside an operator or Python frame in the launch path, or another
 //!    host span such as CUPTI overhead (**cpu**). What the
@@ -292,6 +293,10 @@ pub struct DeviceGaps {
     pub by_band_cause: [[Ns; N_CAUSES]; 5],
     /// Per-stream detail.
     pub streams: Vec<StreamGaps>,
+    /// The host-compute span that ran longest in the gap with the most
+    /// [`Cause::HostCompute`] time: (index in `trace.cpu`, its overlap with that gap, ns);
+    /// `None` without host compute.
+    pub compute_site: Option<(u32, Ns)>,
 }
 
 /// Host wait per step.
@@ -420,9 +425,12 @@ struct ThreadSets {
 /// anything inside it) launched device work, and its nearest enclosing span.
 struct HostSpan {
     iv: Interval,
+    /// Index in `trace.cpu`.
+    idx: u32,
     /// An operator (its dispatch includes what it calls), not a Python frame.
     op: bool,
-    /// A launch call (one linked to device work) ran inside it.
+    /// A launch call (one linked to device work, or a kernel/graph launch, copy or fill
+    /// by its name) ran inside it.
     launched: bool,
     /// Index of the enclosing span in the thread's open subtree ([`NONE`] for a root).
     parent: u32,
@@ -437,6 +445,9 @@ struct SpanTree {
     stack: Vec<u32>,
     /// Per span of the subtree being resolved: inside an operator that launches.
     in_launching_op: Vec<bool>,
+    /// The outermost host-compute spans (their parent, if any, is in the launch path), in
+    /// start order: what names host-compute time ([`DeviceGaps::compute_site`]).
+    compute_roots: Vec<(Interval, u32)>,
 }
 
 impl SpanTree {
@@ -468,6 +479,13 @@ impl SpanTree {
                 path.push(s.iv);
             } else {
                 compute.push(s.iv);
+                let parent_compute = s.parent != NONE && {
+                    let p = &self.spans[s.parent as usize];
+                    !(p.launched || in_launching_op[s.parent as usize])
+                };
+                if !parent_compute {
+                    self.compute_roots.push((s.iv, s.idx));
+                }
             }
         }
         self.spans.clear();
@@ -475,11 +493,12 @@ impl SpanTree {
     }
 
     /// Opens a span (the caller closed those that ended before it).
-    fn open(&mut self, iv: Interval, op: bool) {
+    fn open(&mut self, iv: Interval, idx: u32, op: bool) {
         let parent = self.stack.last().copied().unwrap_or(NONE);
         self.stack.push(self.spans.len() as u32);
         self.spans.push(HostSpan {
             iv,
+            idx,
             op,
             launched: false,
             parent,
@@ -538,6 +557,9 @@ struct NameClass {
     management: bool,
     alloc: bool,
     command_buffer_full: bool,
+    /// Issues device work by its name (kernel or graph launch, copy, fill): a launch even
+    /// when the trace does not link it to its activity.
+    issues_work: bool,
 }
 
 impl NameClass {
@@ -551,6 +573,10 @@ impl NameClass {
             management: is_runtime_management(n),
             alloc: is_allocation(n),
             command_buffer_full: n == super::launch::COMMAND_BUFFER_FULL,
+            issues_work: super::launch::is_kernel_launch(n)
+                || super::launch::is_graph_launch(n)
+                || n.contains("Memcpy")
+                || n.contains("Memset"),
         }
     }
 }
@@ -636,7 +662,7 @@ pub fn analyze_gaps_with(
                     launch_count.resize(t + 1, None);
                 }
                 *launch_count[t].get_or_insert(0) += (e.correlation != 0) as u64;
-                if is_launch(i) {
+                if is_launch(i) || c.issues_work {
                     tree.launch();
                 }
                 while next_sync.next_if(|&s| s < i as u32).is_some() {}
@@ -666,7 +692,7 @@ pub fn analyze_gaps_with(
                 } else if e.kind != CpuKind::UserAnnotation && !c.step {
                     // annotations only label time; operators and Python frames are work, in
                     // the launch path or host compute (decided when their subtree ends)
-                    tree.open(iv, e.kind == CpuKind::Op);
+                    tree.open(iv, i as u32, e.kind == CpuKind::Op);
                 }
             }
             CpuKind::Other => {
@@ -882,7 +908,10 @@ pub fn analyze_gaps_with(
             by_cause: [0; N_CAUSES],
             by_band_cause: [[0; N_CAUSES]; 5],
             streams: Vec::new(),
+            compute_site: None,
         };
+        // the gap with the most host compute: (its time, start, end, thread)
+        let mut most_compute: (Ns, Ns, Ns, u32) = (0, 0, 0, NONE);
         for (a, b, prev, next) in raw {
             let launch_of = |gi: u32| -> Option<&crate::model::CpuEvent> {
                 if gi == NONE {
@@ -1012,6 +1041,9 @@ pub fn analyze_gaps_with(
                 }
             }
             debug_assert_eq!(split.iter().sum::<Ns>(), gap.len());
+            if split[Cause::HostCompute as usize] > most_compute.0 {
+                most_compute = (split[Cause::HostCompute as usize], a, b, thread);
+            }
             // the largest share; the first cause on ties
             let mut cause = CAUSES[0];
             for c in CAUSES {
@@ -1049,6 +1081,19 @@ pub fn analyze_gaps_with(
             });
         }
 
+        // name the host compute: the outermost compute span that ran longest in that gap
+        if most_compute.0 > 0 {
+            let (_, a, b, th) = most_compute;
+            let roots = trees.get(th as usize).map_or(&[][..], |t| &t.compute_roots);
+            let gap = Interval::new(a, b);
+            // roots are disjoint and in start order: those overlapping the gap are a run
+            let from = roots.partition_point(|r| r.0.end <= a);
+            out.compute_site = roots[from..]
+                .iter()
+                .take_while(|r| r.0.start < b)
+                .map(|r| (r.1, r.0.overlap(&gap)))
+                .max_by_key(|&(i, ov)| (ov, std::cmp::Reverse(i)));
+        }
         // per-stream detail
         let mut by_stream: HashMap<i64, (u64, UnionBuilder)> = HashMap::default();
         for &i in acts {
@@ -1248,6 +1293,28 @@ mod tests {
         assert_eq!(gap.split[Cause::HostCompute as usize], us(185));
         assert_eq!(gap.split[Cause::Cpu as usize], us(3 + 10 + 170));
         assert_eq!(gap.split[Cause::Launch as usize], us(15));
+        // named by the outermost span that launched nothing
+        let (i, ov) = g.devices[0].compute_site.expect("compute site");
+        assert_eq!(t.name(t.cpu[i as usize].name), "train.py(20): cpu_loop");
+        assert_eq!(ov, us(185));
+    }
+
+    /// A trace that does not link launches to kernels (some ROCm captures): a launch call by
+    /// its name still puts its operator in the launch path.
+    #[test]
+    fn unlinked_launches_are_launches_by_name() {
+        let mut b = TraceBuilder::new();
+        let c = b.runtime("cudaLaunchKernel", 0, 0.0, 1.0);
+        b.gpu(GpuKind::Kernel, "k1", 0, 7, 0.0, 10.0, c); // [0, 10)
+        let ext = b.op("aten::mm", 20.0, 30.0);
+        b.runtime("hipExtModuleLaunchKernel", ext, 40.0, 5.0); // its kernel is not linked
+        b.gpu(GpuKind::Kernel, "k2", 0, 7, 60.0, 10.0, 0);
+        let t = b.build();
+        let g = run(&t, Interval::new(0, us(70)));
+        let gap = gap_at(&g, 10);
+        assert_eq!(gap.split[Cause::HostCompute as usize], 0);
+        assert_eq!(gap.split[Cause::Cpu as usize], us(25));
+        assert_eq!(gap.split[Cause::Launch as usize], us(5));
     }
 
     /// Inside a drain, a gap whose work was queued but whose launch returned less than a

@@ -299,6 +299,26 @@ pub fn data_dependent_syncs(f: &Facts) -> u64 {
         .sum()
 }
 
+/// `n` host syncs over `steps` steps, as words: an integer count per step when the steps
+/// have that many each on average exactly ("2 host syncs per step"), else the average,
+/// labelled as one ("2.5 host syncs per step on average").
+pub fn syncs_per_step(n: u64, steps: usize) -> String {
+    let steps = steps.max(1) as u64;
+    if n % steps == 0 {
+        let k = n / steps;
+        format!(
+            "{} host sync{} per step",
+            count(k),
+            if k == 1 { "" } else { "s" }
+        )
+    } else {
+        format!(
+            "{:.1} host syncs per step on average",
+            n as f64 / steps as f64
+        )
+    }
+}
+
 fn host_sync(f: &Facts) -> Option<Finding> {
     if f.syncs.calls.is_empty() {
         return None;
@@ -312,10 +332,10 @@ fn host_sync(f: &Facts) -> Option<Finding> {
     let mut e = Evidence::default();
     let n = s.calls.len() as u64;
     e.facts.push(format!(
-        "{} host syncs in the window ({:.1} per step); the host waited {} in them; the GPU \
-         sat idle {} per step in the gaps they caused or spanned",
+        "{} host syncs in the window ({}); the host waited {} in them; the GPU sat idle {} \
+         per step in the gaps they caused or spanned",
         count(n),
-        n as f64 / f.n_steps as f64,
+        syncs_per_step(n, f.n_steps as usize),
         fmt_ns(s.wait as f64),
         fmt_us(rec)
     ));
@@ -403,8 +423,8 @@ fn host_sync(f: &Facts) -> Option<Finding> {
         id: "host-sync",
         severity: f.severity(rec),
         title: format!(
-            "Host syncs drain the GPU: {:.1} per step, {} of GPU idle after them per step",
-            n as f64 / f.n_steps as f64,
+            "Host syncs drain the GPU: {}, {} of GPU idle after them per step",
+            syncs_per_step(n, f.n_steps as usize),
             fmt_us(rec)
         ),
         recoverable_us: rec,
@@ -894,29 +914,29 @@ fn gpu_idle_gaps(f: &Facts) -> Option<Finding> {
     })
 }
 
-/// The host compute the device waited for longest: the gap of the busiest-claim device with
-/// the most [`Cause::HostCompute`] time and the span that covers most of that gap, if one
-/// does ((name, start, duration) of the span, else the gap's).
+/// The host compute the device waited for longest, on the device with the most
+/// [`Cause::HostCompute`] idle: the outermost host-compute span that ran longest in its gap
+/// with the most host compute ([`DeviceGaps::compute_site`]); the name only when that span
+/// covers most of the gap's host-compute time. ((name, start, duration) of the span, else
+/// the gap's start and duration.)
 pub fn compute_site(f: &Facts) -> Option<(Option<String>, Ns, Ns)> {
     let (_, dev) = max_claim(f, |_, c| c == Cause::HostCompute);
     let d = &f.gaps.devices[dev?];
     let g = d
         .gaps
         .iter()
-        .filter(|g| !in_replay(f, d, g) && !between_graphs(f, d, g))
         .max_by_key(|g| (g.split[Cause::HostCompute as usize], -g.start))?;
-    if g.split[Cause::HostCompute as usize] == 0 {
+    let compute = g.split[Cause::HostCompute as usize];
+    if compute == 0 {
         return None;
     }
-    Some(
-        match host_span_in(f, g.thread, Interval::new(g.start, g.end)) {
-            Some(i) => {
-                let e = &f.trace.cpu[i as usize];
-                (Some(f.trace.name(e.name).to_string()), e.start, e.dur)
-            }
-            None => (None, g.start, g.len()),
-        },
-    )
+    Some(match d.compute_site {
+        Some((i, ov)) if 2 * ov > compute => {
+            let e = &f.trace.cpu[i as usize];
+            (Some(f.trace.name(e.name).to_string()), e.start, e.dur)
+        }
+        _ => (None, g.start, g.len()),
+    })
 }
 
 /// `host-compute`: the device idle while the launching thread ran host work that launches no
@@ -1347,7 +1367,22 @@ mod tests {
             .collect();
         assert_eq!(d.findings[0].id, "host-sync", "{ids:?}");
         assert!(d.verdict.starts_with("Sync-bound"), "{}", d.verdict);
+        // counts print as integers
+        assert!(
+            d.verdict.ends_with("idle after 2 host syncs per step"),
+            "{}",
+            d.verdict
+        );
         assert!(find(&d, "launch-bound").is_none(), "{ids:?}");
+    }
+
+    #[test]
+    fn sync_counts_are_integers_and_averages_say_so() {
+        use super::syncs_per_step;
+        assert_eq!(syncs_per_step(4, 2), "2 host syncs per step");
+        assert_eq!(syncs_per_step(3, 3), "1 host sync per step");
+        assert_eq!(syncs_per_step(8192, 1), "8,192 host syncs per step");
+        assert_eq!(syncs_per_step(5, 2), "2.5 host syncs per step on average");
     }
 
     /// A loop summing on the CPU after a short `.cpu()` copy: the sync cost is the copy's

@@ -412,9 +412,9 @@ fn classified_of(
             )
         }
         "sync" => format!(
-            "Sync-bound: GPU idle {idle_s}, {} per step idle after {:.1} host syncs per step",
+            "Sync-bound: GPU idle {idle_s}, {} per step idle after {}",
             fmt_us(per_step(sy)),
-            f.syncs.calls.len() as f64 / f.n_steps as f64
+            super::host::syncs_per_step(f.syncs.calls.len() as u64, f.n_steps as usize)
         ),
         "compile" => format!(
             "Compile in the window: GPU idle {idle_s}, {} of compile/autotune work",
