@@ -307,10 +307,12 @@ fn analyze_window(trace: &Trace, pre: &Prepared, selection: win::Window, par: bo
             let gpu_metrics = gpu_metrics::analyze_gpu_metrics(trace, window, 20_000);
             tt.lap("analyze step timeline, gpu metrics");
             let counts = |gi: u32| selection.counts_activity_at(trace, gi as usize);
-            let points = roofline::roofline(trace, &counts);
+            let (points, implausible) = roofline::roofline_checked(trace, &counts);
+            let implausible_notes = efficiency::implausible_notes(trace, &implausible);
             let efficiency = efficiency::efficiency(
                 trace,
                 &points,
+                &implausible,
                 &steps.steps,
                 selection.mask.total(),
                 annotations,
@@ -331,7 +333,7 @@ fn analyze_window(trace: &Trace, pre: &Prepared, selection: win::Window, par: bo
                 kernels,
                 step_timeline,
                 gpu_metrics,
-                efficiency,
+                (efficiency, implausible_notes),
                 memory,
                 graphs,
                 compiled,
@@ -358,7 +360,7 @@ fn analyze_window(trace: &Trace, pre: &Prepared, selection: win::Window, par: bo
         kernels,
         step_timeline,
         gpu_metrics,
-        efficiency,
+        (efficiency, implausible_notes),
         memory,
         graphs,
         compiled,
@@ -367,6 +369,7 @@ fn analyze_window(trace: &Trace, pre: &Prepared, selection: win::Window, par: bo
     selection
         .notes
         .extend(devices_db::missing_peak_notes(&trace.devices));
+    selection.notes.extend(implausible_notes);
     Analysis {
         steps,
         window,
