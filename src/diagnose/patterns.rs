@@ -142,6 +142,7 @@ fn finding(
     metric(&mut e, "device_us_per_step", device_us);
     metric(&mut e, "step_share", f.share_of_step(cost_us));
     metric(&mut e, "uncapped_us_per_step", cost_us);
+    metric(&mut e, "device_idle_us_per_step", idle_us);
     if id == "for-loop-indexing" {
         metric(&mut e, "iterations", m.iterations as f64);
     }
