@@ -193,7 +193,10 @@ fn roofline_numbers_stay_under_the_h100_peaks() {
     assert!((500.0..3350.0).contains(&gbs), "mul at {gbs} GB/s");
     // the shapes behind the numbers are shown
     assert!(
-        m.evidence.facts.iter().any(|x| x.contains("aten::mul bfloat16 [[")),
+        m.evidence
+            .facts
+            .iter()
+            .any(|x| x.contains("aten::mul bfloat16 [[")),
         "{:?}",
         m.evidence.facts
     );

@@ -380,10 +380,17 @@ fn impossible_calls_are_left_out() {
     let e = a.efficiency.as_ref().expect("efficiency");
     assert_eq!(e.excluded.len(), 1, "{:?}", e.excluded);
     let x = &e.excluded[0];
-    assert_eq!((x.name.as_str(), x.calls, x.bound.as_str()), ("aten::mm", 3, "flops"));
+    assert_eq!(
+        (x.name.as_str(), x.calls, x.bound.as_str()),
+        ("aten::mm", 3, "flops")
+    );
     let flops = 2.0 * 8192f64.powi(3);
     let factor = flops / 10e-6 / 989.4e12;
-    assert!((x.factor - factor).abs() < 1e-6 * factor, "{} vs {factor}", x.factor);
+    assert!(
+        (x.factor - factor).abs() < 1e-6 * factor,
+        "{} vs {factor}",
+        x.factor
+    );
     assert!(a
         .selection
         .notes
@@ -416,7 +423,10 @@ fn mfu_needs_half_the_matrix_time() {
         why.starts_with("MFU unknown: FLOPs known for 30.0% of matrix-kernel time"),
         "{why}"
     );
-    assert!(why.contains("70% operators without recorded shapes (e.g. `aten::mm`"), "{why}");
+    assert!(
+        why.contains("70% operators without recorded shapes (e.g. `aten::mm`"),
+        "{why}"
+    );
     assert_eq!(e.uncovered[0].reason, "no_shapes");
     assert!(stallscope::report::efficiency_headline(e).contains("MFU unknown"));
     let d = stallscope::diagnose::diagnose(&t, &a);
@@ -469,9 +479,19 @@ fn renumbered_device_keeps_its_row() {
     };
     let t = common::load(&p);
     assert_eq!(t.devices.len(), 1);
-    assert_eq!((t.devices[0].id, t.devices[0].name.as_str()), (9, "AMD Instinct MI300X"));
+    assert_eq!(
+        (t.devices[0].id, t.devices[0].name.as_str()),
+        (9, "AMD Instinct MI300X")
+    );
     let a = stallscope::analysis::analyze(&t, &Default::default());
-    assert!(a.selection.notes.iter().all(|n| !n.contains("no peak table")), "{:?}", a.selection.notes);
+    assert!(
+        a.selection
+            .notes
+            .iter()
+            .all(|n| !n.contains("no peak table")),
+        "{:?}",
+        a.selection.notes
+    );
     let e = a.efficiency.as_ref().expect("efficiency");
     assert_eq!(e.device.as_deref(), Some("MI300X"));
     let mfu = e.mfu.expect("mfu");

@@ -105,26 +105,20 @@ impl DeviceSpec {
 }
 
 /// V100 SXM2 (also DGX Station V100).
-pub const V100_SXM2: DeviceSpec = spec("V100 SXM2", 15.7, None, Some(125.0), None, 900.0)
-.sms(80);
+pub const V100_SXM2: DeviceSpec = spec("V100 SXM2", 15.7, None, Some(125.0), None, 900.0).sms(80);
 /// V100 PCIe.
-pub const V100_PCIE: DeviceSpec = spec("V100 PCIe", 14.0, None, Some(112.0), None, 900.0)
-.sms(80);
+pub const V100_PCIE: DeviceSpec = spec("V100 PCIe", 14.0, None, Some(112.0), None, 900.0).sms(80);
 /// V100S PCIe.
-pub const V100S: DeviceSpec = spec("V100S PCIe", 16.4, None, Some(130.0), None, 1134.0)
-.sms(80);
+pub const V100S: DeviceSpec = spec("V100S PCIe", 16.4, None, Some(130.0), None, 1134.0).sms(80);
 /// T4.
-pub const T4: DeviceSpec = spec("T4", 8.1, None, Some(65.0), None, 320.0)
-.sms(40);
+pub const T4: DeviceSpec = spec("T4", 8.1, None, Some(65.0), None, 320.0).sms(40);
 /// A10.
-pub const A10: DeviceSpec = spec("A10", 31.2, Some(62.5), Some(125.0), None, 600.0)
-.sms(72);
+pub const A10: DeviceSpec = spec("A10", 31.2, Some(62.5), Some(125.0), None, 600.0).sms(72);
 /// A10G (AWS variant: more FP32, half the tensor throughput of the A10).
-pub const A10G: DeviceSpec = spec("A10G", 35.0, Some(35.0), Some(70.0), None, 600.0)
-.sms(80);
+pub const A10G: DeviceSpec = spec("A10G", 35.0, Some(35.0), Some(70.0), None, 600.0).sms(80);
 /// A100 40 GB (SXM4 and PCIe).
-pub const A100_40: DeviceSpec = spec("A100 40GB", 19.5, Some(156.0), Some(312.0), None, 1555.0)
-.sms(108);
+pub const A100_40: DeviceSpec =
+    spec("A100 40GB", 19.5, Some(156.0), Some(312.0), None, 1555.0).sms(108);
 /// A100 80 GB SXM4.
 pub const A100_80_SXM: DeviceSpec = spec(
     "A100 80GB SXM",
@@ -146,17 +140,14 @@ pub const A100_80_PCIE: DeviceSpec = spec(
 )
 .sms(108);
 /// A30.
-pub const A30: DeviceSpec = spec("A30", 10.3, Some(82.0), Some(165.0), None, 933.0)
-.sms(56);
+pub const A30: DeviceSpec = spec("A30", 10.3, Some(82.0), Some(165.0), None, 933.0).sms(56);
 /// A40.
-pub const A40: DeviceSpec = spec("A40", 37.4, Some(74.8), Some(149.7), None, 696.0)
-.sms(84);
+pub const A40: DeviceSpec = spec("A40", 37.4, Some(74.8), Some(149.7), None, 696.0).sms(84);
 /// L4.
-pub const L4: DeviceSpec = spec("L4", 30.3, Some(60.0), Some(121.0), Some(242.5), 300.0)
-.sms(58);
+pub const L4: DeviceSpec = spec("L4", 30.3, Some(60.0), Some(121.0), Some(242.5), 300.0).sms(58);
 /// L40S.
-pub const L40S: DeviceSpec = spec("L40S", 91.6, Some(183.0), Some(362.0), Some(733.0), 864.0)
-.sms(142);
+pub const L40S: DeviceSpec =
+    spec("L40S", 91.6, Some(183.0), Some(362.0), Some(733.0), 864.0).sms(142);
 /// H100 SXM5 (80 GB HBM3).
 pub const H100_SXM: DeviceSpec = spec(
     "H100 SXM",
@@ -188,9 +179,9 @@ pub const H100_NVL: DeviceSpec = spec(
 )
 .sms(132);
 /// H200 SXM.
-pub const H200: DeviceSpec =
-    spec("H200", 67.0, Some(494.7), Some(989.4), Some(1978.9), 4800.0).with(Some(67.0), None)
-.sms(132);
+pub const H200: DeviceSpec = spec("H200", 67.0, Some(494.7), Some(989.4), Some(1978.9), 4800.0)
+    .with(Some(67.0), None)
+    .sms(132);
 /// B200 (HGX). NVIDIA HGX B200 datasheet (nvidia.com/en-us/data-center/hgx, per GPU, dense:
 /// FP4 9 PF, FP8 4.5 PF, FP16/BF16 2.25 PF, TF32 1.1 PF, FP64 37 TF).
 pub const B200: DeviceSpec = spec(
@@ -204,26 +195,22 @@ pub const B200: DeviceSpec = spec(
 .with(Some(37.0), Some(9000.0))
 .sms(148);
 /// Jetson AGX Orin (32/64 GB).
-pub const ORIN_AGX: DeviceSpec = spec("Jetson AGX Orin", 5.3, Some(21.2), Some(42.5), None, 204.8)
-.sms(16);
+pub const ORIN_AGX: DeviceSpec =
+    spec("Jetson AGX Orin", 5.3, Some(21.2), Some(42.5), None, 204.8).sms(16);
 /// Jetson Orin NX 16 GB.
-pub const ORIN_NX: DeviceSpec = spec("Jetson Orin NX", 1.9, Some(7.5), Some(15.0), None, 102.4)
-.sms(8);
+pub const ORIN_NX: DeviceSpec =
+    spec("Jetson Orin NX", 1.9, Some(7.5), Some(15.0), None, 102.4).sms(8);
 /// Jetson Orin Nano 8 GB.
-pub const ORIN_NANO: DeviceSpec = spec("Jetson Orin Nano", 1.28, Some(5.0), Some(10.0), None, 68.0)
-.sms(8);
+pub const ORIN_NANO: DeviceSpec =
+    spec("Jetson Orin Nano", 1.28, Some(5.0), Some(10.0), None, 68.0).sms(8);
 /// MI100.
-pub const MI100: DeviceSpec = spec("MI100", 23.1, Some(46.1), Some(184.6), None, 1228.8)
-.sms(120);
+pub const MI100: DeviceSpec = spec("MI100", 23.1, Some(46.1), Some(184.6), None, 1228.8).sms(120);
 /// MI210.
-pub const MI210: DeviceSpec = spec("MI210", 22.6, Some(45.3), Some(181.0), None, 1638.4)
-.sms(104);
+pub const MI210: DeviceSpec = spec("MI210", 22.6, Some(45.3), Some(181.0), None, 1638.4).sms(104);
 /// MI250.
-pub const MI250: DeviceSpec = spec("MI250", 45.3, Some(90.5), Some(362.1), None, 3276.8)
-.sms(208);
+pub const MI250: DeviceSpec = spec("MI250", 45.3, Some(90.5), Some(362.1), None, 3276.8).sms(208);
 /// MI250X.
-pub const MI250X: DeviceSpec = spec("MI250X", 47.9, Some(95.7), Some(383.0), None, 3276.8)
-.sms(220);
+pub const MI250X: DeviceSpec = spec("MI250X", 47.9, Some(95.7), Some(383.0), None, 3276.8).sms(220);
 /// MI300X.
 pub const MI300X: DeviceSpec = spec(
     "MI300X",
@@ -290,9 +277,9 @@ pub const GB300: DeviceSpec = spec(
 /// GB10 (DGX Spark). NVIDIA DGX Spark datasheet (nvidia.com/en-us/products/workstations/dgx-spark):
 /// 1 PF FP4 sparse → 500 TF dense; FP8/FP16/TF32 derived by halving per step (approximate),
 /// FP32 31 TF; 273 GB/s LPDDR5x.
-pub const GB10: DeviceSpec =
-    spec("GB10", 31.0, Some(62.5), Some(125.0), Some(250.0), 273.0).with(None, Some(500.0))
-.sms(48);
+pub const GB10: DeviceSpec = spec("GB10", 31.0, Some(62.5), Some(125.0), Some(250.0), 273.0)
+    .with(None, Some(500.0))
+    .sms(48);
 /// GeForce RTX 5090. NVIDIA RTX Blackwell GPU architecture whitepaper (appendix): FP32 104.8 TF;
 /// tensor figures with FP32 accumulate (PyTorch's GEMMs): FP16/BF16 209.5, FP8 419, FP4 1,676
 /// (dense), TF32 104.8; FP64 1/64 rate 1.6 TF; 1,792 GB/s GDDR7.
@@ -346,13 +333,12 @@ pub const RTX_PRO_6000: DeviceSpec = spec(
 .sms(188);
 /// H20 (China Hopper). NVIDIA H20 product brief: FP64 1 TF, FP32 44 TF, TF32 74 TF, FP16/BF16
 /// 148 TF, FP8 296 TF (dense), 4.0 TB/s HBM3.
-pub const H20: DeviceSpec =
-    spec("H20", 44.0, Some(74.0), Some(148.0), Some(296.0), 4000.0).with(Some(1.0), None)
-.sms(78);
+pub const H20: DeviceSpec = spec("H20", 44.0, Some(74.0), Some(148.0), Some(296.0), 4000.0)
+    .with(Some(1.0), None)
+    .sms(78);
 /// L20 (China Ada). NVIDIA L20 product brief: FP32 59.8 TF, TF32 59.8, FP16/BF16 119.5, FP8
 /// 239 TF (dense), 864 GB/s GDDR6.
-pub const L20: DeviceSpec = spec("L20", 59.8, Some(59.8), Some(119.5), Some(239.0), 864.0)
-.sms(92);
+pub const L20: DeviceSpec = spec("L20", 59.8, Some(59.8), Some(119.5), Some(239.0), 864.0).sms(92);
 /// H200 NVL (PCIe). NVIDIA H200 datasheet (nvidia.com/en-us/data-center/h200), NVL column:
 /// FP64 30 TF, FP32 60 TF, TF32 835 / BF16 1,671 / FP8 3,341 TF sparse → 417.5 / 835.5 /
 /// 1,670.5 dense; 4.8 TB/s.
@@ -383,9 +369,9 @@ pub const MI300A: DeviceSpec = spec(
 /// FP64 vector 78.6 TF, FP32 vector 157.3 TF (packed; the table keeps the unpacked 78.6),
 /// FP16/BF16 2,516.6, FP8 5,033.2, MXFP4 10,066.3 TF (dense); no TF32/XF32 matrix type;
 /// 8 TB/s HBM3e.
-pub const MI355X: DeviceSpec =
-    spec("MI355X", 78.6, None, Some(2516.6), Some(5033.2), 8000.0).with(Some(78.6), Some(10066.3))
-.sms(256);
+pub const MI355X: DeviceSpec = spec("MI355X", 78.6, None, Some(2516.6), Some(5033.2), 8000.0)
+    .with(Some(78.6), Some(10066.3))
+    .sms(256);
 /// Jetson AGX Thor (T5000). NVIDIA Jetson Thor datasheet
 /// (nvidia.com/en-us/autonomous-machines/embedded-systems/jetson-thor): 2,070 TF FP4 sparse →
 /// 1,035 dense; FP8/FP16/TF32 halved per step (approximate); FP32 from 2,560 CUDA cores at
@@ -447,8 +433,15 @@ pub const A800_80_PCIE: DeviceSpec = spec(
 )
 .sms(108);
 /// A800 40 GB PCIe. Same datasheet: 1,555 GB/s.
-pub const A800_40_PCIE: DeviceSpec =
-    spec("A800 40GB PCIe", 19.5, Some(156.0), Some(312.0), None, 1555.0).sms(108);
+pub const A800_40_PCIE: DeviceSpec = spec(
+    "A800 40GB PCIe",
+    19.5,
+    Some(156.0),
+    Some(312.0),
+    None,
+    1555.0,
+)
+.sms(108);
 /// GeForce RTX 4090 (desktop, 128 SMs). NVIDIA Ada Lovelace GPU architecture whitepaper
 /// (appendix): FP32 82.6 TF; tensor figures with FP32 accumulate: FP16/BF16 165.2, FP8 330.3
 /// (dense), TF32 82.6 (no faster than FP32); 1,008 GB/s GDDR6X. The laptop RTX 4090 (76 SMs)
@@ -466,11 +459,25 @@ pub const RTX_4090: DeviceSpec = spec(
 /// One graphics compute die of an MI250X (110 CUs), which ROCm shows as a device of its own:
 /// half the package figures of AMD's MI250X data sheet (FP32 47.9 → 23.9, FP32 matrix 95.7 →
 /// 47.9, FP16/BF16 383 → 191.5 TF; 3.2768 TB/s → 1.6384 TB/s).
-pub const MI250X_GCD: DeviceSpec =
-    spec("MI250X (one GCD)", 23.9, Some(47.9), Some(191.5), None, 1638.4).sms(110);
+pub const MI250X_GCD: DeviceSpec = spec(
+    "MI250X (one GCD)",
+    23.9,
+    Some(47.9),
+    Some(191.5),
+    None,
+    1638.4,
+)
+.sms(110);
 /// One graphics compute die of an MI250 (104 CUs): half of the MI250 data sheet's figures.
-pub const MI250_GCD: DeviceSpec =
-    spec("MI250 (one GCD)", 22.6, Some(45.3), Some(181.0), None, 1638.4).sms(104);
+pub const MI250_GCD: DeviceSpec = spec(
+    "MI250 (one GCD)",
+    22.6,
+    Some(45.3),
+    Some(181.0),
+    None,
+    1638.4,
+)
+.sms(104);
 
 const GIB: u64 = 1 << 30;
 
@@ -843,25 +850,47 @@ mod tests {
         let mut l = laptop.clone();
         l.active = true;
         let notes = missing_peak_notes(&[l]);
-        assert!(notes[0].contains("76 SMs, the table's RTX 4090 has 128"), "{notes:?}");
+        assert!(
+            notes[0].contains("76 SMs, the table's RTX 4090 has 128"),
+            "{notes:?}"
+        );
         let laptop5090 = with_sms("NVIDIA GeForce RTX 5090 Laptop GPU", 24, 82);
         assert!(lookup(&laptop5090).is_none());
         // the SM count is checked only when the trace gives one
-        assert_eq!(lookup(&dev("NVIDIA GeForce RTX 5090", 32)).unwrap().name, "RTX 5090");
+        assert_eq!(
+            lookup(&dev("NVIDIA GeForce RTX 5090", 32)).unwrap().name,
+            "RTX 5090"
+        );
         // one die of an MI250X: half the package
         let gcd = with_sms("AMD Instinct MI250X", 64, 110);
         let s = lookup(&gcd).unwrap();
         assert_eq!(s.name, "MI250X (one GCD)");
         assert_eq!(s.fp16, Some(191.5));
-        assert_eq!(lookup(&with_sms("AMD Instinct MI250X", 128, 220)).unwrap().name, "MI250X");
+        assert_eq!(
+            lookup(&with_sms("AMD Instinct MI250X", 128, 220))
+                .unwrap()
+                .name,
+            "MI250X"
+        );
         // Jetson AGX Orin 32 GB has 14 SMs, not the 64 GB module's 16
         assert!(lookup(&with_sms("Orin", 30, 14)).is_none());
-        assert_eq!(lookup(&with_sms("Orin", 61, 16)).unwrap().name, "Jetson AGX Orin");
-        // China parts
-        assert_eq!(lookup(&with_sms("NVIDIA H800", 80, 132)).unwrap().name, "H800 SXM");
-        assert_eq!(lookup(&with_sms("NVIDIA H800 PCIe", 80, 114)).unwrap().name, "H800 PCIe");
         assert_eq!(
-            lookup(&with_sms("NVIDIA A800-SXM4-80GB", 80, 108)).unwrap().name,
+            lookup(&with_sms("Orin", 61, 16)).unwrap().name,
+            "Jetson AGX Orin"
+        );
+        // China parts
+        assert_eq!(
+            lookup(&with_sms("NVIDIA H800", 80, 132)).unwrap().name,
+            "H800 SXM"
+        );
+        assert_eq!(
+            lookup(&with_sms("NVIDIA H800 PCIe", 80, 114)).unwrap().name,
+            "H800 PCIe"
+        );
+        assert_eq!(
+            lookup(&with_sms("NVIDIA A800-SXM4-80GB", 80, 108))
+                .unwrap()
+                .name,
             "A800 80GB SXM"
         );
         assert_eq!(lookup(&with_sms("NVIDIA H20", 96, 78)).unwrap().name, "H20");

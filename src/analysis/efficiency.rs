@@ -525,7 +525,11 @@ fn excluded_ops(trace: &Trace, implausible: &[Implausible], n_steps: f64) -> Vec
             }),
         }
     }
-    by.sort_by(|a, b| b.device_us.total_cmp(&a.device_us).then(a.name.cmp(&b.name)));
+    by.sort_by(|a, b| {
+        b.device_us
+            .total_cmp(&a.device_us)
+            .then(a.name.cmp(&b.name))
+    });
     by
 }
 

@@ -7,8 +7,8 @@
 use crate::model::fast::{HashMap, NameMemo};
 
 use super::claims::{cap, Claims, CAP_BASIS};
-use super::{count, fmt_ns, fmt_us, metric, pct, short, Evidence, Facts, Finding, Severity};
 use super::roofline::{ATTAINABLE_BANDWIDTH, ATTAINABLE_COMPUTE};
+use super::{count, fmt_ns, fmt_us, metric, pct, short, Evidence, Facts, Finding, Severity};
 use crate::analysis::devices_db::{self, DeviceSpec};
 use crate::analysis::roofline::CostKind;
 use crate::model::classify::{self, KernelCategory, Precision};

@@ -200,7 +200,11 @@ fn class_finding(f: &Facts, id: &'static str, pts: &[&OpPoint]) -> Option<Findin
             share(
                 tflops,
                 a.peak,
-                if a.tc { "TFLOP/s tensor" } else { "TFLOP/s FP32" },
+                if a.tc {
+                    "TFLOP/s tensor"
+                } else {
+                    "TFLOP/s FP32"
+                },
                 "peak: some kernels use faster units than their names say"
             ),
             gbs,
