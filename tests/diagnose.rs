@@ -186,18 +186,25 @@ fn named_traces_get_the_expected_verdicts() {
 
 #[test]
 fn roofline_numbers_stay_under_the_h100_peaks() {
-    // Qwen1.5-0.5B on an H100 (bf16, record_shapes): GEMMs are compute-bound, pointwise ops
-    // memory-bound; achieved throughput is below the published peaks (989 TFLOP/s bf16,
-    // 3,350 GB/s) and far above nothing
+    // Qwen1.5-0.5B on an H100 (bf16, record_shapes): pointwise ops memory-bound; achieved
+    // throughput is below the published peaks (989 TFLOP/s bf16, 3,350 GB/s) and far above
+    // nothing. The GEMMs (aten::linear) run at 623 TFLOP/s, 63 % of the dense peak: above the
+    // 60 % a vendor GEMM attains, nothing to recover, so no compute-bound finding (it was a
+    // medium one against the datasheet peak)
     let rel = "tracelens/tests__traces__h100__Qwen_Qwen1.5-0.5B-Chat__1016005.json.gz";
     let Some(d) = run(rel) else { return };
-    let c = d
-        .findings
-        .iter()
-        .find(|f| f.id == "compute-bound")
-        .expect("compute-bound");
-    let tf = c.evidence.metrics["aten::linear/achieved_tflops"];
-    assert!((300.0..989.4).contains(&tf), "linear at {tf} TFLOP/s");
+    assert!(
+        d.findings.iter().all(|f| f.id != "compute-bound"),
+        "{:?}",
+        d.findings.iter().map(|f| f.id).collect::<Vec<_>>()
+    );
+    let p = common::corpus_file(rel).unwrap();
+    let t = common::load(&p);
+    let a = stallscope::analysis::analyze(&t, &Default::default());
+    let e = a.efficiency.expect("efficiency");
+    let linear = e.ops.iter().find(|o| o.name == "aten::linear").unwrap();
+    let tf = linear.achieved_tflops;
+    assert!((0.6 * 989.4..989.4).contains(&tf), "linear at {tf} TFLOP/s");
     let m = d
         .findings
         .iter()
@@ -207,12 +214,12 @@ fn roofline_numbers_stay_under_the_h100_peaks() {
     assert!((500.0..3350.0).contains(&gbs), "mul at {gbs} GB/s");
     // the shapes behind the numbers are shown
     assert!(
-        c.evidence
+        m.evidence
             .facts
             .iter()
-            .any(|x| x.contains("[[16, 559, 1024], [2816, 1024], []]")),
+            .any(|x| x.contains("aten::mul bfloat16 [[")),
         "{:?}",
-        c.evidence.facts
+        m.evidence.facts
     );
 }
 

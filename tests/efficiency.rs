@@ -331,3 +331,169 @@ fn tracelens_rms_norm_formula_on_its_normalization_trace() {
     }
     assert!(n_calls >= 6, "{n_calls} rms_norm calls");
 }
+
+use stallscope::model::build::TraceBuilder;
+use stallscope::model::GpuKind;
+
+/// Steps on an H100 of GEMM calls: `(shapes or None, kernel µs)`; each call one bf16 kernel,
+/// the host syncs on it.
+fn gemm_steps(calls: &[(Option<&str>, f64)]) -> Trace {
+    let mut b = TraceBuilder::new().device(0, "NVIDIA H100 80GB HBM3", 132, 80 << 30);
+    let mut t = 0.0;
+    for s in 0..3 {
+        let start = t;
+        for &(dims, us) in calls {
+            let ext = b.op("aten::mm", t, 10.0);
+            if let Some(d) = dims {
+                b.shapes(
+                    ext,
+                    d,
+                    "[\"c10::BFloat16\", \"c10::BFloat16\"]",
+                    "[\"\", \"\"]",
+                );
+            }
+            let c = b.runtime("cudaLaunchKernel", ext, t + 2.0, 5.0);
+            b.gpu(
+                GpuKind::Kernel,
+                "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n",
+                0,
+                7,
+                t + 10.0,
+                us,
+                c,
+            );
+            b.runtime("cudaDeviceSynchronize", 0, t + 11.0, us);
+            t += us + 20.0;
+        }
+        b.annotation(&format!("ProfilerStep#{s}"), start, t - start - 5.0);
+    }
+    b.build()
+}
+
+/// A call whose shapes imply 111× the H100's bf16 peak (an 8192³ GEMM in 10 µs) is left out
+/// of MFU and the roofline, named with its factor; the plausible call alone makes the MFU.
+#[test]
+fn impossible_calls_are_left_out() {
+    let big = "[[8192, 8192], [8192, 8192]]";
+    let t = gemm_steps(&[(Some(big), 4000.0), (Some(big), 10.0)]);
+    let a = stallscope::analysis::analyze(&t, &Default::default());
+    let e = a.efficiency.as_ref().expect("efficiency");
+    assert_eq!(e.excluded.len(), 1, "{:?}", e.excluded);
+    let x = &e.excluded[0];
+    assert_eq!(
+        (x.name.as_str(), x.calls, x.bound.as_str()),
+        ("aten::mm", 3, "flops")
+    );
+    let flops = 2.0 * 8192f64.powi(3);
+    let factor = flops / 10e-6 / 989.4e12;
+    assert!(
+        (x.factor - factor).abs() < 1e-6 * factor,
+        "{} vs {factor}",
+        x.factor
+    );
+    assert!(a
+        .selection
+        .notes
+        .iter()
+        .any(|n| n.starts_with("3 call(s) of aten::mm left out of MFU") && n.contains("111.13×")));
+    // only the 4 ms calls count: one per step
+    assert_eq!(e.flops_per_step, flops);
+    let mfu = e.mfu.expect("mfu");
+    assert!((mfu - flops / (e.step_us * 1e-6) / 989.4e12).abs() < 1e-12);
+    assert!(mfu <= 1.0);
+    // no figure above 100 % anywhere in the efficiency rows
+    for o in e.ops.iter().chain(&e.phases) {
+        assert!(o.achieved_tflops <= 989.4, "{o:?}");
+    }
+}
+
+/// MFU and the roofline findings need FLOPs for at least half of the matrix-kernel time; below
+/// it the report says for how much and why.
+#[test]
+fn mfu_needs_half_the_matrix_time() {
+    let big = "[[8192, 8192], [8192, 8192]]";
+    // 3 ms with shapes, 7 ms without: 30 %
+    let t = gemm_steps(&[(Some(big), 3000.0), (None, 7000.0)]);
+    let a = stallscope::analysis::analyze(&t, &Default::default());
+    let e = a.efficiency.as_ref().expect("efficiency");
+    assert_eq!(e.mfu, None);
+    assert!(e.steps.iter().all(|s| s.mfu.is_none()));
+    let why = e.mfu_unknown.as_deref().expect("why");
+    assert!(
+        why.starts_with("MFU unknown: FLOPs known for 30.0% of matrix-kernel time"),
+        "{why}"
+    );
+    assert!(
+        why.contains("70% operators without recorded shapes (e.g. `aten::mm`"),
+        "{why}"
+    );
+    assert_eq!(e.uncovered[0].reason, "no_shapes");
+    assert!(stallscope::report::efficiency_headline(e).contains("MFU unknown"));
+    let d = stallscope::diagnose::diagnose(&t, &a);
+    assert!(
+        d.findings.iter().all(|f| f.id != "compute-bound"),
+        "{:?}",
+        d.findings.iter().map(|f| f.id).collect::<Vec<_>>()
+    );
+    // 7 ms with shapes, 3 ms without: an MFU, and the compute-bound finding
+    let t = gemm_steps(&[(Some(big), 7000.0), (None, 3000.0)]);
+    let a = stallscope::analysis::analyze(&t, &Default::default());
+    let e = a.efficiency.as_ref().expect("efficiency");
+    assert!(e.mfu.is_some() && e.mfu_unknown.is_none());
+    let d = stallscope::diagnose::diagnose(&t, &a);
+    assert!(d.findings.iter().any(|f| f.id == "compute-bound"));
+}
+
+/// The README's sample (ResNet-50 on a V100, PyTorch 1.9: convolutions without `Concrete
+/// Inputs`) has FLOPs for 0.1 % of its matrix-kernel time: no MFU headline.
+#[test]
+fn readme_sample_has_no_mfu() {
+    let p = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("samples/resnet50_v100_num_workers_0.pt.trace.json.gz");
+    let t = common::load(&p);
+    let a = stallscope::analysis::analyze(&t, &Default::default());
+    let e = a.efficiency.as_ref().expect("efficiency");
+    assert_eq!(e.mfu, None);
+    let share = e.accounted_share.unwrap();
+    assert!(share < 0.01, "{share}");
+    let line = stallscope::report::efficiency_headline(e);
+    assert!(
+        line.contains("MFU unknown: FLOPs known for 0.1% of matrix-kernel time"),
+        "{line}"
+    );
+    assert!(!line.contains("MFU 0."), "{line}");
+    assert_eq!(e.uncovered[0].reason, "no_formula");
+    // its small in-place adds run above the V100's DRAM bandwidth from L2: kept, not called
+    // impossible
+    assert!(e.excluded.is_empty(), "{:?}", e.excluded);
+}
+
+/// sglang on an MI300X: deviceProperties lists device 0, the kernels ran on device 9 — one
+/// board, named and with its peaks (it was "GPU 9 (unnamed)", no peak table).
+#[test]
+fn renumbered_device_keeps_its_row() {
+    let Some(p) = common::corpus_file(
+        "tracelens/tests__traces__inference__sglang_prefilldecode__sglang_Qwen3-8B_prefilldecode.json.gz",
+    ) else {
+        return;
+    };
+    let t = common::load(&p);
+    assert_eq!(t.devices.len(), 1);
+    assert_eq!(
+        (t.devices[0].id, t.devices[0].name.as_str()),
+        (9, "AMD Instinct MI300X")
+    );
+    let a = stallscope::analysis::analyze(&t, &Default::default());
+    assert!(
+        a.selection
+            .notes
+            .iter()
+            .all(|n| !n.contains("no peak table")),
+        "{:?}",
+        a.selection.notes
+    );
+    let e = a.efficiency.as_ref().expect("efficiency");
+    assert_eq!(e.device.as_deref(), Some("MI300X"));
+    let mfu = e.mfu.expect("mfu");
+    assert!(mfu > 0.0 && mfu < 1.0, "{mfu}");
+}

@@ -39,6 +39,11 @@ pub struct DeviceSpec {
     pub fp64: Option<f64>,
     /// FP4 tensor/matrix peak (NVFP4/MXFP4), TFLOP/s (`None`: not supported).
     pub fp4: Option<f64>,
+    /// Streaming multiprocessors (NVIDIA) / compute units (AMD) of the board the figures are
+    /// for (0: not checked). A trace whose device reports another count is another board of
+    /// the same name (laptop, Max-Q, a cut-down part, one die of a two-die package) and gets
+    /// no row ([`lookup`]).
+    pub sms: u32,
 }
 
 impl DeviceSpec {
@@ -50,6 +55,20 @@ impl DeviceSpec {
     /// supported), else with bf16/fp16 autocast.
     pub fn tensor_peak_for_fp32(&self) -> Option<f64> {
         self.tf32.or(self.fp16)
+    }
+    /// The TF32 peak where it is faster than FP32 (not on GeForce Ada/Blackwell or L20, whose
+    /// TF32 rate with FP32 accumulate equals their FP32 rate).
+    pub fn tf32_faster(&self) -> Option<f64> {
+        self.tf32.filter(|t| *t > self.fp32)
+    }
+    /// The peak an FP32 GEMM reaches on the path `fp32-matmul`'s advice enables: bf16/fp16
+    /// autocast (the FP16/BF16 tensor peak at FP32 accumulate, as the table gives it), or TF32
+    /// where that is faster; `None` without tensor cores.
+    pub fn fp32_matmul_target(&self) -> Option<f64> {
+        [self.fp16, self.tf32_faster()]
+            .into_iter()
+            .flatten()
+            .reduce(f64::max)
     }
 }
 
@@ -70,6 +89,7 @@ const fn spec(
         mem_bw,
         fp64: None,
         fp4: None,
+        sms: 0,
     }
 }
 
@@ -78,22 +98,27 @@ impl DeviceSpec {
     const fn with(self, fp64: Option<f64>, fp4: Option<f64>) -> DeviceSpec {
         DeviceSpec { fp64, fp4, ..self }
     }
+    /// The same row with the SM / CU count of its board.
+    const fn sms(self, sms: u32) -> DeviceSpec {
+        DeviceSpec { sms, ..self }
+    }
 }
 
 /// V100 SXM2 (also DGX Station V100).
-pub const V100_SXM2: DeviceSpec = spec("V100 SXM2", 15.7, None, Some(125.0), None, 900.0);
+pub const V100_SXM2: DeviceSpec = spec("V100 SXM2", 15.7, None, Some(125.0), None, 900.0).sms(80);
 /// V100 PCIe.
-pub const V100_PCIE: DeviceSpec = spec("V100 PCIe", 14.0, None, Some(112.0), None, 900.0);
+pub const V100_PCIE: DeviceSpec = spec("V100 PCIe", 14.0, None, Some(112.0), None, 900.0).sms(80);
 /// V100S PCIe.
-pub const V100S: DeviceSpec = spec("V100S PCIe", 16.4, None, Some(130.0), None, 1134.0);
+pub const V100S: DeviceSpec = spec("V100S PCIe", 16.4, None, Some(130.0), None, 1134.0).sms(80);
 /// T4.
-pub const T4: DeviceSpec = spec("T4", 8.1, None, Some(65.0), None, 320.0);
+pub const T4: DeviceSpec = spec("T4", 8.1, None, Some(65.0), None, 320.0).sms(40);
 /// A10.
-pub const A10: DeviceSpec = spec("A10", 31.2, Some(62.5), Some(125.0), None, 600.0);
+pub const A10: DeviceSpec = spec("A10", 31.2, Some(62.5), Some(125.0), None, 600.0).sms(72);
 /// A10G (AWS variant: more FP32, half the tensor throughput of the A10).
-pub const A10G: DeviceSpec = spec("A10G", 35.0, Some(35.0), Some(70.0), None, 600.0);
+pub const A10G: DeviceSpec = spec("A10G", 35.0, Some(35.0), Some(70.0), None, 600.0).sms(80);
 /// A100 40 GB (SXM4 and PCIe).
-pub const A100_40: DeviceSpec = spec("A100 40GB", 19.5, Some(156.0), Some(312.0), None, 1555.0);
+pub const A100_40: DeviceSpec =
+    spec("A100 40GB", 19.5, Some(156.0), Some(312.0), None, 1555.0).sms(108);
 /// A100 80 GB SXM4.
 pub const A100_80_SXM: DeviceSpec = spec(
     "A100 80GB SXM",
@@ -102,7 +127,8 @@ pub const A100_80_SXM: DeviceSpec = spec(
     Some(312.0),
     None,
     2039.0,
-);
+)
+.sms(108);
 /// A100 80 GB PCIe.
 pub const A100_80_PCIE: DeviceSpec = spec(
     "A100 80GB PCIe",
@@ -111,15 +137,17 @@ pub const A100_80_PCIE: DeviceSpec = spec(
     Some(312.0),
     None,
     1935.0,
-);
+)
+.sms(108);
 /// A30.
-pub const A30: DeviceSpec = spec("A30", 10.3, Some(82.0), Some(165.0), None, 933.0);
+pub const A30: DeviceSpec = spec("A30", 10.3, Some(82.0), Some(165.0), None, 933.0).sms(56);
 /// A40.
-pub const A40: DeviceSpec = spec("A40", 37.4, Some(74.8), Some(149.7), None, 696.0);
+pub const A40: DeviceSpec = spec("A40", 37.4, Some(74.8), Some(149.7), None, 696.0).sms(84);
 /// L4.
-pub const L4: DeviceSpec = spec("L4", 30.3, Some(60.0), Some(121.0), Some(242.5), 300.0);
+pub const L4: DeviceSpec = spec("L4", 30.3, Some(60.0), Some(121.0), Some(242.5), 300.0).sms(58);
 /// L40S.
-pub const L40S: DeviceSpec = spec("L40S", 91.6, Some(183.0), Some(362.0), Some(733.0), 864.0);
+pub const L40S: DeviceSpec =
+    spec("L40S", 91.6, Some(183.0), Some(362.0), Some(733.0), 864.0).sms(142);
 /// H100 SXM5 (80 GB HBM3).
 pub const H100_SXM: DeviceSpec = spec(
     "H100 SXM",
@@ -128,7 +156,8 @@ pub const H100_SXM: DeviceSpec = spec(
     Some(989.4),
     Some(1978.9),
     3350.0,
-);
+)
+.sms(132);
 /// H100 PCIe.
 pub const H100_PCIE: DeviceSpec = spec(
     "H100 PCIe",
@@ -137,7 +166,8 @@ pub const H100_PCIE: DeviceSpec = spec(
     Some(756.0),
     Some(1513.0),
     2000.0,
-);
+)
+.sms(114);
 /// H100 NVL.
 pub const H100_NVL: DeviceSpec = spec(
     "H100 NVL",
@@ -146,10 +176,12 @@ pub const H100_NVL: DeviceSpec = spec(
     Some(835.0),
     Some(1670.0),
     3900.0,
-);
+)
+.sms(132);
 /// H200 SXM.
-pub const H200: DeviceSpec =
-    spec("H200", 67.0, Some(494.7), Some(989.4), Some(1978.9), 4800.0).with(Some(67.0), None);
+pub const H200: DeviceSpec = spec("H200", 67.0, Some(494.7), Some(989.4), Some(1978.9), 4800.0)
+    .with(Some(67.0), None)
+    .sms(132);
 /// B200 (HGX). NVIDIA HGX B200 datasheet (nvidia.com/en-us/data-center/hgx, per GPU, dense:
 /// FP4 9 PF, FP8 4.5 PF, FP16/BF16 2.25 PF, TF32 1.1 PF, FP64 37 TF).
 pub const B200: DeviceSpec = spec(
@@ -160,21 +192,25 @@ pub const B200: DeviceSpec = spec(
     Some(4500.0),
     7700.0,
 )
-.with(Some(37.0), Some(9000.0));
+.with(Some(37.0), Some(9000.0))
+.sms(148);
 /// Jetson AGX Orin (32/64 GB).
-pub const ORIN_AGX: DeviceSpec = spec("Jetson AGX Orin", 5.3, Some(21.2), Some(42.5), None, 204.8);
+pub const ORIN_AGX: DeviceSpec =
+    spec("Jetson AGX Orin", 5.3, Some(21.2), Some(42.5), None, 204.8).sms(16);
 /// Jetson Orin NX 16 GB.
-pub const ORIN_NX: DeviceSpec = spec("Jetson Orin NX", 1.9, Some(7.5), Some(15.0), None, 102.4);
+pub const ORIN_NX: DeviceSpec =
+    spec("Jetson Orin NX", 1.9, Some(7.5), Some(15.0), None, 102.4).sms(8);
 /// Jetson Orin Nano 8 GB.
-pub const ORIN_NANO: DeviceSpec = spec("Jetson Orin Nano", 1.28, Some(5.0), Some(10.0), None, 68.0);
+pub const ORIN_NANO: DeviceSpec =
+    spec("Jetson Orin Nano", 1.28, Some(5.0), Some(10.0), None, 68.0).sms(8);
 /// MI100.
-pub const MI100: DeviceSpec = spec("MI100", 23.1, Some(46.1), Some(184.6), None, 1228.8);
+pub const MI100: DeviceSpec = spec("MI100", 23.1, Some(46.1), Some(184.6), None, 1228.8).sms(120);
 /// MI210.
-pub const MI210: DeviceSpec = spec("MI210", 22.6, Some(45.3), Some(181.0), None, 1638.4);
+pub const MI210: DeviceSpec = spec("MI210", 22.6, Some(45.3), Some(181.0), None, 1638.4).sms(104);
 /// MI250.
-pub const MI250: DeviceSpec = spec("MI250", 45.3, Some(90.5), Some(362.1), None, 3276.8);
+pub const MI250: DeviceSpec = spec("MI250", 45.3, Some(90.5), Some(362.1), None, 3276.8).sms(208);
 /// MI250X.
-pub const MI250X: DeviceSpec = spec("MI250X", 47.9, Some(95.7), Some(383.0), None, 3276.8);
+pub const MI250X: DeviceSpec = spec("MI250X", 47.9, Some(95.7), Some(383.0), None, 3276.8).sms(220);
 /// MI300X.
 pub const MI300X: DeviceSpec = spec(
     "MI300X",
@@ -184,7 +220,8 @@ pub const MI300X: DeviceSpec = spec(
     Some(2614.9),
     5300.0,
 )
-.with(Some(163.4), None);
+.with(Some(163.4), None)
+.sms(304);
 /// MI325X.
 pub const MI325X: DeviceSpec = spec(
     "MI325X",
@@ -194,7 +231,8 @@ pub const MI325X: DeviceSpec = spec(
     Some(2614.9),
     6000.0,
 )
-.with(Some(163.4), None);
+.with(Some(163.4), None)
+.sms(304);
 
 // ---- 2025-2026 parts. Per GPU, dense (the datasheets' sparse figures halved). ----
 
@@ -239,8 +277,9 @@ pub const GB300: DeviceSpec = spec(
 /// GB10 (DGX Spark). NVIDIA DGX Spark datasheet (nvidia.com/en-us/products/workstations/dgx-spark):
 /// 1 PF FP4 sparse → 500 TF dense; FP8/FP16/TF32 derived by halving per step (approximate),
 /// FP32 31 TF; 273 GB/s LPDDR5x.
-pub const GB10: DeviceSpec =
-    spec("GB10", 31.0, Some(62.5), Some(125.0), Some(250.0), 273.0).with(None, Some(500.0));
+pub const GB10: DeviceSpec = spec("GB10", 31.0, Some(62.5), Some(125.0), Some(250.0), 273.0)
+    .with(None, Some(500.0))
+    .sms(48);
 /// GeForce RTX 5090. NVIDIA RTX Blackwell GPU architecture whitepaper (appendix): FP32 104.8 TF;
 /// tensor figures with FP32 accumulate (PyTorch's GEMMs): FP16/BF16 209.5, FP8 419, FP4 1,676
 /// (dense), TF32 104.8; FP64 1/64 rate 1.6 TF; 1,792 GB/s GDDR7.
@@ -252,7 +291,8 @@ pub const RTX_5090: DeviceSpec = spec(
     Some(419.0),
     1792.0,
 )
-.with(Some(1.6), Some(1676.0));
+.with(Some(1.6), Some(1676.0))
+.sms(170);
 /// GeForce RTX 5080. Same whitepaper: FP32 56.3 TF; FP32-accumulate tensor FP16 112.6, FP8
 /// 225.1, FP4 900.4 (1,801 AI TOPS sparse ÷ 2), TF32 56.3; 960 GB/s.
 pub const RTX_5080: DeviceSpec = spec(
@@ -263,7 +303,8 @@ pub const RTX_5080: DeviceSpec = spec(
     Some(225.1),
     960.0,
 )
-.with(Some(0.88), Some(900.4));
+.with(Some(0.88), Some(900.4))
+.sms(84);
 /// GeForce RTX 5070 Ti. Same whitepaper: FP32 43.9 TF; FP32-accumulate tensor FP16 87.9, FP8
 /// 175.8, FP4 703 (1,406 AI TOPS sparse ÷ 2), TF32 43.9; 896 GB/s.
 pub const RTX_5070_TI: DeviceSpec = spec(
@@ -274,7 +315,8 @@ pub const RTX_5070_TI: DeviceSpec = spec(
     Some(175.8),
     896.0,
 )
-.with(Some(0.69), Some(703.0));
+.with(Some(0.69), Some(703.0))
+.sms(70);
 /// RTX PRO 6000 Blackwell (Workstation/Server Edition). NVIDIA RTX PRO 6000 Blackwell
 /// datasheet (nvidia.com/en-us/products/workstations/professional-desktop-gpus/rtx-pro-6000):
 /// FP32 125 TF, 4,000 AI TOPS (FP4 sparse) → FP4 2,000, FP8 1,000, FP16 500, TF32 250 dense
@@ -287,14 +329,16 @@ pub const RTX_PRO_6000: DeviceSpec = spec(
     Some(1000.0),
     1792.0,
 )
-.with(Some(1.97), Some(2000.0));
+.with(Some(1.97), Some(2000.0))
+.sms(188);
 /// H20 (China Hopper). NVIDIA H20 product brief: FP64 1 TF, FP32 44 TF, TF32 74 TF, FP16/BF16
 /// 148 TF, FP8 296 TF (dense), 4.0 TB/s HBM3.
-pub const H20: DeviceSpec =
-    spec("H20", 44.0, Some(74.0), Some(148.0), Some(296.0), 4000.0).with(Some(1.0), None);
+pub const H20: DeviceSpec = spec("H20", 44.0, Some(74.0), Some(148.0), Some(296.0), 4000.0)
+    .with(Some(1.0), None)
+    .sms(78);
 /// L20 (China Ada). NVIDIA L20 product brief: FP32 59.8 TF, TF32 59.8, FP16/BF16 119.5, FP8
 /// 239 TF (dense), 864 GB/s GDDR6.
-pub const L20: DeviceSpec = spec("L20", 59.8, Some(59.8), Some(119.5), Some(239.0), 864.0);
+pub const L20: DeviceSpec = spec("L20", 59.8, Some(59.8), Some(119.5), Some(239.0), 864.0).sms(92);
 /// H200 NVL (PCIe). NVIDIA H200 datasheet (nvidia.com/en-us/data-center/h200), NVL column:
 /// FP64 30 TF, FP32 60 TF, TF32 835 / BF16 1,671 / FP8 3,341 TF sparse → 417.5 / 835.5 /
 /// 1,670.5 dense; 4.8 TB/s.
@@ -306,7 +350,8 @@ pub const H200_NVL: DeviceSpec = spec(
     Some(1670.5),
     4800.0,
 )
-.with(Some(30.0), None);
+.with(Some(30.0), None)
+.sms(132);
 /// MI300A (APU). AMD Instinct MI300A data sheet (amd.com/en/products/accelerators/instinct/mi300/mi300a):
 /// FP64 vector 61.3 / matrix 122.6 TF, FP32 vector 122.6 TF (packed; the table's FP32 is the
 /// unpacked 61.3, as for MI300X), TF32 490.3, FP16/BF16 980.6, FP8 1,961.2 TF (dense), 5.3 TB/s.
@@ -318,13 +363,15 @@ pub const MI300A: DeviceSpec = spec(
     Some(1961.2),
     5300.0,
 )
-.with(Some(122.6), None);
+.with(Some(122.6), None)
+.sms(228);
 /// MI355X. AMD Instinct MI355X data sheet (amd.com/en/products/accelerators/instinct/mi350/mi355x):
 /// FP64 vector 78.6 TF, FP32 vector 157.3 TF (packed; the table keeps the unpacked 78.6),
 /// FP16/BF16 2,516.6, FP8 5,033.2, MXFP4 10,066.3 TF (dense); no TF32/XF32 matrix type;
 /// 8 TB/s HBM3e.
-pub const MI355X: DeviceSpec =
-    spec("MI355X", 78.6, None, Some(2516.6), Some(5033.2), 8000.0).with(Some(78.6), Some(10066.3));
+pub const MI355X: DeviceSpec = spec("MI355X", 78.6, None, Some(2516.6), Some(5033.2), 8000.0)
+    .with(Some(78.6), Some(10066.3))
+    .sms(256);
 /// Jetson AGX Thor (T5000). NVIDIA Jetson Thor datasheet
 /// (nvidia.com/en-us/autonomous-machines/embedded-systems/jetson-thor): 2,070 TF FP4 sparse →
 /// 1,035 dense; FP8/FP16/TF32 halved per step (approximate); FP32 from 2,560 CUDA cores at
@@ -337,14 +384,128 @@ pub const THOR: DeviceSpec = spec(
     Some(517.5),
     273.0,
 )
-.with(None, Some(1035.0));
+.with(None, Some(1035.0))
+.sms(20);
+
+/// H800 SXM5 (China Hopper). NVIDIA H800 Tensor Core GPU datasheet: the H100 SXM's compute
+/// (FP32 67, TF32 494.7, FP16/BF16 989.4, FP8 1,978.9 TF dense) with FP64 cut to 1 TF and
+/// NVLink to 400 GB/s; 3.35 TB/s HBM3; 132 SMs.
+pub const H800_SXM: DeviceSpec = spec(
+    "H800 SXM",
+    67.0,
+    Some(494.7),
+    Some(989.4),
+    Some(1978.9),
+    3350.0,
+)
+.with(Some(1.0), None)
+.sms(132);
+/// H800 PCIe. NVIDIA H800 PCIe datasheet: the H100 PCIe's compute (FP32 51, TF32 378, FP16
+/// 756, FP8 1,513 TF dense), 2.0 TB/s HBM2e, 114 SMs.
+pub const H800_PCIE: DeviceSpec = spec(
+    "H800 PCIe",
+    51.0,
+    Some(378.0),
+    Some(756.0),
+    Some(1513.0),
+    2000.0,
+)
+.sms(114);
+/// A800 80 GB SXM4 (China Ampere). NVIDIA A800 datasheet: the A100's compute (FP32 19.5,
+/// TF32 156, FP16/BF16 312 TF dense) with NVLink at 400 GB/s; 2,039 GB/s; 108 SMs.
+pub const A800_80_SXM: DeviceSpec = spec(
+    "A800 80GB SXM",
+    19.5,
+    Some(156.0),
+    Some(312.0),
+    None,
+    2039.0,
+)
+.sms(108);
+/// A800 80 GB PCIe. Same datasheet, PCIe column: 1,935 GB/s.
+pub const A800_80_PCIE: DeviceSpec = spec(
+    "A800 80GB PCIe",
+    19.5,
+    Some(156.0),
+    Some(312.0),
+    None,
+    1935.0,
+)
+.sms(108);
+/// A800 40 GB PCIe. Same datasheet: 1,555 GB/s.
+pub const A800_40_PCIE: DeviceSpec = spec(
+    "A800 40GB PCIe",
+    19.5,
+    Some(156.0),
+    Some(312.0),
+    None,
+    1555.0,
+)
+.sms(108);
+/// GeForce RTX 4090 (desktop, 128 SMs). NVIDIA Ada Lovelace GPU architecture whitepaper
+/// (appendix): FP32 82.6 TF; tensor figures with FP32 accumulate: FP16/BF16 165.2, FP8 330.3
+/// (dense), TF32 82.6 (no faster than FP32); 1,008 GB/s GDDR6X. The laptop RTX 4090 (76 SMs)
+/// is another board ([`lookup`]).
+pub const RTX_4090: DeviceSpec = spec(
+    "RTX 4090",
+    82.6,
+    Some(82.6),
+    Some(165.2),
+    Some(330.3),
+    1008.0,
+)
+.with(Some(1.29), None)
+.sms(128);
+/// One graphics compute die of an MI250X (110 CUs), which ROCm shows as a device of its own:
+/// half the package figures of AMD's MI250X data sheet (FP32 47.9 → 23.9, FP32 matrix 95.7 →
+/// 47.9, FP16/BF16 383 → 191.5 TF; 3.2768 TB/s → 1.6384 TB/s).
+pub const MI250X_GCD: DeviceSpec = spec(
+    "MI250X (one GCD)",
+    23.9,
+    Some(47.9),
+    Some(191.5),
+    None,
+    1638.4,
+)
+.sms(110);
+/// One graphics compute die of an MI250 (104 CUs): half of the MI250 data sheet's figures.
+pub const MI250_GCD: DeviceSpec = spec(
+    "MI250 (one GCD)",
+    22.6,
+    Some(45.3),
+    Some(181.0),
+    None,
+    1638.4,
+)
+.sms(104);
 
 const GIB: u64 = 1 << 30;
 
 /// Spec of a device from its name (case-insensitive), using the memory size to pick a board
 /// when the name does not; AMD devices without a name are recognised by CU count and memory
-/// (304 CUs: MI300X with 192 GB, MI325X with 256 GB).
+/// (304 CUs: MI300X with 192 GB, MI325X with 256 GB). The row must be the board in the trace:
+/// when the trace reports an SM / CU count other than the row's, the device is another part
+/// of that name (a laptop or Max-Q GeForce, a cut-down board, one die of an MI250/MI250X, seen
+/// as a device of its own) and gets the row of that part if the table has one, else none
+/// ([`missing_peak_notes`] says why).
 pub fn lookup(d: &Device) -> Option<&'static DeviceSpec> {
+    let s = by_name(d)?;
+    match d.sm_count {
+        Some(n) if n > 0 && s.sms != 0 && n != s.sms => {
+            // one graphics compute die of a two-die MI250/MI250X
+            let gcd: &'static DeviceSpec = match s.name {
+                "MI250X" => &MI250X_GCD,
+                "MI250" => &MI250_GCD,
+                _ => return None,
+            };
+            (gcd.sms == n).then_some(gcd)
+        }
+        _ => Some(s),
+    }
+}
+
+/// The row of a device's name, whatever its SM count ([`lookup`] checks it).
+fn by_name(d: &Device) -> Option<&'static DeviceSpec> {
     let n = d.name.to_ascii_uppercase();
     let tokens: Vec<&str> = n
         .split(|c: char| !c.is_ascii_alphanumeric())
@@ -361,6 +522,24 @@ pub fn lookup(d: &Device) -> Option<&'static DeviceSpec> {
         } else {
             &V100_SXM2
         }
+    } else if tok("A800") {
+        if tok("80GB") || mem > 48 * GIB {
+            if tok("PCIE") {
+                &A800_80_PCIE
+            } else {
+                &A800_80_SXM
+            }
+        } else {
+            &A800_40_PCIE
+        }
+    } else if tok("H800") {
+        if tok("PCIE") {
+            &H800_PCIE
+        } else {
+            &H800_SXM
+        }
+    } else if tok("4090") && tok("RTX") {
+        &RTX_4090
     } else if tok("A100") {
         if tok("80GB") || mem > 48 * GIB {
             if tok("PCIE") {
@@ -459,8 +638,8 @@ pub fn lookup(d: &Device) -> Option<&'static DeviceSpec> {
     Some(s)
 }
 
-/// One note per active device that the peak table does not know: "no peak table for X", and
-/// which analyses were skipped for it.
+/// One note per active device that the peak table does not know: "no peak table for X", why
+/// when the name matches a row of another board (SM count), and which analyses were skipped.
 pub fn missing_peak_notes(devices: &[Device]) -> Vec<String> {
     devices
         .iter()
@@ -471,9 +650,18 @@ pub fn missing_peak_notes(devices: &[Device]) -> Vec<String> {
             } else {
                 format!("{} (GPU {})", d.name, d.id)
             };
+            let why = match (by_name(d), d.sm_count) {
+                (Some(s), Some(n)) => format!(
+                    " (it reports {n} SMs, the table's {} has {}: another board of that name, \
+                     such as a laptop, Max-Q or cut-down part, whose peaks differ)",
+                    s.name, s.sms
+                ),
+                _ => String::new(),
+            };
             format!(
-                "no peak table for {name}: the roofline rules (memory-bound/compute-bound) and \
-                 the peak-based bounds (fp32-matmul's tensor-core gain, MFU) were skipped for it"
+                "no peak table for {name}{why}: the roofline rules (memory-bound/compute-bound) \
+                 and the peak-based bounds (fp32-matmul's tensor-core gain, MFU) were skipped \
+                 for it"
             )
         })
         .collect()
@@ -565,7 +753,10 @@ mod tests {
         );
         assert!(lookup(&dev("NVIDIA GeForce GTX 1080", 8)).is_none());
         assert!(lookup(&dev("NVIDIA RTX A4000", 16)).is_none());
-        assert!(lookup(&dev("NVIDIA GeForce RTX 4090", 24)).is_none());
+        assert_eq!(
+            lookup(&dev("NVIDIA GeForce RTX 4090", 24)).unwrap().name,
+            "RTX 4090"
+        );
         assert!(lookup(&dev("NVIDIA RTX 6000 Ada Generation", 48)).is_none());
         assert!(lookup(&dev("", 192)).is_none());
     }
@@ -643,18 +834,106 @@ mod tests {
         }
     }
 
+    /// The row is the board in the trace: a part of the same name with another SM count
+    /// (laptop, Max-Q, one die of an MI250X) is not the desktop or package row.
+    #[test]
+    fn rows_match_the_board() {
+        let with_sms = |name: &str, mem: u64, sms: u32| {
+            let mut d = dev(name, mem);
+            d.sm_count = Some(sms);
+            d
+        };
+        let desk = with_sms("NVIDIA GeForce RTX 4090", 24, 128);
+        assert_eq!(lookup(&desk).unwrap().name, "RTX 4090");
+        let laptop = with_sms("NVIDIA GeForce RTX 4090 Laptop GPU", 16, 76);
+        assert!(lookup(&laptop).is_none());
+        let mut l = laptop.clone();
+        l.active = true;
+        let notes = missing_peak_notes(&[l]);
+        assert!(
+            notes[0].contains("76 SMs, the table's RTX 4090 has 128"),
+            "{notes:?}"
+        );
+        let laptop5090 = with_sms("NVIDIA GeForce RTX 5090 Laptop GPU", 24, 82);
+        assert!(lookup(&laptop5090).is_none());
+        // the SM count is checked only when the trace gives one
+        assert_eq!(
+            lookup(&dev("NVIDIA GeForce RTX 5090", 32)).unwrap().name,
+            "RTX 5090"
+        );
+        // one die of an MI250X: half the package
+        let gcd = with_sms("AMD Instinct MI250X", 64, 110);
+        let s = lookup(&gcd).unwrap();
+        assert_eq!(s.name, "MI250X (one GCD)");
+        assert_eq!(s.fp16, Some(191.5));
+        assert_eq!(
+            lookup(&with_sms("AMD Instinct MI250X", 128, 220))
+                .unwrap()
+                .name,
+            "MI250X"
+        );
+        // Jetson AGX Orin 32 GB has 14 SMs, not the 64 GB module's 16
+        assert!(lookup(&with_sms("Orin", 30, 14)).is_none());
+        assert_eq!(
+            lookup(&with_sms("Orin", 61, 16)).unwrap().name,
+            "Jetson AGX Orin"
+        );
+        // China parts
+        assert_eq!(
+            lookup(&with_sms("NVIDIA H800", 80, 132)).unwrap().name,
+            "H800 SXM"
+        );
+        assert_eq!(
+            lookup(&with_sms("NVIDIA H800 PCIe", 80, 114)).unwrap().name,
+            "H800 PCIe"
+        );
+        assert_eq!(
+            lookup(&with_sms("NVIDIA A800-SXM4-80GB", 80, 108))
+                .unwrap()
+                .name,
+            "A800 80GB SXM"
+        );
+        assert_eq!(lookup(&with_sms("NVIDIA H20", 96, 78)).unwrap().name, "H20");
+        assert_eq!(lookup(&with_sms("NVIDIA L20", 48, 92)).unwrap().name, "L20");
+        // every corpus device with a row keeps it (SM counts from their deviceProperties)
+        for (name, mem, sms, want) in [
+            ("NVIDIA H100 80GB HBM3", 80, 132, "H100 SXM"),
+            ("NVIDIA B200", 178, 148, "B200"),
+            ("NVIDIA A100-SXM4-80GB", 80, 108, "A100 80GB SXM"),
+            ("NVIDIA A100-PG509-200", 40, 108, "A100 40GB"),
+            ("Tesla V100-DGXS-32GB", 32, 80, "V100 SXM2"),
+            ("AMD Instinct MI300X VF", 192, 304, "MI300X"),
+            ("AMD Instinct MI210", 64, 104, "MI210"),
+        ] {
+            assert_eq!(lookup(&with_sms(name, mem, sms)).unwrap().name, want);
+        }
+    }
+
+    /// TF32 is advised only where it is faster than FP32; the fp32-matmul target is the
+    /// BF16/FP16 tensor peak at FP32 accumulate.
+    #[test]
+    fn fp32_matmul_targets() {
+        assert_eq!(A100_80_SXM.tf32_faster(), Some(156.0));
+        assert_eq!(A100_80_SXM.fp32_matmul_target(), Some(312.0));
+        for s in [RTX_4090, RTX_5090, RTX_5080, L20] {
+            assert_eq!(s.tf32_faster(), None, "{}", s.name);
+            assert_eq!(s.fp32_matmul_target(), s.fp16, "{}", s.name);
+        }
+        assert_eq!(MI355X.fp32_matmul_target(), Some(2516.6));
+    }
+
     #[test]
     fn unknown_devices_get_a_note() {
         let mut known = dev("NVIDIA H100 80GB HBM3", 80);
         known.active = true;
-        let mut unknown = dev("NVIDIA GeForce RTX 4090", 24);
+        let mut unknown = dev("NVIDIA GeForce RTX 4080", 16);
         unknown.active = true;
         unknown.id = 1;
         let mut idle = dev("NVIDIA GeForce GTX 1080", 8);
         idle.id = 2;
         let notes = missing_peak_notes(&[known, unknown, idle]);
         assert_eq!(notes.len(), 1, "{notes:?}");
-        assert!(notes[0].starts_with("no peak table for NVIDIA GeForce RTX 4090 (GPU 1)"));
+        assert!(notes[0].starts_with("no peak table for NVIDIA GeForce RTX 4080 (GPU 1)"));
         assert!(notes[0].contains("skipped"));
     }
 

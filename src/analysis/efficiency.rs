@@ -17,7 +17,15 @@
 //! * **Accounted share**: the device time of the window's matrix kernels (GEMM, convolution,
 //!   attention: where the FLOPs are) that ran under a call with known FLOPs, over the time of
 //!   all of them. An MFU computed from 40% of the matrix work understates the true MFU; the
-//!   share says how far to trust it.
+//!   share says how far to trust it. Below [`MIN_ACCOUNTED`] (half the matrix-kernel time)
+//!   no MFU is given: `mfu_unknown` says for how much the FLOPs are known and why not for the
+//!   rest (`uncovered`: no recorded shapes, no formula for the recorded inputs, kernels replayed
+//!   from graphs, kernels no operator launched, calls left out as impossible).
+//! * **Impossible calls**: a call whose FLOPs ÷ device time exceed the dense peak of its dtype,
+//!   or whose bytes ÷ device time exceed the DRAM bandwidth, cannot have run those kernels on
+//!   those shapes ([`super::roofline::Implausible`]): it is left out of every figure here and
+//!   listed in `excluded` (by operator, with the factor), and the window's notes say so. An MFU
+//!   above 1 (concurrent calls whose sum exceeds the device) is withheld the same way.
 //! * **Time lost against the roofline** of an operator or phase: the device time of its calls
 //!   minus their roofline time `max(FLOPs ÷ peak, bytes ÷ bandwidth)`, summed (never
 //!   negative per call).
@@ -26,7 +34,7 @@ use serde::Serialize;
 
 use super::devices_db::{self, DeviceSpec};
 use super::phases::UNANNOTATED;
-use super::roofline::OpPoint;
+use super::roofline::{Implausible, OpPoint};
 use crate::model::classify::{self, KernelCategory};
 use crate::model::fast::HashMap;
 use crate::model::{GpuKind, Ns, Trace, NONE};
@@ -56,6 +64,68 @@ pub fn precision(p: &OpPoint) -> &'static str {
         "tf32"
     } else {
         p.cost.dtype
+    }
+}
+
+/// Share of the matrix-kernel time (GEMM, convolution, attention) whose FLOPs must be known for
+/// an MFU to be given (and for the roofline findings to fire): below it the FLOPs seen are a
+/// minority of the work and the MFU would describe the calls that happen to have shapes.
+pub const MIN_ACCOUNTED: f64 = 0.5;
+
+/// Operator calls left out as impossible ([`Implausible`]), by operator name.
+#[derive(Clone, Debug, PartialEq, Serialize, serde::Deserialize)]
+pub struct ExcludedOp {
+    /// Operator name.
+    pub name: String,
+    /// Calls left out.
+    pub calls: u64,
+    /// Device time of their kernels, µs per step.
+    pub device_us: f64,
+    /// The largest achieved ÷ possible ratio among them (> 1).
+    pub factor: f64,
+    /// `flops` when that ratio is FLOP/s over the dtype's dense peak, `bytes` when bytes/s
+    /// over the DRAM bandwidth.
+    pub bound: String,
+}
+
+/// Matrix-kernel time whose FLOPs are unknown, by reason.
+#[derive(Clone, Debug, PartialEq, Serialize, serde::Deserialize)]
+pub struct Uncovered {
+    /// `no_shapes` (the launching operator has no recorded shapes), `no_formula` (no formula
+    /// for the recorded inputs), `graph_replay` (kernels replayed from a CUDA/HIP graph),
+    /// `no_operator` (no recorded operator launched them), `impossible` (the call was left
+    /// out, see `excluded`).
+    pub reason: String,
+    /// Share of the matrix-kernel time, 0..1.
+    pub share: f64,
+    /// The operator with the most such time, when one launched them.
+    pub op: Option<String>,
+}
+
+impl Uncovered {
+    /// The reason in words.
+    pub fn describe(&self) -> String {
+        let op = self.op.as_deref().unwrap_or("?");
+        match self.reason.as_str() {
+            "no_shapes" => format!(
+                "operators without recorded shapes (e.g. `{op}`; profile with \
+                 `record_shapes=True`)"
+            ),
+            "no_formula" if super::roofline::has_formula(op) => format!(
+                "no FLOPs from the recorded inputs of `{op}` (e.g. a convolution without \
+                 `Concrete Inputs`, which older PyTorch does not record)"
+            ),
+            "no_formula" => format!(
+                "operators without a FLOPs formula (e.g. `{op}`; backward convolutions and \
+                 custom operators have none)"
+            ),
+            "graph_replay" => {
+                "kernels replayed from CUDA/HIP graphs (their shapes are hidden inside the replay)"
+                    .to_string()
+            }
+            "no_operator" => "kernels no recorded operator launched".to_string(),
+            _ => "calls left out because their shapes imply more than the device can do".into(),
+        }
     }
 }
 
@@ -126,13 +196,21 @@ pub struct Efficiency {
     pub achieved_tflops: f64,
     /// Bytes ÷ step time, GB/s (all devices).
     pub achieved_gbs: f64,
-    /// Model FLOPs utilization, 0..1.
+    /// Model FLOPs utilization, 0..1 (absent without a peak, below [`MIN_ACCOUNTED`], or when
+    /// the FLOPs exceed the device: `mfu_unknown` says which).
     pub mfu: Option<f64>,
+    /// Why no MFU is given although the device has a peak: "MFU unknown: FLOPs known for N% of
+    /// matrix-kernel time …".
+    pub mfu_unknown: Option<String>,
     /// Matrix-kernel time under calls with known FLOPs ÷ all matrix-kernel time, 0..1
     /// (absent when the window ran no matrix kernel).
     pub accounted_share: Option<f64>,
     /// Share of the FLOPs from the profiler's `flops` argument, 0..1.
     pub flops_from_args: f64,
+    /// Matrix-kernel time with unknown FLOPs, by reason (largest first).
+    pub uncovered: Vec<Uncovered>,
+    /// Calls left out as impossible, by operator (most device time first).
+    pub excluded: Vec<ExcludedOp>,
     /// Per step.
     pub steps: Vec<StepEfficiency>,
     /// Top-level phases (annotations), by time lost against the roofline (else device time).
@@ -225,12 +303,13 @@ fn root_phase<'t>(trace: &'t Trace, ann: &Annotations, gi: u32) -> &'t str {
     trace.name(ann.paths[p as usize].name)
 }
 
-/// Efficiency of a window: `points` are its roofline points ([`super::roofline::roofline`]
-/// over the kernels `counts` says belong to it), `steps` its steps, `window_ns` its counted
-/// time. `None` when no call has known FLOPs.
+/// Efficiency of a window: `points` are its roofline points and `implausible` the calls left
+/// out of them ([`super::roofline::roofline_checked`] over the kernels `counts` says belong to
+/// it), `steps` its steps, `window_ns` its counted time. `None` when no call has known FLOPs.
 pub fn efficiency(
     trace: &Trace,
     points: &[OpPoint],
+    implausible: &[Implausible],
     steps: &[Step],
     window_ns: Ns,
     ann: &Annotations,
@@ -268,7 +347,15 @@ pub fn efficiency(
             devices.push(d);
         }
     }
-    // matrix-kernel time under calls with known FLOPs
+    // matrix-kernel time under calls with known FLOPs, and why not for the rest
+    let mut impossible = vec![false; trace.gpu.len()];
+    for x in implausible {
+        for &g in &x.point.kernels {
+            impossible[g as usize] = true;
+        }
+    }
+    // reason → (time, operator name → time)
+    let mut gaps: Vec<(&'static str, Ns, HashMap<u32, Ns>)> = Vec::new();
     let (mut math, mut math_covered) = (0i64, 0i64);
     let mut category: HashMap<u32, KernelCategory> = HashMap::default();
     for (gi, g) in trace.gpu.iter().enumerate() {
@@ -285,6 +372,35 @@ pub fn efficiency(
             math += g.dur;
             if covered[gi] {
                 math_covered += g.dur;
+            } else {
+                let owner = trace.owner_op_of(g);
+                let reason = if impossible[gi] {
+                    "impossible"
+                } else if g.in_graph {
+                    "graph_replay"
+                } else if let Some(o) = owner {
+                    if trace
+                        .op_shapes
+                        .contains_key(&trace.cpu[o as usize].external_id)
+                    {
+                        "no_formula"
+                    } else {
+                        "no_shapes"
+                    }
+                } else {
+                    "no_operator"
+                };
+                let i = match gaps.iter().position(|x| x.0 == reason) {
+                    Some(i) => i,
+                    None => {
+                        gaps.push((reason, 0, HashMap::default()));
+                        gaps.len() - 1
+                    }
+                };
+                gaps[i].1 += g.dur;
+                if let Some(o) = owner {
+                    *gaps[i].2.entry(trace.cpu[o as usize].name.0).or_default() += g.dur;
+                }
             }
         }
     }
@@ -295,8 +411,47 @@ pub fn efficiency(
     let dtype = total.dtype();
     let peak = spec.and_then(|s| peak_tflops(s, dtype));
     let n_dev = devices.len().max(1) as f64;
-    let mfu_of = |flops: f64, ns: f64| peak.map(|pk| flops / (ns * 1e-9) / (pk * 1e12 * n_dev));
+    let accounted_share = (math > 0).then(|| math_covered as f64 / math as f64);
+    let mut uncovered: Vec<Uncovered> = gaps
+        .into_iter()
+        .map(|(reason, t, ops)| Uncovered {
+            reason: reason.to_string(),
+            share: t as f64 / math.max(1) as f64,
+            op: ops
+                .into_iter()
+                .max_by_key(|&(n, t)| (t, std::cmp::Reverse(n)))
+                .map(|(n, _)| trace.name(crate::model::NameId(n)).to_string()),
+        })
+        .collect();
+    uncovered.sort_by(|a, b| b.share.total_cmp(&a.share).then(a.reason.cmp(&b.reason)));
     let window = window_ns as f64;
+    let whole = peak.map(|pk| total.flops / (window * 1e-9) / (pk * 1e12 * n_dev));
+    let mfu_unknown = match (whole, accounted_share) {
+        (Some(_), Some(a)) if a < MIN_ACCOUNTED => Some(format!(
+            "MFU unknown: FLOPs known for {:.1}% of matrix-kernel time (at least {:.0}% needed); \
+             the rest: {}",
+            a * 100.0,
+            MIN_ACCOUNTED * 100.0,
+            uncovered
+                .iter()
+                .map(|u| format!("{:.0}% {}", u.share * 100.0, u.describe()))
+                .collect::<Vec<_>>()
+                .join("; ")
+        )),
+        (Some(m), _) if m > 1.0 => Some(format!(
+            "MFU unknown: the counted calls' FLOPs come to {:.0}% of the {} dense peak over the \
+             window, more than the device can do (concurrent calls or recorded shapes that do \
+             not match the kernels)",
+            m * 100.0,
+            dtype
+        )),
+        _ => None,
+    };
+    let peak = if mfu_unknown.is_some() { None } else { peak };
+    let mfu_of = |flops: f64, ns: f64| {
+        peak.map(|pk| flops / (ns * 1e-9) / (pk * 1e12 * n_dev))
+            .filter(|m| *m <= 1.0)
+    };
     let steps_out = steps
         .iter()
         .zip(&step_flops)
@@ -322,7 +477,7 @@ pub fn efficiency(
         device: spec.map(|s| s.name.to_string()),
         devices: devices.len() as u32,
         dtype,
-        peak_tflops: peak,
+        peak_tflops: spec.and_then(|s| peak_tflops(s, dtype)),
         mem_bw_gbs: spec.map(|s| s.mem_bw),
         step_us: window / n_steps / 1000.0,
         flops_per_step: total.flops / n_steps,
@@ -330,16 +485,74 @@ pub fn efficiency(
         achieved_tflops: total.flops / window / 1000.0,
         achieved_gbs: total.bytes / window,
         mfu: mfu_of(total.flops, window),
-        accounted_share: (math > 0).then(|| math_covered as f64 / math as f64),
+        mfu_unknown,
+        accounted_share,
         flops_from_args: if total.flops > 0.0 {
             total.args_flops / total.flops
         } else {
             0.0
         },
+        uncovered,
+        excluded: excluded_ops(trace, implausible, n_steps),
         steps: steps_out,
         phases: rows(by_phase),
         ops: rows(by_op),
     })
+}
+
+/// Calls left out as impossible, by operator name (most device time first).
+fn excluded_ops(trace: &Trace, implausible: &[Implausible], n_steps: f64) -> Vec<ExcludedOp> {
+    let mut by: Vec<ExcludedOp> = Vec::new();
+    for x in implausible {
+        let name = trace.name(trace.cpu[x.point.op as usize].name);
+        let bound = if x.compute { "flops" } else { "bytes" };
+        let us = x.point.time as f64 / n_steps / 1000.0;
+        match by.iter_mut().find(|r| r.name == name) {
+            Some(r) => {
+                r.calls += 1;
+                r.device_us += us;
+                if x.factor > r.factor {
+                    r.factor = x.factor;
+                    r.bound = bound.to_string();
+                }
+            }
+            None => by.push(ExcludedOp {
+                name: name.to_string(),
+                calls: 1,
+                device_us: us,
+                factor: x.factor,
+                bound: bound.to_string(),
+            }),
+        }
+    }
+    by.sort_by(|a, b| {
+        b.device_us
+            .total_cmp(&a.device_us)
+            .then(a.name.cmp(&b.name))
+    });
+    by
+}
+
+/// One note per operator with calls left out as impossible (the window's notes): the operator,
+/// the calls, the factor and why.
+pub fn implausible_notes(trace: &Trace, implausible: &[Implausible]) -> Vec<String> {
+    excluded_ops(trace, implausible, 1.0)
+        .iter()
+        .map(|x| {
+            format!(
+                "{} call(s) of {} left out of MFU and the roofline: their recorded shapes imply \
+                 {:.2}× the device's {}, so the shapes do not belong to those kernels",
+                x.calls,
+                x.name,
+                x.factor,
+                if x.bound == "flops" {
+                    "dense peak for their dtype"
+                } else {
+                    "DRAM bandwidth"
+                }
+            )
+        })
+        .collect()
 }
 
 #[cfg(test)]

@@ -315,10 +315,12 @@ fn analyze_window(trace: &Trace, pre: &Prepared, selection: win::Window, par: bo
             let gpu_metrics = gpu_metrics::analyze_gpu_metrics(trace, window, 20_000);
             tt.lap("analyze step timeline, gpu metrics");
             let counts = |gi: u32| selection.counts_activity_at(trace, gi as usize);
-            let points = roofline::roofline(trace, &counts);
+            let (points, implausible) = roofline::roofline_checked(trace, &counts);
+            let implausible_notes = efficiency::implausible_notes(trace, &implausible);
             let efficiency = efficiency::efficiency(
                 trace,
                 &points,
+                &implausible,
                 &steps.steps,
                 selection.mask.total(),
                 annotations,
@@ -339,7 +341,7 @@ fn analyze_window(trace: &Trace, pre: &Prepared, selection: win::Window, par: bo
                 kernels,
                 step_timeline,
                 gpu_metrics,
-                efficiency,
+                (efficiency, implausible_notes),
                 memory,
                 graphs,
                 compiled,
@@ -366,7 +368,7 @@ fn analyze_window(trace: &Trace, pre: &Prepared, selection: win::Window, par: bo
         kernels,
         step_timeline,
         gpu_metrics,
-        efficiency,
+        (efficiency, implausible_notes),
         memory,
         graphs,
         compiled,
@@ -375,6 +377,7 @@ fn analyze_window(trace: &Trace, pre: &Prepared, selection: win::Window, par: bo
     selection
         .notes
         .extend(devices_db::missing_peak_notes(&trace.devices));
+    selection.notes.extend(implausible_notes);
     Analysis {
         steps,
         iteration_kinds,

@@ -622,6 +622,9 @@ pub struct OpPoint {
     pub memory_bound: bool,
     /// Kernels ran on tensor cores.
     pub tensor_cores: bool,
+    /// The highest dense peak any kernel can reach for the call's dtype on the device
+    /// ([`dtype_ceiling`]), TFLOP/s; 0 when the device is not in the peak table.
+    pub max_tflops: f64,
 }
 
 impl OpPoint {
@@ -651,6 +654,47 @@ impl OpPoint {
     }
 }
 
+/// The highest dense peak a call of this dtype can reach on the device, whatever its kernels
+/// (tensor cores or not): FP8 → the FP8 (else FP16) tensor peak, FP16/BF16 → the FP16 tensor
+/// peak, FP32 → the larger of FP32 and TF32, FP64 → the larger of FP64 and FP32; other or
+/// unknown dtypes → the device's highest peak. A call whose FLOPs ÷ device time exceed it
+/// cannot be right ([`Implausible`]).
+pub fn dtype_ceiling(spec: &DeviceSpec, dtype: &str) -> f64 {
+    let tc = match dtype {
+        "float8" => spec.fp8.or(spec.fp16),
+        "half" | "bfloat16" => spec.fp16,
+        "float" => spec.tf32,
+        "double" => spec.fp64,
+        _ => [spec.fp4, spec.fp8, spec.fp16, spec.tf32]
+            .into_iter()
+            .flatten()
+            .reduce(f64::max),
+    };
+    tc.unwrap_or(0.0).max(spec.fp32)
+}
+
+/// A call whose recorded shapes cannot belong to its kernels: FLOPs ÷ device time above the
+/// dtype's dense peak ([`dtype_ceiling`]), or bytes ÷ device time above the DRAM bandwidth for
+/// more bytes than any device caches ([`CACHE_BYTES`]: a smaller call can be served from L2 /
+/// Infinity Cache faster than DRAM allows, and is kept), judged on the device time plus
+/// [`RESOLUTION_NS`]. Left out of the roofline and MFU ([`roofline_checked`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Implausible {
+    /// The call.
+    pub point: OpPoint,
+    /// Achieved ÷ possible, > 1 (the larger of the FLOP/s and bytes/s ratios).
+    pub factor: f64,
+    /// True when the FLOP/s ratio is the larger (else bytes/s).
+    pub compute: bool,
+}
+
+/// The largest last-level cache of a device in the table (MI300X's 256 MiB Infinity Cache):
+/// a call moving fewer bytes may be served from cache above the DRAM bandwidth.
+pub const CACHE_BYTES: f64 = 256.0 * 1024.0 * 1024.0;
+/// The timestamp resolution of older traces (integer µs), ns: a call is impossible only when
+/// even its recorded time plus this is too short for its FLOPs or bytes.
+pub const RESOLUTION_NS: f64 = 1000.0;
+
 /// The tensor or FP32 peak for a cost on a device.
 pub fn peak_for(spec: &DeviceSpec, cost: &OpCost, tensor_cores: bool) -> f64 {
     if !tensor_cores {
@@ -667,11 +711,21 @@ pub fn peak_for(spec: &DeviceSpec, cost: &OpCost, tensor_cores: bool) -> f64 {
 
 /// Roofline points of the operators with a formula and recorded shapes (or a `flops`
 /// argument, which wins over the formula), for kernels that belong to the window (`counts`),
-/// in start order. On a device not in the peak table a point has no roofline: `peak_tflops`
-/// and `bw_gbs` are 0 and `ideal` is 0 ([`OpPoint::has_roofline`]).
+/// in start order, without the [`Implausible`] calls. On a device not in the peak table a
+/// point has no roofline: `peak_tflops` and `bw_gbs` are 0 and `ideal` is 0
+/// ([`OpPoint::has_roofline`]).
 pub fn roofline(trace: &Trace, counts: &dyn Fn(u32) -> bool) -> Vec<OpPoint> {
+    roofline_checked(trace, counts).0
+}
+
+/// [`roofline`], and the calls it leaves out because their achieved FLOP/s or bytes/s exceed
+/// what the device can do ([`Implausible`]; only on a device in the peak table), in start order.
+pub fn roofline_checked(
+    trace: &Trace,
+    counts: &dyn Fn(u32) -> bool,
+) -> (Vec<OpPoint>, Vec<Implausible>) {
     if trace.op_shapes.is_empty() && trace.op_flops.is_empty() {
-        return Vec::new();
+        return (Vec::new(), Vec::new());
     }
     // formula ops per thread, outermost only
     let mut cache: HashMap<(NameId, NameId, NameId, NameId), Option<OpCost>> = HashMap::default();
@@ -763,6 +817,7 @@ pub fn roofline(trace: &Trace, counts: &dyn Fn(u32) -> bool) -> Vec<OpPoint> {
             ideal: 0.0,
             memory_bound: false,
             tensor_cores: false,
+            max_tflops: spec.map_or(0.0, |s| dtype_ceiling(s, cost.dtype)),
         });
         p.time += g.dur;
         p.kernels.push(gi as u32);
@@ -786,7 +841,29 @@ pub fn roofline(trace: &Trace, counts: &dyn Fn(u32) -> bool) -> Vec<OpPoint> {
         })
         .collect();
     out.sort_by_key(|p| (trace.cpu[p.op as usize].start, p.op));
-    out
+    let mut implausible = Vec::new();
+    out.retain(|p| {
+        if !p.has_roofline() || p.max_tflops <= 0.0 {
+            return true;
+        }
+        // judged on the recorded time plus the timestamp resolution of older traces (1 µs),
+        // and on bytes only when they cannot sit in any device's cache
+        let slack = p.time as f64 + RESOLUTION_NS;
+        let over_flops = p.cost.flops / slack / 1000.0 > p.max_tflops;
+        let over_bytes = p.cost.bytes > CACHE_BYTES && p.cost.bytes / slack > p.bw_gbs;
+        if !over_flops && !over_bytes {
+            return true;
+        }
+        let f = p.tflops() / p.max_tflops;
+        let b = if over_bytes { p.gbs() / p.bw_gbs } else { 0.0 };
+        implausible.push(Implausible {
+            point: p.clone(),
+            factor: f.max(b),
+            compute: f >= b,
+        });
+        false
+    });
+    (out, implausible)
 }
 
 #[cfg(test)]

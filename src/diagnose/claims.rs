@@ -3,7 +3,8 @@
 //! device-side bound by the host's wait for the device ([`cap`]). Used by the rules of
 //! [`super::device`], [`super::roofline`], [`super::transfer`] and [`super::ncu`].
 
-use super::{fmt_us, metric, Evidence, Facts};
+use super::{fmt_us, metric, Evidence, Facts, Finding};
+use crate::analysis::roofline::{self, OpPoint};
 use crate::model::classify::{self, KernelCategory};
 use crate::model::fast::NameMemo;
 use crate::model::{GpuKind, NameId, Ns};
@@ -25,7 +26,12 @@ pub struct Claims<'t> {
     pub kernels: Vec<u32>,
     /// Their total duration, ns.
     pub kernel_time: Ns,
+    /// The roofline points of the window's calls ([`roofline::roofline`] over `kernels`,
+    /// impossible calls left out), for the rules that weigh kernels by their FLOPs.
+    pub points: Vec<OpPoint>,
     class: NameMemo<'t, KernelClass, fn(&str) -> KernelClass>,
+    /// Claimed kernels in claim order (for [`Claims::give_back`]).
+    log: Vec<u32>,
 }
 
 impl<'t> Claims<'t> {
@@ -42,11 +48,23 @@ impl<'t> Claims<'t> {
             .map(|(i, _)| i as u32)
             .collect();
         let kernel_time = kernels.iter().map(|&i| f.trace.gpu[i as usize].dur).sum();
+        let claimed = vec![false; f.trace.gpu.len()];
+        let points = if f.trace.op_shapes.is_empty() && f.trace.op_flops.is_empty() {
+            Vec::new()
+        } else {
+            let mut in_window = vec![false; f.trace.gpu.len()];
+            for &k in &kernels {
+                in_window[k as usize] = true;
+            }
+            roofline::roofline(f.trace, &|gi| in_window[gi as usize])
+        };
         Claims {
-            claimed: vec![false; f.trace.gpu.len()],
+            claimed,
             kernels,
             kernel_time,
+            points,
             class: NameMemo::new(f.trace, kernel_class),
+            log: Vec::new(),
         }
     }
     /// Category and tensor-core use of a kernel name.
@@ -59,7 +77,25 @@ impl<'t> Claims<'t> {
     }
     /// Claims a kernel.
     pub fn take(&mut self, gi: u32) {
-        self.claimed[gi as usize] = true;
+        if !self.claimed[gi as usize] {
+            self.claimed[gi as usize] = true;
+            self.log.push(gi);
+        }
+    }
+    /// Runs a rule; when it reports nothing, or recovers nothing, the kernels it claimed are
+    /// given back to the rules after it (a rule that saves no time has no claim on the time).
+    pub fn give_back<F>(&mut self, rule: F) -> Option<Finding>
+    where
+        F: FnOnce(&mut Claims<'t>) -> Option<Finding>,
+    {
+        let mark = self.log.len();
+        let out = rule(self);
+        if out.as_ref().is_none_or(|x| x.recoverable_us <= 0.0) {
+            for gi in self.log.drain(mark..) {
+                self.claimed[gi as usize] = false;
+            }
+        }
+        out
     }
 }
 

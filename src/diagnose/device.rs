@@ -7,8 +7,10 @@
 use crate::model::fast::{HashMap, NameMemo};
 
 use super::claims::{cap, Claims, CAP_BASIS};
+use super::roofline::{ATTAINABLE_BANDWIDTH, ATTAINABLE_COMPUTE};
 use super::{count, fmt_ns, fmt_us, metric, pct, short, Evidence, Facts, Finding, Severity};
 use crate::analysis::devices_db::{self, DeviceSpec};
+use crate::analysis::roofline::CostKind;
 use crate::model::classify::{self, KernelCategory, Precision};
 use crate::model::{CpuKind, NameId, Ns, Trace, NONE};
 
@@ -28,15 +30,18 @@ pub const LOW_OCCUPANCY_SHARE: f64 = 0.10;
 /// All device-side findings.
 pub fn rules(f: &Facts, claims: &mut Claims) -> Vec<Finding> {
     let mut out = Vec::new();
-    out.extend(fallback_kernel(f, claims));
-    out.extend(fp32_matmul(f, claims));
-    out.extend(small_kernels(f, claims));
+    out.extend(claims.give_back(|c| fallback_kernel(f, c)));
+    out.extend(claims.give_back(|c| fp32_matmul(f, c)));
+    out.extend(claims.give_back(|c| small_kernels(f, c)));
     out
 }
 
 /// `low-occupancy` runs after the roofline rules (their bound is tighter where shapes exist).
 pub fn late_rules(f: &Facts, claims: &mut Claims) -> Vec<Finding> {
-    low_occupancy(f, claims).into_iter().collect()
+    claims
+        .give_back(|c| low_occupancy(f, c))
+        .into_iter()
+        .collect()
 }
 
 /// Operator names that are PyTorch's slow (non-vendor) fallbacks.
@@ -267,6 +272,19 @@ fn fp32_matmul(f: &Facts, claims: &mut Claims) -> Option<Finding> {
     let (mut by_name_evidence, mut by_types_evidence, mut no_evidence): (Ns, Ns, Ns) = (0, 0, 0);
     let mut name_fragments: Vec<&'static str> = Vec::new();
     let mut low_precision: std::collections::BTreeMap<&'static str, Ns> = Default::default();
+    // FLOPs and bytes of the GEMM/convolution kernels whose call has known FLOPs (a call's
+    // cost spread over its kernels by time): the faster path is bounded by the attainable
+    // roofline, not only by the kernels' present efficiency
+    let mut work: HashMap<u32, (f64, f64)> = HashMap::default();
+    for p in &claims.points {
+        if p.time > 0 && matches!(p.cost.kind, CostKind::Gemm | CostKind::Conv) {
+            for &k in &p.kernels {
+                let w = trace.gpu[k as usize].dur as f64 / p.time as f64;
+                work.insert(k, (p.cost.flops * w, p.cost.bytes * w));
+            }
+        }
+    }
+    let (mut tf32_ns, mut bounded_ns): (f64, Ns) = (0.0, 0);
     let kernels = claims.kernels.clone();
     for gi in kernels {
         if !claims.free(gi) {
@@ -315,9 +333,23 @@ fn fp32_matmul(f: &Facts, claims: &mut Claims) -> Option<Finding> {
         }
         claims.take(gi);
         total += g.dur;
-        match spec.and_then(|s| s.tensor_peak_for_fp32().map(|p| (s, p))) {
+        match spec.and_then(|s| s.fp32_matmul_target().map(|p| (s, p))) {
             Some((s, peak)) => {
-                raw_ns += g.dur as f64 * (1.0 - s.fp32 / peak).max(0.0);
+                // the same kernels at the same efficiency on the faster path, but never above
+                // the attainable roofline (a sixth of the time at most is left otherwise)
+                let dur = g.dur as f64;
+                let floor = |pk: f64, elem: f64| match work.get(&gi) {
+                    Some(&(fl, by)) => (fl / (pk * 1e12 * ATTAINABLE_COMPUTE) * 1e9)
+                        .max(by * elem / (s.mem_bw * 1e9 * ATTAINABLE_BANDWIDTH) * 1e9),
+                    None => 0.0,
+                };
+                if work.contains_key(&gi) {
+                    bounded_ns += g.dur;
+                }
+                raw_ns += (dur - (dur * s.fp32 / peak).max(floor(peak, 0.5))).max(0.0);
+                if let Some(t) = s.tf32_faster() {
+                    tf32_ns += (dur - (dur * s.fp32 / t).max(floor(t, 1.0))).max(0.0);
+                }
                 spec_used = Some(s);
             }
             None => {
@@ -431,15 +463,39 @@ fn fp32_matmul(f: &Facts, claims: &mut Claims) -> Option<Finding> {
                 .push(f.location("kernel", trace.name(n), g.start, g.dur));
         }
     }
-    let tf32 = spec_used.and_then(|s| s.tf32).is_some();
+    let tf32 = spec_used.and_then(|s| s.tf32_faster()).is_some();
     if let Some(s) = spec_used {
         e.facts.push(format!(
-            "{} peaks: FP32 {} TFLOP/s, {} {} TFLOP/s",
+            "{} peaks: FP32 {} TFLOP/s, BF16/FP16 tensor (FP32 accumulate) {} TFLOP/s, TF32 {}",
             s.name,
             s.fp32,
-            if s.tf32.is_some() { "TF32" } else { "FP16" },
-            s.tensor_peak_for_fp32().unwrap_or(0.0)
+            s.fp16.unwrap_or(0.0),
+            match (s.tf32, s.tf32_faster()) {
+                (Some(t), Some(_)) => format!("{t} TFLOP/s"),
+                (Some(t), None) => format!("{t} TFLOP/s, no faster than FP32: no TF32 advice"),
+                (None, _) => "not supported".to_string(),
+            }
         ));
+        if tf32 {
+            e.facts.push(format!(
+                "with TF32 alone (inputs unchanged): {} per step",
+                fmt_us(tf32_ns / f.n_steps as f64 / 1000.0)
+            ));
+            metric(
+                &mut e,
+                "tf32_gain_us_per_step",
+                tf32_ns / f.n_steps as f64 / 1000.0,
+            );
+        }
+        if bounded_ns > 0 {
+            e.facts.push(format!(
+                "{} of it with known FLOPs: bounded by the attainable roofline ({:.0}% of the \
+                 tensor peak, {:.0}% of the bandwidth with half the bytes)",
+                fmt_ns(bounded_ns as f64),
+                ATTAINABLE_COMPUTE * 100.0,
+                ATTAINABLE_BANDWIDTH * 100.0
+            ));
+        }
     }
     metric(&mut e, "fp32_gemm_us_per_step", f.per_step_us(total));
     metric(&mut e, "fp32_gemm_share_of_kernel_time", share);
@@ -479,9 +535,10 @@ fn fp32_matmul(f: &Facts, claims: &mut Claims) -> Option<Finding> {
             )
         } else {
             format!(
-                "their device time × (1 − FP32 peak ÷ {} peak) per step, i.e. the same kernels \
-                 at the same efficiency on tensor cores; {CAP_BASIS}",
-                if tf32 { "TF32" } else { "FP16" }
+                "their device time × (1 − FP32 peak ÷ BF16/FP16 tensor peak at FP32 accumulate) \
+                 per step, i.e. the same kernels at the same efficiency under bf16/fp16 autocast, \
+                 never faster than the attainable roofline where their FLOPs are known; \
+                 {CAP_BASIS}"
             )
         },
         evidence: e,
@@ -719,11 +776,7 @@ fn low_occupancy(f: &Facts, claims: &mut Claims) -> Option<Finding> {
     // launches whose operator already runs near its roofline: occupancy is not what limits them
     let mut near = vec![false; trace.gpu.len()];
     if !low.is_empty() {
-        let mut in_window = vec![false; trace.gpu.len()];
-        for &k in &claims.kernels {
-            in_window[k as usize] = true;
-        }
-        for p in crate::analysis::roofline::roofline(trace, &|gi| in_window[gi as usize]) {
+        for p in &claims.points {
             if p.time > 0 && p.ideal >= NEAR_ROOFLINE * p.time as f64 {
                 for &k in &p.kernels {
                     near[k as usize] = true;
@@ -1003,12 +1056,13 @@ mod tests {
         busy_steps(&mut b, &k, 3);
         let d = run(&b.build());
         let fp = find(&d, "fp32-matmul").expect("fp32-matmul");
-        // A100: 1 − 19.5/156 = 0.875 of 1 ms
+        // A100, bf16 autocast: 1 − 19.5/312 = 0.9375 of 1 ms; TF32 alone 1 − 19.5/156
         assert!(
-            (fp.recoverable_us - 875.0).abs() < 1.0,
+            (fp.recoverable_us - 937.5).abs() < 1.0,
             "{}",
             fp.recoverable_us
         );
+        assert!((fp.evidence.metrics["tf32_gain_us_per_step"] - 875.0).abs() < 1.0);
         assert!(fp.advice[0].contains("set_float32_matmul_precision"));
         // a Pascal GPU has no tensor cores
         let mut b = TraceBuilder::new().device(0, "NVIDIA GeForce GTX 1080", 20, 8 << 30);

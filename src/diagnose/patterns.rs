@@ -6,9 +6,13 @@
 //! Recoverable time: the first two remove whole calls, so they claim the larger of the matched
 //! calls' host time, capped by the device's idle time, and their device time, capped by the
 //! host's wait for the device, per step (the two overlap when the host waits for a copy; never
-//! their sum). The other four change how the work is done (one vectorized op, a
-//! fused bias, padded dims, the foreach optimizer) and the trace does not show the faster
-//! version's time: they report 0 µs, severity `info`, with the matched calls' time as evidence.
+//! their sum). The two host patterns, `for-loop-indexing` (one vectorized op instead of a
+//! Python loop) and `optimizer-single-tensor` (a few multi-tensor kernels instead of a loop
+//! over the parameters), remove the loop's host work: they claim the matched calls' host
+//! time, capped by the device's idle time (the device work stays, in fewer kernels). The
+//! other two change how the device work is done (a fused bias, padded dims) and the trace
+//! does not show the faster version's time: they report 0 µs, severity `info`, with the
+//! matched calls' time as evidence.
 //! None of these times is claimed by the idle-split or kernel-claim pools (see the module
 //! docs of [`super`]); they are upper bounds that may overlap `launch-bound`/`memcpy-heavy`.
 
@@ -16,15 +20,27 @@ use crate::analysis::patterns::{torch_patterns, PatternMatch};
 
 use super::{fmt_ns, metric, pct, Evidence, Facts, Finding, Severity};
 
+/// What a pattern's fix recovers.
+#[derive(Clone, Copy, PartialEq)]
+enum Gain {
+    /// The calls go: the larger of their host time (capped by the device's idle time) and
+    /// device time (capped by the host's wait).
+    RemovesCalls,
+    /// The host loop goes: its host time, capped by the device's idle time.
+    HostTime,
+    /// Not shown by the trace: 0, `info`.
+    Unknown,
+}
+
 /// Runs the six pattern rules.
 pub fn rules(f: &Facts) -> Vec<Finding> {
     let p = torch_patterns(f.trace, f.mask);
     let mut out = Vec::new();
-    let specs: [(&'static str, &PatternMatch, bool, &str, &[&str]); 6] = [
+    let specs: [(&'static str, &PatternMatch, Gain, &str, &[&str]); 6] = [
         (
             "extra-cuda-copy",
             &p.extra_cuda_copy,
-            true,
+            Gain::RemovesCalls,
             "tensors filled on the CPU, then moved to the GPU by aten::to",
             &[
                 "Create the tensor on the GPU directly: torch.zeros(..., device=\"cuda\") / \
@@ -34,7 +50,7 @@ pub fn rules(f: &Facts) -> Vec<Finding> {
         (
             "grad-not-set-to-none",
             &p.grad_not_set_to_none,
-            true,
+            Gain::RemovesCalls,
             "zero_grad() zeroes gradients (aten::zero_) instead of setting them to None",
             &[
                 "optimizer.zero_grad(set_to_none=True) (the default since PyTorch 2.0) or \
@@ -45,7 +61,7 @@ pub fn rules(f: &Facts) -> Vec<Finding> {
         (
             "for-loop-indexing",
             &p.for_loop_indexing,
-            false,
+            Gain::HostTime,
             "a Python loop indexes a tensor element by element (repeated aten::select)",
             &[
                 "Vectorize the loop: one indexed assignment (tensor[idx] = values), \
@@ -55,14 +71,14 @@ pub fn rules(f: &Facts) -> Vec<Finding> {
         (
             "conv-bias-before-batchnorm",
             &p.conv_bias_before_batchnorm,
-            false,
+            Gain::Unknown,
             "Conv2d with a bias directly followed by BatchNorm2d (the bias is cancelled)",
             &["nn.Conv2d(..., bias=False) before nn.BatchNorm2d: the BN mean removes the bias"],
         ),
         (
             "matmul-dim-not-aligned",
             &p.matmul_dim_not_aligned,
-            false,
+            Gain::Unknown,
             "fp16/bf16 matmuls with a dimension not a multiple of 8 (tensor cores need 8)",
             &[
                 "Pad the matrix dims (hidden sizes, vocabulary, batch × sequence) to multiples \
@@ -72,7 +88,7 @@ pub fn rules(f: &Facts) -> Vec<Finding> {
         (
             "optimizer-single-tensor",
             &p.optimizer_single_tensor,
-            false,
+            Gain::HostTime,
             "the optimizer runs its per-parameter (single-tensor) implementation",
             &[
                 "torch.optim.Adam/AdamW/SGD(..., foreach=True) (or fused=True on CUDA): a few \
@@ -80,11 +96,11 @@ pub fn rules(f: &Facts) -> Vec<Finding> {
             ],
         ),
     ];
-    for (id, m, costed, what, advice) in specs {
+    for (id, m, gain, what, advice) in specs {
         if m.calls == 0 {
             continue;
         }
-        out.push(finding(f, id, m, costed, what, advice));
+        out.push(finding(f, id, m, gain, what, advice));
     }
     out
 }
@@ -93,7 +109,7 @@ fn finding(
     f: &Facts,
     id: &'static str,
     m: &PatternMatch,
-    costed: bool,
+    gain: Gain,
     what: &str,
     advice: &[&str],
 ) -> Finding {
@@ -126,13 +142,25 @@ fn finding(
     metric(&mut e, "device_us_per_step", device_us);
     metric(&mut e, "step_share", f.share_of_step(cost_us));
     metric(&mut e, "uncapped_us_per_step", cost_us);
+    metric(&mut e, "device_idle_us_per_step", idle_us);
     if id == "for-loop-indexing" {
         metric(&mut e, "iterations", m.iterations as f64);
     }
     if let Some((name, start, dur)) = &m.first {
         e.locations.push(f.location("op", name, *start, *dur));
     }
-    let (recoverable_us, severity, basis) = if costed {
+    let (recoverable_us, severity, basis) = if gain == Gain::HostTime {
+        let host_capped = host_us.min(idle_us);
+        (
+            host_capped,
+            f.severity(host_capped),
+            format!(
+                "the matched calls' host time per step, capped by the device's idle time ({}): \
+                 the fix replaces the host loop, the device work stays",
+                fmt_ns(idle_us * 1000.0)
+            ),
+        )
+    } else if gain == Gain::RemovesCalls {
         (
             capped_us,
             f.severity(capped_us),

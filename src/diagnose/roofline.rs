@@ -1,17 +1,52 @@
 //! Roofline rules: `memory-bound` and `compute-bound` operators, from recorded shapes and
 //! dtypes against the device's peaks ([`crate::analysis::roofline`]).
+//!
+//! # What a fix can recover
+//!
+//! No kernel runs at the datasheet peak, so the gain of a call is measured against an
+//! **attainable** roofline, not the datasheet's: `max(FLOPs ÷ (ATTAINABLE_COMPUTE × peak),
+//! bytes ÷ (ATTAINABLE_BANDWIDTH × bandwidth))`. Vendor GEMMs and convolutions (cuBLAS,
+//! cuDNN, hipBLASLt, MIOpen) reach about 60-80 % of the dense datasheet peak on their best
+//! shapes at sustained clocks and less on MI300-class parts, so [`ATTAINABLE_COMPUTE`] is 0.6:
+//! a call at half the peak is near its practical roofline (a sixth of its time to gain); copy
+//! and pointwise kernels reach 80-90 % of the DRAM bandwidth, so [`ATTAINABLE_BANDWIDTH`] is
+//! 0.8. The efficiency section keeps the datasheet roofline (TraceLens's), the gap to it is in
+//! the evidence. The rules fire only when FLOPs are known for at least half of the
+//! matrix-kernel time ([`crate::analysis::efficiency::MIN_ACCOUNTED`]): otherwise the calls
+//! with shapes are a minority and the figures would describe them, not the step.
 
 use std::collections::HashMap;
 
 use super::claims::{cap, Claims, CAP_BASIS};
 use super::{count, fmt_us, pct, Evidence, Facts, Finding};
-use crate::analysis::roofline::{self, OpPoint};
+use crate::analysis::roofline::OpPoint;
 
 /// Share of kernel time in one class (memory- or compute-bound ops) from which its rule
 /// fires.
 pub const CLASS_SHARE: f64 = 0.05;
 /// Share of the step the class's gap to the roofline must reach for the rule to fire.
 pub const GAP_SHARE: f64 = 0.01;
+/// Share of the dense datasheet peak a vendor GEMM/convolution/attention kernel attains at
+/// best (see the module docs).
+pub const ATTAINABLE_COMPUTE: f64 = 0.6;
+/// Share of the datasheet DRAM bandwidth a streaming kernel attains at best.
+pub const ATTAINABLE_BANDWIDTH: f64 = 0.8;
+
+/// The least time a call's kernels can practically take: its roofline at the attainable
+/// ceilings, ns (`ideal` is the datasheet roofline).
+pub fn attainable_ns(p: &OpPoint) -> f64 {
+    if !p.has_roofline() {
+        return 0.0;
+    }
+    let c = p.cost.flops / (p.peak_tflops * 1e12 * ATTAINABLE_COMPUTE) * 1e9;
+    let m = p.cost.bytes / (p.bw_gbs * 1e9 * ATTAINABLE_BANDWIDTH) * 1e9;
+    c.max(m)
+}
+
+/// What a call can gain: its device time above [`attainable_ns`], ns.
+fn gain_ns(p: &OpPoint) -> f64 {
+    (p.time as f64 - attainable_ns(p)).max(0.0)
+}
 
 #[derive(Default)]
 struct Agg {
@@ -31,13 +66,20 @@ struct Agg {
 
 /// Roofline findings.
 pub fn rules(f: &Facts, claims: &mut Claims) -> Vec<Finding> {
-    // per device activity: a kernel of the window
-    let mut in_window = vec![false; f.trace.gpu.len()];
-    for &k in &claims.kernels {
-        in_window[k as usize] = true;
+    // MFU and roofline only on a majority of the matrix work (see the module docs)
+    if let Some(e) = &f.a.efficiency {
+        if e.accounted_share
+            .is_some_and(|a| a < crate::analysis::efficiency::MIN_ACCOUNTED)
+        {
+            return Vec::new();
+        }
     }
-    let mut points = roofline::roofline(f.trace, &|gi| in_window[gi as usize]);
-    points.retain(|p| p.has_roofline());
+    let points: Vec<OpPoint> = claims
+        .points
+        .iter()
+        .filter(|p| p.has_roofline())
+        .cloned()
+        .collect();
     if points.is_empty() {
         return Vec::new();
     }
@@ -54,7 +96,7 @@ pub fn rules(f: &Facts, claims: &mut Claims) -> Vec<Finding> {
         }
     }
     for (id, class) in [("memory-bound", memory), ("compute-bound", compute)] {
-        if let Some(x) = class_finding(f, id, &class) {
+        if let Some(x) = class_finding(f, id, &class).filter(|x| x.recoverable_us > 0.0) {
             for p in &class {
                 for &k in &p.kernels {
                     claims.take(k);
@@ -70,7 +112,8 @@ fn class_finding(f: &Facts, id: &'static str, pts: &[&OpPoint]) -> Option<Findin
     let trace = f.trace;
     let kt = f.a.kernels.iter().map(|k| k.total).sum::<i64>().max(1) as f64;
     let time: i64 = pts.iter().map(|p| p.time).sum();
-    let gap: f64 = pts.iter().map(|p| (p.time as f64 - p.ideal).max(0.0)).sum();
+    let gap: f64 = pts.iter().map(|p| gain_ns(p)).sum();
+    let datasheet_gap: f64 = pts.iter().map(|p| (p.time as f64 - p.ideal).max(0.0)).sum();
     let raw = gap / f.n_steps as f64 / 1000.0;
     if (time as f64) < CLASS_SHARE * kt || f.share_of_step(raw) < GAP_SHARE {
         return None;
@@ -89,7 +132,7 @@ fn class_finding(f: &Facts, id: &'static str, pts: &[&OpPoint]) -> Option<Findin
         a.flops += p.cost.flops;
         a.bytes += p.cost.bytes;
         a.ideal += p.ideal;
-        a.gap += (p.time as f64 - p.ideal).max(0.0);
+        a.gap += gain_ns(p);
         a.peak = p.peak_tflops;
         a.bw = p.bw_gbs;
         a.tc |= p.tensor_cores;
@@ -109,7 +152,8 @@ fn class_finding(f: &Facts, id: &'static str, pts: &[&OpPoint]) -> Option<Findin
     let mut e = Evidence::default();
     e.facts.push(format!(
         "{} operators with recorded shapes run {} per step ({} of kernel time); at the \
-         roofline they would take {} per step",
+         datasheet roofline they would take {} per step, at the attainable one ({:.0}% of \
+         the compute peak, {:.0}% of the bandwidth) {}",
         if memory {
             "memory-bound"
         } else {
@@ -117,7 +161,10 @@ fn class_finding(f: &Facts, id: &'static str, pts: &[&OpPoint]) -> Option<Findin
         },
         fmt_us(f.per_step_us(time)),
         pct(time as f64 / kt),
-        fmt_us(pts.iter().map(|p| p.ideal).sum::<f64>() / f.n_steps as f64 / 1000.0)
+        fmt_us(pts.iter().map(|p| p.ideal).sum::<f64>() / f.n_steps as f64 / 1000.0),
+        ATTAINABLE_COMPUTE * 100.0,
+        ATTAINABLE_BANDWIDTH * 100.0,
+        fmt_us(pts.iter().map(|p| attainable_ns(p)).sum::<f64>() / f.n_steps as f64 / 1000.0)
     ));
     for (name, a) in rows.iter().take(6) {
         let t = a.time.max(1) as f64;
@@ -129,9 +176,17 @@ fn class_finding(f: &Facts, id: &'static str, pts: &[&OpPoint]) -> Option<Findin
             .max_by_key(|(k, v)| (**v, std::cmp::Reverse(**k)))
             .map(|(k, _)| compact(trace.name(crate::model::NameId(*k))))
             .unwrap_or_default();
+        // a share of a peak is never printed above 100 %: say what the excess means instead
+        let share = |x: f64, of: f64, unit: &str, above: &str| {
+            if x > of {
+                format!("above the {of:.0} {unit} {above}")
+            } else {
+                format!("{} of {of:.0} {unit}", pct(x / of))
+            }
+        };
         e.facts.push(format!(
-            "  {} {}{} ×{}: {} per step, {:.1} TFLOP/s ({} of {:.0}{}), {:.0} GB/s ({} of {:.0}), \
-             {:.1} FLOP/B (ridge {:.0}){}",
+            "  {} {}{} ×{}: {} per step, {:.1} TFLOP/s ({}), {:.0} GB/s ({}), {:.1} FLOP/B \
+             (ridge {:.0})",
             name,
             if a.dtype == "other" { "" } else { a.dtype },
             if shape.is_empty() {
@@ -142,19 +197,20 @@ fn class_finding(f: &Facts, id: &'static str, pts: &[&OpPoint]) -> Option<Findin
             count(a.calls),
             fmt_us(f.per_step_us(a.time)),
             tflops,
-            pct(tflops / a.peak),
-            a.peak,
-            if a.tc { " tensor" } else { " FP32" },
+            share(
+                tflops,
+                a.peak,
+                if a.tc {
+                    "TFLOP/s tensor"
+                } else {
+                    "TFLOP/s FP32"
+                },
+                "peak: some kernels use faster units than their names say"
+            ),
             gbs,
-            pct(gbs / a.bw),
-            a.bw,
+            share(gbs, a.bw, "GB/s", "DRAM bandwidth: cache-resident data"),
             a.flops / a.bytes,
             a.peak * 1000.0 / a.bw,
-            if gbs > a.bw * 1.05 {
-                " — above the bandwidth: broadcast inputs counted at full size"
-            } else {
-                ""
-            }
         ));
         e.metrics
             .insert(format!("{name}/achieved_tflops"), super::round3(tflops));
@@ -179,6 +235,11 @@ fn class_finding(f: &Facts, id: &'static str, pts: &[&OpPoint]) -> Option<Findin
         ));
     }
     super::metric(&mut e, "gap_to_roofline_us_per_step", raw);
+    super::metric(
+        &mut e,
+        "gap_to_datasheet_roofline_us_per_step",
+        datasheet_gap / f.n_steps as f64 / 1000.0,
+    );
     let rec = cap(f, raw, &mut e);
     let advice: Vec<String> = if memory {
         vec![
@@ -209,7 +270,7 @@ fn class_finding(f: &Facts, id: &'static str, pts: &[&OpPoint]) -> Option<Findin
         id,
         severity: f.severity(rec),
         title: format!(
-            "{} operators: {} per step above their roofline time",
+            "{} operators: {} per step above their attainable roofline time",
             if memory {
                 "Memory-bound"
             } else {
@@ -219,9 +280,11 @@ fn class_finding(f: &Facts, id: &'static str, pts: &[&OpPoint]) -> Option<Findin
         ),
         recoverable_us: rec,
         recoverable_basis: format!(
-            "per operator call, measured device time minus the roofline time max(FLOPs ÷ \
-             peak, bytes ÷ bandwidth) — no implementation can beat it — summed per step; \
-             {CAP_BASIS}"
+            "per operator call, measured device time minus the attainable roofline time \
+             max(FLOPs ÷ ({:.0}% of the peak), bytes ÷ ({:.0}% of the bandwidth)) — what the \
+             best vendor kernels reach — summed per step; {CAP_BASIS}",
+            ATTAINABLE_COMPUTE * 100.0,
+            ATTAINABLE_BANDWIDTH * 100.0
         ),
         evidence: e,
         advice,
@@ -312,15 +375,22 @@ mod tests {
 
     #[test]
     fn memory_bound_softmax() {
-        // 2 × 4 GiB at 3.35 TB/s = 2.56 ms at best; it takes 10 ms
+        // 2 × 4 GiB at 3.35 TB/s = 2.56 ms on the datasheet, 3.21 ms at the attainable 80 %
+        // of it; it takes 10 ms
         let d = run(&softmax_trace(10.0));
         let m = find(&d, "memory-bound").expect("memory-bound");
         let ideal = 2.0 * 64.0 * 16.0 * 1024.0 * 1024.0 * 4.0 / 3350e9 * 1e6;
+        let attainable = ideal / 0.8;
         assert!(
-            (m.recoverable_us - (10_000.0 - ideal)).abs() < 1.0,
+            (m.recoverable_us - (10_000.0 - attainable)).abs() < 1.0,
             "{} vs {}",
             m.recoverable_us,
-            10_000.0 - ideal
+            10_000.0 - attainable
+        );
+        assert!(
+            (m.evidence.metrics["gap_to_datasheet_roofline_us_per_step"] - (10_000.0 - ideal))
+                .abs()
+                < 1.0
         );
         let gbs = m.evidence.metrics["aten::softmax/achieved_gbs"];
         assert!(
@@ -328,8 +398,8 @@ mod tests {
             "{gbs}"
         );
         assert!(find(&d, "compute-bound").is_none());
-        // at the roofline already: silent
-        let d = run(&softmax_trace(ideal / 1000.0 * 1.001));
+        // at the attainable roofline already (above the datasheet's): silent
+        let d = run(&softmax_trace(attainable / 1000.0 * 1.001));
         assert!(
             find(&d, "memory-bound").is_none(),
             "{:?}",
@@ -367,7 +437,8 @@ mod tests {
         let d = run(&b.build());
         let c = find(&d, "compute-bound").expect("compute-bound");
         let flops = 2.0 * 8192f64.powi(3);
-        let ideal = flops / 989.4e12 * 1e6;
+        // attainable: 60 % of the dense peak, 1.85 ms
+        let ideal = flops / (0.6 * 989.4e12) * 1e6;
         assert!(
             (c.recoverable_us - (4000.0 - ideal)).abs() < 1.0,
             "{}",

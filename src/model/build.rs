@@ -287,4 +287,31 @@ mod tests {
         assert_eq!(t.name(t.cpu[op as usize].name), "aten::mm");
         assert!(t.devices[0].active);
     }
+
+    /// One described device and another id active: one board (visible-devices renumbering),
+    /// not a named idle device beside an unnamed active one.
+    #[test]
+    fn renumbered_device_keeps_its_name() {
+        let kernel_on = |listed: &[i64], active: i32| {
+            let mut b = TraceBuilder::new();
+            for &id in listed {
+                b = b.device(id, "AMD Instinct MI300X", 304, 192 << 30);
+            }
+            let ext = b.op("aten::mm", 0.0, 10.0);
+            let c = b.runtime("hipLaunchKernel", ext, 2.0, 5.0);
+            b.gpu(GpuKind::Kernel, "gemm", active, 7, 10.0, 5.0, c);
+            b.build()
+        };
+        let t = kernel_on(&[0], 9);
+        assert_eq!(t.devices.len(), 1, "{:?}", t.devices);
+        assert_eq!(t.devices[0].id, 9);
+        assert_eq!(t.devices[0].name, "AMD Instinct MI300X");
+        assert!(t.devices[0].active);
+        assert!(t.warnings.iter().any(|w| w.code == "device-renumbered"));
+        // several described devices: the active one is a device of its own
+        let t = kernel_on(&[0, 1], 9);
+        assert_eq!(t.devices.len(), 3);
+        assert!(t.device(9).unwrap().name.is_empty());
+        assert!(t.warnings.is_empty());
+    }
 }

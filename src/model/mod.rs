@@ -613,6 +613,7 @@ impl Trace {
             }
         }
         active.sort_unstable();
+        self.merge_renumbered_device(&active);
         for id in active {
             match self.devices.iter_mut().find(|d| d.id == id) {
                 Some(d) => d.active = true,
@@ -624,6 +625,38 @@ impl Trace {
             }
         }
         self.devices.sort_by_key(|d| d.id);
+    }
+
+    /// One device described in `deviceProperties` and one *other* device id active is one
+    /// device seen under two numberings (the process saw the board as device 0 through
+    /// `CUDA_VISIBLE_DEVICES`/`HIP_VISIBLE_DEVICES`, while the tracer wrote the physical index
+    /// in the events): the described entry takes the active id, so the board keeps its name
+    /// and peaks, with a `device-renumbered` warning. With several entries, or when the active
+    /// id is described, nothing changes.
+    fn merge_renumbered_device(&mut self, active: &[i64]) {
+        let [id] = active else { return };
+        if self.devices.len() != 1 || self.devices[0].id == *id {
+            return;
+        }
+        let d = &mut self.devices[0];
+        if d.name.is_empty() && d.sm_count.is_none() && d.memory_bytes.is_none() {
+            return;
+        }
+        let listed = d.id;
+        d.id = *id;
+        let name = if d.name.is_empty() {
+            "the one device".to_string()
+        } else {
+            format!("`{}`", d.name)
+        };
+        self.warnings.push(Warning {
+            code: "device-renumbered",
+            count: 1,
+            first_offset: None,
+            message: format!(
+                "{name} is listed as device {listed} in deviceProperties while the events ran                  on device {id} only: taken as one device (a visible-devices renumbering),                  named device {id}"
+            ),
+        });
     }
 
     /// Device activities that last past the start of the next activity on their stream, by

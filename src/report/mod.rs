@@ -1252,6 +1252,13 @@ pub fn efficiency_headline(e: &analysis::efficiency::Efficiency) -> String {
     } else {
         String::new()
     };
+    if let Some(why) = &e.mfu_unknown {
+        return format!(
+            "{}FLOP per step, {:.1} TFLOP/s where known; {why}",
+            si(e.flops_per_step),
+            e.achieved_tflops
+        );
+    }
     match (e.mfu, e.peak_tflops, &e.device) {
         (Some(m), Some(p), Some(d)) => format!(
             "MFU {:.1}% of {} dense peak on {}{} ({:.1} of {:.0} TFLOP/s); {}",
