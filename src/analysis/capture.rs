@@ -66,11 +66,76 @@ fn ms(ns: Ns) -> String {
     format!("{:.2} ms", ns as f64 / 1e6)
 }
 
+/// What the capture check reads of a trace's events, found once by the analysis
+/// ([`crate::analysis::Analysis::capture`]) so that the report and the verdict check the
+/// capture from facts, not events.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct CaptureFacts {
+    /// Device activities (kernels, copies, fills).
+    activities: usize,
+    /// Activities without a launch call.
+    unlinked: usize,
+    /// What the launch flows say about each device's clock ([`clock::estimate`]).
+    clock: Vec<clock::ClockEstimate>,
+    /// CUDA/HIP graph launch calls, and those none of whose kernels is in the trace.
+    replays: u64,
+    empty: u64,
+    /// [`crate::window::trace_bounds`].
+    bounds: (Ns, Ns),
+}
+
+impl CaptureFacts {
+    /// The facts of a trace.
+    pub fn of(trace: &Trace) -> CaptureFacts {
+        // launches that reached a device, and device activities without a launch
+        let mut launched_graph = vec![false; trace.cpu.len()];
+        let (mut activities, mut unlinked) = (0usize, 0usize);
+        for g in trace.gpu.iter().filter(|g| g.is_activity()) {
+            activities += 1;
+            if g.launch == NONE {
+                unlinked += 1;
+            } else {
+                launched_graph[g.launch as usize] = true;
+            }
+        }
+        // graph replays whose kernels are not in the trace
+        let (mut replays, mut empty) = (0u64, 0u64);
+        let mut graph_memo = crate::model::fast::NameMemo::new(trace, is_graph_launch);
+        for (i, e) in trace.cpu.iter().enumerate() {
+            if matches!(e.kind, CpuKind::Runtime | CpuKind::Driver) && graph_memo.get(e.name) {
+                replays += 1;
+                if !launched_graph[i] {
+                    empty += 1;
+                }
+            }
+        }
+        CaptureFacts {
+            activities,
+            unlinked,
+            clock: clock::estimate(trace),
+            replays,
+            empty,
+            bounds: crate::window::trace_bounds(trace),
+        }
+    }
+}
+
 /// Checks a trace. `steps_cut` is the number of steps dropped by the tail rule, `compile`
 /// the torch.compile/autotune time of the capture.
 pub fn check(trace: &Trace, steps_cut: usize, compile: Ns) -> CaptureCheck {
+    check_with(trace, &CaptureFacts::of(trace), steps_cut, compile)
+}
+
+/// [`check`] over the trace's [`CaptureFacts`] (found by [`CaptureFacts::of`]); reads only
+/// the trace's warnings and clock corrections.
+pub fn check_with(
+    trace: &Trace,
+    facts: &CaptureFacts,
+    steps_cut: usize,
+    compile: Ns,
+) -> CaptureCheck {
     let mut out = CaptureCheck::default();
-    let activities = trace.gpu.iter().filter(|g| g.is_activity()).count();
+    let (activities, unlinked) = (facts.activities, facts.unlinked);
 
     // clock offset: corrected by the loader, or found in the times as recorded
     for c in &trace.clock_corrections {
@@ -97,7 +162,7 @@ pub fn check(trace: &Trace, steps_cut: usize, compile: Ns) -> CaptureCheck {
             unreliable: vec![],
         });
     }
-    for e in clock::estimate(trace).iter().filter(|e| e.suspected()) {
+    for e in facts.clock.iter().filter(|e| e.suspected()) {
         let (found, why) = if e.ahead() {
             (
                 e.min_delay,
@@ -152,28 +217,8 @@ pub fn check(trace: &Trace, steps_cut: usize, compile: Ns) -> CaptureCheck {
             unreliable: vec!["host_device_timing"],
         });
     }
-    // launches that reached a device, and device activities without a launch
-    let mut launched_graph = vec![false; trace.cpu.len()];
-    let mut unlinked = 0usize;
-    for g in trace.gpu.iter().filter(|g| g.is_activity()) {
-        if g.launch == NONE {
-            unlinked += 1;
-        } else {
-            launched_graph[g.launch as usize] = true;
-        }
-    }
-
     // graph replays whose kernels are not in the trace
-    let (mut replays, mut empty) = (0u64, 0u64);
-    let mut graph_memo = crate::model::fast::NameMemo::new(trace, is_graph_launch);
-    for (i, e) in trace.cpu.iter().enumerate() {
-        if matches!(e.kind, CpuKind::Runtime | CpuKind::Driver) && graph_memo.get(e.name) {
-            replays += 1;
-            if !launched_graph[i] {
-                empty += 1;
-            }
-        }
-    }
+    let (replays, empty) = (facts.replays, facts.empty);
     if empty > 0 {
         out.issues.push(TrustIssue {
             id: "graph-replays-without-kernels",
@@ -216,7 +261,7 @@ pub fn check(trace: &Trace, steps_cut: usize, compile: Ns) -> CaptureCheck {
         });
     }
 
-    let (lo, hi) = crate::window::trace_bounds(trace);
+    let (lo, hi) = facts.bounds;
     if compile > 0 && hi > lo && 2 * compile >= hi - lo {
         out.issues.push(TrustIssue {
             id: "mostly-compile",

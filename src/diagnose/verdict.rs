@@ -183,7 +183,7 @@ pub fn verdict(f: &Facts, findings: &[Finding]) -> String {
         "sync" | "launch" | "host" | "untraced" | "queued" | "breaks"
     );
     if timed && amount > 0 {
-        let check = crate::analysis::capture::check(f.trace, 0, 0);
+        let check = crate::analysis::capture::check_with(f.trace, &f.a.capture, 0, 0);
         if check.unreliable("host_device_timing") {
             return format!(
                 "Timing unreliable: the device clock looks offset by {} from the host's, so \
