@@ -317,6 +317,20 @@ mod tests {
         b.build()
     }
 
+    /// The report and the verdict check the capture from the analysis' facts
+    /// ([`crate::analysis::Analysis::capture`]): the same check as one over the events.
+    #[test]
+    fn analysis_facts_give_the_same_check() {
+        for t in [launches(0.0), launches(2500.0)] {
+            let a = crate::analysis::analyze(&t, &crate::analysis::AnalyzeOptions::default());
+            assert_eq!(a.capture, CaptureFacts::of(&t));
+            assert_eq!(check_with(&t, &a.capture, 1, 0), check(&t, 1, 0));
+        }
+        let t = launches(2500.0);
+        assert_eq!(CaptureFacts::of(&t).activities, 12);
+        assert_eq!(check(&t, 0, 0).issues[0].id, "clock-offset");
+    }
+
     #[test]
     fn clock_offset_only_when_every_launch_waits() {
         assert!(check(&launches(0.0), 0, 0).issues.is_empty());
