@@ -28,7 +28,9 @@
 # side's RSS. The script exits 1 on any failure, 0 otherwise, 2 on a usage or build error.
 # Thresholds: GUARD_TIME_PCT (5), GUARD_RSS_PCT (10). REPEAT sets the runs (5; 1 in
 # instruction mode, where counts repeat within ~0.1 %). GUARD_CASES picks cases
-# ("1core 2cores gzip folder").
+# ("1core 2cores gzip folder"). GUARD_SET=small|full picks the traces (default: full for wall
+# clock, small for instructions). GUARD_BASE_BIN / GUARD_HEAD_BIN use binaries already built
+# (no build, no worktree): e.g. two builds kept from earlier runs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
@@ -60,26 +62,38 @@ echo "== guard: base $(git rev-parse --short "$BASE_SHA") against head $(git rev
 env | grep -q '^CARGO_PROFILE_RELEASE_' && echo "note: CARGO_PROFILE_RELEASE_* are set; both sides are built with them"
 
 echo "== build"
-cargo build --release --locked --quiet --bin stallscope --example scale_trace || exit 2
+if [[ -z ${GUARD_HEAD_BIN:-} || ! -x $CARGO_TARGET_DIR/release/examples/scale_trace ]]; then
+    cargo build --release --locked --quiet --example scale_trace || exit 2
+fi
 mkdir -p "$GUARD"
-HEAD_BIN=$GUARD/stallscope-head
-cp "$CARGO_TARGET_DIR/release/stallscope" "$HEAD_BIN"
+if [[ -n ${GUARD_HEAD_BIN:-} ]]; then
+    HEAD_BIN=$GUARD_HEAD_BIN
+else
+    cargo build --release --locked --quiet --bin stallscope || exit 2
+    HEAD_BIN=$GUARD/stallscope-head
+    cp "$CARGO_TARGET_DIR/release/stallscope" "$HEAD_BIN"
+fi
 SRC=$GUARD/src
-if [[ ! -e $SRC/.git ]]; then
+if [[ -n ${GUARD_BASE_BIN:-} ]]; then
+    BASE_BIN=$GUARD_BASE_BIN
+elif [[ ! -e $SRC/.git ]]; then
     git worktree add --detach "$SRC" "$BASE_SHA" >/dev/null || exit 2
 else
     git -C "$SRC" checkout --quiet --force --detach "$BASE_SHA" || exit 2
 fi
-# the base's own workspace root (older manifests have none, and cargo would take this one's)
-grep -q '^\[workspace\]' "$SRC/Cargo.toml" || printf '\n[workspace]\n' >>"$SRC/Cargo.toml"
-BASE_BIN=$GUARD/stallscope-$(git rev-parse --short "$BASE_SHA")
-if [[ ! -x $BASE_BIN ]] || [[ -n ${GUARD_REBUILD:-} ]]; then
-    (cd "$SRC" && CARGO_TARGET_DIR=$GUARD/target cargo build --release --quiet --bin stallscope) || exit 2
-    cp "$GUARD/target/release/stallscope" "$BASE_BIN"
+if [[ -z ${GUARD_BASE_BIN:-} ]]; then
+    # the base's own workspace root (older manifests have none, and cargo would take this one's)
+    grep -q '^\[workspace\]' "$SRC/Cargo.toml" || printf '\n[workspace]\n' >>"$SRC/Cargo.toml"
+    BASE_BIN=$GUARD/stallscope-$(git rev-parse --short "$BASE_SHA")
+    if [[ ! -x $BASE_BIN ]] || [[ -n ${GUARD_REBUILD:-} ]]; then
+        (cd "$SRC" && CARGO_TARGET_DIR=$GUARD/target cargo build --release --quiet --bin stallscope) || exit 2
+        cp "$GUARD/target/release/stallscope" "$BASE_BIN"
+    fi
 fi
 
 echo "== traces in $DATA"
-if [[ $MODE == instructions ]]; then
+SET=${GUARD_SET:-$([[ $MODE == instructions ]] && echo small || echo full)}
+if [[ $SET == small ]]; then
     bash bench/make_traces.sh "$DATA" small
     JSON=$DATA/dfi-100M.json GZ=$DATA/dfi-100M.json.gz DIR=$DATA/ranks16-small
 else
