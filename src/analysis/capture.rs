@@ -111,11 +111,197 @@ fn ms(ns: Ns) -> String {
     format!("{:.2} ms", ns as f64 / 1e6)
 }
 
+/// What the capture check reads of a trace's events, found once by the analysis
+/// ([`crate::analysis::Analysis::capture`]) so that the report and the verdict check the
+/// capture from facts, not events.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct CaptureFacts {
+    /// Device activities (kernels, copies, fills).
+    activities: usize,
+    /// Activities without a launch call.
+    unlinked: usize,
+    /// What the launch flows say about each device's clock ([`clock::estimate`]).
+    clock: Vec<clock::ClockEstimate>,
+    /// CUDA/HIP graph launch calls, and those none of whose kernels is in the trace.
+    replays: u64,
+    empty: u64,
+    /// [`crate::window::trace_bounds`].
+    bounds: (Ns, Ns),
+    /// Activities of no duration by kind (kernel, copy, fill) and the bytes they move (on a
+    /// trace with integer-µs device times, only copies and fills of [`ZERO_DUR_BYTES`] and
+    /// more).
+    zero: [u64; 3],
+    zero_bytes: u64,
+    /// Activities that start [`UNRECORDED_WAIT`] or more after their launch returned on a
+    /// device with nothing recorded in between, and their total delay.
+    late: u64,
+    late_wait: Ns,
+    /// Kernel, copy and fill launch calls (outside graph captures, not no-ops).
+    launches: [u64; 3],
+    /// Of those, the ones without a device record before the last launch that has one, and
+    /// the start of the first of them.
+    unrecorded: [u64; 3],
+    first_unrecorded: Ns,
+    /// Blocking sync or copy calls that wait [`UNRECORDED_WAIT`] or more while no device
+    /// activity is recorded, and their total wait.
+    waits: u64,
+    waited: Ns,
+    /// Runtime and driver calls.
+    calls: u64,
+}
+
+impl CaptureFacts {
+    /// The facts of a trace.
+    pub fn of(trace: &Trace) -> CaptureFacts {
+        let mut f = CaptureFacts {
+            clock: clock::estimate(trace),
+            bounds: crate::window::trace_bounds(trace),
+            first_unrecorded: Ns::MAX,
+            ..Default::default()
+        };
+        // launches that reached a device, device activities without a launch, activities of
+        // no duration, and activities that started long after their launch on an idle device
+        let mut launched_graph = vec![false; trace.cpu.len()];
+        // whether the device times are finer than 1 µs (integer-µs traces round what lasts
+        // under 1 µs to 0: no defect there, but for copies and fills too large for that)
+        let mut fine = false;
+        let (mut zero_all, mut zero_all_bytes) = ([0u64; 3], 0u64);
+        // per device: the latest end of its activities so far (few devices: a short list)
+        let mut last_end: Vec<(i32, Ns)> = Vec::new();
+        // the union of device activities (in start order), for the blocking calls below
+        let mut busy: Vec<(Ns, Ns)> = Vec::new();
+        for g in trace.gpu.iter().filter(|g| g.is_activity()) {
+            f.activities += 1;
+            match busy.last_mut() {
+                Some(last) if g.start <= last.1 => last.1 = last.1.max(g.end()),
+                _ => busy.push((g.start, g.end())),
+            }
+            fine |= g.start % 1000 != 0 || g.dur % 1000 != 0;
+            if g.dur == 0 {
+                let k = match g.kind {
+                    GpuKind::Kernel => 0,
+                    GpuKind::Memcpy => 1,
+                    _ => 2,
+                };
+                zero_all[k] += 1;
+                zero_all_bytes += g.bytes;
+                if g.bytes >= ZERO_DUR_BYTES {
+                    f.zero[k] += 1;
+                    f.zero_bytes += g.bytes;
+                }
+            }
+            let k = match last_end.iter().position(|(d, _)| *d == g.device) {
+                Some(k) => k,
+                None => {
+                    last_end.push((g.device, Ns::MIN));
+                    last_end.len() - 1
+                }
+            };
+            let prev = &mut last_end[k].1;
+            if g.launch == NONE {
+                f.unlinked += 1;
+            } else {
+                launched_graph[g.launch as usize] = true;
+                // nothing recorded on the device from the launch's return to the start: the
+                // device ran something the trace does not hold (or its clock is offset)
+                let returned = trace.cpu[g.launch as usize].end();
+                if g.start - returned >= UNRECORDED_WAIT && *prev <= returned {
+                    f.late += 1;
+                    f.late_wait += g.start - returned;
+                }
+            }
+            *prev = (*prev).max(g.end());
+        }
+        if fine {
+            (f.zero, f.zero_bytes) = (zero_all, zero_all_bytes);
+        }
+
+        // graph replays whose kernels are not in the trace; kernel/copy/fill launches without
+        // a device record (outside graph captures); blocking calls that wait while nothing is
+        // recorded on any device (after the first activity: the first CUDA call may wait for
+        // the context instead)
+        let mut graph_memo = crate::model::fast::NameMemo::new(trace, is_graph_launch);
+        let mut class_memo = crate::model::fast::NameMemo::new(trace, launch_class);
+        let mut sync_memo = crate::model::fast::NameMemo::new(trace, |n| {
+            crate::analysis::sync_calls::sync_kind(n).is_some()
+        });
+        let first_busy = busy.first().map(|b| b.0).unwrap_or(Ns::MAX);
+        let mut capturing: std::collections::HashSet<u32> = Default::default();
+        let mut unrecorded: Vec<(u8, Ns)> = Vec::new();
+        let mut last_recorded = Ns::MIN;
+        for (i, e) in trace.cpu.iter().enumerate() {
+            if !matches!(
+                e.kind,
+                CpuKind::Runtime | CpuKind::Driver | CpuKind::OtherRuntime
+            ) {
+                continue;
+            }
+            if e.kind != CpuKind::OtherRuntime {
+                f.calls += 1;
+                if e.dur >= UNRECORDED_WAIT && e.start > first_busy && sync_memo.get(e.name) {
+                    // the first busy interval ending after the call starts must start after
+                    // it ends
+                    let k = busy.partition_point(|b| b.1 <= e.start);
+                    if busy.get(k).is_none_or(|b| b.0 >= e.end()) {
+                        f.waits += 1;
+                        f.waited += e.dur;
+                    }
+                }
+            }
+            if graph_memo.get(e.name) {
+                f.replays += 1;
+                if !launched_graph[i] {
+                    f.empty += 1;
+                }
+                continue;
+            }
+            match class_memo.get(e.name) {
+                0 => {}
+                4 => {
+                    capturing.insert(e.thread);
+                }
+                5 => {
+                    capturing.remove(&e.thread);
+                }
+                _ if capturing.contains(&e.thread) => {}
+                // a call that returns in under 1 µs enqueued nothing (zero-size copies and
+                // fills return at once: 22 `cudaMemsetAsync` of 0.1-0.3 µs in
+                // samples/h100_bert_small)
+                _ if e.dur < NOOP_CALL => {}
+                c => {
+                    f.launches[c as usize - 1] += 1;
+                    if launched_graph[i] {
+                        last_recorded = e.start;
+                    } else {
+                        unrecorded.push((c, e.start));
+                    }
+                }
+            }
+        }
+        for (c, at) in unrecorded.into_iter().filter(|(_, at)| *at < last_recorded) {
+            f.unrecorded[c as usize - 1] += 1;
+            f.first_unrecorded = f.first_unrecorded.min(at);
+        }
+        f
+    }
+}
+
 /// Checks a trace. `steps_cut` is the number of steps dropped by the tail rule, `compile`
 /// the torch.compile/autotune time of the capture.
 pub fn check(trace: &Trace, steps_cut: usize, compile: Ns) -> CaptureCheck {
+    check_with(trace, &CaptureFacts::of(trace), steps_cut, compile)
+}
+
+/// [`check`] over the trace's [`CaptureFacts`] (found by [`CaptureFacts::of`]); reads only
+/// the trace's warnings and clock corrections.
+pub fn check_with(
+    trace: &Trace,
+    facts: &CaptureFacts,
+    steps_cut: usize,
+    compile: Ns,
+) -> CaptureCheck {
     let mut out = CaptureCheck::default();
-    let activities = trace.gpu.iter().filter(|g| g.is_activity()).count();
+    let (activities, unlinked) = (facts.activities, facts.unlinked);
 
     // clock offset: corrected by the loader, or found in the times as recorded
     for c in &trace.clock_corrections {
@@ -142,7 +328,7 @@ pub fn check(trace: &Trace, steps_cut: usize, compile: Ns) -> CaptureCheck {
             unreliable: vec![],
         });
     }
-    for e in clock::estimate(trace).iter().filter(|e| e.suspected()) {
+    for e in facts.clock.iter().filter(|e| e.suspected()) {
         let (found, why) = if e.ahead() {
             (
                 e.min_delay,
@@ -197,105 +383,8 @@ pub fn check(trace: &Trace, steps_cut: usize, compile: Ns) -> CaptureCheck {
             unreliable: vec!["host_device_timing"],
         });
     }
-    // launches that reached a device, device activities without a launch, activities of no
-    // duration, and activities that started long after their launch on an idle device
-    let mut launched_graph = vec![false; trace.cpu.len()];
-    let mut unlinked = 0usize;
-    let mut zero = [0u64; 3];
-    let mut zero_bytes = 0u64;
-    // whether the device times are finer than 1 µs (integer-µs traces round what lasts
-    // under 1 µs to 0: no defect there, but for copies and fills too large for that)
-    let mut fine = false;
-    let mut zero_large = [0u64; 3];
-    let mut zero_large_bytes = 0u64;
-    // per device: the latest end of its activities so far (few devices: a short list)
-    let mut last_end: Vec<(i32, Ns)> = Vec::new();
-    let (mut late, mut late_wait) = (0u64, 0 as Ns);
-    for g in trace.gpu.iter().filter(|g| g.is_activity()) {
-        fine |= g.start % 1000 != 0 || g.dur % 1000 != 0;
-        if g.dur == 0 {
-            let k = match g.kind {
-                GpuKind::Kernel => 0,
-                GpuKind::Memcpy => 1,
-                _ => 2,
-            };
-            zero[k] += 1;
-            zero_bytes += g.bytes;
-            if g.bytes >= ZERO_DUR_BYTES {
-                zero_large[k] += 1;
-                zero_large_bytes += g.bytes;
-            }
-        }
-        let k = match last_end.iter().position(|(d, _)| *d == g.device) {
-            Some(k) => k,
-            None => {
-                last_end.push((g.device, Ns::MIN));
-                last_end.len() - 1
-            }
-        };
-        let prev = &mut last_end[k].1;
-        if g.launch == NONE {
-            unlinked += 1;
-        } else {
-            launched_graph[g.launch as usize] = true;
-            // nothing recorded on the device from the launch's return to the start: the
-            // device ran something the trace does not hold (or its clock is offset)
-            let returned = trace.cpu[g.launch as usize].end();
-            if g.start - returned >= UNRECORDED_WAIT && *prev <= returned {
-                late += 1;
-                late_wait += g.start - returned;
-            }
-        }
-        *prev = (*prev).max(g.end());
-    }
-
-    // graph replays whose kernels are not in the trace; kernel/copy/fill launches without a
-    // device record (outside graph captures)
-    let (mut replays, mut empty) = (0u64, 0u64);
-    let mut graph_memo = crate::model::fast::NameMemo::new(trace, is_graph_launch);
-    let mut class_memo = crate::model::fast::NameMemo::new(trace, launch_class);
-    let mut capturing: std::collections::HashSet<u32> = Default::default();
-    let mut launches = [0u64; 3];
-    let mut unrecorded: Vec<(u8, Ns)> = Vec::new();
-    let mut last_recorded = Ns::MIN;
-    for (i, e) in trace.cpu.iter().enumerate() {
-        if !matches!(
-            e.kind,
-            CpuKind::Runtime | CpuKind::Driver | CpuKind::OtherRuntime
-        ) {
-            continue;
-        }
-        if graph_memo.get(e.name) {
-            replays += 1;
-            if !launched_graph[i] {
-                empty += 1;
-            }
-            continue;
-        }
-        match class_memo.get(e.name) {
-            0 => {}
-            4 => {
-                capturing.insert(e.thread);
-            }
-            5 => {
-                capturing.remove(&e.thread);
-            }
-            c if capturing.contains(&e.thread) => {
-                let _ = c;
-            }
-            // a call that returns in under 1 µs enqueued nothing (zero-size copies and fills
-            // return at once: 22 `cudaMemsetAsync` of 0.1-0.3 µs in samples/h100_bert_small)
-            _ if e.dur < NOOP_CALL => {}
-            c => {
-                launches[c as usize - 1] += 1;
-                if launched_graph[i] {
-                    last_recorded = e.start;
-                } else {
-                    unrecorded.push((c, e.start));
-                }
-            }
-        }
-    }
+    // graph replays whose kernels are not in the trace
+    let (replays, empty) = (facts.replays, facts.empty);
     if empty > 0 {
         out.issues.push(TrustIssue {
             id: "graph-replays-without-kernels",
@@ -338,7 +427,7 @@ pub fn check(trace: &Trace, steps_cut: usize, compile: Ns) -> CaptureCheck {
         });
     }
 
-    let (lo, hi) = crate::window::trace_bounds(trace);
+    let (lo, hi) = facts.bounds;
     if compile > 0 && hi > lo && 2 * compile >= hi - lo {
         out.issues.push(TrustIssue {
             id: "mostly-compile",
@@ -354,37 +443,23 @@ pub fn check(trace: &Trace, steps_cut: usize, compile: Ns) -> CaptureCheck {
         });
     }
 
-    let (zero, zero_bytes) = if fine {
-        (zero, zero_bytes)
-    } else {
-        (zero_large, zero_large_bytes)
-    };
-    records_issues(trace, &mut out, zero, zero_bytes, (late, late_wait));
-    let all_launches: u64 = launches.iter().sum();
-    let interior: Vec<&(u8, Ns)> = unrecorded
-        .iter()
-        .filter(|(_, at)| *at < last_recorded)
-        .collect();
-    let n = interior.len() as u64;
-    if n >= UNRECORDED_MIN && n * 100 > all_launches {
-        let mut by = [0u64; 3];
-        for (c, _) in &interior {
-            by[*c as usize - 1] += 1;
-        }
+    records_issues(trace, facts, &mut out);
+    let interior: u64 = facts.unrecorded.iter().sum();
+    let all_launches: u64 = facts.launches.iter().sum();
+    if interior >= UNRECORDED_MIN && interior * 100 > all_launches {
         let what: Vec<String> = ["kernel", "copy", "fill"]
             .iter()
-            .zip(by.iter().zip(launches.iter()))
+            .zip(facts.unrecorded.iter().zip(facts.launches.iter()))
             .filter(|(_, (n, _))| **n > 0)
             .map(|(w, (n, of))| format!("{n} of {of} {w} launches"))
             .collect();
-        let (lo, _) = crate::window::trace_bounds(trace);
         out.issues.push(TrustIssue {
             id: "launches-without-records",
             finding: format!(
                 "{} have no device record although later launches have one; records are \
                  complete until {} into the capture (its first launch without a record)",
                 what.join(", "),
-                ms(interior[0].1 - lo)
+                ms(facts.first_unrecorded - lo)
             ),
             effect: "device records were lost (profiler buffers full or events dropped): the \
                      device's idle time there is not idle, so it is not blamed on the host or \
@@ -421,13 +496,9 @@ pub fn check(trace: &Trace, steps_cut: usize, compile: Ns) -> CaptureCheck {
 /// The issues of device records that are missing or carry no time: the reader's
 /// `ts 0, dur 0` events, zero-duration activities, blocking calls and late starts that wait
 /// on unrecorded device work, the producer's own lost-event diagnostics, and roctracer's cap.
-fn records_issues(
-    trace: &Trace,
-    out: &mut CaptureCheck,
-    zero: [u64; 3],
-    zero_bytes: u64,
-    (late, late_wait): (u64, Ns),
-) {
+fn records_issues(trace: &Trace, facts: &CaptureFacts, out: &mut CaptureCheck) {
+    let (zero, zero_bytes) = (facts.zero, facts.zero_bytes);
+    let (waits, waited, late_wait) = (facts.waits, facts.waited, facts.late_wait);
     let warning = |code: &str| trace.warnings.iter().find(|w| w.code == code);
     if let Some(w) = warning(crate::ingest::kineto::ZERO_TIMESTAMP) {
         out.issues.push(TrustIssue {
@@ -475,37 +546,8 @@ fn records_issues(
         });
     }
 
-    // blocking calls that wait while nothing is recorded on any device (after the first
-    // activity: the first CUDA call may wait for the context instead)
-    let mut busy: Vec<(Ns, Ns)> = Vec::new();
-    for g in trace.gpu.iter().filter(|g| g.is_activity()) {
-        match busy.last_mut() {
-            Some(last) if g.start <= last.1 => last.1 = last.1.max(g.end()),
-            _ => busy.push((g.start, g.end())),
-        }
-    }
-    let first = busy.first().map(|b| b.0).unwrap_or(Ns::MAX);
-    let mut sync_memo = crate::model::fast::NameMemo::new(trace, |n| {
-        crate::analysis::sync_calls::sync_kind(n).is_some()
-    });
-    let (mut waits, mut waited) = (0u64, 0 as Ns);
-    for e in trace.cpu.iter().filter(|e| {
-        e.dur >= UNRECORDED_WAIT
-            && e.start > first
-            && matches!(e.kind, CpuKind::Runtime | CpuKind::Driver)
-    }) {
-        if !sync_memo.get(e.name) {
-            continue;
-        }
-        // the first busy interval ending after the call starts must start after it ends
-        let k = busy.partition_point(|b| b.1 <= e.start);
-        if busy.get(k).is_none_or(|b| b.0 >= e.end()) {
-            waits += 1;
-            waited += e.dur;
-        }
-    }
     let clock = out.issues.iter().any(|i| i.id == "clock-offset");
-    let late = if clock { 0 } else { late };
+    let late = if clock { 0 } else { facts.late };
     if waits > 0 || late > 0 {
         let mut parts = Vec::new();
         if waits > 0 {
@@ -568,12 +610,7 @@ fn records_issues(
         .iter()
         .any(|d| d.vendor == crate::model::Vendor::Amd);
     if amd {
-        let acts = trace.gpu.iter().filter(|g| g.is_activity()).count() as u64;
-        let calls = trace
-            .cpu
-            .iter()
-            .filter(|e| matches!(e.kind, CpuKind::Runtime | CpuKind::Driver))
-            .count() as u64;
+        let (acts, calls) = (facts.activities as u64, facts.calls);
         let hit = [
             (acts, "device activities"),
             (acts + calls, "HIP calls and device activities"),
@@ -614,6 +651,20 @@ mod tests {
             b.gpu(GpuKind::Kernel, "k", 0, 7, at + 6.0 + offset_us, 50.0, c);
         }
         b.build()
+    }
+
+    /// The report and the verdict check the capture from the analysis' facts
+    /// ([`crate::analysis::Analysis::capture`]): the same check as one over the events.
+    #[test]
+    fn analysis_facts_give_the_same_check() {
+        for t in [launches(0.0), launches(2500.0)] {
+            let a = crate::analysis::analyze(&t, &crate::analysis::AnalyzeOptions::default());
+            assert_eq!(a.capture, CaptureFacts::of(&t));
+            assert_eq!(check_with(&t, &a.capture, 1, 0), check(&t, 1, 0));
+        }
+        let t = launches(2500.0);
+        assert_eq!(CaptureFacts::of(&t).activities, 12);
+        assert_eq!(check(&t, 0, 0).issues[0].id, "clock-offset");
     }
 
     #[test]

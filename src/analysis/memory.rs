@@ -212,7 +212,12 @@ impl Chart {
         }
     }
     fn add(&mut self, t: Ns, v: i64) {
-        let b = ((t - self.start) as i128 * CHART_POINTS as i128 / self.span as i128) as i64;
+        // 64-bit when the product fits (times under ~178 days into the window), 128-bit past that
+        let d = t - self.start;
+        let b = match d.checked_mul(CHART_POINTS as i64) {
+            Some(x) => x / self.span,
+            None => (d as i128 * CHART_POINTS as i128 / self.span as i128) as i64,
+        };
         match self.points.last_mut() {
             Some(last) if b == self.bucket => {
                 if v > last.1 {
@@ -274,13 +279,14 @@ pub fn memory_timeline(trace: &Trace, window: Interval, steps: &[Step]) -> Optio
                 reserved[k - 1].1
             }
         };
-        let mut frees: Vec<u32> = (0..all.len() as u32)
-            .filter(|&i| {
-                let b = &all[i as usize];
-                b.device == dev && b.free != Ns::MAX
-            })
+        // (free time, block) pairs: the sort compares its keys in place
+        let mut frees: Vec<(Ns, u32)> = all
+            .iter()
+            .enumerate()
+            .filter(|(_, b)| b.device == dev && b.free != Ns::MAX)
+            .map(|(i, b)| (b.free, i as u32))
             .collect();
-        frees.sort_unstable_by_key(|&i| (all[i as usize].free, i));
+        frees.sort_unstable();
         // the walk: allocations at a time before its frees (the highest value at that time)
         let mut churn: Vec<StepChurn> = steps
             .iter()
@@ -311,7 +317,7 @@ pub fn memory_timeline(trace: &Trace, window: Interval, steps: &[Step]) -> Optio
         };
         loop {
             let ta = next_alloc(&mut ai);
-            let tf = frees.get(fi).map(|&i| all[i as usize].free);
+            let tf = frees.get(fi).map(|f| f.0);
             let t = match (ta, tf) {
                 (Some(a), Some(f)) => a.min(f),
                 (Some(a), None) => a,
@@ -347,7 +353,7 @@ pub fn memory_timeline(trace: &Trace, window: Interval, steps: &[Step]) -> Optio
                 }
                 chart.add(t, cur);
             }
-            while let Some(&i) = frees.get(fi).filter(|&&i| all[i as usize].free == t) {
+            while let Some(&(_, i)) = frees.get(fi).filter(|f| f.0 == t) {
                 let b = &all[i as usize];
                 cur -= b.bytes as i64;
                 if let Some(k) = step {

@@ -88,6 +88,9 @@ pub struct HostFacts {
     pub gaps: gaps::GapAnalysis,
     /// Host syncs.
     pub syncs: syncs::SyncAnalysis,
+    /// torch.profiler's anti-patterns in the window (the pattern rules' facts: the diagnosis
+    /// works on facts, never on events).
+    pub patterns: patterns::TorchPatterns,
     // the inputs they were computed from
     mask: IntervalSet,
     steps: Vec<steps::Step>,
@@ -122,10 +125,13 @@ impl HostFacts {
         tt.lap("host: gaps");
         let syncs = syncs::analyze_syncs_with(trace, mask, steps, &gaps, sync_calls);
         tt.lap("host: syncs");
+        let patterns = patterns::torch_patterns(trace, mask);
+        tt.lap("host: torch patterns");
         HostFacts {
             launch,
             gaps,
             syncs,
+            patterns,
             mask: mask.clone(),
             steps: steps.to_vec(),
             compile: compile.clone(),
@@ -180,6 +186,8 @@ pub struct Analysis {
     host_facts: Mutex<Option<HostFacts>>,
     /// Whether the analyses ran on two threads (the diagnosis does the same).
     pub parallel: bool,
+    /// What the capture check reads of the events ([`capture::check_with`]).
+    pub capture: capture::CaptureFacts,
 }
 
 impl Analysis {
@@ -234,6 +242,8 @@ struct Prepared {
     compile: win::CompileWork,
     /// Host calls that wait for the device (for the step timeline and the host facts).
     sync_calls: Vec<(u32, sync_calls::SyncKind)>,
+    /// The capture check's facts.
+    capture: capture::CaptureFacts,
 }
 
 /// Whether to run on two threads, and the [`Prepared`] facts: the steps and their compile
@@ -241,7 +251,7 @@ struct Prepared {
 /// similar length at 215 MB: ~32 and ~25 ms).
 fn prepare(trace: &Trace, opts: &AnalyzeOptions) -> (bool, Prepared) {
     let par = opts.parallel(trace);
-    let ((steps, compile), (annotations, sync_calls)) = join(
+    let ((steps, compile, capture), (annotations, sync_calls)) = join(
         par,
         || {
             let mut tt = crate::timings::Timings::nested();
@@ -249,7 +259,9 @@ fn prepare(trace: &Trace, opts: &AnalyzeOptions) -> (bool, Prepared) {
             tt.lap("analyze steps");
             let compile = win::compile_work(trace, &steps.steps);
             tt.lap("analyze compile");
-            (steps, compile)
+            let capture = capture::CaptureFacts::of(trace);
+            tt.lap("analyze capture facts");
+            (steps, compile, capture)
         },
         || {
             let mut tt = crate::timings::Timings::nested();
@@ -265,6 +277,7 @@ fn prepare(trace: &Trace, opts: &AnalyzeOptions) -> (bool, Prepared) {
         annotations,
         compile,
         sync_calls,
+        capture,
     };
     (par, pre)
 }
@@ -397,6 +410,7 @@ fn analyze_window(trace: &Trace, pre: &Prepared, selection: win::Window, par: bo
         ncu: None,
         host_facts: Mutex::new(Some(host)),
         parallel: par,
+        capture: pre.capture.clone(),
     }
 }
 

@@ -76,7 +76,6 @@ pub struct TorchPatterns {
 struct Tree {
     member: Vec<bool>,
     parent: Vec<u32>,
-    first_child: Vec<u32>,
     last_child: Vec<u32>,
     next: Vec<u32>,
     prev: Vec<u32>,
@@ -88,7 +87,6 @@ impl Tree {
         let mut t = Tree {
             member: vec![false; n],
             parent: vec![NONE; n],
-            first_child: vec![NONE; n],
             last_child: vec![NONE; n],
             next: vec![NONE; n],
             prev: vec![NONE; n],
@@ -137,9 +135,6 @@ impl Tree {
             if parent == NONE {
                 last_top[th] = i;
             } else {
-                if t.first_child[parent as usize] == NONE {
-                    t.first_child[parent as usize] = i;
-                }
                 t.last_child[parent as usize] = i;
             }
             stack.push(i);

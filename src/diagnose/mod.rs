@@ -189,6 +189,8 @@ pub struct Facts<'a> {
     pub gaps: GapAnalysis,
     /// Host syncs.
     pub syncs: SyncAnalysis,
+    /// torch.profiler's anti-patterns in the window.
+    pub patterns: crate::analysis::patterns::TorchPatterns,
     /// Origin of reported times (the trace start), ns.
     pub origin: Ns,
 }
@@ -204,6 +206,7 @@ impl<'a> Facts<'a> {
             launch,
             gaps,
             syncs,
+            patterns,
             ..
         } = a
             .take_host_facts(mask, steps, compile)
@@ -217,6 +220,7 @@ impl<'a> Facts<'a> {
             launch,
             gaps,
             syncs,
+            patterns,
             origin: trace.start(),
         }
     }

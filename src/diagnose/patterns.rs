@@ -16,7 +16,7 @@
 //! None of these times is claimed by the idle-split or kernel-claim pools (see the module
 //! docs of [`super`]); they are upper bounds that may overlap `launch-bound`/`memcpy-heavy`.
 
-use crate::analysis::patterns::{torch_patterns, PatternMatch};
+use crate::analysis::patterns::PatternMatch;
 
 use super::{fmt_ns, metric, pct, Evidence, Facts, Finding, Severity};
 
@@ -34,7 +34,7 @@ enum Gain {
 
 /// Runs the six pattern rules.
 pub fn rules(f: &Facts) -> Vec<Finding> {
-    let p = torch_patterns(f.trace, f.mask);
+    let p = &f.patterns;
     let mut out = Vec::new();
     let specs: [(&'static str, &PatternMatch, Gain, &str, &[&str]); 6] = [
         (

@@ -192,7 +192,7 @@ pub fn no_steady_state(f: &Facts) -> Option<String> {
     // (it compares host and device clocks: not with an offset between them)
     if un > 0
         && 100 * un >= f.window_ns
-        && !crate::analysis::capture::check(f.trace, 0, 0).unreliable("host_device_timing")
+        && !crate::analysis::capture::check_with(f.trace, &f.a.capture, 0, 0).unreliable("host_device_timing")
     {
         shows.push(format!(
             "{} of GPU idle with nothing traced on the host",
@@ -216,7 +216,7 @@ pub fn verdict(f: &Facts, findings: &[Finding]) -> String {
 /// for want of time (`zero-timestamps`) or a truncated capture (`tracer-event-cap`), the
 /// verdict says so.
 pub fn classified(f: &Facts, findings: &[Finding]) -> (VerdictClass, String) {
-    let check = crate::analysis::capture::check(f.trace, 0, 0);
+    let check = crate::analysis::capture::check_with(f.trace, &f.a.capture, 0, 0);
     let (class, mut v) = classified_of(f, findings, &check);
     if class == VerdictClass::DeviceRecordsIncomplete {
         return (class, v);

@@ -212,7 +212,7 @@ impl TrustInfo {
             .iter()
             .filter(|e| e.reason.contains("the profiler probably"))
             .count();
-        let c = analysis::capture::check(trace, cut, a.selection.compile.total);
+        let c = analysis::capture::check_with(trace, &a.capture, cut, a.selection.compile.total);
         TrustInfo {
             ok: c.issues.is_empty(),
             clock_offset_us: us(c.clock_offset),
