@@ -348,18 +348,16 @@ fn classified_of(
         kind,
         "sync" | "launch" | "host" | "compute" | "untraced" | "queued" | "breaks"
     );
-    if timed && amount > 0 {
-        if check.unreliable("host_device_timing") {
-            return (
-                V::TimingUnreliable,
-                format!(
-                    "Timing unreliable: the device clock looks offset by {} from the host's, so \
-                     the GPU's idle {idle_s} cannot be blamed on the host or the device (see \
-                     the capture check); kernel times and GPU busy time stand",
-                    fmt_us(check.clock_offset as f64 / 1000.0)
-                ),
-            );
-        }
+    if timed && amount > 0 && check.unreliable("host_device_timing") {
+        return (
+            V::TimingUnreliable,
+            format!(
+                "Timing unreliable: the device clock looks offset by {} from the host's, so the \
+                 GPU's idle {idle_s} cannot be blamed on the host or the device (see the capture \
+                 check); kernel times and GPU busy time stand",
+                fmt_us(check.clock_offset as f64 / 1000.0)
+            ),
+        );
     }
     // device records missing: the idle time is no idle, sync or compile time
     if (timed || kind == "compile") && amount > 0 && check.unreliable("device_records") {
