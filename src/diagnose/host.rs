@@ -304,7 +304,7 @@ pub fn data_dependent_syncs(f: &Facts) -> u64 {
 /// labelled as one ("2.5 host syncs per step on average").
 pub fn syncs_per_step(n: u64, steps: usize) -> String {
     let steps = steps.max(1) as u64;
-    if n % steps == 0 {
+    if n.is_multiple_of(steps) {
         let k = n / steps;
         format!(
             "{} host sync{} per step",
@@ -335,7 +335,7 @@ fn host_sync(f: &Facts) -> Option<Finding> {
         "{} host syncs in the window ({}); the host waited {} in them; the GPU sat idle {} \
          per step in the gaps they caused or spanned",
         count(n),
-        syncs_per_step(n, f.n_steps as usize),
+        syncs_per_step(n, f.n_steps),
         fmt_ns(s.wait as f64),
         fmt_us(rec)
     ));
@@ -424,7 +424,7 @@ fn host_sync(f: &Facts) -> Option<Finding> {
         severity: f.severity(rec),
         title: format!(
             "Host syncs drain the GPU: {}, {} of GPU idle after them per step",
-            syncs_per_step(n, f.n_steps as usize),
+            syncs_per_step(n, f.n_steps),
             fmt_us(rec)
         ),
         recoverable_us: rec,

@@ -412,7 +412,7 @@ fn classified_of(
         "sync" => format!(
             "Sync-bound: GPU idle {idle_s}, {} per step idle after {}",
             fmt_us(per_step(sy)),
-            super::host::syncs_per_step(f.syncs.calls.len() as u64, f.n_steps as usize)
+            super::host::syncs_per_step(f.syncs.calls.len() as u64, f.n_steps)
         ),
         "compile" => format!(
             "Compile in the window: GPU idle {idle_s}, {} of compile/autotune work",
