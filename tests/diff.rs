@@ -559,7 +559,11 @@ fn host_side_change_on_real_cpu_captures() {
         let r = &row("aten::cross_entropy_loss")[side];
         assert_eq!(n / k, calls, "{side}");
         assert_eq!(f(&r["calls"]), calls, "{side}");
-        assert!((f(&r["host_us"]) - host / k).abs() < 1e-6, "{side}: {r} vs {}", host / k);
+        assert!(
+            (f(&r["host_us"]) - host / k).abs() < 1e-6,
+            "{side}: {r} vs {}",
+            host / k
+        );
     }
     // aten::mm: 0 device time on both sides, host self 722.9 → 548.2 µs per step
     let mm = row("aten::mm");
@@ -592,7 +596,10 @@ fn host_side_change_on_real_cpu_captures() {
     // the table says which time it ranks by
     let out = run(&["diff", s(&before), s(&after)]);
     let text = String::from_utf8_lossy(&out.stdout);
-    assert!(text.contains("host-bound step, ranked by host time"), "{text}");
+    assert!(
+        text.contains("host-bound step, ranked by host time"),
+        "{text}"
+    );
     assert!(text.contains("Operators (host self time"), "{text}");
     // CPU memory is compared: the loop and the vectorized loss peak at the same bytes
     let m = &c["memory"][0];

@@ -190,7 +190,9 @@ fn memory_command_on_cpu_capture_and_without_events() {
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
-        err.contains("has no memory events, on the CPU or a GPU (15 host spans, 0 device activities"),
+        err.contains(
+            "has no memory events, on the CPU or a GPU (15 host spans, 0 device activities"
+        ),
         "{err}"
     );
 }

@@ -840,13 +840,7 @@ fn phase_contributors(b: &Side, a: &Side, total: f64, basis: TimeBasis) -> Vec<C
         TimeBasis::Device => "host, idle and overlap",
         TimeBasis::Host => "outside top-level phases (and phases overlapping on threads)",
     };
-    with_residual(
-        v,
-        total,
-        residual,
-        b.step_time_us - sb,
-        a.step_time_us - sa,
-    )
+    with_residual(v, total, residual, b.step_time_us - sb, a.step_time_us - sa)
 }
 
 fn op_contributors(
@@ -875,13 +869,7 @@ fn op_contributors(
         TimeBasis::Device => "host, idle, overlap and device time outside ops",
         TimeBasis::Host => "host time in no operator (Python between ops, waits, idle)",
     };
-    with_residual(
-        v,
-        total,
-        residual,
-        b.step_time_us - sb,
-        a.step_time_us - sa,
-    )
+    with_residual(v, total, residual, b.step_time_us - sb, a.step_time_us - sa)
 }
 
 /// Device share of a side's average step: kernels, communication, copies and fills of the
@@ -1125,6 +1113,24 @@ fn caveats(b: &Side, a: &Side) -> Vec<String> {
         v.join(", ")
     };
     let (db, da) = (names(b), names(a));
+    // parity first: the step definition and the device count (the reports do not carry input
+    // shapes, so a batch change cannot be detected yet)
+    let rule = |s: &Side| s.steps_found.as_ref().map(|f| f.rule.clone());
+    if let (Some(x), Some(y)) = (rule(b), rule(a)) {
+        if x != y {
+            c.push(format!(
+                "not the same step definition: steps are {x} before, {y} after — per-step \
+                 figures do not measure the same unit of work"
+            ));
+        }
+    }
+    if !b.devices.is_empty() && !a.devices.is_empty() && b.devices.len() != a.devices.len() {
+        c.push(format!(
+            "not the same machine: {} devices before, {} after",
+            b.devices.len(),
+            a.devices.len()
+        ));
+    }
     if db != da {
         c.push(format!(
             "different devices: before {}, after {} — kernel times are not comparable one to one",
@@ -1355,7 +1361,11 @@ mod tests {
         // phases by host wall time: `loss` 32 × 25 → 25 µs
         let pc = &c.phase_contributors;
         let loss = pc.iter().find(|r| r.name == "loss").unwrap();
-        assert!((loss.change_us + 31.0 * 25.0).abs() < 1e-6, "{}", loss.change_us);
+        assert!(
+            (loss.change_us + 31.0 * 25.0).abs() < 1e-6,
+            "{}",
+            loss.change_us
+        );
         let p = c.phases.iter().find(|p| p.name == "loss").unwrap();
         assert_eq!(p.status, Status::Decreased);
         // every decomposition sums to the step change
@@ -1363,6 +1373,24 @@ mod tests {
             let s: f64 = v.iter().map(|r| r.change_us).sum();
             assert!((s - c.step_time.change_us).abs() < 1e-6);
         }
+    }
+
+    #[test]
+    fn a_different_step_definition_is_reported_first() {
+        let before = cpu_steps(397.0, 2, 1 << 20);
+        let mut b = TraceBuilder::new();
+        b.op("aten::mm", 1.0, 397.0);
+        let trace = b.build();
+        let a = crate::analysis::analyze(&trace, &Default::default());
+        let after = crate::report::Report::new(&trace, &a);
+        let c = compare_reports(&before, &after, &DiffOptions::default()).unwrap();
+        assert!(
+            c.caveats[0].starts_with(
+                "not the same step definition: steps are profiler_step before, whole_trace after"
+            ),
+            "{:?}",
+            c.caveats
+        );
     }
 
     #[test]
@@ -1381,8 +1409,8 @@ mod tests {
             let a = crate::analysis::analyze(&trace, &Default::default());
             crate::report::Report::new(&trace, &a)
         };
-        let c = compare_reports(&mk(20.0, 120.0), &mk(10.0, 110.0), &DiffOptions::default())
-            .unwrap();
+        let c =
+            compare_reports(&mk(20.0, 120.0), &mk(10.0, 110.0), &DiffOptions::default()).unwrap();
         let names: Vec<&str> = c.ops.iter().map(|o| o.name.as_str()).collect();
         // both −10 µs per step: the larger operator first
         assert_eq!(names, ["aten::zeros", "aten::add"]);
@@ -1406,6 +1434,9 @@ mod tests {
         let mut out = Vec::new();
         render::render(&c, render::DiffFormat::Table, 10, &mut out).unwrap();
         let text = String::from_utf8(out).unwrap();
-        assert!(text.contains("CPU memory peak 4.0 MiB → 1.0 MiB (-3.0 MiB)"), "{text}");
+        assert!(
+            text.contains("CPU memory peak 4.0 MiB → 1.0 MiB (-3.0 MiB)"),
+            "{text}"
+        );
     }
 }

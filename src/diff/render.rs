@@ -153,7 +153,11 @@ fn table_title(kind: &str, basis: TimeBasis) -> String {
         (_, TimeBasis::Host) => "host wall time",
         (_, TimeBasis::Device) => "device time",
     };
-    format!("{kind} ({time}; Δ {}: the {} change)", basis_word(other(basis)), basis_word(other(basis)))
+    format!(
+        "{kind} ({time}; Δ {}: the {} change)",
+        basis_word(other(basis)),
+        basis_word(other(basis))
+    )
 }
 
 /// The budget's metrics, one terminal line each (status, metric, change, limit, note).
@@ -679,7 +683,10 @@ fn markdown(c: &Comparison, top: usize, out: &mut dyn Write) -> io::Result<()> {
     for m in &c.memory {
         writeln!(out, "\n#### {}\n", memory_heading(m))?;
         if !m.composition_known {
-            writeln!(out, "Live at the peak: unknown (a side's events have no `Addr`).")?;
+            writeln!(
+                out,
+                "Live at the peak: unknown (a side's events have no `Addr`)."
+            )?;
             continue;
         }
         writeln!(
@@ -687,7 +694,11 @@ fn markdown(c: &Comparison, top: usize, out: &mut dyn Write) -> io::Result<()> {
             "| live at the peak | name | before | after | change |\n|---|---|---:|---:|---:|"
         )?;
         for (what, rows) in [("operator", &m.live_by_op), ("phase", &m.live_by_phase)] {
-            for r in rows.iter().filter(|r| r.change != 0).take(take(top, rows.len())) {
+            for r in rows
+                .iter()
+                .filter(|r| r.change != 0)
+                .take(take(top, rows.len()))
+            {
                 writeln!(
                     out,
                     "| {what} | {} | {} | {} | {} |",
@@ -917,7 +928,11 @@ fn html(c: &Comparison, top: usize, out: &mut dyn Write) -> io::Result<()> {
         }
         h.push_str("<table><tr><th>live at the peak</th><th>name</th><th>before</th><th>after</th><th>change</th></tr>\n");
         for (what, rows) in [("operator", &m.live_by_op), ("phase", &m.live_by_phase)] {
-            for r in rows.iter().filter(|r| r.change != 0).take(take(top, rows.len())) {
+            for r in rows
+                .iter()
+                .filter(|r| r.change != 0)
+                .take(take(top, rows.len()))
+            {
                 h.push_str(&format!(
                     "<tr><td>{what}</td><td>{}</td><td class=n>{}</td><td class=n>{}</td><td class=n>{}</td></tr>\n",
                     e(&r.name),

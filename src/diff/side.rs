@@ -39,6 +39,9 @@ pub struct Side {
     /// Steps of the window.
     #[serde(default)]
     pub steps: Vec<SideStep>,
+    /// How the steps were found.
+    #[serde(default)]
+    pub steps_found: Option<SideStepsFound>,
     /// The average step.
     pub breakdown_us: BreakdownUs,
     /// Mean step duration, µs.
@@ -133,6 +136,13 @@ pub struct SideDevice {
     pub id: i64,
     /// Name.
     pub name: String,
+}
+
+/// `steps_found` of the report.
+#[derive(Debug, Clone, Deserialize)]
+pub struct SideStepsFound {
+    /// `profiler_step`, `vllm_execute`, `sglang_step`, `graph_launch` or `whole_trace`.
+    pub rule: String,
 }
 
 /// A step.
