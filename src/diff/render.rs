@@ -435,7 +435,9 @@ fn terminal(c: &Comparison, top: usize, out: &mut dyn Write) -> io::Result<()> {
                 continue;
             }
             writeln!(out, "  live at the peak by {what}: change, before, after")?;
-            for r in rows.iter().take(take(top.min(6).max(1), rows.len())) {
+            // at most 6 groups (fewer with a smaller --top; --top 0 means the 6)
+            let n = if top == 0 { 6 } else { top.min(6) };
+            for r in rows.iter().take(n) {
                 writeln!(
                     out,
                     "    {:>11} {:>11} {:>11}  {}",
