@@ -592,7 +592,7 @@ fn emit(
         return Err((
             2,
             format!(
-                "error: --view memory needs device memory events, and {} has none (record \
+                "error: --view memory needs memory events, and {} has none (record \
                  with `torch.profiler.profile(profile_memory=True)`)",
                 args.trace.display()
             ),
@@ -1216,13 +1216,7 @@ fn memory(args: MemoryArgs) -> Result<(), (i32, String)> {
         .map_err(|e| (2, format!("error: {e}")))?;
     let rep = Report::new(&trace, &a);
     if rep.memory.is_none() {
-        return Err((
-            2,
-            format!(
-                "error: {path} has no device memory events (record with \
-                 `torch.profiler.profile(profile_memory=True)`)"
-            ),
-        ));
+        return Err((2, no_memory_message(&path, &trace)));
     }
     match args.format {
         MemoryFormat::Json => {
@@ -1249,6 +1243,29 @@ fn memory(args: MemoryArgs) -> Result<(), (i32, String)> {
         }
     }
     write_stdout(&buf)
+}
+
+/// The error of `stallscope memory` on a trace without a memory timeline: what the trace has
+/// instead, and how to record memory events.
+fn no_memory_message(path: &str, trace: &crate::model::Trace) -> String {
+    let m = &trace.memory;
+    let has = format!(
+        "{} host spans, {} device activities",
+        trace.cpu.len(),
+        trace.gpu.len()
+    );
+    if m.events > 0 {
+        format!(
+            "error: {path} has {} memory events but none that allocates or frees a block \
+             (no `Bytes`), so there is no timeline ({has})",
+            m.events
+        )
+    } else {
+        format!(
+            "error: {path} has no memory events, on the CPU or a GPU ({has}, 0 `[memory]` \
+             events); record with `torch.profiler.profile(profile_memory=True)`"
+        )
+    }
 }
 
 fn slice(args: SliceArgs) -> Result<(), (i32, String)> {

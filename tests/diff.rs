@@ -495,3 +495,114 @@ fn hta_trace_compare_ops_added_removed_unchanged() {
     assert!(with("phases", "added").is_empty());
     assert_sums(&c);
 }
+
+/// The raw events of a Kineto trace (gzipped).
+fn raw_trace(path: &Path) -> Value {
+    use std::io::Read;
+    let mut s = String::new();
+    flate2::read::MultiGzDecoder::new(std::fs::File::open(path).unwrap())
+        .read_to_string(&mut s)
+        .unwrap();
+    serde_json::from_str(&s).unwrap()
+}
+
+/// A host-side change on real captures (torch 2.15 on the CPU, samples/
+/// make_torch_cpu_loss_loop.py): a per-sample Python loop loss replaced by the vectorized loss.
+/// The steps are host-bound, so operators and phases are compared and ranked on host time:
+/// calls and host time per step of `aten::cross_entropy_loss` equal a sum over the raw events of
+/// the window's steps; `aten::mm` (no device time) is decreased, not unchanged; no changed row
+/// is a row of zeros; the operator contributors leave the Python between operators, not the
+/// whole change, to the catch-all row.
+#[test]
+fn host_side_change_on_real_cpu_captures() {
+    let before = common::sample("torch_cpu_loss_loop.json.gz");
+    let after = common::sample("torch_cpu_loss_vector.json.gz");
+    let c = diff_json(&before, &after, &[]);
+    assert_sums(&c);
+    assert_eq!(c["ranked_by"]["basis"], "host", "{}", c["ranked_by"]);
+    let row = |name: &str| -> &Value {
+        c["ops"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|o| o["name"] == name)
+            .unwrap()
+    };
+    for (path, side, calls) in [(&before, "before", 32.0), (&after, "after", 1.0)] {
+        // by hand: the window's steps (from analyze), the loss calls starting inside them
+        let rep = common::analyze_json(path, &[]);
+        let steps: Vec<&str> = rep["window"]["steps"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| s.as_str().unwrap())
+            .collect();
+        let raw = raw_trace(path);
+        let ev = raw["traceEvents"].as_array().unwrap();
+        let spans: Vec<(f64, f64)> = ev
+            .iter()
+            .filter(|e| e["ph"] == "X" && steps.iter().any(|s| e["name"] == *s))
+            .map(|e| (f(&e["ts"]), f(&e["ts"]) + f(&e["dur"])))
+            .collect();
+        assert_eq!(spans.len(), steps.len());
+        let (mut n, mut host) = (0.0, 0.0);
+        for e in ev {
+            if e["name"] == "aten::cross_entropy_loss" && e["cat"] == "cpu_op" {
+                let t = f(&e["ts"]);
+                if spans.iter().any(|&(a, b)| t >= a && t < b) {
+                    n += 1.0;
+                    host += f(&e["dur"]);
+                }
+            }
+        }
+        let k = steps.len() as f64;
+        let r = &row("aten::cross_entropy_loss")[side];
+        assert_eq!(n / k, calls, "{side}");
+        assert_eq!(f(&r["calls"]), calls, "{side}");
+        assert!(
+            (f(&r["host_us"]) - host / k).abs() < 1e-6,
+            "{side}: {r} vs {}",
+            host / k
+        );
+    }
+    // aten::mm: 0 device time on both sides, host self 722.9 → 548.2 µs per step
+    let mm = row("aten::mm");
+    assert_eq!(f(&mm["change_us"]), 0.0);
+    assert!(f(&mm["host_change_us"]) < -100.0, "{mm}");
+    assert_eq!(mm["status"], "decreased");
+    // ranked by the host change, largest first
+    let ops = c["ops"].as_array().unwrap();
+    let h: Vec<f64> = ops
+        .iter()
+        .map(|o| o["host_change_us"].as_f64().unwrap_or(0.0).abs())
+        .collect();
+    assert!(h.windows(2).all(|w| w[0] >= w[1]), "{h:?}");
+    // a changed row has a change on one of its measures, or a change of calls
+    for o in ops.iter().filter(|o| o["status"] != "unchanged") {
+        let moved = f(&o["change_us"]) != 0.0
+            || o["host_change_us"].as_f64().unwrap_or(0.0) != 0.0
+            || o["before"]["calls"] != o["after"]["calls"];
+        assert!(moved, "{o}");
+    }
+    // the catch-all row keeps only what no operator explains (the Python of the loop)
+    let residual = c["op_contributors"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["kind"] == "residual")
+        .unwrap();
+    let share = f(&residual["share_of_change"]);
+    assert!(share > 0.0 && share < 0.5, "{residual}");
+    // the table says which time it ranks by
+    let out = run(&["diff", s(&before), s(&after)]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("host-bound step, ranked by host time"),
+        "{text}"
+    );
+    assert!(text.contains("Operators (host self time"), "{text}");
+    // CPU memory is compared: the loop and the vectorized loss peak at the same bytes
+    let m = &c["memory"][0];
+    assert_eq!(m["device"], -1);
+    assert_eq!(m["peak_change"], 0);
+}

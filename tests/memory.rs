@@ -14,15 +14,20 @@ struct Raw {
     reserved: i64,
 }
 
-/// The device-0 `[memory]` events of a Kineto trace, in file order.
-fn raw_events(path: &std::path::Path) -> Vec<Raw> {
+/// The GPU (`Device Type` 1 or 6) or, with `cpu`, the CPU (`Device Type` 0) `[memory]` events
+/// of a Kineto trace (gzipped or not), in file order.
+fn raw_events(path: &std::path::Path, cpu: bool) -> Vec<Raw> {
     let text = {
         use std::io::Read;
         let f = std::fs::File::open(path).unwrap();
         let mut s = String::new();
-        flate2::read::MultiGzDecoder::new(f)
-            .read_to_string(&mut s)
-            .unwrap();
+        if path.extension().is_some_and(|e| e == "gz") {
+            flate2::read::MultiGzDecoder::new(f)
+                .read_to_string(&mut s)
+                .unwrap();
+        } else {
+            std::io::BufReader::new(f).read_to_string(&mut s).unwrap();
+        }
         s
     };
     let v: serde_json::Value = serde_json::from_str(&text).unwrap();
@@ -31,13 +36,17 @@ fn raw_events(path: &std::path::Path) -> Vec<Raw> {
         .unwrap()
         .iter()
         .filter(|e| {
-            e["name"] == "[memory]"
-                && (e["args"]["Device Type"] == 1 || e["args"]["Device Type"] == 6)
+            let t = &e["args"]["Device Type"];
+            e["name"] == "[memory]" && if cpu { *t == 0 } else { *t == 1 || *t == 6 }
         })
         .map(|e| {
             let a = &e["args"];
             Raw {
-                ts_ns: (e["ts"].as_f64().unwrap() * 1000.0).round() as i64,
+                // integer µs exactly (×1000 as f64 would round epoch nanoseconds)
+                ts_ns: e["ts"].as_i64().map_or_else(
+                    || (e["ts"].as_f64().unwrap() * 1000.0).round() as i64,
+                    |us| us * 1000,
+                ),
                 addr: a["Addr"].as_u64().unwrap(),
                 bytes: a["Bytes"].as_i64().unwrap(),
                 total: a["Total Allocated"].as_i64().unwrap(),
@@ -51,13 +60,36 @@ fn check_peak(rel: &str) {
     let Some(p) = common::corpus_file(rel) else {
         return;
     };
-    let t = common::load(&p);
+    check_peak_of(rel, &p, false);
+    // the host's allocations, recorded beside the GPU's, have their own timeline
+    if !raw_events(&p, true).is_empty() {
+        check_peak_of(rel, &p, true);
+    }
+}
+
+/// [`check_peak`] of a file; `cpu`: the CPU's events (`Device Type` 0, device -1), whose
+/// `Total Reserved` (always 0: the CPU allocator caches nothing) is not kept.
+fn check_peak_of(rel: &str, p: &std::path::Path, cpu: bool) {
+    let t = common::load(p);
     let a = stallscope::analysis::analyze(&t, &Default::default());
     let m = a.memory.as_ref().expect("memory events");
-    assert_eq!(m.devices.len(), 1, "{rel}");
-    let d = &m.devices[0];
-    let raw = raw_events(&p);
-    assert_eq!(m.events as usize, raw.len(), "{rel}");
+    // the GPU's timeline, or the CPU's (device -1, listed after the GPUs)
+    let d = m
+        .devices
+        .iter()
+        .find(|d| (d.device == -1) == cpu)
+        .unwrap_or_else(|| panic!("{rel}: no timeline"));
+    let mut raw = raw_events(p, cpu);
+    let others = raw_events(p, !cpu).len();
+    assert_eq!(m.events as usize, raw.len() + others, "{rel}");
+    assert_eq!(m.devices.len(), 1 + usize::from(others > 0), "{rel}");
+    if cpu {
+        assert_eq!(d.device, -1, "{rel}: the CPU's device id");
+        assert!(raw.iter().all(|e| e.reserved == 0), "{rel}");
+        for e in &mut raw {
+            e.reserved = -1; // not recorded
+        }
+    }
     // by hand: the largest `Total Allocated` recorded inside the window, its first event
     let w = a.window;
     let (pi, peak) = raw
@@ -75,7 +107,12 @@ fn check_peak(rel: &str) {
         d.reserved_at_peak, raw[pi].reserved,
         "{rel}: reserved at the peak"
     );
-    assert_eq!(d.held_at_peak, raw[pi].reserved - peak);
+    let held = if raw[pi].reserved >= 0 {
+        raw[pi].reserved - peak
+    } else {
+        0
+    };
+    assert_eq!(d.held_at_peak, held);
     assert_eq!(
         (d.peak_at_us * 1000.0).round() as i64,
         raw[pi].ts_ns - t.start(),
@@ -126,6 +163,38 @@ fn check_peak(rel: &str) {
         })
         .count();
     assert_eq!(allocs as usize, in_steps, "{rel}: allocations in the steps");
+}
+
+/// CPU memory (`profile_memory=True` on a CPU-only run): the same hand computation over the
+/// `Device Type` 0 events, on a Windows CPU ResNet inference from the corpus and on a torch 2.15
+/// CPU training capture shipped in samples/.
+#[test]
+fn peak_and_live_set_cpu() {
+    let rel = "dtu_mlops/trace.json";
+    if let Some(p) = common::corpus_file(rel) {
+        check_peak_of(rel, &p, true);
+    }
+    let p = common::sample("torch_cpu_loss_loop.json.gz");
+    check_peak_of("torch_cpu_loss_loop.json.gz", &p, true);
+}
+
+/// `stallscope memory` on a CPU capture prints the CPU's timeline; on a trace without memory
+/// events it says what the trace has.
+#[test]
+fn memory_command_on_cpu_capture_and_without_events() {
+    let p = common::sample("torch_cpu_loss_loop.json.gz");
+    let out = common::ok_stdout(&["memory", p.to_str().unwrap()]);
+    assert!(out.contains("CPU memory"), "{out}");
+    let p = common::sample("cpu_only_rank34.json.gz");
+    let out = common::stallscope(&["memory", p.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains(
+            "has no memory events, on the CPU or a GPU (15 host spans, 0 device activities"
+        ),
+        "{err}"
+    );
 }
 
 #[test]

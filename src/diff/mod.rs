@@ -53,6 +53,41 @@ pub const DIFF_SCHEMA_VERSION: u32 = 1;
 /// Relative change under which a row is `unchanged` (with equal calls per step).
 pub const CHANGE_TOLERANCE: f64 = 0.01;
 
+/// Relative change of host time under which a row's host time is unchanged: host durations
+/// jitter more than device durations (timer resolution, scheduling, caches), so the host
+/// measure needs a wider band than [`CHANGE_TOLERANCE`] before it calls a row changed.
+pub const HOST_CHANGE_TOLERANCE: f64 = 0.05;
+
+/// Absolute host-time change per step under which a row's host time is unchanged, µs.
+pub const HOST_CHANGE_FLOOR_US: f64 = 1.0;
+
+/// Device share of the step (kernels, communication, copies, fills in the breakdown, over
+/// the step time, averaged over both sides) under which the step is host-bound.
+pub const HOST_BOUND_DEVICE_SHARE: f64 = 0.5;
+
+/// Which time decides the order of the operator and phase tables and their contributors.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TimeBasis {
+    /// Host-bound steps: host self time (operators) and host wall time (phases).
+    Host,
+    /// Device-bound steps: device self time (operators) and device time (phases).
+    Device,
+}
+
+/// Why the tables are ranked by host or by device time.
+#[derive(Debug, Clone, Serialize)]
+pub struct RankedBy {
+    /// The time that ranks operators and phases and that their contributors decompose.
+    pub basis: TimeBasis,
+    /// Device share of the average step before (kernels, communication, copies, fills), 0..1.
+    pub device_share_before: f64,
+    /// After.
+    pub device_share_after: f64,
+    /// In words.
+    pub reason: String,
+}
+
 /// Comparison settings.
 #[derive(Debug, Clone)]
 pub struct DiffOptions {
@@ -81,6 +116,9 @@ pub struct Comparison {
     pub caveats: Vec<String>,
     /// Step time and the noise test.
     pub step_time: StepTimeChange,
+    /// Host or device time: which ranks the operator and phase tables and decomposes their
+    /// contributors.
+    pub ranked_by: RankedBy,
     /// One sentence: the step-time change and the noise test's result in words.
     pub summary: String,
     /// The average step's parts (sum = step-time change).
@@ -90,9 +128,11 @@ pub struct Comparison {
     /// What explains the step-time change: kernels, copies, host parts, residual (sum = the
     /// change), largest first.
     pub contributors: Vec<Contributor>,
-    /// The same change by top-level phase, with the residual.
+    /// The same change by top-level phase (device time, or host wall time when
+    /// [`RankedBy::basis`] is host), with the residual.
     pub phase_contributors: Vec<Contributor>,
-    /// The same change by operator (device self time), with the residual.
+    /// The same change by operator (device self time, or host self time when
+    /// [`RankedBy::basis`] is host), with the residual.
     pub op_contributors: Vec<Contributor>,
     /// Kernels matched by name, then by family.
     pub kernels: Vec<ItemChange>,
@@ -105,6 +145,8 @@ pub struct Comparison {
     /// Folders of ranks on both sides.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ranks: Option<RanksChange>,
+    /// Memory peak per device with a memory timeline on both sides (the CPU included).
+    pub memory: Vec<MemoryChange>,
     /// `stallscope check`: the budget's verdict (absent for `diff`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub check: Option<check::CheckResult>,
@@ -257,9 +299,19 @@ pub struct Per {
     pub calls: f64,
     /// µs per step (kernels: device time; ops: device self time; phases: device time).
     pub time_us: f64,
-    /// Ops: host wall time per step, µs.
+    /// Ops: host wall time per step; phases: host wall time of the calls per step, µs.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub host_us: Option<f64>,
+    /// Ops: host self time per step (wall time minus children and own launch calls), µs.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub host_self_us: Option<f64>,
+}
+
+impl Per {
+    /// The row's host time: an operator's host self time, a phase's host wall time.
+    pub fn host_time(&self) -> Option<f64> {
+        self.host_self_us.or(self.host_us)
+    }
 }
 
 /// A kernel, op or phase before → after.
@@ -275,6 +327,9 @@ pub struct ItemChange {
     pub after: Option<Per>,
     /// Time change, µs per step.
     pub change_us: f64,
+    /// Ops and phases: host-time change ([`Per::host_time`]), µs per step.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub host_change_us: Option<f64>,
     /// Kernels matched by family: which names were matched.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
@@ -300,6 +355,43 @@ pub struct FindingChange {
     pub recoverable_before_us: Option<f64>,
     /// µs per step after.
     pub recoverable_after_us: Option<f64>,
+}
+
+/// A device's memory peak before → after, and what is live at it.
+#[derive(Debug, Clone, Serialize)]
+pub struct MemoryChange {
+    /// Device id ([`crate::model::memory::CPU_DEVICE`] for the CPU).
+    pub device: i64,
+    /// Peak allocated in the window, bytes, before.
+    pub peak_before: i64,
+    /// After.
+    pub peak_after: i64,
+    /// after − before, bytes.
+    pub peak_change: i64,
+    /// Step of the peak before.
+    pub peak_step_before: Option<String>,
+    /// After.
+    pub peak_step_after: Option<String>,
+    /// Live at the peak by allocating operator (phases merged), largest change first; sums to
+    /// the peak change when both sides know their blocks.
+    pub live_by_op: Vec<BytesChange>,
+    /// Live at the peak by phase, largest change first.
+    pub live_by_phase: Vec<BytesChange>,
+    /// False when a side's events carry no `Addr` (no live-at-peak composition to compare).
+    pub composition_known: bool,
+}
+
+/// Bytes of one group before → after.
+#[derive(Debug, Clone, Serialize)]
+pub struct BytesChange {
+    /// Operator or phase.
+    pub name: String,
+    /// Bytes before.
+    pub before: u64,
+    /// Bytes after.
+    pub after: u64,
+    /// after − before.
+    pub change: i64,
 }
 
 /// Ranks before → after.
@@ -381,17 +473,30 @@ fn pct(change: f64, base: f64) -> Option<f64> {
     (base != 0.0).then(|| change / base * 100.0)
 }
 
-/// Status of a row present on both sides.
+/// Status of a row present on both sides: by device time and, when the row has one, by host
+/// time; a measure counts when its change exceeds its tolerance, and the larger counted change
+/// decides. Neither beyond its tolerance: unchanged with equal calls, else by calls.
 fn status(b: &Per, a: &Per) -> Status {
-    let d = a.time_us - b.time_us;
-    let tol = (b.time_us.abs() * CHANGE_TOLERANCE).max(0.05);
-    let calls_same = (a.calls - b.calls).abs() < 1e-9;
-    if d.abs() <= tol && calls_same {
-        Status::Unchanged
-    } else if d > tol || (d.abs() <= tol && a.calls > b.calls) {
-        Status::Increased
-    } else {
-        Status::Decreased
+    let dev = a.time_us - b.time_us;
+    let dev_tol = (b.time_us.abs() * CHANGE_TOLERANCE).max(0.05);
+    let host = match (b.host_time(), a.host_time()) {
+        (Some(x), Some(y)) => {
+            let tol = (x.abs() * HOST_CHANGE_TOLERANCE).max(HOST_CHANGE_FLOOR_US);
+            Some((y - x, tol))
+        }
+        _ => None,
+    };
+    let counted = [Some((dev, dev_tol)), host]
+        .into_iter()
+        .flatten()
+        .filter(|(d, tol)| d.abs() > *tol)
+        .max_by(|x, y| x.0.abs().total_cmp(&y.0.abs()));
+    match counted {
+        Some((d, _)) if d > 0.0 => Status::Increased,
+        Some(_) => Status::Decreased,
+        None if (a.calls - b.calls).abs() < 1e-9 => Status::Unchanged,
+        None if a.calls > b.calls => Status::Increased,
+        None => Status::Decreased,
     }
 }
 
@@ -402,8 +507,14 @@ fn item(name: String, b: Option<Per>, a: Option<Per>) -> ItemChange {
         (_, None) => Status::Removed,
     };
     let t = |p: &Option<Per>| p.map(|p| p.time_us).unwrap_or(0.0);
+    let h = |p: &Option<Per>| p.and_then(|p| p.host_time());
+    let host_change_us = match (h(&b), h(&a)) {
+        (None, None) => None,
+        (x, y) => Some(y.unwrap_or(0.0) - x.unwrap_or(0.0)),
+    };
     ItemChange {
         change_us: t(&a) - t(&b),
+        host_change_us,
         name,
         status,
         before: b,
@@ -437,6 +548,9 @@ fn match_by_key(
             if let Some(h) = p.host_us {
                 *cur.host_us.get_or_insert(0.0) += h;
             }
+            if let Some(h) = p.host_self_us {
+                *cur.host_self_us.get_or_insert(0.0) += h;
+            }
         };
     for (k, p) in before {
         add(&mut rows, k, p, false);
@@ -447,11 +561,39 @@ fn match_by_key(
     rows
 }
 
-fn sort_items(v: &mut [ItemChange]) {
+/// The change and the larger side's time of a row on one basis (host time 0 when absent).
+fn on_basis(r: &ItemChange, basis: TimeBasis) -> (f64, f64) {
+    let size = |f: &dyn Fn(&Per) -> f64| {
+        let x = r.before.as_ref().map(f).unwrap_or(0.0);
+        let y = r.after.as_ref().map(f).unwrap_or(0.0);
+        x.abs().max(y.abs())
+    };
+    match basis {
+        TimeBasis::Device => (r.change_us, size(&|p| p.time_us)),
+        TimeBasis::Host => (
+            r.host_change_us.unwrap_or(0.0),
+            size(&|p| p.host_time().unwrap_or(0.0)),
+        ),
+    }
+}
+
+/// Largest change on `basis` first; ties by the change on the other basis, then by the
+/// row's time (the larger side) on `basis`, then on the other, and only then by name.
+fn sort_items(v: &mut [ItemChange], basis: TimeBasis) {
+    let other = match basis {
+        TimeBasis::Host => TimeBasis::Device,
+        TimeBasis::Device => TimeBasis::Host,
+    };
     v.sort_by(|x, y| {
-        y.change_us
-            .abs()
-            .total_cmp(&x.change_us.abs())
+        let (xc, xs) = on_basis(x, basis);
+        let (yc, ys) = on_basis(y, basis);
+        let (xo, xos) = on_basis(x, other);
+        let (yo, yos) = on_basis(y, other);
+        yc.abs()
+            .total_cmp(&xc.abs())
+            .then_with(|| yo.abs().total_cmp(&xo.abs()))
+            .then_with(|| ys.total_cmp(&xs))
+            .then_with(|| yos.total_cmp(&xos))
             .then_with(|| x.name.cmp(&y.name))
     });
 }
@@ -463,6 +605,7 @@ fn kernels(b: &Side, a: &Side) -> Vec<ItemChange> {
         calls: k.calls as f64 / n,
         time_us: k.total_us / n,
         host_us: None,
+        host_self_us: None,
     };
     let cat: HashMap<&str, &str> = b
         .kernels
@@ -538,15 +681,16 @@ fn kernels(b: &Side, a: &Side) -> Vec<ItemChange> {
             }
         }
     }
-    sort_items(&mut out);
+    sort_items(&mut out, TimeBasis::Device);
     out
 }
 
-fn ops(b: &Side, a: &Side) -> Vec<ItemChange> {
+fn ops(b: &Side, a: &Side, basis: TimeBasis) -> Vec<ItemChange> {
     let per = |o: &side::SideOp, n: f64| Per {
         calls: o.calls as f64 / n,
         time_us: o.device_self_us / n,
         host_us: Some(o.host_total_us / n),
+        host_self_us: Some(o.host_self_us / n),
     };
     let rows = match_by_key(
         b.ops
@@ -558,12 +702,12 @@ fn ops(b: &Side, a: &Side) -> Vec<ItemChange> {
             .map(|o| (o.name.clone(), per(o, a.n_steps())))
             .collect(),
     );
-    // status by calls and device self time, like kernels; host time is in `host_us`
+    // status by calls and the larger of the device and host self-time changes
     let mut out: Vec<ItemChange> = rows
         .into_iter()
         .map(|(n, pb, pa)| item(n, pb, pa))
         .collect();
-    sort_items(&mut out);
+    sort_items(&mut out, basis);
     out
 }
 
@@ -571,7 +715,8 @@ fn phases(b: &Side, a: &Side) -> Vec<ItemChange> {
     let per = |p: &side::SidePhase, n: f64| Per {
         calls: p.calls as f64 / n,
         time_us: p.gpu_us / n,
-        host_us: None,
+        host_us: Some(p.cpu_total_us / n),
+        host_self_us: None,
     };
     let rows = match_by_key(
         b.phases
@@ -658,7 +803,7 @@ fn contributors(b: &Side, a: &Side, total: f64) -> Vec<Contributor> {
     )
 }
 
-fn phase_contributors(b: &Side, a: &Side, total: f64) -> Vec<Contributor> {
+fn phase_contributors(b: &Side, a: &Side, total: f64, basis: TimeBasis) -> Vec<Contributor> {
     let (nb, na) = (b.n_steps(), a.n_steps());
     let roots = |s: &Side, n: f64| -> Vec<(String, Per)> {
         s.phases
@@ -668,7 +813,8 @@ fn phase_contributors(b: &Side, a: &Side, total: f64) -> Vec<Contributor> {
                 let per = Per {
                     calls: p.calls as f64 / n,
                     time_us: p.gpu_us / n,
-                    host_us: None,
+                    host_us: Some(p.cpu_total_us / n),
+                    host_self_us: None,
                 };
                 (p.path.clone(), per)
             })
@@ -677,43 +823,92 @@ fn phase_contributors(b: &Side, a: &Side, total: f64) -> Vec<Contributor> {
     let rows = match_by_key(roots(b, nb), roots(a, na));
     let (mut sb, mut sa) = (0.0, 0.0);
     let mut v = Vec::new();
+    let time = |p: Per| match basis {
+        TimeBasis::Device => p.time_us,
+        TimeBasis::Host => p.host_time().unwrap_or(0.0),
+    };
     for (k, pb, pa) in rows {
-        let x = pb.map(|p| p.time_us).unwrap_or(0.0);
-        let y = pa.map(|p| p.time_us).unwrap_or(0.0);
+        let x = pb.map(time).unwrap_or(0.0);
+        let y = pa.map(time).unwrap_or(0.0);
         sb += x;
         sa += y;
         if x != y {
             v.push(contributor("phase", &k, x, y, total));
         }
     }
-    with_residual(
-        v,
-        total,
-        "host, idle and overlap",
-        b.step_time_us - sb,
-        a.step_time_us - sa,
-    )
+    let residual = match basis {
+        TimeBasis::Device => "host, idle and overlap",
+        TimeBasis::Host => "outside top-level phases (and phases overlapping on threads)",
+    };
+    with_residual(v, total, residual, b.step_time_us - sb, a.step_time_us - sa)
 }
 
-fn op_contributors(ops: &[ItemChange], b: &Side, a: &Side, total: f64) -> Vec<Contributor> {
+fn op_contributors(
+    ops: &[ItemChange],
+    b: &Side,
+    a: &Side,
+    total: f64,
+    basis: TimeBasis,
+) -> Vec<Contributor> {
     let (mut sb, mut sa) = (0.0, 0.0);
     let mut v = Vec::new();
+    let time = |p: Per| match basis {
+        TimeBasis::Device => p.time_us,
+        TimeBasis::Host => p.host_time().unwrap_or(0.0),
+    };
     for o in ops {
-        let x = o.before.map(|p| p.time_us).unwrap_or(0.0);
-        let y = o.after.map(|p| p.time_us).unwrap_or(0.0);
+        let x = o.before.map(time).unwrap_or(0.0);
+        let y = o.after.map(time).unwrap_or(0.0);
         sb += x;
         sa += y;
         if x != y {
             v.push(contributor("op", &o.name, x, y, total));
         }
     }
-    with_residual(
-        v,
-        total,
-        "host, idle, overlap and device time outside ops",
-        b.step_time_us - sb,
-        a.step_time_us - sa,
-    )
+    let residual = match basis {
+        TimeBasis::Device => "host, idle, overlap and device time outside ops",
+        TimeBasis::Host => "host time in no operator (Python between ops, waits, idle)",
+    };
+    with_residual(v, total, residual, b.step_time_us - sb, a.step_time_us - sa)
+}
+
+/// Device share of a side's average step: kernels, communication, copies and fills of the
+/// breakdown over the step time (0 without a step time).
+fn device_share(s: &Side) -> f64 {
+    let d = &s.breakdown_us;
+    let dev = d.kernel + d.communication + d.memcpy + d.memset;
+    if s.step_time_us > 0.0 {
+        (dev / s.step_time_us).clamp(0.0, 1.0)
+    } else {
+        0.0
+    }
+}
+
+/// Host-bound steps (the device busy less than [`HOST_BOUND_DEVICE_SHARE`] of the step, on
+/// average over both sides) rank operators and phases by host time.
+fn ranked_by(b: &Side, a: &Side) -> RankedBy {
+    let (x, y) = (device_share(b), device_share(a));
+    let host = (x + y) / 2.0 < HOST_BOUND_DEVICE_SHARE;
+    let pct = |v: f64| format!("{:.0}%", v * 100.0);
+    RankedBy {
+        basis: if host {
+            TimeBasis::Host
+        } else {
+            TimeBasis::Device
+        },
+        device_share_before: x,
+        device_share_after: y,
+        reason: format!(
+            "{}: the device is busy {} → {} of the step (kernels, communication, copies, fills)",
+            if host {
+                "host-bound step, ranked by host time"
+            } else {
+                "device-bound step, ranked by device time"
+            },
+            pct(x),
+            pct(y)
+        ),
+    }
 }
 
 fn findings(b: &Side, a: &Side) -> Vec<FindingChange> {
@@ -837,6 +1032,78 @@ fn ranks(b: &Side, a: &Side) -> Option<RanksChange> {
     })
 }
 
+/// Groups (name, bytes) of both sides matched by name, largest |change| first (then size,
+/// then name).
+fn bytes_changes(
+    b: impl Iterator<Item = (String, u64)>,
+    a: impl Iterator<Item = (String, u64)>,
+) -> Vec<BytesChange> {
+    let mut m: BTreeMap<String, (u64, u64)> = BTreeMap::new();
+    for (k, v) in b {
+        m.entry(k).or_default().0 += v;
+    }
+    for (k, v) in a {
+        m.entry(k).or_default().1 += v;
+    }
+    let mut out: Vec<BytesChange> = m
+        .into_iter()
+        .map(|(name, (x, y))| BytesChange {
+            name,
+            before: x,
+            after: y,
+            change: y as i64 - x as i64,
+        })
+        .collect();
+    out.sort_by(|x, y| {
+        y.change
+            .unsigned_abs()
+            .cmp(&x.change.unsigned_abs())
+            .then_with(|| y.before.max(y.after).cmp(&x.before.max(x.after)))
+            .then_with(|| x.name.cmp(&y.name))
+    });
+    out
+}
+
+fn memory(b: &Side, a: &Side) -> Vec<MemoryChange> {
+    let (Some(mb), Some(ma)) = (&b.memory, &a.memory) else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for db in &mb.devices {
+        let Some(da) = ma.devices.iter().find(|d| d.device == db.device) else {
+            continue;
+        };
+        let known = db.blocks_known && da.blocks_known;
+        let by_op = |d: &side::SideDeviceMemory| {
+            d.live_at_peak
+                .iter()
+                .map(|g| (g.op.clone(), g.bytes))
+                .collect::<Vec<_>>()
+        };
+        let by_phase = |d: &side::SideDeviceMemory| d.live_by_phase.clone();
+        out.push(MemoryChange {
+            device: db.device,
+            peak_before: db.peak_allocated,
+            peak_after: da.peak_allocated,
+            peak_change: da.peak_allocated - db.peak_allocated,
+            peak_step_before: db.peak_step.clone(),
+            peak_step_after: da.peak_step.clone(),
+            live_by_op: if known {
+                bytes_changes(by_op(db).into_iter(), by_op(da).into_iter())
+            } else {
+                Vec::new()
+            },
+            live_by_phase: if known {
+                bytes_changes(by_phase(db).into_iter(), by_phase(da).into_iter())
+            } else {
+                Vec::new()
+            },
+            composition_known: known,
+        });
+    }
+    out
+}
+
 fn caveats(b: &Side, a: &Side) -> Vec<String> {
     let mut c = Vec::new();
     let names = |s: &Side| {
@@ -846,6 +1113,24 @@ fn caveats(b: &Side, a: &Side) -> Vec<String> {
         v.join(", ")
     };
     let (db, da) = (names(b), names(a));
+    // parity first: the step definition and the device count (the reports do not carry input
+    // shapes, so a batch change cannot be detected yet)
+    let rule = |s: &Side| s.steps_found.as_ref().map(|f| f.rule.clone());
+    if let (Some(x), Some(y)) = (rule(b), rule(a)) {
+        if x != y {
+            c.push(format!(
+                "not the same step definition: steps are {x} before, {y} after — per-step \
+                 figures do not measure the same unit of work"
+            ));
+        }
+    }
+    if !b.devices.is_empty() && !a.devices.is_empty() && b.devices.len() != a.devices.len() {
+        c.push(format!(
+            "not the same machine: {} devices before, {} after",
+            b.devices.len(),
+            a.devices.len()
+        ));
+    }
     if db != da {
         c.push(format!(
             "different devices: before {}, after {} — kernel times are not comparable one to one",
@@ -951,7 +1236,8 @@ pub fn compare(
         .zip(a.breakdown_us.parts().iter())
         .map(|((n, x), (_, y))| Change::new(n, *x, *y))
         .collect();
-    let op_rows = ops(b, a);
+    let basis = ranked_by(b, a);
+    let op_rows = ops(b, a, basis.basis);
     Comparison {
         schema_version: DIFF_SCHEMA_VERSION,
         generator: format!("stallscope {}", env!("CARGO_PKG_VERSION")),
@@ -962,13 +1248,15 @@ pub fn compare(
         breakdown,
         gpu_timeline: timeline(b, a),
         contributors: contributors(b, a, change),
-        phase_contributors: phase_contributors(b, a, change),
-        op_contributors: op_contributors(&op_rows, b, a, change),
+        phase_contributors: phase_contributors(b, a, change, basis.basis),
+        op_contributors: op_contributors(&op_rows, b, a, change, basis.basis),
+        ranked_by: basis,
         kernels: kernels(b, a),
         ops: op_rows,
         phases: phases(b, a),
         findings: findings(b, a),
         ranks: ranks(b, a),
+        memory: memory(b, a),
         check: None,
         step_time,
     }
@@ -996,4 +1284,159 @@ pub fn compare_reports(
         (&before.source.path, &after.source.path),
         opts,
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::build::TraceBuilder;
+
+    /// A CPU-only training loop: per step `aten::mm` for `mm_us` inside `forward`, then
+    /// `losses` calls of `aten::cross_entropy_loss` (20 µs each, 5 µs of Python between them)
+    /// inside `loss`; `aten::mm` allocates `mm_bytes` of host memory, freed at the step's end.
+    fn cpu_steps(mm_us: f64, losses: usize, mm_bytes: i64) -> crate::report::Report {
+        let mut b = TraceBuilder::new();
+        let mut t = 0.0;
+        let mut addr = 0x1000u64;
+        for s in 1..=6 {
+            let start = t;
+            let jitter = s as f64 * 0.25; // distinct step durations
+            let mut h = t + 2.0;
+            b.annotation("forward", h, mm_us + jitter + 2.0);
+            b.op("aten::mm", h + 1.0, mm_us + jitter);
+            b.memory(-1, h + 1.5, addr, mm_bytes, mm_bytes, -1);
+            h += mm_us + 4.0 + jitter;
+            let loss_start = h;
+            for _ in 0..losses {
+                b.op("aten::cross_entropy_loss", h, 20.0);
+                h += 25.0;
+            }
+            b.annotation("loss", loss_start, h - loss_start);
+            b.memory(-1, h + 0.5, addr, -mm_bytes, 0, -1);
+            addr += 0x100;
+            b.annotation(&format!("ProfilerStep#{s}"), start, h + 1.0 - start);
+            t = h + 2.0;
+        }
+        let trace = b.build();
+        let a = crate::analysis::analyze(&trace, &Default::default());
+        crate::report::Report::new(&trace, &a)
+    }
+
+    fn op<'a>(c: &'a Comparison, name: &str) -> &'a ItemChange {
+        c.ops.iter().find(|o| o.name == name).unwrap()
+    }
+
+    #[test]
+    fn host_bound_steps_compare_operators_on_host_time() {
+        let before = cpu_steps(397.0, 32, 4 << 20);
+        let after = cpu_steps(234.0, 1, 2 << 20);
+        let c = compare_reports(&before, &after, &DiffOptions::default()).unwrap();
+        assert_eq!(c.ranked_by.basis, TimeBasis::Host, "{}", c.ranked_by.reason);
+        // aten::mm: no device time on either side, host self 397 → 234 µs per step
+        let mm = op(&c, "aten::mm");
+        assert_eq!(mm.change_us, 0.0);
+        let h = mm.host_change_us.unwrap();
+        assert!((h - (234.0 - 397.0)).abs() < 1e-6, "{h}");
+        assert_eq!(mm.status, Status::Decreased);
+        // the loss: 32 × 20 µs → 20 µs per step, the largest host change, ranked first
+        assert_eq!(c.ops[0].name, "aten::cross_entropy_loss");
+        assert!((c.ops[0].host_change_us.unwrap() + 620.0).abs() < 1e-6);
+        assert_eq!(c.ops[1].name, "aten::mm");
+        // the operator contributors carry the host change; the residual holds only the
+        // Python between the loss calls (32 → 1 gaps of 5 µs) and the step's own edges
+        let oc = &c.op_contributors;
+        assert_eq!(oc[0].name, "aten::cross_entropy_loss");
+        let residual = oc.iter().find(|r| r.kind == "residual").unwrap();
+        let ops_sum: f64 = oc
+            .iter()
+            .filter(|r| r.kind == "op")
+            .map(|r| r.change_us)
+            .sum();
+        assert!((ops_sum + 620.0 + 163.0).abs() < 1e-6, "{ops_sum}");
+        assert!(
+            (residual.change_us - (-31.0 * 5.0)).abs() < 0.5,
+            "{}",
+            residual.change_us
+        );
+        // phases by host wall time: `loss` 32 × 25 → 25 µs
+        let pc = &c.phase_contributors;
+        let loss = pc.iter().find(|r| r.name == "loss").unwrap();
+        assert!(
+            (loss.change_us + 31.0 * 25.0).abs() < 1e-6,
+            "{}",
+            loss.change_us
+        );
+        let p = c.phases.iter().find(|p| p.name == "loss").unwrap();
+        assert_eq!(p.status, Status::Decreased);
+        // every decomposition sums to the step change
+        for v in [&c.contributors, &c.phase_contributors, &c.op_contributors] {
+            let s: f64 = v.iter().map(|r| r.change_us).sum();
+            assert!((s - c.step_time.change_us).abs() < 1e-6);
+        }
+    }
+
+    #[test]
+    fn a_different_step_definition_is_reported_first() {
+        let before = cpu_steps(397.0, 2, 1 << 20);
+        let mut b = TraceBuilder::new();
+        b.op("aten::mm", 1.0, 397.0);
+        let trace = b.build();
+        let a = crate::analysis::analyze(&trace, &Default::default());
+        let after = crate::report::Report::new(&trace, &a);
+        let c = compare_reports(&before, &after, &DiffOptions::default()).unwrap();
+        assert!(
+            c.caveats[0].starts_with(
+                "not the same step definition: steps are profiler_step before, whole_trace after"
+            ),
+            "{:?}",
+            c.caveats
+        );
+    }
+
+    #[test]
+    fn ties_are_ordered_by_size_not_by_name() {
+        let mk = |a_us: f64, z_us: f64| {
+            let mut b = TraceBuilder::new();
+            let mut t = 0.0;
+            for s in 1..=4 {
+                let start = t;
+                b.op("aten::add", t + 1.0, a_us + s as f64 * 0.1);
+                b.op("aten::zeros", t + 2.0 + a_us + 1.0, z_us);
+                t += a_us + z_us + 6.0;
+                b.annotation(&format!("ProfilerStep#{s}"), start, t - start - 1.0);
+            }
+            let trace = b.build();
+            let a = crate::analysis::analyze(&trace, &Default::default());
+            crate::report::Report::new(&trace, &a)
+        };
+        let c =
+            compare_reports(&mk(20.0, 120.0), &mk(10.0, 110.0), &DiffOptions::default()).unwrap();
+        let names: Vec<&str> = c.ops.iter().map(|o| o.name.as_str()).collect();
+        // both −10 µs per step: the larger operator first
+        assert_eq!(names, ["aten::zeros", "aten::add"]);
+        assert!(c.ops.iter().all(|o| o.status == Status::Decreased));
+    }
+
+    #[test]
+    fn cpu_memory_peak_and_live_composition_are_compared() {
+        let before = cpu_steps(397.0, 2, 4 << 20);
+        let after = cpu_steps(397.0, 2, 1 << 20);
+        let c = compare_reports(&before, &after, &DiffOptions::default()).unwrap();
+        assert_eq!(c.memory.len(), 1);
+        let m = &c.memory[0];
+        assert_eq!(m.device, crate::model::memory::CPU_DEVICE as i64);
+        assert_eq!((m.peak_before, m.peak_after), (4 << 20, 1 << 20));
+        assert_eq!(m.peak_change, -(3 << 20));
+        assert!(m.composition_known);
+        assert_eq!(m.live_by_op[0].name, "aten::mm");
+        assert_eq!(m.live_by_op[0].change, -(3 << 20));
+        assert_eq!(m.live_by_phase[0].name, "forward");
+        let mut out = Vec::new();
+        render::render(&c, render::DiffFormat::Table, 10, &mut out).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        assert!(
+            text.contains("CPU memory peak 4.0 MiB → 1.0 MiB (-3.0 MiB)"),
+            "{text}"
+        );
+    }
 }

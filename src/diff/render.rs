@@ -6,7 +6,7 @@
 use std::io::{self, Write};
 
 use super::check::CheckResult;
-use super::{Comparison, Contributor, FindingChange, ItemChange, Status};
+use super::{Comparison, Contributor, FindingChange, ItemChange, Status, TimeBasis};
 use crate::report::html::escape as html_escape;
 use crate::report::markdown::escape as md_escape;
 use crate::report::terminal::{fmt_us, sanitize};
@@ -110,6 +110,56 @@ fn per_time(p: Option<crate::diff::Per>) -> String {
     p.map(|p| fmt_us(p.time_us)).unwrap_or_else(|| "-".into())
 }
 
+/// A row's time per step on `basis` (`-` when the side lacks the row or the measure).
+fn per_time_on(p: Option<crate::diff::Per>, basis: TimeBasis) -> String {
+    match basis {
+        TimeBasis::Device => per_time(p),
+        TimeBasis::Host => p
+            .and_then(|p| p.host_time())
+            .map(fmt_us)
+            .unwrap_or_else(|| "-".into()),
+    }
+}
+
+/// The other basis.
+fn other(basis: TimeBasis) -> TimeBasis {
+    match basis {
+        TimeBasis::Host => TimeBasis::Device,
+        TimeBasis::Device => TimeBasis::Host,
+    }
+}
+
+/// A row's change on `basis`.
+fn change_on(r: &ItemChange, basis: TimeBasis) -> String {
+    match basis {
+        TimeBasis::Device => signed(r.change_us),
+        TimeBasis::Host => r.host_change_us.map(signed).unwrap_or_else(|| "-".into()),
+    }
+}
+
+/// `host` or `device`.
+fn basis_word(basis: TimeBasis) -> &'static str {
+    match basis {
+        TimeBasis::Host => "host",
+        TimeBasis::Device => "device",
+    }
+}
+
+/// Title of the operator or phase table on `basis`.
+fn table_title(kind: &str, basis: TimeBasis) -> String {
+    let time = match (kind, basis) {
+        ("Operators", TimeBasis::Host) => "host self time",
+        ("Operators", TimeBasis::Device) => "device self time",
+        (_, TimeBasis::Host) => "host wall time",
+        (_, TimeBasis::Device) => "device time",
+    };
+    format!(
+        "{kind} ({time}; Δ {}: the {} change)",
+        basis_word(other(basis)),
+        basis_word(other(basis))
+    )
+}
+
 /// The budget's metrics, one terminal line each (status, metric, change, limit, note).
 /// The cells of a finding's row, as text (each renderer escapes them): status, rule,
 /// severity before → after, recoverable time per step before → after, title.
@@ -141,6 +191,47 @@ fn item_figures(r: &ItemChange) -> [String; 4] {
         per_time(r.after),
         signed(r.change_us),
     ]
+}
+
+/// [`item_figures`] on `basis`, then the change on the other basis.
+fn item_figures_on(r: &ItemChange, basis: TimeBasis) -> [String; 5] {
+    [
+        format!("{} → {}", per_calls(r.before), per_calls(r.after)),
+        per_time_on(r.before, basis),
+        per_time_on(r.after, basis),
+        change_on(r, basis),
+        change_on(r, other(basis)),
+    ]
+}
+
+/// Signed bytes (`+1.5 MiB`, `-512 B`, `0 B`).
+fn signed_bytes(v: i64) -> String {
+    let m = crate::text::fmt_bytes(v.unsigned_abs());
+    match v.signum() {
+        1 => format!("+{m}"),
+        -1 => format!("-{m}"),
+        _ => m,
+    }
+}
+
+/// Bytes (negative values, "not recorded", print as `-`).
+fn bytes(v: i64) -> String {
+    if v < 0 {
+        "-".into()
+    } else {
+        crate::text::fmt_bytes(v as u64)
+    }
+}
+
+/// The heading line of a device's memory change.
+fn memory_heading(m: &super::MemoryChange) -> String {
+    format!(
+        "{} memory peak {} → {} ({})",
+        crate::report::memory_device_label(m.device),
+        bytes(m.peak_before),
+        bytes(m.peak_after),
+        signed_bytes(m.peak_change)
+    )
 }
 
 fn write_budget_lines(r: &CheckResult, out: &mut dyn Write) -> io::Result<()> {
@@ -214,6 +305,9 @@ fn terminal(c: &Comparison, top: usize, out: &mut dyn Write) -> io::Result<()> {
         st.before.steps,
         st.after.steps
     )?;
+    for line in wrap(&s(&c.ranked_by.reason), 96) {
+        writeln!(out, "  {line}")?;
+    }
     let contrib = |out: &mut dyn Write, title: &str, v: &[Contributor]| -> io::Result<()> {
         writeln!(out)?;
         writeln!(out, "{title}")?;
@@ -266,11 +360,9 @@ fn terminal(c: &Comparison, top: usize, out: &mut dyn Write) -> io::Result<()> {
             term_change_row(out, p)?;
         }
     }
-    for (title, rows) in [
-        ("Kernels", &c.kernels),
-        ("Operators (device self time)", &c.ops),
-        ("Phases (device time)", &c.phases),
-    ] {
+    let basis = c.ranked_by.basis;
+    {
+        let rows = &c.kernels;
         let ch = changed(rows, top);
         let total = rows
             .iter()
@@ -279,7 +371,7 @@ fn terminal(c: &Comparison, top: usize, out: &mut dyn Write) -> io::Result<()> {
         writeln!(out)?;
         writeln!(
             out,
-            "{title}: {total} changed of {} (per step: calls, time)",
+            "Kernels: {total} changed of {} (per step: calls, time)",
             rows.len()
         )?;
         for r in ch {
@@ -296,6 +388,64 @@ fn terminal(c: &Comparison, top: usize, out: &mut dyn Write) -> io::Result<()> {
             )?;
             if let Some(n) = &r.note {
                 writeln!(out, "            {}", shorten_middle(&s(n), 86))?;
+            }
+        }
+    }
+    for (kind, rows) in [("Operators", &c.ops), ("Phases", &c.phases)] {
+        let total = rows
+            .iter()
+            .filter(|r| r.status != Status::Unchanged)
+            .count();
+        writeln!(out)?;
+        writeln!(
+            out,
+            "{}: {total} changed of {} (per step)",
+            table_title(kind, basis),
+            rows.len()
+        )?;
+        for r in changed(rows, top) {
+            let [_, before, after, change, other_change] = item_figures_on(r, basis);
+            writeln!(
+                out,
+                "  {:<9} {:>6} {:>6} {:>10} {:>10} {:>10} {:>10}  {}",
+                r.status.as_str(),
+                per_calls(r.before),
+                per_calls(r.after),
+                before,
+                after,
+                change,
+                other_change,
+                shorten_middle(&s(&r.name), 26)
+            )?;
+        }
+    }
+    for m in &c.memory {
+        writeln!(out)?;
+        writeln!(out, "{}", memory_heading(m))?;
+        if !m.composition_known {
+            writeln!(
+                out,
+                "  live at the peak: unknown (a side's events have no Addr to pair frees)"
+            )?;
+            continue;
+        }
+        for (what, rows) in [("operator", &m.live_by_op), ("phase", &m.live_by_phase)] {
+            let rows: Vec<_> = rows.iter().filter(|r| r.change != 0).collect();
+            if rows.is_empty() {
+                continue;
+            }
+            writeln!(out, "  live at the peak by {what}: change, before, after")?;
+            // at most 6 groups (fewer with a smaller --top; --top 0 means the 6)
+            let n = if top == 0 { 6 } else { top.min(6) };
+            for r in rows.iter().take(n) {
+                writeln!(
+                    out,
+                    "    {:>11} {:>11} {:>11}  {}",
+                    signed_bytes(r.change),
+                    crate::text::fmt_bytes(r.before),
+                    crate::text::fmt_bytes(r.after),
+                    shorten_middle(&s(&r.name), 56)
+                )?;
             }
         }
     }
@@ -403,6 +553,7 @@ fn markdown(c: &Comparison, top: usize, out: &mut dyn Write) -> io::Result<()> {
         signed_pct(st.change_pct)
     )?;
     writeln!(out, "{}\n", e(&c.summary))?;
+    writeln!(out, "{}\n", e(&c.ranked_by.reason))?;
     for cv in &c.caveats {
         writeln!(out, "> **Caveat:** {}\n", e(cv))?;
     }
@@ -480,11 +631,8 @@ fn markdown(c: &Comparison, top: usize, out: &mut dyn Write) -> io::Result<()> {
             md_change_row(out, p)?;
         }
     }
-    for (title, rows) in [
-        ("Kernels", &c.kernels),
-        ("Operators", &c.ops),
-        ("Phases", &c.phases),
-    ] {
+    let basis = c.ranked_by.basis;
+    for (title, rows) in [("Kernels", &c.kernels)] {
         let ch = changed(rows, top);
         writeln!(out, "\n#### {title} that changed (per step)\n")?;
         if ch.is_empty() {
@@ -505,6 +653,63 @@ fn markdown(c: &Comparison, top: usize, out: &mut dyn Write) -> io::Result<()> {
                 r.status.as_str(),
                 name(&r.name),
             )?;
+        }
+    }
+    for (kind, rows) in [("Operators", &c.ops), ("Phases", &c.phases)] {
+        let ch = changed(rows, top);
+        writeln!(
+            out,
+            "\n#### {} that changed (per step)\n",
+            table_title(kind, basis)
+        )?;
+        if ch.is_empty() {
+            writeln!(out, "None.")?;
+            continue;
+        }
+        writeln!(
+            out,
+            "| status | name | calls | {b} before | {b} after | change | Δ {o} |\n|---|---|---:|---:|---:|---:|---:|",
+            b = basis_word(basis),
+            o = basis_word(other(basis))
+        )?;
+        for r in ch {
+            let [calls, before, after, change, oc] = item_figures_on(r, basis);
+            writeln!(
+                out,
+                "| {} | {} | {calls} | {before} | {after} | {change} | {oc} |",
+                r.status.as_str(),
+                name(&r.name),
+            )?;
+        }
+    }
+    for m in &c.memory {
+        writeln!(out, "\n#### {}\n", memory_heading(m))?;
+        if !m.composition_known {
+            writeln!(
+                out,
+                "Live at the peak: unknown (a side's events have no `Addr`)."
+            )?;
+            continue;
+        }
+        writeln!(
+            out,
+            "| live at the peak | name | before | after | change |\n|---|---|---:|---:|---:|"
+        )?;
+        for (what, rows) in [("operator", &m.live_by_op), ("phase", &m.live_by_phase)] {
+            for r in rows
+                .iter()
+                .filter(|r| r.change != 0)
+                .take(take(top, rows.len()))
+            {
+                writeln!(
+                    out,
+                    "| {what} | {} | {} | {} | {} |",
+                    name(&r.name),
+                    crate::text::fmt_bytes(r.before),
+                    crate::text::fmt_bytes(r.after),
+                    signed_bytes(r.change)
+                )?;
+            }
         }
     }
     writeln!(out, "\n#### Findings\n")?;
@@ -656,38 +861,88 @@ fn html(c: &Comparison, top: usize, out: &mut dyn Write) -> io::Result<()> {
         }
         h.push_str("</table>\n");
     }
-    h.push_str("<h2>Phases (device time per step)</h2><table><tr><th>phase</th><th>before</th><th></th><th>after</th><th>change</th></tr>\n");
+    let basis = c.ranked_by.basis;
+    h.push_str(&format!(
+        "<p>{}</p><h2>{} per step</h2><table><tr><th>phase</th><th>before</th><th></th><th>after</th><th>change</th></tr>\n",
+        e(&c.ranked_by.reason),
+        e(&table_title("Phases", basis))
+    ));
     let ph = changed(&c.phases, top);
+    let t = |p: Option<crate::diff::Per>| match basis {
+        TimeBasis::Device => p.map(|p| p.time_us).unwrap_or(0.0),
+        TimeBasis::Host => p.and_then(|p| p.host_time()).unwrap_or(0.0),
+    };
     let max = ph
         .iter()
-        .flat_map(|r| [r.before.map(|p| p.time_us), r.after.map(|p| p.time_us)])
-        .flatten()
+        .flat_map(|r| [t(r.before), t(r.after)])
         .fold(0.0, f64::max);
     for r in ph {
-        let t = |p: Option<crate::diff::Per>| p.map(|p| p.time_us).unwrap_or(0.0);
         bars(
             &mut h,
             &format!("{} [{}]", r.name, r.status.as_str()),
             t(r.before),
             t(r.after),
-            r.change_us,
+            t(r.after) - t(r.before),
             max,
         );
     }
     h.push_str("</table>\n");
-    for (title, rows) in [("Kernels", &c.kernels), ("Operators", &c.ops)] {
+    for (title, rows, on) in [
+        ("Kernels".to_string(), &c.kernels, None),
+        (table_title("Operators", basis), &c.ops, Some(basis)),
+    ] {
+        let extra = on
+            .map(|b| format!("<th>Δ {}</th>", basis_word(other(b))))
+            .unwrap_or_default();
         h.push_str(&format!(
-            "<h2>{title} that changed</h2><table><tr><th>status</th><th>name</th><th>calls/step</th>\
-             <th>before</th><th>after</th><th>change</th></tr>\n"
+            "<h2>{} that changed</h2><table><tr><th>status</th><th>name</th><th>calls/step</th>\
+             <th>before</th><th>after</th><th>change</th>{extra}</tr>\n",
+            e(&title)
         ));
         for r in changed(rows, top) {
-            let [calls, before, after, change] = item_figures(r).map(|x| e(&x));
+            let [calls, before, after, change, oc] = match on {
+                Some(b) => item_figures_on(r, b),
+                None => {
+                    let [c1, c2, c3, c4] = item_figures(r);
+                    [c1, c2, c3, c4, String::new()]
+                }
+            }
+            .map(|x| e(&x));
+            let oc = if on.is_some() {
+                format!("<td class=n>{oc}</td>")
+            } else {
+                String::new()
+            };
             h.push_str(&format!(
-                "<tr><td>{}</td><td>{}{}</td><td class=n>{calls}</td><td class=n>{before}</td><td class=n>{after}</td><td class=n>{change}</td></tr>\n",
+                "<tr><td>{}</td><td>{}{}</td><td class=n>{calls}</td><td class=n>{before}</td><td class=n>{after}</td><td class=n>{change}</td>{oc}</tr>\n",
                 r.status.as_str(),
                 e(&r.name),
                 r.note.as_deref().map(|n| format!("<br><small>{}</small>", e(n))).unwrap_or_default(),
             ));
+        }
+        h.push_str("</table>\n");
+    }
+    for m in &c.memory {
+        h.push_str(&format!("<h2>{}</h2>", e(&memory_heading(m))));
+        if !m.composition_known {
+            h.push_str("<p>Live at the peak: unknown (a side's events have no Addr).</p>\n");
+            continue;
+        }
+        h.push_str("<table><tr><th>live at the peak</th><th>name</th><th>before</th><th>after</th><th>change</th></tr>\n");
+        for (what, rows) in [("operator", &m.live_by_op), ("phase", &m.live_by_phase)] {
+            for r in rows
+                .iter()
+                .filter(|r| r.change != 0)
+                .take(take(top, rows.len()))
+            {
+                h.push_str(&format!(
+                    "<tr><td>{what}</td><td>{}</td><td class=n>{}</td><td class=n>{}</td><td class=n>{}</td></tr>\n",
+                    e(&r.name),
+                    e(&crate::text::fmt_bytes(r.before)),
+                    e(&crate::text::fmt_bytes(r.after)),
+                    e(&signed_bytes(r.change))
+                ));
+            }
         }
         h.push_str("</table>\n");
     }

@@ -39,6 +39,9 @@ pub struct Side {
     /// Steps of the window.
     #[serde(default)]
     pub steps: Vec<SideStep>,
+    /// How the steps were found.
+    #[serde(default)]
+    pub steps_found: Option<SideStepsFound>,
     /// The average step.
     pub breakdown_us: BreakdownUs,
     /// Mean step duration, µs.
@@ -58,6 +61,38 @@ pub struct Side {
     /// A folder of ranks: the per-rank table.
     #[serde(default)]
     pub ranks: Option<SideRanks>,
+    /// The memory timeline (`profile_memory=True`).
+    #[serde(default)]
+    pub memory: Option<SideMemory>,
+}
+
+/// The `memory` section of the report.
+#[derive(Debug, Clone, Deserialize)]
+pub struct SideMemory {
+    /// Per device (the CPU is [`crate::model::memory::CPU_DEVICE`]).
+    #[serde(default)]
+    pub devices: Vec<SideDeviceMemory>,
+}
+
+/// One device's memory timeline.
+#[derive(Debug, Clone, Deserialize)]
+pub struct SideDeviceMemory {
+    /// Device id.
+    pub device: i64,
+    /// Peak allocated in the window, bytes.
+    pub peak_allocated: i64,
+    /// Step of the peak.
+    #[serde(default)]
+    pub peak_step: Option<String>,
+    /// Live at the peak by operator and phase.
+    #[serde(default)]
+    pub live_at_peak: Vec<crate::analysis::memory::LiveGroup>,
+    /// Live at the peak by phase.
+    #[serde(default)]
+    pub live_by_phase: Vec<(String, u64)>,
+    /// Whether blocks could be paired (frees with allocations).
+    #[serde(default)]
+    pub blocks_known: bool,
 }
 
 /// `source` of the report.
@@ -101,6 +136,13 @@ pub struct SideDevice {
     pub id: i64,
     /// Name.
     pub name: String,
+}
+
+/// `steps_found` of the report.
+#[derive(Debug, Clone, Deserialize)]
+pub struct SideStepsFound {
+    /// `profiler_step`, `vllm_execute`, `sglang_step`, `graph_launch` or `whole_trace`.
+    pub rule: String,
 }
 
 /// A step.
@@ -151,6 +193,9 @@ pub struct SideOp {
     pub calls: u64,
     /// µs.
     pub host_total_us: f64,
+    /// Host time minus children and own launch calls, µs.
+    #[serde(default)]
+    pub host_self_us: f64,
     /// µs.
     pub device_self_us: f64,
 }
@@ -164,6 +209,9 @@ pub struct SidePhase {
     pub depth: u32,
     /// Calls in the window.
     pub calls: u64,
+    /// Wall time of the calls inside the window (host), µs.
+    #[serde(default)]
+    pub cpu_total_us: f64,
     /// Device activities launched inside.
     pub kernel_count: u64,
     /// Their time, µs.

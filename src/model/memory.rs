@@ -8,9 +8,17 @@
 //! allocation, plus the reserved total only when it changes. The timeline (allocated bytes at
 //! any time) is rebuilt from the blocks: the allocated total before the first event, plus the
 //! blocks allocated since, minus those freed.
+//!
+//! Host memory (`Device Type` 0: the CPU allocator, which torch records with
+//! `profile_memory=True` on any run, CPU-only ones included) is folded the same way under the
+//! device id [`CPU_DEVICE`].
 
 use super::fasthash::HashMap;
 use super::{Ns, NONE};
+
+/// Device id of host (CPU) memory events (`Device Type` 0 in Kineto, which records `Device Id`
+/// -1): their timeline is built like a device's.
+pub const CPU_DEVICE: i32 = -1;
 
 /// One device memory event as the reader hands it over.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -117,10 +125,10 @@ impl MemoryEvents {
             grew.then_some((r.ts, r.thread))
         })
     }
-    /// Devices with events, ascending.
+    /// Devices with events: the GPUs ascending, then the CPU ([`CPU_DEVICE`]).
     pub fn devices(&self) -> Vec<i32> {
         let mut d: Vec<i32> = self.base.iter().map(|b| b.0).collect();
-        d.sort_unstable();
+        d.sort_unstable_by_key(|&d| (d == CPU_DEVICE, d));
         d
     }
 }

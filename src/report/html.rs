@@ -1359,8 +1359,8 @@ fn memory_chart(s: &mut String, r: &Report) {
         let y = |v: i64| top + plot_h - v.max(0) as f64 / ymax * plot_h;
         w!(
             s,
-            r#"<h3>GPU {} <span style="font-weight:400;color:var(--muted)">peak {}{} at +{}{}</span></h3>"#,
-            d.device,
+            r#"<h3>{} <span style="font-weight:400;color:var(--muted)">peak {}{} at +{}{}</span></h3>"#,
+            super::memory_device_label(d.device),
             escape(&mib(d.peak_allocated)),
             d.capacity
                 .map(|c| format!(" of {}", fmt_bytes(c)))
@@ -1378,9 +1378,9 @@ fn memory_chart(s: &mut String, r: &Report) {
         );
         w!(
             s,
-            r#"<svg class="chart" data-chart="memory" viewBox="0 0 {width} {}" role="img" aria-label="GPU {} memory over the window">"#,
+            r#"<svg class="chart" data-chart="memory" viewBox="0 0 {width} {}" role="img" aria-label="{} memory over the window">"#,
             n1(height),
-            d.device
+            super::memory_device_label(d.device)
         );
         for i in 0..=4 {
             let v = ymax * i as f64 / 4.0;

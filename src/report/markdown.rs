@@ -164,7 +164,7 @@ fn memory_section(r: &Report, out: &mut dyn Write) -> io::Result<()> {
         return Ok(());
     };
     for d in &m.devices {
-        writeln!(out, "### GPU {} memory", d.device)?;
+        writeln!(out, "### {} memory", super::memory_device_label(d.device))?;
         writeln!(out)?;
         writeln!(out, "{}.", rich(&super::memory_summary(d)))?;
         writeln!(out)?;

@@ -1329,6 +1329,16 @@ pub fn efficiency_cells(x: &analysis::efficiency::EfficiencyRow) -> [String; 6] 
     ]
 }
 
+/// The name of a memory timeline's device as the renderers print it: `CPU` for host memory
+/// ([`crate::model::memory::CPU_DEVICE`]), `GPU N` otherwise.
+pub fn memory_device_label(device: i64) -> String {
+    if device == crate::model::memory::CPU_DEVICE as i64 {
+        "CPU".to_string()
+    } else {
+        format!("GPU {device}")
+    }
+}
+
 /// The one-paragraph summary of a device's memory over the window (terminal and Markdown):
 /// the peak and when, the allocator's share, allocations per step.
 pub fn memory_summary(d: &analysis::memory::DeviceMemory) -> String {

@@ -964,7 +964,7 @@ fn write_memory_section(
         writeln!(
             out,
             "{}  {}",
-            st.heading(&format!("GPU {} memory", d.device)),
+            st.heading(&format!("{} memory", super::memory_device_label(d.device))),
             st.dim("from profile_memory events; `stallscope memory --format csv` for the timeline")
         )?;
         let line = super::memory_summary(d);

@@ -424,17 +424,26 @@ impl Worker {
     }
 
     /// A `[memory]` instant of a CUDA or HIP device (`Device Type` 1, or 6 as ROCm builds
-    /// record it): its peak, and the event for the merger's [`MemoryBuilder`].
+    /// record it): its peak, and the event for the merger's [`MemoryBuilder`]; or of the CPU
+    /// (`Device Type` 0): the event, as device [`crate::model::memory::CPU_DEVICE`], without
+    /// `Total Reserved` (the CPU allocator has no cache; torch records 0).
     fn memory_event(&mut self, e: &RawEvent<'_>) {
         let a = &e.args;
-        if !matches!(a.device_type.int(), Some(1 | 6)) {
-            return;
-        }
-        let Some(dev) = a.device_id.int() else {
-            return;
+        let cpu = match a.device_type.int() {
+            Some(1 | 6) => false,
+            Some(0) => true,
+            _ => return,
+        };
+        let dev = if cpu {
+            crate::model::memory::CPU_DEVICE as i64
+        } else {
+            match a.device_id.int() {
+                Some(d) => d,
+                None => return,
+            }
         };
         let total = a.total_allocated.int();
-        if let Some(total) = total {
+        if let (Some(total), false) = (total, cpu) {
             let total = total.max(0) as u64;
             match self.p.mem_peaks.iter_mut().find(|(d, _)| *d == dev) {
                 Some((_, p)) => *p = (*p).max(total),
@@ -456,7 +465,11 @@ impl Worker {
             addr: a.addr.id(),
             bytes,
             total_allocated: total.unwrap_or(-1),
-            total_reserved: a.total_reserved.int().unwrap_or(-1),
+            total_reserved: if cpu {
+                -1
+            } else {
+                a.total_reserved.int().unwrap_or(-1)
+            },
             device: dev.clamp(i32::MIN as i64, i32::MAX as i64) as i32,
             thread,
         });
