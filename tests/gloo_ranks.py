@@ -7,6 +7,7 @@ SCENARIO:
   sleep    rank 1 sleeps DELAY_MS (30) in its forward at every step
   dataset  rank 2's dataset sleeps DELAY_MS before every batch (num_workers=0)
   balanced every rank does the same work
+Every rank's forward also sleeps BASE_MS (20): equal work that does not load the CPU.
 
 Writes OUT_DIR/rank{r}.pt.trace.json for every rank and prints `ok`. Keeps the work small
 (2 cores shared): 3 ranks by default, 1 thread each, 4 profiled steps.
@@ -18,6 +19,9 @@ import sys
 import time
 
 DELAY_MS = 30.0
+# every rank's forward sleeps this long: equal "work" that does not compete for the CPU, so that
+# the balanced control stays balanced on a loaded machine (2 cores, other jobs)
+BASE_MS = 20.0
 WAIT, WARMUP, ACTIVE = 1, 1, 4
 
 
@@ -44,8 +48,7 @@ def worker(rank, world, port, out, scenario):
             )
 
         def forward(self, x):
-            if slow_forward:
-                time.sleep(DELAY_MS / 1000.0)
+            time.sleep((BASE_MS + (DELAY_MS if slow_forward else 0.0)) / 1000.0)
             return self.body(x)
 
     class Batches(torch.utils.data.Dataset):

@@ -135,6 +135,12 @@ pub struct RankFacts {
     /// step breakdown): what the rank did, to compare with the others.
     #[serde(default)]
     pub parts: StepParts,
+    /// The longest `user_annotation` spans of the window by name (record_function ranges,
+    /// `DistributedDataParallel.forward`, the DataLoader's `__next__`, optimizer steps; not
+    /// `ProfilerStep#` nor collectives): name and total time, ns, the
+    /// [`ANNOTATIONS_KEPT`] longest.
+    #[serde(default)]
+    pub annotations: Vec<(String, Ns)>,
 }
 
 /// The step breakdown of a rank summed over its window's steps, ns (see
@@ -251,10 +257,14 @@ pub enum Matching {
 /// collective arguments). Only collectives found on every rank count. When the ranks' step
 /// numbers have nothing in common, the step is left out of the key.
 ///
-/// Clocks: a matched collective ends at nearly the same moment on every rank (it completes
-/// when the last rank's data is in). Each rank's clock offset from the first rank is the
-/// median, over the matched collectives, of the difference of their ends; the *residual* is
-/// the median, over the collectives, of the spread of the aligned ends. When the residual is
+/// Clocks: a collective cannot complete on any rank before its last rank arrives. When no
+/// matched collective ends on one rank before it starts on another (within
+/// [`ALIGN_RESIDUAL_FLOOR`]), the trace clocks are consistent and taken as they are (ranks of
+/// one host share its clock). Otherwise they are aligned: a matched collective ends at nearly
+/// the same moment on every rank (it completes when the last rank's data is in), so each
+/// rank's clock offset from the first rank is the median, over the matched collectives, of
+/// the difference of their ends. The *residual* is the median, over the collectives, of the
+/// spread of the (aligned) ends. When the clocks are consistent, or the residual is
 /// at most [`ALIGN_RESIDUAL_OF_DUR`] of the median collective duration (or
 /// [`ALIGN_RESIDUAL_FLOOR`]), the clocks are aligned: a rank's arrival is its collective's
 /// start on the aligned clock, the last rank is the latest arrival, and every other rank
@@ -272,7 +282,7 @@ pub struct Arrivals {
     pub matching: Matching,
     /// True when the matched collectives are host spans (gloo, MPI, UCC) on some rank.
     pub host: bool,
-    /// The most frequent name of the matched collectives (the first rank's).
+    /// The name of the matched collectives when they all have the same one, else empty.
     pub name: String,
     /// Per rank (index in the ranks given): collectives at which it arrived last.
     pub last: Vec<usize>,
@@ -288,6 +298,8 @@ pub struct Arrivals {
     pub residual: Option<Ns>,
     /// True when the clocks were aligned (else durations were compared).
     pub aligned: bool,
+    /// True when the trace clocks were consistent as they are (no offset estimated).
+    pub shared_clock: bool,
     /// The rank (index) that caused the most wait (ties: the more last arrivals, then the
     /// lower index); `None` without matched collectives.
     pub culprit: Option<usize>,
@@ -339,24 +351,25 @@ pub fn arrivals(ranks: &[RankFacts]) -> Arrivals {
     steps.sort_unstable();
     steps.dedup();
     a.steps = steps.len();
-    {
-        let mut count: Vec<(u32, usize)> = Vec::new();
-        for k in 0..rows.len() {
-            let id = c(0, k).name;
-            match count.iter_mut().find(|x| x.0 == id) {
-                Some(x) => x.1 += 1,
-                None => count.push((id, 1)),
-            }
-        }
-        let top = count.iter().max_by_key(|x| x.1).map_or(0, |x| x.0);
+    // the name when every matched collective has the same one
+    let first = c(0, 0).name;
+    if (0..rows.len()).all(|k| c(0, k).name == first) {
         a.name = ranks[0]
             .collective_names
-            .get(top as usize)
+            .get(first as usize)
             .cloned()
             .unwrap_or_default();
     }
-    // clock offsets from the ends
-    for r in 1..n {
+    // the trace clocks are consistent when no matched collective ends on one rank before it
+    // starts on another (a collective cannot complete before its last rank arrives): then
+    // they are taken as they are
+    a.shared_clock = (0..rows.len()).all(|k| {
+        let first_end = (0..n).map(|r| c(r, k).end()).min().unwrap_or(0);
+        let last_start = (0..n).map(|r| c(r, k).start).max().unwrap_or(0);
+        first_end + ALIGN_RESIDUAL_FLOOR >= last_start
+    });
+    // else clock offsets from the ends
+    for r in (1..n).filter(|_| !a.shared_clock) {
         let mut d: Vec<Ns> = (0..rows.len())
             .map(|k| c(r, k).end() - c(0, k).end())
             .collect();
@@ -375,8 +388,8 @@ pub fn arrivals(ranks: &[RankFacts]) -> Arrivals {
         .collect();
     let median_dur = median_ns(&mut durs);
     a.residual = Some(residual);
-    a.aligned =
-        residual <= ALIGN_RESIDUAL_FLOOR.max((ALIGN_RESIDUAL_OF_DUR * median_dur as f64) as Ns);
+    a.aligned = a.shared_clock
+        || residual <= ALIGN_RESIDUAL_FLOOR.max((ALIGN_RESIDUAL_OF_DUR * median_dur as f64) as Ns);
     if !a.aligned {
         a.offsets = vec![0; n];
     }
@@ -540,7 +553,7 @@ impl RankFacts {
             .iter()
             .max_by(|x, y| x.busy.cmp(&y.busy).then(y.device.cmp(&x.device)));
         let device = main.map(|t| t.device);
-        let (pid, host) = host_pass(trace, a);
+        let (pid, host, annotations) = host_pass(trace, a);
         let kernels = collective_kernels(trace, a, device);
         let host_collectives = kernels.is_empty() && !host.is_empty();
         let (collectives, collective_names) =
@@ -599,6 +612,7 @@ impl RankFacts {
             collective_names,
             host_collectives,
             parts: StepParts::of(&a.steps.steps),
+            annotations,
         }
     }
 
@@ -623,25 +637,52 @@ impl RankFacts {
 /// annotations) counted in the window of `a`: (start, end, name).
 ///
 /// [`classify::is_host_collective`]: crate::model::classify::is_host_collective
-fn host_pass(trace: &Trace, a: &Analysis) -> (Option<i64>, Vec<(Ns, Ns, crate::model::NameId)>) {
+#[allow(clippy::type_complexity)]
+fn host_pass(
+    trace: &Trace,
+    a: &Analysis,
+) -> (
+    Option<i64>,
+    Vec<(Ns, Ns, crate::model::NameId)>,
+    Vec<(String, Ns)>,
+) {
     use crate::model::CpuKind;
     let mut per_thread = vec![0u64; trace.threads.len()];
     let mut memo =
         crate::model::fast::NameMemo::new(trace, crate::model::classify::is_host_collective);
     let mut host = Vec::new();
+    // annotations are few (steps, DataLoader, optimizer, module forwards): a short list
+    let mut annotations: Vec<(crate::model::NameId, Ns)> = Vec::new();
     for e in &trace.cpu {
         if e.kind == CpuKind::Op {
             if let Some(c) = per_thread.get_mut(e.thread as usize) {
                 *c += 1;
             }
         }
-        if matches!(e.kind, CpuKind::Op | CpuKind::UserAnnotation)
-            && memo.get(e.name)
-            && a.selection.mask.covered_within(e.interval()) > 0
-        {
-            host.push((e.start, e.end(), e.name));
+        if matches!(e.kind, CpuKind::Op | CpuKind::UserAnnotation) {
+            let collective = memo.get(e.name);
+            if (collective || e.kind == CpuKind::UserAnnotation)
+                && a.selection.mask.covered_within(e.interval()) > 0
+            {
+                if collective {
+                    host.push((e.start, e.end(), e.name));
+                } else {
+                    match annotations.iter_mut().find(|x| x.0 == e.name) {
+                        Some(x) => x.1 += e.dur,
+                        None => annotations.push((e.name, e.dur)),
+                    }
+                }
+            }
         }
     }
+    // the longest annotations, without the steps themselves
+    let mut annotations: Vec<(String, Ns)> = annotations
+        .into_iter()
+        .map(|(n, d)| (trace.name(n).to_string(), d))
+        .filter(|(n, _)| !n.starts_with("ProfilerStep#"))
+        .collect();
+    annotations.sort_by(|x, y| y.1.cmp(&x.1).then(x.0.cmp(&y.0)));
+    annotations.truncate(ANNOTATIONS_KEPT);
     let mut per_pid: Vec<(i64, u64)> = Vec::new();
     for (t, &c) in trace.threads.iter().zip(&per_thread) {
         if c == 0 {
@@ -656,8 +697,11 @@ fn host_pass(trace: &Trace, a: &Analysis) -> (Option<i64>, Vec<(Ns, Ns, crate::m
         .into_iter()
         .max_by(|a, b| a.1.cmp(&b.1).then(b.0.cmp(&a.0)))
         .map(|p| p.0);
-    (pid, host)
+    (pid, host, annotations)
 }
+
+/// Annotations kept per rank ([`RankFacts::annotations`]).
+pub const ANNOTATIONS_KEPT: usize = 8;
 
 /// One capture of a rank that was captured several times (see *Spans of one rank*).
 #[derive(Clone, Debug, PartialEq)]
@@ -817,6 +861,18 @@ fn merge_spans(mut group: Vec<RankFacts>) -> (RankFacts, RankSpans) {
             let mut p = StepParts::default();
             group.iter().for_each(|r| p.add(&r.parts));
             p
+        },
+        annotations: {
+            let mut v: Vec<(String, Ns)> = Vec::new();
+            for (n, d) in group.iter().flat_map(|r| r.annotations.iter()) {
+                match v.iter_mut().find(|x| x.0 == *n) {
+                    Some(x) => x.1 += d,
+                    None => v.push((n.clone(), *d)),
+                }
+            }
+            v.sort_by(|x, y| y.1.cmp(&x.1).then(x.0.cmp(&y.0)));
+            v.truncate(ANNOTATIONS_KEPT);
+            v
         },
     };
     let spans = RankSpans {
@@ -1000,6 +1056,7 @@ pub(crate) mod tests {
             collective_names: Vec::new(),
             host_collectives: false,
             parts: StepParts::default(),
+            annotations: Vec::new(),
             spans: 1,
         }
     }

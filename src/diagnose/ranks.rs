@@ -47,6 +47,9 @@ pub const SOLE_CULPRIT_SHARE: f64 = 0.60;
 /// A collective's name as people say it: `gloo:all_reduce` → `all_reduce`,
 /// `ncclDevKernel_AllReduce_Sum_f32_RING_LL` → `AllReduce`.
 fn collective_word(name: &str) -> String {
+    if name.is_empty() {
+        return "matched".into();
+    }
     if let Some((_, op)) = name.split_once(':') {
         return op.to_string();
     }
@@ -80,14 +83,47 @@ fn own_cause(s: &RankSummary, i: usize) -> Option<String> {
             best = Some((name, own, med));
         }
     }
-    best.map(|(name, own, med)| {
+    // the annotation (record_function range, module forward, DataLoader) that grew most
+    let mut span: Option<(&str, f64, f64)> = None;
+    for (name, ns) in &r.annotations {
+        let own = *ns as f64 / r.step_divisor();
+        let mut others: Vec<f64> = s
+            .ranks
+            .iter()
+            .enumerate()
+            .filter(|&(j, _)| j != i)
+            .map(|(_, o)| {
+                o.annotations
+                    .iter()
+                    .find(|x| x.0 == *name)
+                    .map_or(0.0, |x| x.1 as f64 / o.step_divisor())
+            })
+            .collect();
+        others.sort_by(f64::total_cmp);
+        let med = others.get(others.len() / 2).copied().unwrap_or(0.0);
+        if own - med > 0.01 * r.step_time && span.is_none_or(|b| own - med > b.1 - b.2) {
+            span = Some((name, own, med));
+        }
+    }
+    let part = best.map(|(name, own, med)| {
         format!(
-            "rank {} spent the time in {name}: {} per step against a median {} on the other ranks",
-            r.rank,
+            "{name}: {} per step against a median {} on the other ranks",
             fmt_ns(own),
             fmt_ns(med)
         )
-    })
+    });
+    let span = span.map(|(name, own, med)| {
+        format!(
+            "`{name}`: {} per step against a median {}",
+            fmt_ns(own),
+            fmt_ns(med)
+        )
+    });
+    match (span, part) {
+        (None, None) => None,
+        (Some(x), None) | (None, Some(x)) => Some(format!("rank {} spent the time in {x}", r.rank)),
+        (Some(sp), Some(pa)) => Some(format!("rank {} spent the time in {sp}; {pa}", r.rank)),
+    }
 }
 
 /// The ranks that caused at least [`CULPRIT_SHARE`] of the wait, by wait caused.
@@ -111,7 +147,12 @@ fn culprits(a: &Arrivals) -> Vec<usize> {
 /// How the clocks were handled, in words.
 fn clocks(a: &Arrivals) -> String {
     let res = fmt_ns(a.residual.unwrap_or(0) as f64);
-    if a.aligned {
+    if a.shared_clock {
+        format!(
+            "trace clocks consistent as they are (no matched collective ends on one rank \
+             before it starts on another; the ends spread by {res}, median)"
+        )
+    } else if a.aligned {
         let max_off = a.offsets.iter().map(|o| o.abs()).max().unwrap_or(0);
         format!(
             "clocks aligned on the collectives' ends (largest offset {}, residual {res})",
@@ -152,12 +193,11 @@ fn measured_straggler(s: &RankSummary, a: &Arrivals) -> Option<Finding> {
             100.0 * a.last[c] as f64 / a.matched as f64
         ));
         let mut f = format!(
-            "culprit: rank {} arrived last at {} of {} matched collectives ({} of them, {where_} \
-             side) over {} step{}; the others waited {} per step for it",
+            "culprit: rank {} arrived last at {} of {} {word} collectives ({where_} side) over {} \
+             step{}; the others waited {} per step for it",
             r.rank,
             a.last[c],
             a.matched,
-            word,
             a.steps,
             if a.steps == 1 { "" } else { "s" },
             fmt_ns(a.caused[c] as f64 / (n - 1) as f64 / steps)

@@ -67,10 +67,12 @@ pub struct ArrivalsInfo {
     /// `device` (collective kernels) or `host` (gloo/MPI/UCC spans).
     #[serde(deserialize_with = "crate::text::static_words::one")]
     pub side: crate::text::static_words::Word,
-    /// The most frequent collective's name.
+    /// The collectives' name when they all have the same one, else `""`.
     pub name: String,
     /// True when the clocks were aligned on the collectives' ends; else durations compared.
     pub clocks_aligned: bool,
+    /// True when the trace clocks were consistent as they are (no offset estimated).
+    pub shared_clock: bool,
     /// Median spread of the aligned ends, µs.
     pub clock_residual_us: f64,
     /// Per rank, in the order of `ranks`.
@@ -360,6 +362,7 @@ impl RanksSection {
                 side: if a.host { "host" } else { "device" },
                 name: a.name.clone(),
                 clocks_aligned: a.aligned,
+                shared_clock: a.shared_clock,
                 clock_residual_us: us(a.residual.unwrap_or(0)),
                 ranks: s
                     .ranks
