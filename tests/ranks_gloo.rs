@@ -187,7 +187,11 @@ fn committed(scenario: &str) -> Value {
 #[test]
 fn a_rank_sleeping_in_forward_is_the_culprit() {
     let r = committed("sleep");
-    check_culprit(&r, 1, "rank 1 spent the time in `DistributedDataParallel.forward`");
+    check_culprit(
+        &r,
+        1,
+        "rank 1 spent the time in `DistributedDataParallel.forward`",
+    );
     // Python over the three files: ranks 0 and 2 waited 29.990 and 29.178 ms per step
     let rows = r["arrivals"]["ranks"].as_array().unwrap();
     for (i, want) in [(0, 29.990), (2, 29.178)] {
@@ -221,7 +225,10 @@ fn balanced_ranks_raise_nothing_high() {
     for x in r["findings"].as_array().unwrap() {
         assert_ne!(x["severity"], "high", "{x:#}");
     }
-    assert!(!r["verdict"].as_str().unwrap().contains("arrived last at"), "{r:#}");
+    assert!(
+        !r["verdict"].as_str().unwrap().contains("arrived last at"),
+        "{r:#}"
+    );
 }
 
 /// A fresh capture made now (torch needed): the sleeping rank is the culprit at every
@@ -238,7 +245,10 @@ fn a_fresh_capture_names_the_sleeping_rank() {
     assert!(matched >= 4, "{a:#}");
     let st = straggler(&r);
     assert_eq!(st["evidence"]["metrics"]["culprit_rank"], 1.0);
-    assert_eq!(st["evidence"]["metrics"]["culprit_last_arrivals"], matched as f64);
+    assert_eq!(
+        st["evidence"]["metrics"]["culprit_last_arrivals"],
+        matched as f64
+    );
     eprintln!("fresh capture: {}", r["verdict"]);
     let _ = std::fs::remove_dir_all(dir);
 }
