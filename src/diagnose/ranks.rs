@@ -63,7 +63,7 @@ fn collective_word(name: &str) -> String {
 
 /// What rank `i` did more than the others in its steps: the step-breakdown part with the
 /// largest excess per step over the median of the other ranks (at least 1 % of its step).
-fn own_cause(s: &RankSummary, i: usize) -> Option<String> {
+fn own_cause(s: &RankSummary, i: usize) -> Option<Cause> {
     let r = &s.ranks[i];
     let mine = r.parts.named();
     let mut best: Option<(&str, f64, f64)> = None;
@@ -106,24 +106,41 @@ fn own_cause(s: &RankSummary, i: usize) -> Option<String> {
         }
     }
     let part = best.map(|(name, own, med)| {
-        format!(
-            "{name}: {} per step against a median {} on the other ranks",
-            fmt_ns(own),
-            fmt_ns(med)
+        (
+            name.to_string(),
+            format!(
+                "{name}: {} per step against a median {} on the other ranks",
+                fmt_ns(own),
+                fmt_ns(med)
+            ),
         )
     });
     let span = span.map(|(name, own, med)| {
-        format!(
-            "`{name}`: {} per step against a median {}",
-            fmt_ns(own),
-            fmt_ns(med)
+        (
+            format!("`{name}`"),
+            format!(
+                "`{name}`: {} per step against a median {}",
+                fmt_ns(own),
+                fmt_ns(med)
+            ),
         )
     });
-    match (span, part) {
-        (None, None) => None,
-        (Some(x), None) | (None, Some(x)) => Some(format!("rank {} spent the time in {x}", r.rank)),
-        (Some(sp), Some(pa)) => Some(format!("rank {} spent the time in {sp}; {pa}", r.rank)),
-    }
+    let lead = span.as_ref().or(part.as_ref())?.0.clone();
+    let long = match (span, part) {
+        (Some(sp), Some(pa)) => format!("{}; {}", sp.1, pa.1),
+        (Some(x), None) | (None, Some(x)) => x.1,
+        (None, None) => return None,
+    };
+    Some(Cause {
+        short: format!("rank {} spent the time in {lead}", r.rank),
+        long: format!("rank {} spent the time in {long}", r.rank),
+    })
+}
+
+/// A culprit's own cause: a short form for the verdict and the long one with the figures.
+struct Cause {
+    short: String,
+    long: String,
 }
 
 /// The ranks that caused at least [`CULPRIT_SHARE`] of the wait, by wait caused.
@@ -204,7 +221,7 @@ fn measured_straggler(s: &RankSummary, a: &Arrivals) -> Option<Finding> {
         );
         if let Some(why) = own_cause(s, c) {
             f.push_str("; ");
-            f.push_str(&why);
+            f.push_str(&why.long);
         }
         facts.push(f);
         if let Some(t) = top_of(r) {
@@ -664,7 +681,7 @@ fn verdict(s: &RankSummary, findings: &[Finding], measured: Option<&Arrivals>) -
             if cs.len() == 1 {
                 if let Some(why) = own_cause(s, cs[0]) {
                     v.push_str("; ");
-                    v.push_str(why.split(':').next().unwrap_or_default());
+                    v.push_str(&why.short);
                 }
             }
             if a.steps <= 1 {
@@ -828,6 +845,77 @@ mod tests {
         ]);
         let d = diagnose_ranks(&s);
         assert_eq!(d.findings.len(), 1, "{:?}", d.findings);
+    }
+
+    /// Three gloo ranks, two steps of 10 ms: at step 1 rank 1 arrives 5 ms after the others,
+    /// at step 2 rank 2 does.
+    fn alternating() -> RankSummary {
+        use crate::analysis::ranks::Collective;
+        let ms = 1_000_000;
+        let ranks = (0..3)
+            .map(|r| {
+                let mut x = facts(r, 10.0, 5.0);
+                x.collective_names = vec!["gloo:all_reduce".into()];
+                x.host_collectives = true;
+                x.collectives = (1..=2)
+                    .map(|step| {
+                        let late = r == step;
+                        let start = (step - 1) * 10 * ms + if late { 8 } else { 3 } * ms;
+                        Collective {
+                            before: 3 * ms,
+                            dur: (step - 1) * 10 * ms + 9 * ms - start,
+                            start,
+                            name: 0,
+                            step,
+                        }
+                    })
+                    .collect();
+                x
+            })
+            .collect();
+        summarize(ranks)
+    }
+
+    #[test]
+    fn alternating_stragglers_are_each_named() {
+        let s = alternating();
+        let d = diagnose_ranks(&s);
+        assert_eq!(d.arrivals.last, [0, 1, 1]);
+        assert_eq!(d.arrivals.caused, [0, 10_000_000, 10_000_000]);
+        let f = &d.findings[0];
+        assert_eq!(f.id, "rank-straggler");
+        assert_eq!(f.evidence.metrics["culprits"], 2.0);
+        // 20 ms of wait over 2 other ranks and 2 steps
+        assert!((f.recoverable_us - 5000.0).abs() < 1e-9);
+        assert_eq!(f.severity, Severity::High);
+        assert!(
+            d.verdict.starts_with(
+                "3 ranks: stragglers alternate: rank 1 arrived last at 1 of 2 all_reduce \
+                 collectives, rank 2 arrived last at 1 of 2 all_reduce collectives; the others \
+                 waited 5.00 ms per step for them"
+            ),
+            "{}",
+            d.verdict
+        );
+        // never "balanced", never one rank for all of them
+        assert!(!d.verdict.contains("balanced"));
+    }
+
+    #[test]
+    fn different_step_windows_are_noted() {
+        let mut s = alternating();
+        for r in &mut s.ranks {
+            r.first_step = "ProfilerStep#1".into();
+            r.last_step = "ProfilerStep#2".into();
+        }
+        assert!(diagnose_ranks(&s).notes.is_empty());
+        s.ranks[2].first_step = "ProfilerStep#2".into();
+        let notes = diagnose_ranks(&s).notes;
+        assert_eq!(notes.len(), 1);
+        assert!(
+            notes[0].contains("rank 2 ProfilerStep#2 … ProfilerStep#2"),
+            "{notes:?}"
+        );
     }
 
     #[test]
