@@ -122,106 +122,420 @@ pub struct RankFacts {
     pub compile: Ns,
     /// Captures merged into this entry (1 for a plain rank file; see *Spans of one rank*).
     pub spans: usize,
-    /// Collective kernels of the main device in the window, in start order (see
-    /// [`arrivals`]).
+    /// Collectives in the window, in start order (see [`Collective`] and [`arrivals`]).
     pub collectives: Vec<Collective>,
+    /// Their names ([`Collective::name`] indexes it).
+    #[serde(default)]
+    pub collective_names: Vec<String>,
+    /// True when [`RankFacts::collectives`] are host spans (the main device runs no collective
+    /// kernel): their time is also the rank's `exposed_comm` when it has no device.
+    #[serde(default)]
+    pub host_collectives: bool,
+    /// The steps' time split by role, summed over the window's steps (the single-file report's
+    /// step breakdown): what the rank did, to compare with the others.
+    #[serde(default)]
+    pub parts: StepParts,
+    /// The longest `user_annotation` spans of the window by name (record_function ranges,
+    /// `DistributedDataParallel.forward`, the DataLoader's `__next__`, optimizer steps; not
+    /// `ProfilerStep#` nor collectives): name and total time, ns, the
+    /// [`ANNOTATIONS_KEPT`] longest.
+    #[serde(default)]
+    pub annotations: Vec<(String, Ns)>,
 }
 
-/// One collective kernel of a rank's main device.
+/// The step breakdown of a rank summed over its window's steps, ns (see
+/// `window::steps`: the parts sum to the steps' durations).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct StepParts {
+    /// Kernels (not communication).
+    pub kernel: Ns,
+    /// Copies and fills.
+    pub memcpy: Ns,
+    /// Communication (kernels and host collectives).
+    pub communication: Ns,
+    /// Runtime calls.
+    pub runtime: Ns,
+    /// DataLoader.
+    pub dataloader: Ns,
+    /// Other host operators, annotations, Python.
+    pub cpu_exec: Ns,
+    /// Time covered by nothing recorded (Python code between operators, sleeps, waits).
+    pub other: Ns,
+}
+
+impl StepParts {
+    /// Sums the breakdown of `steps`.
+    pub fn of(steps: &[crate::window::steps::Step]) -> StepParts {
+        let mut p = StepParts::default();
+        for s in steps {
+            let b = &s.breakdown;
+            p.kernel += b.kernel;
+            p.memcpy += b.memcpy + b.memset;
+            p.communication += b.communication;
+            p.runtime += b.runtime;
+            p.dataloader += b.dataloader;
+            p.cpu_exec += b.cpu_exec;
+            p.other += b.other;
+        }
+        p
+    }
+
+    /// The parts with their plain names, in a fixed order.
+    pub fn named(&self) -> [(&'static str, Ns); 6] {
+        [
+            ("GPU kernels", self.kernel),
+            ("memory copies", self.memcpy),
+            ("runtime calls (launches, synchronisation)", self.runtime),
+            ("the DataLoader", self.dataloader),
+            ("host operators", self.cpu_exec),
+            (
+                "host time outside any recorded operator (Python code, sleeps)",
+                self.other,
+            ),
+        ]
+    }
+
+    /// Adds `o`.
+    pub fn add(&mut self, o: &StepParts) {
+        self.kernel += o.kernel;
+        self.memcpy += o.memcpy;
+        self.communication += o.communication;
+        self.runtime += o.runtime;
+        self.dataloader += o.dataloader;
+        self.cpu_exec += o.cpu_exec;
+        self.other += o.other;
+    }
+}
+
+/// One collective of a rank: a collective kernel of its main device, or, for a rank whose
+/// device runs none (gloo, MPI, UCC), a host collective span (`gloo:*`, `nccl:*`, `mpi:*`,
+/// `ucc:*`: it opens when the rank calls the collective and closes when the collective
+/// completes on that rank).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Collective {
-    /// Device time from the end of the previous collective (or the window start) to its
-    /// start: the rank's own work before it, ns.
+    /// Time from the end of the previous collective (or the window start) to its start: the
+    /// rank's own work before it, ns.
     pub before: Ns,
     /// Its duration, ns: the transfer, plus the wait for the last rank to arrive.
     pub dur: Ns,
+    /// Start, ns, on the rank's own clock (as in its trace).
+    #[serde(default)]
+    pub start: Ns,
+    /// Its name: index in [`RankFacts::collective_names`].
+    #[serde(default)]
+    pub name: u32,
+    /// The step it starts in: the step's number (`ProfilerStep#N`), else its index in the
+    /// window; -1 outside every step.
+    #[serde(default)]
+    pub step: i64,
+}
+
+impl Collective {
+    /// End, ns, on the rank's own clock.
+    pub fn end(&self) -> Ns {
+        self.start + self.dur
+    }
+}
+
+/// How the collectives of the ranks were matched ([`Arrivals::matching`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Matching {
+    /// Nothing matched.
+    #[default]
+    None,
+    /// By step number, collective name and order within the step.
+    StepNameOrder,
+    /// By collective name and order within the window (the ranks' step numbers differ).
+    NameOrder,
 }
 
 /// Who arrived last at the collectives, and what the others waited.
 ///
-/// Collectives are matched across ranks by their order on each rank's main device (the
-/// first `n` of each, `n` the smallest count over the ranks). The rank that arrives last at a
-/// collective does not wait in it: its kernel is the shortest, the pure transfer; every other
-/// rank's kernel is longer by the time it waited for that rank. This compares durations
-/// only, so it holds when the ranks' clocks are not aligned.
+/// Matching ([`arrivals`]): a collective of one rank is the same operation as a collective of
+/// another when both carry the same step number, the same name and the same place among the
+/// collectives of that name in that step (`Seq`/`Comms Id` are not read: the model keeps no
+/// collective arguments). Only collectives found on every rank count. When the ranks' step
+/// numbers have nothing in common, the step is left out of the key.
+///
+/// Clocks: a collective cannot complete on any rank before its last rank arrives. When no
+/// matched collective ends on one rank before it starts on another (within
+/// [`ALIGN_RESIDUAL_FLOOR`]), the trace clocks are consistent and taken as they are (ranks of
+/// one host share its clock). Otherwise they are aligned: a matched collective ends at nearly
+/// the same moment on every rank (it completes when the last rank's data is in), so each
+/// rank's clock offset from the first rank is the median, over the matched collectives, of
+/// the difference of their ends. The *residual* is the median, over the collectives, of the
+/// spread of the (aligned) ends. When the clocks are consistent, or the residual is
+/// at most [`ALIGN_RESIDUAL_OF_DUR`] of the median collective duration (or
+/// [`ALIGN_RESIDUAL_FLOOR`]), the clocks are aligned: a rank's arrival is its collective's
+/// start on the aligned clock, the last rank is the latest arrival, and every other rank
+/// waited from its own arrival to that one (at most its collective's duration). Otherwise the
+/// ends do not coincide and alignment is not possible: durations are compared instead (the
+/// rank that arrives last does not wait: its collective is the shortest; the others' are
+/// longer by their wait).
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Arrivals {
     /// Collectives matched across the ranks.
     pub matched: usize,
+    /// Distinct steps among the matched collectives.
+    pub steps: usize,
+    /// How they were matched.
+    pub matching: Matching,
+    /// True when the matched collectives are host spans (gloo, MPI, UCC) on some rank.
+    pub host: bool,
+    /// The name of the matched collectives when they all have the same one, else empty.
+    pub name: String,
     /// Per rank (index in the ranks given): collectives at which it arrived last.
     pub last: Vec<usize>,
-    /// Per rank: time waited in the matched collectives (duration minus the shortest), ns.
+    /// Per rank: time waited in the matched collectives, ns.
     pub waited: Vec<Ns>,
-    /// Per rank: its own device time before the matched collectives, ns.
+    /// Per rank: the wait of all the other ranks at the collectives where it arrived last, ns.
+    pub caused: Vec<Ns>,
+    /// Per rank: its own time before the matched collectives, ns.
     pub before: Vec<Ns>,
-    /// The rank (index) that arrived last most often (ties: the longer time before the
-    /// collectives); `None` without matched collectives.
+    /// Per rank: its clock offset from the first rank, ns (0 when not aligned).
+    pub offsets: Vec<Ns>,
+    /// Median spread of the aligned ends, ns; `None` without matched collectives.
+    pub residual: Option<Ns>,
+    /// True when the clocks were aligned (else durations were compared).
+    pub aligned: bool,
+    /// True when the trace clocks were consistent as they are (no offset estimated).
+    pub shared_clock: bool,
+    /// The rank (index) that caused the most wait (ties: the more last arrivals, then the
+    /// lower index); `None` without matched collectives.
     pub culprit: Option<usize>,
+}
+
+/// Clocks are aligned when the residual is at most this share of the median collective
+/// duration ([`Arrivals`]).
+pub const ALIGN_RESIDUAL_OF_DUR: f64 = 0.25;
+
+/// ... or at most this, ns (timestamps are often whole µs).
+pub const ALIGN_RESIDUAL_FLOOR: Ns = 2_000;
+
+fn median_ns(v: &mut [Ns]) -> Ns {
+    if v.is_empty() {
+        return 0;
+    }
+    v.sort_unstable();
+    v[v.len() / 2]
 }
 
 /// Matches the collectives of `ranks` and finds who arrived last ([`Arrivals`]).
 pub fn arrivals(ranks: &[RankFacts]) -> Arrivals {
-    let n = ranks.iter().map(|r| r.collectives.len()).min().unwrap_or(0);
+    let n = ranks.len();
     let mut a = Arrivals {
-        matched: n,
-        last: vec![0; ranks.len()],
-        waited: vec![0; ranks.len()],
-        before: vec![0; ranks.len()],
-        culprit: None,
+        last: vec![0; n],
+        waited: vec![0; n],
+        caused: vec![0; n],
+        before: vec![0; n],
+        offsets: vec![0; n],
+        ..Arrivals::default()
     };
-    if n == 0 || ranks.len() < 2 {
+    if n < 2 || ranks.iter().any(|r| r.collectives.is_empty()) {
         return a;
     }
-    for k in 0..n {
-        // the shortest kernel arrived last (ties: the longest time before it, then lower index)
-        let (lastr, shortest) = ranks
-            .iter()
-            .enumerate()
-            .map(|(i, r)| (i, r.collectives[k]))
-            .min_by(|x, y| x.1.dur.cmp(&y.1.dur).then(y.1.before.cmp(&x.1.before)))
-            .map(|(i, c)| (i, c.dur))
-            .unwrap_or((0, 0));
+    let mut rows = match_collectives(ranks, true);
+    a.matching = Matching::StepNameOrder;
+    if rows.is_empty() {
+        rows = match_collectives(ranks, false);
+        a.matching = Matching::NameOrder;
+    }
+    if rows.is_empty() {
+        a.matching = Matching::None;
+        return a;
+    }
+    a.matched = rows.len();
+    a.host = ranks.iter().any(|r| r.host_collectives);
+    let c = |r: usize, k: usize| ranks[r].collectives[rows[k][r]];
+    let mut steps: Vec<i64> = (0..rows.len()).map(|k| c(0, k).step).collect();
+    steps.sort_unstable();
+    steps.dedup();
+    a.steps = steps.len();
+    // the name when every matched collective has the same one
+    let first = c(0, 0).name;
+    if (0..rows.len()).all(|k| c(0, k).name == first) {
+        a.name = ranks[0]
+            .collective_names
+            .get(first as usize)
+            .cloned()
+            .unwrap_or_default();
+    }
+    // the trace clocks are consistent when no matched collective ends on one rank before it
+    // starts on another (a collective cannot complete before its last rank arrives): then
+    // they are taken as they are
+    a.shared_clock = (0..rows.len()).all(|k| {
+        let first_end = (0..n).map(|r| c(r, k).end()).min().unwrap_or(0);
+        let last_start = (0..n).map(|r| c(r, k).start).max().unwrap_or(0);
+        first_end + ALIGN_RESIDUAL_FLOOR >= last_start
+    });
+    // else clock offsets from the ends
+    for r in (1..n).filter(|_| !a.shared_clock) {
+        let mut d: Vec<Ns> = (0..rows.len())
+            .map(|k| c(r, k).end() - c(0, k).end())
+            .collect();
+        a.offsets[r] = median_ns(&mut d);
+    }
+    let mut spreads: Vec<Ns> = (0..rows.len())
+        .map(|k| {
+            let ends = (0..n).map(|r| c(r, k).end() - a.offsets[r]);
+            ends.clone().max().unwrap_or(0) - ends.min().unwrap_or(0)
+        })
+        .collect();
+    let residual = median_ns(&mut spreads);
+    let mut durs: Vec<Ns> = (0..rows.len())
+        .flat_map(|k| (0..n).map(move |r| (r, k)))
+        .map(|(r, k)| c(r, k).dur)
+        .collect();
+    let median_dur = median_ns(&mut durs);
+    a.residual = Some(residual);
+    a.aligned = a.shared_clock
+        || residual <= ALIGN_RESIDUAL_FLOOR.max((ALIGN_RESIDUAL_OF_DUR * median_dur as f64) as Ns);
+    if !a.aligned {
+        a.offsets = vec![0; n];
+    }
+    for k in 0..rows.len() {
+        // the last arrival: the latest aligned start, or the shortest collective (ties: the
+        // longest time before it, then the lower index)
+        let lastr = (0..n)
+            .max_by(|&x, &y| {
+                let (cx, cy) = (c(x, k), c(y, k));
+                let order = if a.aligned {
+                    (cx.start - a.offsets[x]).cmp(&(cy.start - a.offsets[y]))
+                } else {
+                    cy.dur.cmp(&cx.dur)
+                };
+                order.then(cx.before.cmp(&cy.before)).then(y.cmp(&x))
+            })
+            .unwrap_or(0);
         a.last[lastr] += 1;
-        for (i, r) in ranks.iter().enumerate() {
-            a.waited[i] += r.collectives[k].dur - shortest;
-            a.before[i] += r.collectives[k].before;
+        let cl = c(lastr, k);
+        for r in 0..n {
+            let cr = c(r, k);
+            let w = if a.aligned {
+                ((cl.start - a.offsets[lastr]) - (cr.start - a.offsets[r])).clamp(0, cr.dur)
+            } else {
+                (cr.dur - cl.dur).max(0)
+            };
+            a.waited[r] += w;
+            a.caused[lastr] += w;
+            a.before[r] += cr.before;
         }
     }
-    a.culprit = (0..ranks.len()).max_by(|&x, &y| {
-        a.last[x]
-            .cmp(&a.last[y])
-            .then(a.before[x].cmp(&a.before[y]))
+    a.culprit = (0..n).max_by(|&x, &y| {
+        a.caused[x]
+            .cmp(&a.caused[y])
+            .then(a.last[x].cmp(&a.last[y]))
             .then(y.cmp(&x))
     });
     a
 }
 
-/// The collective kernels of `device` whose start is counted in the window of `a`.
-fn collectives_of(trace: &Trace, a: &Analysis, device: Option<i64>) -> Vec<Collective> {
+/// The matched collectives: per match, the index of the collective on every rank, in the
+/// first rank's order. `by_step`: the step number is part of the key.
+fn match_collectives(ranks: &[RankFacts], by_step: bool) -> Vec<Vec<usize>> {
+    use std::collections::HashMap;
+    // key: (step, name, occurrence of that name in that step)
+    let keys = |r: &RankFacts| -> Vec<(i64, String, usize)> {
+        let mut seen: HashMap<(i64, u32), usize> = HashMap::new();
+        r.collectives
+            .iter()
+            .map(|c| {
+                let step = if by_step { c.step } else { 0 };
+                let occ = seen.entry((step, c.name)).or_insert(0);
+                *occ += 1;
+                let name = r
+                    .collective_names
+                    .get(c.name as usize)
+                    .cloned()
+                    .unwrap_or_default();
+                (step, name, *occ)
+            })
+            .collect()
+    };
+    let maps: Vec<HashMap<(i64, String, usize), usize>> = ranks[1..]
+        .iter()
+        .map(|r| {
+            keys(r)
+                .into_iter()
+                .enumerate()
+                .map(|(i, k)| (k, i))
+                .collect()
+        })
+        .collect();
+    keys(&ranks[0])
+        .into_iter()
+        .enumerate()
+        .filter_map(|(i, k)| {
+            let mut row = Vec::with_capacity(ranks.len());
+            row.push(i);
+            for m in &maps {
+                row.push(*m.get(&k)?);
+            }
+            Some(row)
+        })
+        .collect()
+}
+
+/// The collective kernels of `device` counted in the window of `a`: (start, end, name).
+fn collective_kernels(
+    trace: &Trace,
+    a: &Analysis,
+    device: Option<i64>,
+) -> Vec<(Ns, Ns, crate::model::NameId)> {
     let Some(device) = device else {
         return Vec::new();
     };
     let mut memo =
         crate::model::fast::NameMemo::new(trace, crate::model::classify::is_collective_kernel);
-    let mut ks: Vec<(Ns, Ns)> = trace
+    trace
         .gpu
         .iter()
         .filter(|g| g.kind == crate::model::GpuKind::Kernel && g.device as i64 == device)
         .filter(|g| a.selection.mask.covered_within(g.interval()) > 0 && memo.get(g.name))
-        .map(|g| (g.start, g.end()))
-        .collect();
-    ks.sort_unstable();
+        .map(|g| (g.start, g.end(), g.name))
+        .collect()
+}
+
+/// The rank's collectives in start order (see [`Collective`]), with their names.
+fn collectives_of(
+    trace: &Trace,
+    a: &Analysis,
+    mut spans: Vec<(Ns, Ns, crate::model::NameId)>,
+) -> (Vec<Collective>, Vec<String>) {
+    spans.sort_unstable();
+    // an `Operator` and a `user_annotation` copy of one host span count once
+    spans.dedup();
+    let steps = &a.steps.steps;
+    let mut names: Vec<crate::model::NameId> = Vec::new();
     let mut prev = a.selection.span.start;
-    ks.iter()
-        .map(|&(s, e)| {
+    let out = spans
+        .iter()
+        .map(|&(s, e, id)| {
+            let name = match names.iter().position(|&n| n == id) {
+                Some(i) => i,
+                None => {
+                    names.push(id);
+                    names.len() - 1
+                }
+            } as u32;
+            let i = steps.partition_point(|st| st.span.start <= s);
+            let step = match i.checked_sub(1).map(|i| (i, &steps[i])) {
+                Some((i, st)) if s < st.span.end => st.number.unwrap_or(i as i64),
+                _ => -1,
+            };
             let c = Collective {
                 before: (s - prev).max(0),
                 dur: e - s,
+                start: s,
+                name,
+                step,
             };
             prev = prev.max(e);
             c
         })
-        .collect()
+        .collect();
+    let names = names.iter().map(|&n| trace.name(n).to_string()).collect();
+    (out, names)
 }
 
 impl RankFacts {
@@ -239,6 +553,22 @@ impl RankFacts {
             .iter()
             .max_by(|x, y| x.busy.cmp(&y.busy).then(y.device.cmp(&x.device)));
         let device = main.map(|t| t.device);
+        let (pid, host, annotations) = host_pass(trace, a);
+        let kernels = collective_kernels(trace, a, device);
+        let host_collectives = kernels.is_empty() && !host.is_empty();
+        let (collectives, collective_names) =
+            collectives_of(trace, a, if host_collectives { host } else { kernels });
+        // without device work, the communication of the steps' breakdown (host collectives)
+        // is all exposed: nothing on a device runs beside it
+        let host_comm: Ns = if main.is_none() {
+            a.steps
+                .steps
+                .iter()
+                .map(|s| s.breakdown.communication)
+                .sum()
+        } else {
+            0
+        };
         let utilization = device.and_then(|d| {
             a.devices
                 .iter()
@@ -257,12 +587,12 @@ impl RankFacts {
             utilization,
             timeline_total: main.map_or(0, |t| t.total),
             computation: main.map_or(0, |t| t.computation),
-            exposed_comm: main.map_or(0, |t| t.exposed_comm),
+            exposed_comm: main.map_or(host_comm, |t| t.exposed_comm),
             overlapped_comm: main.map_or(0, |t| (t.total_comm - t.exposed_comm).max(0)),
             exposed_memcpy: main.map_or(0, |t| t.exposed_memcpy),
             idle: main.map_or(0, |t| t.idle),
             top_finding: None,
-            pid: main_pid(trace),
+            pid,
             start: trace.start(),
             first_step: a
                 .steps
@@ -278,7 +608,11 @@ impl RankFacts {
                 .unwrap_or_default(),
             compile: a.selection.compile.total,
             spans: 1,
-            collectives: collectives_of(trace, a, device),
+            collectives,
+            collective_names,
+            host_collectives,
+            parts: StepParts::of(&a.steps.steps),
+            annotations,
         }
     }
 
@@ -298,16 +632,57 @@ impl RankFacts {
     }
 }
 
-/// The pid of the process with the most operators (ties: the lower pid).
-fn main_pid(trace: &Trace) -> Option<i64> {
+/// One pass over the host events: the pid of the process with the most operators (ties: the
+/// lower pid), and the host collective spans ([`classify::is_host_collective`], operators and
+/// annotations) counted in the window of `a`: (start, end, name).
+///
+/// [`classify::is_host_collective`]: crate::model::classify::is_host_collective
+#[allow(clippy::type_complexity)]
+fn host_pass(
+    trace: &Trace,
+    a: &Analysis,
+) -> (
+    Option<i64>,
+    Vec<(Ns, Ns, crate::model::NameId)>,
+    Vec<(String, Ns)>,
+) {
+    use crate::model::CpuKind;
     let mut per_thread = vec![0u64; trace.threads.len()];
+    let mut memo =
+        crate::model::fast::NameMemo::new(trace, crate::model::classify::is_host_collective);
+    let mut host = Vec::new();
+    // annotations are few (steps, DataLoader, optimizer, module forwards): a short list
+    let mut annotations: Vec<(crate::model::NameId, Ns)> = Vec::new();
     for e in &trace.cpu {
-        if e.kind == crate::model::CpuKind::Op {
+        if e.kind == CpuKind::Op {
             if let Some(c) = per_thread.get_mut(e.thread as usize) {
                 *c += 1;
             }
         }
+        if matches!(e.kind, CpuKind::Op | CpuKind::UserAnnotation) {
+            let collective = memo.get(e.name);
+            if (collective || e.kind == CpuKind::UserAnnotation)
+                && a.selection.mask.covered_within(e.interval()) > 0
+            {
+                if collective {
+                    host.push((e.start, e.end(), e.name));
+                } else {
+                    match annotations.iter_mut().find(|x| x.0 == e.name) {
+                        Some(x) => x.1 += e.dur,
+                        None => annotations.push((e.name, e.dur)),
+                    }
+                }
+            }
+        }
     }
+    // the longest annotations, without the steps themselves
+    let mut annotations: Vec<(String, Ns)> = annotations
+        .into_iter()
+        .map(|(n, d)| (trace.name(n).to_string(), d))
+        .filter(|(n, _)| !n.starts_with("ProfilerStep#"))
+        .collect();
+    annotations.sort_by(|x, y| y.1.cmp(&x.1).then(x.0.cmp(&y.0)));
+    annotations.truncate(ANNOTATIONS_KEPT);
     let mut per_pid: Vec<(i64, u64)> = Vec::new();
     for (t, &c) in trace.threads.iter().zip(&per_thread) {
         if c == 0 {
@@ -318,11 +693,15 @@ fn main_pid(trace: &Trace) -> Option<i64> {
             None => per_pid.push((t.pid, c)),
         }
     }
-    per_pid
+    let pid = per_pid
         .into_iter()
         .max_by(|a, b| a.1.cmp(&b.1).then(b.0.cmp(&a.0)))
-        .map(|p| p.0)
+        .map(|p| p.0);
+    (pid, host, annotations)
 }
+
+/// Annotations kept per rank ([`RankFacts::annotations`]).
+pub const ANNOTATIONS_KEPT: usize = 8;
 
 /// One capture of a rank that was captured several times (see *Spans of one rank*).
 #[derive(Clone, Debug, PartialEq)]
@@ -424,6 +803,29 @@ fn merge_spans(mut group: Vec<RankFacts>) -> (RankFacts, RankSpans) {
     let slowest = (0..group.len())
         .max_by(|&a, &b| group[a].step_time.total_cmp(&group[b].step_time))
         .unwrap_or(0);
+    // the spans' collectives one after the other, in span order, names shared
+    let mut collective_names: Vec<String> = Vec::new();
+    let mut collectives = Vec::new();
+    for r in &group {
+        for c in &r.collectives {
+            let name = r
+                .collective_names
+                .get(c.name as usize)
+                .cloned()
+                .unwrap_or_default();
+            let id = match collective_names.iter().position(|n| *n == name) {
+                Some(i) => i,
+                None => {
+                    collective_names.push(name);
+                    collective_names.len() - 1
+                }
+            };
+            collectives.push(Collective {
+                name: id as u32,
+                ..*c
+            });
+        }
+    }
     let first = &group[0];
     let merged = RankFacts {
         rank: first.rank,
@@ -452,11 +854,26 @@ fn merge_spans(mut group: Vec<RankFacts>) -> (RankFacts, RankSpans) {
         last_step: group[group.len() - 1].last_step.clone(),
         compile: sum(|r| r.compile),
         spans: group.len(),
-        // the spans' collectives one after the other, in span order
-        collectives: group
-            .iter()
-            .flat_map(|r| r.collectives.iter().copied())
-            .collect(),
+        collectives,
+        collective_names,
+        host_collectives: group.iter().any(|r| r.host_collectives),
+        parts: {
+            let mut p = StepParts::default();
+            group.iter().for_each(|r| p.add(&r.parts));
+            p
+        },
+        annotations: {
+            let mut v: Vec<(String, Ns)> = Vec::new();
+            for (n, d) in group.iter().flat_map(|r| r.annotations.iter()) {
+                match v.iter_mut().find(|x| x.0 == *n) {
+                    Some(x) => x.1 += d,
+                    None => v.push((n.clone(), *d)),
+                }
+            }
+            v.sort_by(|x, y| y.1.cmp(&x.1).then(x.0.cmp(&y.0)));
+            v.truncate(ANNOTATIONS_KEPT);
+            v
+        },
     };
     let spans = RankSpans {
         rank: first.rank,
@@ -636,6 +1053,10 @@ pub(crate) mod tests {
             last_step: String::new(),
             compile: 0,
             collectives: Vec::new(),
+            collective_names: Vec::new(),
+            host_collectives: false,
+            parts: StepParts::default(),
+            annotations: Vec::new(),
             spans: 1,
         }
     }
@@ -716,15 +1137,47 @@ pub(crate) mod tests {
             ranks[2].collectives[1],
             Collective {
                 before: 7_000_000,
-                dur: 1_000_000
+                dur: 1_000_000,
+                start: ranks[2].start + 15_000_000,
+                name: 0,
+                step: 1,
             }
         );
+        assert_eq!(
+            ranks[2].collective_names,
+            ["ncclDevKernel_AllReduce_Sum_f32_RING_LL"]
+        );
+        assert!(!ranks[2].host_collectives);
         let a = arrivals(&ranks);
         assert_eq!(a.matched, 3);
+        assert_eq!((a.steps, a.matching), (1, Matching::StepNameOrder));
+        assert!(a.aligned);
+        assert_eq!(a.residual, Some(0));
         assert_eq!(a.culprit, Some(2));
         assert_eq!(a.last, [0, 0, 3, 0]);
         // each other rank waited 2 ms in each collective
         assert_eq!(a.waited, [6_000_000, 6_000_000, 0, 6_000_000]);
+        assert_eq!(a.caused, [0, 0, 18_000_000, 0]);
+        // another clock on rank 3 (5 s ahead): the same arrivals, the offset found
+        let mut skewed = ranks.clone();
+        for c in &mut skewed[3].collectives {
+            c.start += 5_000_000_000;
+        }
+        let b = arrivals(&skewed);
+        assert!(b.aligned);
+        assert_eq!(b.offsets, [0, 0, 0, 5_000_000_000]);
+        assert_eq!(
+            (b.last.clone(), b.waited.clone()),
+            (a.last.clone(), a.waited.clone())
+        );
+        // ends that do not coincide (rank 3's collectives drift by 3 ms each): not aligned
+        let mut drift = ranks.clone();
+        for (k, c) in drift[3].collectives.iter_mut().enumerate() {
+            c.start += 3_000_000 * k as Ns;
+        }
+        let d = arrivals(&drift);
+        assert!(!d.aligned, "{:?}", d.residual);
+        assert_eq!(d.offsets, [0, 0, 0, 0]);
         // balanced ranks: nobody waits
         let even: Vec<RankFacts> = (0..3)
             .map(|r| {
@@ -734,6 +1187,92 @@ pub(crate) mod tests {
             })
             .collect();
         assert_eq!(arrivals(&even).waited, [0, 0, 0]);
+    }
+
+    /// A CPU-only rank (gloo): three steps, each `compute_ms` of host work then a
+    /// `gloo:all_reduce` span that ends when the slowest rank (`slowest_ms`) has sent 1 ms
+    /// later; `late` gives one step's compute instead.
+    pub(crate) fn gloo_rank(compute_ms: f64, slowest_ms: &[f64; 3]) -> Trace {
+        use crate::model::build::TraceBuilder;
+        let mut b = TraceBuilder::new();
+        let mut t = 0.0;
+        for (k, &slow) in slowest_ms.iter().enumerate() {
+            let round = (slow + 1.0) * 1000.0;
+            b.annotation(&format!("ProfilerStep#{}", k + 3), t, round);
+            let own = if compute_ms < 0.0 { slow } else { compute_ms };
+            b.op("aten::addmm", t, own * 1000.0);
+            b.op("gloo:all_reduce", t + own * 1000.0, round - own * 1000.0);
+            t += round;
+        }
+        b.build()
+    }
+
+    #[test]
+    fn host_collectives_count_and_match() {
+        // rank 1 is the slowest at steps 3 and 4, rank 2 at step 5 (-1: always the slowest)
+        let slowest = [9.0, 9.0, 6.0];
+        let own = [[4.0, 4.0, 4.0], [9.0, 9.0, 4.0], [4.0, 4.0, 6.0]];
+        let ranks: Vec<RankFacts> = (0..3)
+            .map(|r| {
+                let mut b = crate::model::build::TraceBuilder::new();
+                let mut t = 0.0;
+                for k in 0..3 {
+                    let round = (slowest[k] + 1.0) * 1000.0;
+                    b.annotation(&format!("ProfilerStep#{}", k + 3), t, round);
+                    b.op("aten::addmm", t, own[r][k] * 1000.0);
+                    b.op(
+                        "gloo:all_reduce",
+                        t + own[r][k] * 1000.0,
+                        round - own[r][k] * 1000.0,
+                    );
+                    t += round;
+                }
+                let tr = b.build();
+                let a = crate::analysis::analyze(&tr, &Default::default());
+                RankFacts::new(&tr, &a, "r.json", r as i64, RankSource::Order)
+            })
+            .collect();
+        let r0 = &ranks[0];
+        assert_eq!(r0.device, None);
+        assert!(r0.host_collectives);
+        assert_eq!(r0.collective_names, ["gloo:all_reduce"]);
+        assert_eq!(
+            r0.collectives.iter().map(|c| c.step).collect::<Vec<_>>(),
+            [3, 4, 5]
+        );
+        // rank 0's all-reduces are exposed communication: 6 + 6 + 3 ms
+        assert_eq!(r0.exposed_comm, 15_000_000);
+        let a = arrivals(&ranks);
+        assert!(a.host && a.aligned);
+        assert_eq!(a.last, [0, 2, 1]);
+        // rank 1 made ranks 0 and 2 wait 5 ms at steps 3 and 4; rank 2 made the others wait
+        // 2 ms at step 5
+        assert_eq!(a.caused, [0, 20_000_000, 4_000_000]);
+        assert_eq!(a.waited, [12_000_000, 2_000_000, 10_000_000]);
+        assert_eq!(a.culprit, Some(1));
+        // summarised and merged through JSON: the same facts
+        let json = serde_json::to_string(&ranks[1]).unwrap();
+        let back: RankFacts = serde_json::from_str(&json).unwrap();
+        assert_eq!(back, ranks[1]);
+    }
+
+    #[test]
+    fn step_numbers_that_differ_fall_back_to_order() {
+        let t = |steps: [f64; 3]| {
+            let tr = gloo_rank(-1.0, &steps);
+            let a = crate::analysis::analyze(&tr, &Default::default());
+            RankFacts::new(&tr, &a, "r.json", 0, RankSource::Order)
+        };
+        let mut a = t([5.0, 5.0, 5.0]);
+        let mut b = t([5.0, 5.0, 5.0]);
+        b.rank = 1;
+        for c in &mut b.collectives {
+            c.step += 10;
+        }
+        let x = arrivals(&[a.clone(), b.clone()]);
+        assert_eq!((x.matched, x.matching), (3, Matching::NameOrder));
+        a.collectives.clear();
+        assert_eq!(arrivals(&[a, b]).matched, 0, "a rank without collectives");
     }
 
     #[test]

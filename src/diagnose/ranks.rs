@@ -9,7 +9,7 @@
 use std::collections::BTreeMap;
 
 use super::{fmt_ns, rank, round3, Evidence, Finding, Severity};
-use crate::analysis::ranks::{arrivals, RankFacts, RankSummary};
+use crate::analysis::ranks::{arrivals, Arrivals, Matching, RankFacts, RankSummary};
 use crate::model::Ns;
 
 /// `rank-straggler` fires when the slowest rank's step is this much over the median.
@@ -26,46 +26,210 @@ pub struct RanksDiagnosis {
     pub verdict: String,
     /// Findings by recoverable time, descending.
     pub findings: Vec<Finding>,
+    /// What the reader should know about the comparison itself (windows over different
+    /// steps).
+    pub notes: Vec<String>,
+    /// The collectives matched across the ranks ([`arrivals`]).
+    pub arrivals: Arrivals,
 }
 
 fn who(r: &RankFacts) -> String {
     format!("rank {}", r.rank)
 }
 
-/// The culprit (the rank that arrived last at the collectives) and the victims (the time the
-/// others waited in them), from [`arrivals`], as facts and metrics of `rank-straggler`.
-fn culprit_and_victims(
-    s: &RankSummary,
-    facts: &mut Vec<String>,
-    metrics: &mut BTreeMap<String, f64>,
-) {
-    let a = arrivals(&s.ranks);
-    let Some(ci) = a.culprit else {
-        return;
+/// A culprit takes part in the story when it caused at least this share of the wait.
+pub const CULPRIT_SHARE: f64 = 0.20;
+
+/// One culprit leads alone when it caused at least this share of the wait; below it the
+/// culprits alternate.
+pub const SOLE_CULPRIT_SHARE: f64 = 0.60;
+
+/// A collective's name as people say it: `gloo:all_reduce` → `all_reduce`,
+/// `ncclDevKernel_AllReduce_Sum_f32_RING_LL` → `AllReduce`.
+fn collective_word(name: &str) -> String {
+    if name.is_empty() {
+        return "matched".into();
+    }
+    if let Some((_, op)) = name.split_once(':') {
+        return op.to_string();
+    }
+    for pre in ["ncclDevKernel_", "ncclKernel_", "rcclKernel_"] {
+        if let Some(rest) = name.strip_prefix(pre) {
+            return rest.split('_').next().unwrap_or(rest).to_string();
+        }
+    }
+    name.to_string()
+}
+
+/// What rank `i` did more than the others in its steps: the step-breakdown part with the
+/// largest excess per step over the median of the other ranks (at least 1 % of its step).
+fn own_cause(s: &RankSummary, i: usize) -> Option<Cause> {
+    let r = &s.ranks[i];
+    let mine = r.parts.named();
+    let mut best: Option<(&str, f64, f64)> = None;
+    for (k, (name, ns)) in mine.iter().enumerate() {
+        let own = *ns as f64 / r.step_divisor();
+        let mut others: Vec<f64> = s
+            .ranks
+            .iter()
+            .enumerate()
+            .filter(|&(j, _)| j != i)
+            .map(|(_, o)| o.parts.named()[k].1 as f64 / o.step_divisor())
+            .collect();
+        others.sort_by(f64::total_cmp);
+        let med = others.get(others.len() / 2).copied().unwrap_or(0.0);
+        let excess = own - med;
+        if excess > 0.01 * r.step_time && best.is_none_or(|b| excess > b.1 - b.2) {
+            best = Some((name, own, med));
+        }
+    }
+    // the annotation (record_function range, module forward, DataLoader) that grew most
+    let mut span: Option<(&str, f64, f64)> = None;
+    for (name, ns) in &r.annotations {
+        let own = *ns as f64 / r.step_divisor();
+        let mut others: Vec<f64> = s
+            .ranks
+            .iter()
+            .enumerate()
+            .filter(|&(j, _)| j != i)
+            .map(|(_, o)| {
+                o.annotations
+                    .iter()
+                    .find(|x| x.0 == *name)
+                    .map_or(0.0, |x| x.1 as f64 / o.step_divisor())
+            })
+            .collect();
+        others.sort_by(f64::total_cmp);
+        let med = others.get(others.len() / 2).copied().unwrap_or(0.0);
+        if own - med > 0.01 * r.step_time && span.is_none_or(|b| own - med > b.1 - b.2) {
+            span = Some((name, own, med));
+        }
+    }
+    let part = best.map(|(name, own, med)| {
+        (
+            name.to_string(),
+            format!(
+                "{name}: {} per step against a median {} on the other ranks",
+                fmt_ns(own),
+                fmt_ns(med)
+            ),
+        )
+    });
+    let span = span.map(|(name, own, med)| {
+        (
+            format!("`{name}`"),
+            format!(
+                "`{name}`: {} per step against a median {}",
+                fmt_ns(own),
+                fmt_ns(med)
+            ),
+        )
+    });
+    let lead = span.as_ref().or(part.as_ref())?.0.clone();
+    let long = match (span, part) {
+        (Some(sp), Some(pa)) => format!("{}; {}", sp.1, pa.1),
+        (Some(x), None) | (None, Some(x)) => x.1,
+        (None, None) => return None,
     };
-    let c = &s.ranks[ci];
-    let per_step = |ns: Ns, r: &RankFacts| ns as f64 / r.step_divisor();
-    let median_before = {
-        let mut v: Vec<Ns> = a.before.clone();
-        v.sort_unstable();
-        v[v.len() / 2]
-    };
-    facts.push(format!(
-        "culprit: {} arrived last at {} of {} matched collectives (its collective kernels are \
-         the shortest: it did not wait, the others waited for it); its own device time before \
-         them {} per step (median rank {})",
-        who(c),
-        a.last[ci],
-        a.matched,
-        fmt_ns(per_step(a.before[ci], c)),
-        fmt_ns(per_step(median_before, c))
-    ));
-    let mut victims: Vec<usize> = (0..s.ranks.len()).filter(|&i| i != ci).collect();
+    Some(Cause {
+        short: format!("rank {} spent the time in {lead}", r.rank),
+        long: format!("rank {} spent the time in {long}", r.rank),
+    })
+}
+
+/// A culprit's own cause: a short form for the verdict and the long one with the figures.
+struct Cause {
+    short: String,
+    long: String,
+}
+
+/// The ranks that caused at least [`CULPRIT_SHARE`] of the wait, by wait caused.
+fn culprits(a: &Arrivals) -> Vec<usize> {
+    let total: Ns = a.caused.iter().sum();
+    if total <= 0 {
+        return Vec::new();
+    }
+    let mut v: Vec<usize> = (0..a.caused.len())
+        .filter(|&i| a.caused[i] as f64 >= CULPRIT_SHARE * total as f64)
+        .collect();
+    v.sort_by(|&x, &y| a.caused[y].cmp(&a.caused[x]).then(x.cmp(&y)));
+    if v.first()
+        .is_some_and(|&c| a.caused[c] as f64 >= SOLE_CULPRIT_SHARE * total as f64)
+    {
+        v.truncate(1);
+    }
+    v
+}
+
+/// How the clocks were handled, in words.
+fn clocks(a: &Arrivals) -> String {
+    let res = fmt_ns(a.residual.unwrap_or(0) as f64);
+    if a.shared_clock {
+        format!(
+            "trace clocks consistent as they are (no matched collective ends on one rank \
+             before it starts on another; the ends spread by {res}, median)"
+        )
+    } else if a.aligned {
+        let max_off = a.offsets.iter().map(|o| o.abs()).max().unwrap_or(0);
+        format!(
+            "clocks aligned on the collectives' ends (largest offset {}, residual {res})",
+            fmt_ns(max_off as f64)
+        )
+    } else {
+        format!(
+            "clocks not aligned: the collectives' ends do not coincide after the best offset \
+             (residual {res}); arrivals compared by duration (the last to arrive waits least)"
+        )
+    }
+}
+
+/// The rank-straggler finding from measured arrivals ([`arrivals`]): the culprits, the
+/// victims' waits, the culprits' own causes.
+fn measured_straggler(s: &RankSummary, a: &Arrivals) -> Option<Finding> {
+    let n = s.ranks.len();
+    let cs = culprits(a);
+    let &c0 = cs.first()?;
+    let steps = s.ranks[c0].step_divisor();
+    // the wait the culprits caused, per other rank and step
+    let caused: Ns = cs.iter().map(|&c| a.caused[c]).sum();
+    let per_victim = caused as f64 / (n - 1) as f64 / steps;
+    if per_victim < STRAGGLER_OVER_MEDIAN * s.median_step {
+        return None;
+    }
+    let word = collective_word(&a.name);
+    let where_ = if a.host { "host" } else { "device" };
+    let mut facts = Vec::new();
+    let mut names = Vec::new();
+    for &c in &cs {
+        let r = &s.ranks[c];
+        names.push(format!(
+            "rank {} arrived last at {} of {} {word} collectives ({:.0}%)",
+            r.rank,
+            a.last[c],
+            a.matched,
+            100.0 * a.last[c] as f64 / a.matched as f64
+        ));
+        let mut f = format!(
+            "culprit: rank {} arrived last at {} of {} {word} collectives ({where_} side) over {} \
+             step{}; the others waited {} per step for it",
+            r.rank,
+            a.last[c],
+            a.matched,
+            a.steps,
+            if a.steps == 1 { "" } else { "s" },
+            fmt_ns(a.caused[c] as f64 / (n - 1) as f64 / steps)
+        );
+        if let Some(why) = own_cause(s, c) {
+            f.push_str("; ");
+            f.push_str(&why.long);
+        }
+        facts.push(f);
+        if let Some(t) = top_of(r) {
+            facts.push(t);
+        }
+    }
+    let mut victims: Vec<usize> = (0..n).filter(|i| !cs.contains(i)).collect();
     victims.sort_by(|&x, &y| a.waited[y].cmp(&a.waited[x]).then(x.cmp(&y)));
-    let total: f64 = victims
-        .iter()
-        .map(|&i| per_step(a.waited[i], &s.ranks[i]))
-        .sum();
     let list: Vec<String> = victims
         .iter()
         .take(6)
@@ -73,21 +237,88 @@ fn culprit_and_victims(
             format!(
                 "rank {} {}",
                 s.ranks[i].rank,
-                fmt_ns(per_step(a.waited[i], &s.ranks[i]))
+                fmt_ns(a.waited[i] as f64 / s.ranks[i].step_divisor())
             )
         })
         .collect();
+    if !list.is_empty() {
+        facts.push(format!(
+            "victims: time waited per step inside the matched collectives: {}{}",
+            list.join(", "),
+            if victims.len() > 6 { ", …" } else { "" }
+        ));
+    }
     facts.push(format!(
-        "victims: the other ranks waited {} per step in total inside those collectives \
-         ({}{})",
-        fmt_ns(total),
-        list.join(", "),
-        if victims.len() > 6 { ", …" } else { "" }
+        "matched by {}; {}",
+        match a.matching {
+            Matching::NameOrder =>
+                "collective name and order in the window (the ranks' step \
+                                    numbers differ)",
+            _ => "step number, collective name and order within the step",
+        },
+        clocks(a)
     ));
-    metrics.insert("culprit_rank".into(), c.rank as f64);
-    metrics.insert("culprit_last_arrivals".into(), a.last[ci] as f64);
+    if a.steps <= 1 {
+        facts.push(
+            "one step only: which rank arrives last can change from step to step; profile \
+             several steps (a schedule with active ≥ 5) before acting on it"
+                .into(),
+        );
+    }
+    let mut metrics = BTreeMap::new();
+    metrics.insert("culprit_rank".into(), s.ranks[c0].rank as f64);
+    metrics.insert("culprit_last_arrivals".into(), a.last[c0] as f64);
+    metrics.insert("culprits".into(), cs.len() as f64);
     metrics.insert("matched_collectives".into(), a.matched as f64);
-    metrics.insert("victims_wait_us".into(), round3(total / 1000.0));
+    metrics.insert("matched_steps".into(), a.steps as f64);
+    metrics.insert("victims_wait_us".into(), round3(per_victim / 1000.0));
+    metrics.insert(
+        "clock_residual_us".into(),
+        round3(a.residual.unwrap_or(0) as f64 / 1000.0),
+    );
+    metrics.insert("clocks_aligned".into(), if a.aligned { 1.0 } else { 0.0 });
+    metrics.insert("median_step_us".into(), s.median_step / 1000.0);
+    metrics.insert("ranks".into(), n as f64);
+    let who_list = cs
+        .iter()
+        .map(|&c| format!("rank {}", s.ranks[c].rank))
+        .collect::<Vec<_>>()
+        .join(", ");
+    Some(Finding {
+        id: "rank-straggler",
+        severity: Severity::of_share(per_victim / s.median_step.max(1.0)),
+        title: format!(
+            "Straggler: {}; the others waited {} per step for {}",
+            names.join(", "),
+            fmt_ns(per_victim),
+            if cs.len() == 1 { "it" } else { "them" }
+        ),
+        recoverable_us: per_victim / 1000.0,
+        recoverable_basis: "the time the other ranks waited per step (mean over them) inside \
+                            the collectives at which the culprits arrived last: what the job \
+                            gains per step if they arrived with the others"
+            .into(),
+        evidence: Evidence {
+            facts,
+            metrics,
+            locations: vec![],
+        },
+        advice: vec![
+            format!(
+                "Fix what {who_list} does before the collectives (`--rank N` shows its full \
+                 report): in synchronous data-parallel training every rank waits for the last \
+                 one at each collective."
+            ),
+            "If the extra time is host work, balance it: enough DataLoader workers per rank, \
+             logging and checkpointing on rank 0 moved off the step, CPU affinity (`numactl`, \
+             `taskset`) so that ranks do not share cores."
+                .into(),
+            "If it is device time, compare the kernel tables of the ranks: uneven batch or \
+             sequence lengths per rank (bucket by length, balance tokens per rank), or a slower \
+             or throttled GPU (`nvidia-smi -q -d CLOCK,PERFORMANCE`)."
+                .into(),
+        ],
+    })
 }
 
 fn top_of(r: &RankFacts) -> Option<String> {
@@ -139,7 +370,6 @@ fn rank_straggler(s: &RankSummary) -> Option<Finding> {
         facts.push(t);
     }
     let mut metrics = BTreeMap::new();
-    culprit_and_victims(s, &mut facts, &mut metrics);
     metrics.insert("straggler_rank".into(), c.rank as f64);
     metrics.insert("own_time_us".into(), c.own_time() / 1000.0);
     metrics.insert("median_own_time_us".into(), s.median_own_time / 1000.0);
@@ -203,7 +433,11 @@ fn fewest(s: &RankSummary) -> String {
         .join(", ")
 }
 
-fn comm_imbalance(s: &RankSummary, straggler_us: f64) -> Option<Finding> {
+fn comm_imbalance(
+    s: &RankSummary,
+    straggler_us: f64,
+    measured: Option<&Arrivals>,
+) -> Option<Finding> {
     if s.ranks.len() < 2 || s.median_step <= 0.0 {
         return None;
     }
@@ -229,10 +463,35 @@ fn comm_imbalance(s: &RankSummary, straggler_us: f64) -> Option<Finding> {
             s.ranks.len(),
             fmt_ns(s.median_exposed_comm)
         ),
-        format!(
-            "inside a collective the rank that arrives last waits least; least exposed: {}",
-            fewest(s)
-        ),
+        match measured.and_then(|a| a.culprit.map(|c| (a, c))) {
+            Some((a, c)) => {
+                let n = s.ranks.len();
+                let worst = (0..n)
+                    .map(|i| a.waited[i] as f64 / s.ranks[i].step_divisor())
+                    .fold(0.0, f64::max);
+                let mut f = format!(
+                    "measured arrivals: rank {} arrived last at {} of {} matched collectives; \
+                     no rank waited more than {} per step for the others",
+                    s.ranks[c].rank,
+                    a.last[c],
+                    a.matched,
+                    fmt_ns(worst)
+                );
+                if s.ranks[c].rank != least.rank {
+                    f.push_str(&format!(
+                        "; the rank that waits least (rank {}) is not the last to arrive: the \
+                         rest of the spread is communication that overlaps less compute on \
+                         some ranks, not waiting",
+                        least.rank
+                    ));
+                }
+                f
+            }
+            None => format!(
+                "inside a collective the rank that arrives last waits least; least exposed: {}",
+                fewest(s)
+            ),
+        },
     ];
     if let Some(t) = top_of(least) {
         facts.push(t);
@@ -281,12 +540,20 @@ fn comm_imbalance(s: &RankSummary, straggler_us: f64) -> Option<Finding> {
             locations: vec![],
         },
         advice: vec![
-            format!(
-                "Look at rank {} (`--rank {}`), which waits least: the other ranks likely wait \
-                 for it inside the collectives, so its extra compute or host time is the time \
-                 to remove.",
-                least.rank, least.rank
-            ),
+            match measured.and_then(|a| a.culprit) {
+                Some(c) => format!(
+                    "Look at rank {} (`--rank {}`), which arrived last most often: its extra \
+                     compute or host time before the collectives is the others' wait; then at \
+                     the overlap of communication with compute on the most-exposed rank.",
+                    s.ranks[c].rank, s.ranks[c].rank
+                ),
+                None => format!(
+                    "Look at rank {} (`--rank {}`), which waits least: the other ranks likely \
+                     wait for it inside the collectives, so its extra compute or host time is \
+                     the time to remove.",
+                    least.rank, least.rank
+                ),
+            },
             "Balance the work per rank: tokens rather than samples per batch for variable-length \
              inputs, the embedding-table sharding plan for recommendation models, layers per \
              pipeline stage."
@@ -295,24 +562,87 @@ fn comm_imbalance(s: &RankSummary, straggler_us: f64) -> Option<Finding> {
     })
 }
 
-/// Runs the cross-rank rules and writes the verdict.
+/// Runs the cross-rank rules and writes the verdict. With collectives matched on every rank
+/// and clocks aligned, `rank-straggler` comes from the measured arrivals
+/// ([`measured_straggler`]); otherwise it is inferred from own time ([`rank_straggler`]).
 pub fn diagnose_ranks(s: &RankSummary) -> RanksDiagnosis {
+    let a = arrivals(&s.ranks);
+    let measured = (a.matched > 0 && a.aligned).then_some(&a);
     let mut findings: Vec<Finding> = Vec::new();
-    let straggler = rank_straggler(s);
+    let straggler = match measured {
+        Some(a) => measured_straggler(s, a),
+        None => rank_straggler(s),
+    };
     let claimed = straggler.as_ref().map_or(0.0, |f| f.recoverable_us);
     findings.extend(straggler);
-    findings.extend(comm_imbalance(s, claimed));
+    findings.extend(comm_imbalance(s, claimed, measured));
+    if measured.is_none() && a.matched > 0 {
+        for f in &mut findings {
+            f.evidence.facts.push(format!(
+                "arrivals not measured: {} collectives matched on every rank, but {}",
+                a.matched,
+                clocks(&a)
+                    .trim_start_matches("clocks not aligned: ")
+                    .split("; arrivals")
+                    .next()
+                    .unwrap_or_default()
+            ));
+        }
+    }
     for x in &mut findings {
         x.recoverable_us = round3(x.recoverable_us.max(0.0));
     }
     rank(&mut findings);
+    let notes = window_notes(s);
     RanksDiagnosis {
-        verdict: verdict(s, &findings),
+        verdict: verdict(s, &findings, measured),
         findings,
+        notes,
+        arrivals: a.clone(),
     }
 }
 
-fn verdict(s: &RankSummary, findings: &[Finding]) -> String {
+/// One window for a synchronous job: the ranks whose first or last step differs from the most
+/// common one.
+fn window_notes(s: &RankSummary) -> Vec<String> {
+    let mut count: Vec<((&str, &str), usize)> = Vec::new();
+    for r in &s.ranks {
+        let k = (r.first_step.as_str(), r.last_step.as_str());
+        match count.iter_mut().find(|x| x.0 == k) {
+            Some(x) => x.1 += 1,
+            None => count.push((k, 1)),
+        }
+    }
+    if count.len() < 2 {
+        return Vec::new();
+    }
+    let common = count
+        .iter()
+        .max_by_key(|x| x.1)
+        .map(|x| x.0)
+        .unwrap_or_default();
+    let odd: Vec<String> = s
+        .ranks
+        .iter()
+        .filter(|r| (r.first_step.as_str(), r.last_step.as_str()) != common)
+        .map(|r| {
+            format!(
+                "rank {} {} … {} ({} steps)",
+                r.rank, r.first_step, r.last_step, r.steps
+            )
+        })
+        .collect();
+    vec![format!(
+        "the ranks' windows cover different steps: most ranks {} … {}, but {}; a step one rank \
+         leaves out (an outlier, a step the profiler cut) is still counted on the others, so \
+         their means are over different steps (give every rank the same `--steps`)",
+        common.0,
+        common.1,
+        odd.join(", ")
+    )]
+}
+
+fn verdict(s: &RankSummary, findings: &[Finding], measured: Option<&Arrivals>) -> String {
     let n = s.ranks.len();
     let slow = &s.ranks[s.slowest];
     if n == 1 {
@@ -321,8 +651,45 @@ fn verdict(s: &RankSummary, findings: &[Finding]) -> String {
             fmt_ns(slow.step_time)
         );
     }
-    match findings.first().map(|f| f.id) {
-        Some("rank-straggler") => {
+    match (findings.first().map(|f| f.id), measured) {
+        (Some("rank-straggler"), Some(a)) => {
+            let cs = culprits(a);
+            let word = collective_word(&a.name);
+            let steps = s.ranks[cs[0]].step_divisor();
+            let caused: Ns = cs.iter().map(|&c| a.caused[c]).sum();
+            let per_victim = caused as f64 / (n - 1) as f64 / steps;
+            let who: Vec<String> = cs
+                .iter()
+                .map(|&c| {
+                    format!(
+                        "rank {} arrived last at {} of {} {word} collectives",
+                        s.ranks[c].rank, a.last[c], a.matched
+                    )
+                })
+                .collect();
+            let mut v = format!(
+                "{n} ranks: {}{}; the others waited {} per step for {}",
+                if cs.len() > 1 {
+                    "stragglers alternate: "
+                } else {
+                    ""
+                },
+                who.join(", "),
+                fmt_ns(per_victim),
+                if cs.len() == 1 { "it" } else { "them" }
+            );
+            if cs.len() == 1 {
+                if let Some(why) = own_cause(s, cs[0]) {
+                    v.push_str("; ");
+                    v.push_str(&why.short);
+                }
+            }
+            if a.steps <= 1 {
+                v.push_str(" (one step only: thin evidence)");
+            }
+            v
+        }
+        (Some("rank-straggler"), None) => {
             let c = &s.ranks[s.most_own_time];
             format!(
                 "{n} ranks: rank {} is the straggler, its own work takes {} per step, {:.1}% over \
@@ -334,25 +701,44 @@ fn verdict(s: &RankSummary, findings: &[Finding]) -> String {
                 fmt_ns(slow.step_time)
             )
         }
-        Some("comm-imbalance") => {
+        (Some("comm-imbalance"), m) => {
             let least = &s.ranks[s.least_exposed_comm];
             let most = &s.ranks[s.most_exposed_comm];
+            let who = match m.and_then(|a| a.culprit.map(|c| (a, c))) {
+                Some((a, c)) => format!(
+                    "rank {} arrived last at {} of {} matched collectives (measured)",
+                    s.ranks[c].rank, a.last[c], a.matched
+                ),
+                None => format!("rank {} likely arrives last at the collectives", least.rank),
+            };
             format!(
                 "{n} ranks: communication imbalance, exposed communication from {} per step \
-                 (rank {}) to {} (rank {}); rank {} likely arrives last at the collectives",
+                 (rank {}) to {} (rank {}); {who}",
                 fmt_ns(least.exposed_comm_per_step()),
                 least.rank,
                 fmt_ns(most.exposed_comm_per_step()),
                 most.rank,
-                least.rank
             )
         }
         _ => format!(
-            "{n} ranks balanced: slowest rank {} at {} per step, {:.1}% over the median {}",
+            "{n} ranks balanced: slowest rank {} at {} per step, {:.1}% over the median {}{}",
             slow.rank,
             fmt_ns(slow.step_time),
             (s.spread - 1.0) * 100.0,
-            fmt_ns(s.median_step)
+            fmt_ns(s.median_step),
+            match measured {
+                Some(a) => format!(
+                    "; measured at {} collectives, no rank waited more than {} per step for \
+                     the others",
+                    a.matched,
+                    fmt_ns(
+                        (0..n)
+                            .map(|i| a.waited[i] as f64 / s.ranks[i].step_divisor())
+                            .fold(0.0, f64::max)
+                    )
+                ),
+                None => String::new(),
+            }
         ),
     }
 }
@@ -459,6 +845,77 @@ mod tests {
         ]);
         let d = diagnose_ranks(&s);
         assert_eq!(d.findings.len(), 1, "{:?}", d.findings);
+    }
+
+    /// Three gloo ranks, two steps of 10 ms: at step 1 rank 1 arrives 5 ms after the others,
+    /// at step 2 rank 2 does.
+    fn alternating() -> RankSummary {
+        use crate::analysis::ranks::Collective;
+        let ms = 1_000_000;
+        let ranks = (0..3)
+            .map(|r| {
+                let mut x = facts(r, 10.0, 5.0);
+                x.collective_names = vec!["gloo:all_reduce".into()];
+                x.host_collectives = true;
+                x.collectives = (1..=2)
+                    .map(|step| {
+                        let late = r == step;
+                        let start = (step - 1) * 10 * ms + if late { 8 } else { 3 } * ms;
+                        Collective {
+                            before: 3 * ms,
+                            dur: (step - 1) * 10 * ms + 9 * ms - start,
+                            start,
+                            name: 0,
+                            step,
+                        }
+                    })
+                    .collect();
+                x
+            })
+            .collect();
+        summarize(ranks)
+    }
+
+    #[test]
+    fn alternating_stragglers_are_each_named() {
+        let s = alternating();
+        let d = diagnose_ranks(&s);
+        assert_eq!(d.arrivals.last, [0, 1, 1]);
+        assert_eq!(d.arrivals.caused, [0, 10_000_000, 10_000_000]);
+        let f = &d.findings[0];
+        assert_eq!(f.id, "rank-straggler");
+        assert_eq!(f.evidence.metrics["culprits"], 2.0);
+        // 20 ms of wait over 2 other ranks and 2 steps
+        assert!((f.recoverable_us - 5000.0).abs() < 1e-9);
+        assert_eq!(f.severity, Severity::High);
+        assert!(
+            d.verdict.starts_with(
+                "3 ranks: stragglers alternate: rank 1 arrived last at 1 of 2 all_reduce \
+                 collectives, rank 2 arrived last at 1 of 2 all_reduce collectives; the others \
+                 waited 5.00 ms per step for them"
+            ),
+            "{}",
+            d.verdict
+        );
+        // never "balanced", never one rank for all of them
+        assert!(!d.verdict.contains("balanced"));
+    }
+
+    #[test]
+    fn different_step_windows_are_noted() {
+        let mut s = alternating();
+        for r in &mut s.ranks {
+            r.first_step = "ProfilerStep#1".into();
+            r.last_step = "ProfilerStep#2".into();
+        }
+        assert!(diagnose_ranks(&s).notes.is_empty());
+        s.ranks[2].first_step = "ProfilerStep#2".into();
+        let notes = diagnose_ranks(&s).notes;
+        assert_eq!(notes.len(), 1);
+        assert!(
+            notes[0].contains("rank 2 ProfilerStep#2 … ProfilerStep#2"),
+            "{notes:?}"
+        );
     }
 
     #[test]

@@ -99,6 +99,15 @@ pub fn is_collective_kernel(name: &str) -> bool {
     is_communication(name)
 }
 
+/// True for a host-side collective span: `gloo:*`, `nccl:*`, `mpi:*`, `ucc:*` (c10d's
+/// profiling title of a collective's work, e.g. `gloo:all_reduce`; it opens when the rank
+/// calls the collective and closes when the work completes on that rank).
+pub fn is_host_collective(name: &str) -> bool {
+    ["gloo:", "nccl:", "mpi:", "ucc:"]
+        .iter()
+        .any(|p| name.starts_with(p))
+}
+
 /// True for ROCm 7.1 copy kernels (`MEMORY_COPY_*`, `__amd_rocclr_copyBuffer*`), which that
 /// release records as `kernel` events where later ones write `gpu_memcpy` (TraceLens counts
 /// them as memcpy).

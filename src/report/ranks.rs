@@ -5,7 +5,7 @@
 use serde::Serialize;
 
 use super::us;
-use crate::analysis::ranks::{RankFacts, RankSource, RankSummary};
+use crate::analysis::ranks::{Matching, RankFacts, RankSource, RankSummary};
 use crate::diagnose::ranks::RanksDiagnosis;
 use crate::diagnose::Finding;
 
@@ -45,6 +45,55 @@ pub struct RanksSection {
     pub spans: Vec<RankSpansInfo>,
     /// Folder entries that are not trace files (other extensions, hidden files, folders).
     pub ignored_files: usize,
+    /// Collectives matched across the ranks and who arrived last (`null` with fewer than two
+    /// ranks or no collective on some rank).
+    #[serde(default)]
+    pub arrivals: Option<ArrivalsInfo>,
+    /// What the reader should know about the comparison (windows over different steps).
+    #[serde(default)]
+    pub notes: Vec<String>,
+}
+
+/// Collectives matched across the ranks (see `analysis::ranks::Arrivals`).
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
+pub struct ArrivalsInfo {
+    /// Collectives found on every rank.
+    pub matched: usize,
+    /// Distinct steps among them.
+    pub steps: usize,
+    /// `step_name_order` or `name_order`.
+    #[serde(deserialize_with = "crate::text::static_words::one")]
+    pub matching: crate::text::static_words::Word,
+    /// `device` (collective kernels) or `host` (gloo/MPI/UCC spans).
+    #[serde(deserialize_with = "crate::text::static_words::one")]
+    pub side: crate::text::static_words::Word,
+    /// The collectives' name when they all have the same one, else `""`.
+    pub name: String,
+    /// True when the clocks were aligned on the collectives' ends; else durations compared.
+    pub clocks_aligned: bool,
+    /// True when the trace clocks were consistent as they are (no offset estimated).
+    pub shared_clock: bool,
+    /// Median spread of the aligned ends, µs.
+    pub clock_residual_us: f64,
+    /// Per rank, in the order of `ranks`.
+    pub ranks: Vec<ArrivalRow>,
+}
+
+/// One rank's arrivals.
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
+pub struct ArrivalRow {
+    /// Rank.
+    pub rank: i64,
+    /// Its clock offset from the first rank's, µs (0 when not aligned).
+    pub clock_offset_us: f64,
+    /// Collectives at which it arrived last.
+    pub last: usize,
+    /// Time it waited in the matched collectives, µs (window total).
+    pub waited_us: f64,
+    /// The other ranks' wait at the collectives where it arrived last, µs (window total).
+    pub caused_us: f64,
+    /// Its own time before the matched collectives, µs (window total).
+    pub before_us: f64,
 }
 
 /// Whose full report surrounds the `ranks` section.
@@ -253,6 +302,7 @@ impl RanksSection {
         skipped: Vec<SkippedFile>,
         ignored_files: usize,
     ) -> RanksSection {
+        let a = &d.arrivals;
         RanksSection {
             folder: folder.to_string(),
             count: s.ranks.iter().map(|r| r.spans).sum(),
@@ -302,6 +352,33 @@ impl RanksSection {
                 })
                 .collect(),
             ignored_files,
+            arrivals: (a.matched > 0).then(|| ArrivalsInfo {
+                matched: a.matched,
+                steps: a.steps,
+                matching: match a.matching {
+                    Matching::NameOrder => "name_order",
+                    _ => "step_name_order",
+                },
+                side: if a.host { "host" } else { "device" },
+                name: a.name.clone(),
+                clocks_aligned: a.aligned,
+                shared_clock: a.shared_clock,
+                clock_residual_us: us(a.residual.unwrap_or(0)),
+                ranks: s
+                    .ranks
+                    .iter()
+                    .enumerate()
+                    .map(|(i, r)| ArrivalRow {
+                        rank: r.rank,
+                        clock_offset_us: us(a.offsets[i]),
+                        last: a.last[i],
+                        waited_us: us(a.waited[i]),
+                        caused_us: us(a.caused[i]),
+                        before_us: us(a.before[i]),
+                    })
+                    .collect(),
+            }),
+            notes: d.notes,
         }
     }
 
