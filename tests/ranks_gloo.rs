@@ -11,7 +11,8 @@
 //! whatever the machine's load; one more test makes a fresh capture of the sleeping rank at
 //! test time and checks the culprit and its recurrence there.
 //!
-//! Needs a Python that imports torch: `$STALLSCOPE_TORCH_PYTHON`, else `python3` (with its
+//! Needs a Python that imports torch: `$STALLSCOPE_TORCH_PYTHON`, else `python3` with
+//! `$STALLSCOPE_PY_DEPS` on its path (scripts/test sets it), else `python3` (with its
 //! `PYTHONPATH`), else `python3` with the first `~/.cache/stallscope-python/deps-*` that holds
 //! torch (where `scripts/test` installs it). Without one the tests say SKIPPED, unless
 //! `STALLSCOPE_REQUIRE_TORCH=1`, which makes that a failure.
@@ -39,6 +40,16 @@ fn torch_python() -> Option<Command> {
             "STALLSCOPE_TORCH_PYTHON cannot import torch"
         );
         return Some(Command::new(p));
+    }
+    // scripts/test installs torch first and names the folder
+    if let Some(d) = std::env::var_os("STALLSCOPE_PY_DEPS") {
+        let mut c = Command::new("python3");
+        c.env("PYTHONPATH", &d);
+        if imports(&mut c) {
+            let mut c = Command::new("python3");
+            c.env("PYTHONPATH", &d);
+            return Some(c);
+        }
     }
     if imports(&mut Command::new("python3")) {
         return Some(Command::new("python3"));
