@@ -304,7 +304,15 @@ fn nsys_2022_runtime_calls_written_twice_count_once() {
         .find(|w| w["code"] == "duplicate-records")
         .unwrap();
     assert_eq!(w["count"], 38);
-    let v = r["verdict"].as_str().unwrap();
-    assert!(v.starts_with("Sync-bound"), "{v}");
-    assert!(v.contains(" 15.0 host syncs per step"), "{v}");
+    // the syncs waited little (the host was hardly ahead): the idle after them is untraced
+    // MPI time (issue 29's lead model), so the verdict is no longer Sync-bound; the sync
+    // finding counts each call once
+    let sync = r["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["id"] == "host-sync")
+        .expect("host-sync");
+    let t = sync["title"].as_str().unwrap();
+    assert!(t.contains(" 15 host syncs per step"), "{t}");
 }

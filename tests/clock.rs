@@ -84,8 +84,13 @@ fn an_offset_clock_is_corrected_exactly_end_to_end() {
 
     // the report: a corrected issue that marks nothing unreliable, the offset in JSON, and the
     // verdict of the true clock
+    // (its 1 ms `cudaDeviceSynchronize` calls wait on a device with nothing recorded: the
+    // completeness check of issue 30 flags that as unrecorded device work, in every clock)
     let r = common::analyze_json(p, &[]);
-    assert_eq!(trust_ids(&r), ["clock-offset-corrected"]);
+    assert_eq!(
+        trust_ids(&r),
+        ["clock-offset-corrected", "unrecorded-device-work"]
+    );
     let issue = &r["trust"]["issues"][0];
     assert_eq!(
         issue["finding"],
@@ -129,6 +134,8 @@ fn an_offset_clock_is_corrected_exactly_end_to_end() {
     }
 
     // --no-clock-correction: the recorded times, the offset flagged, the verdict withheld
+    // (in the recorded times the kernels run 2.5 ms late, inside the syncs: no sync waits on
+    // an idle device there)
     let raw = common::analyze_json(p, &["--no-clock-correction"]);
     assert_eq!(trust_ids(&raw), ["clock-offset"]);
     assert_eq!(raw["trust"]["clock_corrections"], serde_json::json!([]));
@@ -151,7 +158,10 @@ fn a_clock_behind_is_corrected_forward() {
     // kernels recorded 3 ms before their launch: the floor is -3000 + 2 µs
     let p = dir.file("behind.json", host_bound_json(-3000.0).as_bytes());
     let r = common::analyze_json(std::path::Path::new(&p), &[]);
-    assert_eq!(trust_ids(&r), ["clock-offset-corrected"]);
+    assert_eq!(
+        trust_ids(&r),
+        ["clock-offset-corrected", "unrecorded-device-work"]
+    );
     assert_eq!(r["trust"]["clock_corrections"][0]["offset_us"], -2998.0);
     let f = r["trust"]["issues"][0]["finding"].as_str().unwrap();
     assert!(
@@ -159,7 +169,7 @@ fn a_clock_behind_is_corrected_forward() {
         "{f}"
     );
     let raw = common::analyze_json(std::path::Path::new(&p), &["--no-clock-correction"]);
-    assert_eq!(trust_ids(&raw), ["clock-offset"]);
+    assert_eq!(trust_ids(&raw), ["clock-offset", "unrecorded-device-work"]);
     assert_eq!(
         raw["trust"]["clock_offset_us"], 2993.0,
         "lead: 3000 - 7 µs (call start)"
@@ -241,9 +251,11 @@ fn corpus_offsets_without_anchors_are_not_corrected() {
             ),
             "{rel}: {f}"
         );
+        // the two vLLM replays are one server iteration each: "No steady state" comes first
+        // (issue 30) and judges no idle time either
         let v = r["verdict"].as_str().unwrap();
         assert_eq!(
-            v.starts_with("Timing unreliable"),
+            v.starts_with("Timing unreliable") || v.starts_with("No steady state"),
             timing_verdict,
             "{rel}: {v}"
         );

@@ -134,7 +134,11 @@ fn many_syncs_rank_host_sync() {
         "{}",
         d.verdict
     );
-    assert!(d.findings.iter().all(|f| f.id != "host-sync"), "{:?}", ids(&d));
+    assert!(
+        d.findings.iter().all(|f| f.id != "host-sync"),
+        "{:?}",
+        ids(&d)
+    );
     // PARAM ResNet: 61 stream syncs in `aten::to`/`copy_` (pageable uploads) waited 1.22 ms
     // in all: the host was hardly ahead of the device, so they cost at most that lead (plus
     // 20 µs of clock skew each), not the 335 ms of idle that follows them (DataLoader,

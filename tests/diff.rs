@@ -529,14 +529,20 @@ fn host_side_change_on_real_cpu_captures() {
             .unwrap()
     };
     for (path, side, calls) in [(&before, "before", 32.0), (&after, "after", 1.0)] {
-        // by hand: the window's steps (from analyze), the loss calls starting inside them
+        // by hand: the steps the operator table covers (the window's first to last step, a
+        // step left out between them included: the table takes one interval), the loss calls
+        // starting inside them
         let rep = common::analyze_json(path, &[]);
-        let steps: Vec<&str> = rep["window"]["steps"]
+        let num = |s: &str| s.rsplit_once('#').unwrap().1.parse::<i64>().unwrap();
+        let nums: Vec<i64> = rep["window"]["steps"]
             .as_array()
             .unwrap()
             .iter()
-            .map(|s| s.as_str().unwrap())
+            .map(|s| num(s.as_str().unwrap()))
             .collect();
+        let (lo, hi) = (*nums.iter().min().unwrap(), *nums.iter().max().unwrap());
+        let names: Vec<String> = (lo..=hi).map(|n| format!("ProfilerStep#{n}")).collect();
+        let steps: Vec<&str> = names.iter().map(|s| s.as_str()).collect();
         let raw = raw_trace(path);
         let ev = raw["traceEvents"].as_array().unwrap();
         let spans: Vec<(f64, f64)> = ev

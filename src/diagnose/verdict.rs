@@ -192,7 +192,8 @@ pub fn no_steady_state(f: &Facts) -> Option<String> {
     // (it compares host and device clocks: not with an offset between them)
     if un > 0
         && 100 * un >= f.window_ns
-        && !crate::analysis::capture::check_with(f.trace, &f.a.capture, 0, 0).unreliable("host_device_timing")
+        && !crate::analysis::capture::check_with(f.trace, &f.a.capture, 0, 0)
+            .unreliable("host_device_timing")
     {
         shows.push(format!(
             "{} of GPU idle with nothing traced on the host",

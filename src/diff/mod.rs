@@ -600,7 +600,7 @@ fn sort_items(v: &mut [ItemChange], basis: TimeBasis) {
 
 /// Kernels: exact names, then the unmatched names by family.
 fn kernels(b: &Side, a: &Side) -> Vec<ItemChange> {
-    let (nb, na) = (b.n_steps(), a.n_steps());
+    let (nb, na) = (b.n_table_steps(), a.n_table_steps());
     let per = |k: &side::SideKernel, n: f64| Per {
         calls: k.calls as f64 / n,
         time_us: k.total_us / n,
@@ -695,11 +695,11 @@ fn ops(b: &Side, a: &Side, basis: TimeBasis) -> Vec<ItemChange> {
     let rows = match_by_key(
         b.ops
             .iter()
-            .map(|o| (o.name.clone(), per(o, b.n_steps())))
+            .map(|o| (o.name.clone(), per(o, b.n_table_steps())))
             .collect(),
         a.ops
             .iter()
-            .map(|o| (o.name.clone(), per(o, a.n_steps())))
+            .map(|o| (o.name.clone(), per(o, a.n_table_steps())))
             .collect(),
     );
     // status by calls and the larger of the device and host self-time changes
@@ -957,7 +957,7 @@ fn findings(b: &Side, a: &Side) -> Vec<FindingChange> {
 }
 
 fn timeline(b: &Side, a: &Side) -> Vec<DeviceTimelineChange> {
-    let (nb, na) = (b.n_steps(), a.n_steps());
+    let (nb, na) = (b.n_table_steps(), a.n_table_steps());
     let mut out = Vec::new();
     for tb in &b.gpu_timeline {
         let Some(ta) = a.gpu_timeline.iter().find(|t| t.device == tb.device) else {

@@ -127,6 +127,21 @@ pub struct SideWindow {
     pub spec: String,
     /// Counted time, µs.
     pub duration_us: f64,
+    /// Steps left out of the window, with their reasons.
+    #[serde(default)]
+    pub excluded: Vec<SideExcluded>,
+}
+
+/// A step left out of the window.
+#[derive(Debug, Clone, Deserialize)]
+pub struct SideExcluded {
+    /// Its name (`ProfilerStep#6`).
+    pub step: String,
+}
+
+/// The number of a step name (`ProfilerStep#6`, `Iteration#6`: 6).
+fn step_number(name: &str) -> Option<i64> {
+    name.rsplit_once('#').and_then(|(_, n)| n.parse().ok())
 }
 
 /// A device.
@@ -240,6 +255,31 @@ impl Side {
     /// Steps the window's totals are divided by (at least 1).
     pub fn n_steps(&self) -> f64 {
         self.window.steps.len().max(1) as f64
+    }
+
+    /// Steps the one-interval tables (kernels, operators, GPU timeline) cover: the window's
+    /// steps and the steps left out between its first and last (those tables take one interval
+    /// from the first to the last counted moment, docs/json-report.md), at least 1. Dividing
+    /// their totals by the window's steps alone would count an excluded step's calls in the
+    /// others' mean.
+    pub fn n_table_steps(&self) -> f64 {
+        let nums: Vec<i64> = self
+            .window
+            .steps
+            .iter()
+            .filter_map(|s| step_number(s))
+            .collect();
+        let inside = match (nums.iter().min(), nums.iter().max()) {
+            (Some(&lo), Some(&hi)) => self
+                .window
+                .excluded
+                .iter()
+                .filter_map(|e| step_number(&e.step))
+                .filter(|n| *n > lo && *n < hi)
+                .count(),
+            _ => 0,
+        };
+        (self.window.steps.len() + inside).max(1) as f64
     }
 
     /// The per-step durations, µs.

@@ -175,9 +175,19 @@ fn skip_scalar(buf: &[u8], mut i: usize, eof: bool) -> Option<usize> {
 }
 
 /// True when the text at `i`, where an event was expected, is a line of log text (`LOG:`,
-/// `WARNING:2026-…`, `W1127 …`): it starts with a letter and is not a JSON literal.
+/// `WARNING:2026-…`, `W1127 …`): it starts a line (only blanks between it and the line
+/// break before it, or the start of the block), starts with a letter and is not a JSON
+/// literal. A letter in the middle of a line is broken JSON, reported at its byte.
 fn is_log_line(buf: &[u8], i: usize) -> bool {
     if !buf[i].is_ascii_alphabetic() {
+        return false;
+    }
+    let starts_line = buf[..i]
+        .iter()
+        .rev()
+        .find(|c| !matches!(c, b' ' | b'\t' | b'\r'))
+        .is_none_or(|c| *c == b'\n');
+    if !starts_line {
         return false;
     }
     let word = &buf[i..];
