@@ -745,10 +745,11 @@ pub fn analyze_gaps_with(
                 .filter(|(t, _)| pid_of(*t) == pid)
                 .map(|(_, s)| s)
                 .collect();
+            // each thread's set is already sorted and disjoint: merged pairwise in linear
+            // time (a process of one thread gets a copy), not re-sorted from all the spans
             let all = |pick: fn(&ThreadSets) -> &IntervalSet| {
-                IntervalSet::from_intervals(
-                    mine.iter().flat_map(|t| pick(t).spans().iter().copied()),
-                )
+                mine.iter()
+                    .fold(IntervalSet::new(), |acc, t| acc.union(pick(t)))
             };
             ThreadSets {
                 sync: IntervalSet::new(),
