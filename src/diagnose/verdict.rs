@@ -172,7 +172,10 @@ pub const NO_STEADY_STATE: &str = "No steady state:";
 /// compile/module-load work, GPU idle with nothing traced on the host, when ≥ 1 % of the window) and how to capture a
 /// steady state. A bound judged on one cold or extracted pass would name first-call costs or
 /// the cut-off previous batch as the workload's bottleneck.
-pub fn no_steady_state(f: &Facts) -> Option<String> {
+pub fn no_steady_state(
+    f: &Facts,
+    check: &crate::analysis::capture::CaptureCheck,
+) -> Option<String> {
     let what = f.a.selection.one_pass.as_ref()?;
     let p = f.gaps.primary()?;
     let window = f.window_ns.max(1) as f64;
@@ -190,11 +193,7 @@ pub fn no_steady_state(f: &Facts) -> Option<String> {
     let (un, _) = max_claim(f, |_, c| c == Cause::Untraced);
     // 1 % of the window and more: a few µs between two launches say nothing
     // (it compares host and device clocks: not with an offset between them)
-    if un > 0
-        && 100 * un >= f.window_ns
-        && !crate::analysis::capture::check_with(f.trace, &f.a.capture, 0, 0)
-            .unreliable("host_device_timing")
-    {
+    if un > 0 && 100 * un >= f.window_ns && !check.unreliable("host_device_timing") {
         shows.push(format!(
             "{} of GPU idle with nothing traced on the host",
             fmt_us(un as f64 / 1000.0)
@@ -243,7 +242,7 @@ fn classified_of(
     check: &crate::analysis::capture::CaptureCheck,
 ) -> (VerdictClass, String) {
     use VerdictClass as V;
-    if let Some(v) = no_steady_state(f) {
+    if let Some(v) = no_steady_state(f, check) {
         return (V::NoSteadyState, v);
     }
     let Some(p) = f.gaps.primary() else {
