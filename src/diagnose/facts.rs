@@ -3,9 +3,9 @@
 //! gaps and their host cause, host syncs, torch.profiler's patterns), with the per-step
 //! conversions every rule uses to size a finding.
 
-use crate::analysis::gaps::GapAnalysis;
-use crate::analysis::launch::LaunchAnalysis;
-use crate::analysis::syncs::SyncAnalysis;
+use crate::analysis::host::gaps::GapAnalysis;
+use crate::analysis::host::launch::LaunchAnalysis;
+use crate::analysis::host::syncs::SyncAnalysis;
 use crate::analysis::{Analysis, HostFacts};
 use crate::model::{IntervalSet, Ns, Trace};
 
@@ -30,7 +30,7 @@ pub struct Facts<'a> {
     /// Host syncs.
     pub syncs: SyncAnalysis,
     /// torch.profiler's anti-patterns in the window.
-    pub patterns: crate::analysis::patterns::TorchPatterns,
+    pub patterns: crate::analysis::host::patterns::TorchPatterns,
     /// Origin of reported times (the trace start), ns.
     pub origin: Ns,
 }

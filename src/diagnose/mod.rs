@@ -43,7 +43,7 @@
 //! twice:
 //!
 //! * **Device idle** is split once, to the nanosecond, by host cause
-//!   ([`crate::analysis::gaps::Cause`]); each host-side rule claims its causes only: sync →
+//!   ([`crate::analysis::host::gaps::Cause`]); each host-side rule claims its causes only: sync →
 //!   `host-sync`, compile → `compile-in-window`, dataloader → `dataloader-stall`, launch
 //!   overhead and other CPU work in gaps under 1 ms → `launch-bound`, other CPU work in gaps of
 //!   1 ms and more and untraced time → `gpu-idle-gaps`; the same host work between the graphs
@@ -57,7 +57,7 @@
 //!   exceed its time; see [`ncu`]). Exposed communication and exposed copies are disjoint by
 //!   construction (GPU timeline). A faster device only helps while the host waits for it, so each
 //!   device-side bound is capped by the host's wait per step
-//!   ([`crate::analysis::gaps::StepWait`]); the uncapped figure is kept in the evidence.
+//!   ([`crate::analysis::host::gaps::StepWait`]); the uncapped figure is kept in the evidence.
 //!
 //! # Severity
 //!
