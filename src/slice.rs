@@ -3,9 +3,10 @@
 //!
 //! # What is kept
 //!
-//! The input is read block by block with the reader's [`Scanner`] (which cuts `traceEvents`
-//! at event boundaries without parsing) and each event is decided on its own from `ph`, `ts`,
-//! `dur`, `name`, `cat` and `id`; kept events are written through byte for byte. Memory stays
+//! The input is read block by block by the reader's scanner ([`scan_stream`], which cuts
+//! `traceEvents` at event boundaries without parsing), each event is read by the reader's
+//! serde event ([`RawEvent`]) and decided on its own from `ph`, `ts`, `dur`, `name`, `cat` and
+//! `id`; kept events are written through byte for byte. Memory stays
 //! at a few blocks plus the flows waiting for their other end, never the file.
 //!
 //! * Metadata events (`ph: "M"`: process/thread names, sort indexes) and events without a
@@ -55,12 +56,9 @@ use std::fs::File;
 use std::io::{self, BufRead, BufReader, BufWriter, Read, Write};
 use std::path::Path;
 
-use serde::de::{Deserialize, Deserializer, IgnoredAny, MapAccess, Visitor};
-use serde_json::value::RawValue;
-
-use crate::ingest::kineto::event::{micros_to_ns, BStr};
+use crate::ingest::kineto::event::{micros_to_ns, RawEvent};
 use crate::ingest::kineto::lenient;
-use crate::ingest::kineto::scan::{Item, Scanner, Step};
+use crate::ingest::kineto::scan::{scan_stream, StreamError, Streamed};
 use crate::ingest::sniff;
 use crate::model::{Interval, IntervalSet, Ns, Trace};
 use crate::window::steps::StepAnalysis;
@@ -190,50 +188,6 @@ impl std::fmt::Display for SliceError {
 
 impl std::error::Error for SliceError {}
 
-/// The fields a slice decision needs, borrowed. Its visitor has the shape of
-/// [`crate::ingest::kineto::event::RawEvent`]'s on purpose: the same keys read the same way, into
-/// the six fields a decision needs instead of a whole event.
-#[derive(Default)]
-struct SliceEvent<'a> {
-    ph: BStr<'a>,
-    cat: BStr<'a>,
-    name: BStr<'a>,
-    ts: Option<&'a RawValue>,
-    dur: Option<&'a RawValue>,
-    id: Option<&'a RawValue>,
-}
-
-impl<'de> Deserialize<'de> for SliceEvent<'de> {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = SliceEvent<'de>;
-            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-                f.write_str("a trace event object")
-            }
-            fn visit_map<A: MapAccess<'de>>(self, mut m: A) -> Result<Self::Value, A::Error> {
-                let mut e = SliceEvent::default();
-                while let Some(k) = m.next_key::<BStr<'de>>()? {
-                    let k = k.0.unwrap_or_default();
-                    match k.as_bytes() {
-                        b"ph" => e.ph = m.next_value()?,
-                        b"cat" => e.cat = m.next_value()?,
-                        b"name" => e.name = m.next_value()?,
-                        b"ts" => e.ts = Some(m.next_value()?),
-                        b"dur" => e.dur = Some(m.next_value()?),
-                        b"id" => e.id = Some(m.next_value()?),
-                        _ => {
-                            m.next_value::<IgnoredAny>()?;
-                        }
-                    }
-                }
-                Ok(e)
-            }
-        }
-        d.deserialize_map(V)
-    }
-}
-
 enum Decision {
     Keep,
     Drop,
@@ -254,21 +208,17 @@ fn overlaps(keep: &IntervalSet, start: Ns, end: Ns) -> bool {
     keep.covered_within(Interval::new(start, end)) > 0
 }
 
-fn decide(plan: &SlicePlan, e: &SliceEvent<'_>) -> Decision {
+fn decide(plan: &SlicePlan, e: &RawEvent<'_>) -> Decision {
     let ph = e.ph.0.as_deref().unwrap_or("");
     if ph == "M" {
         return Decision::Keep;
     }
-    let Some(ts) = e.ts.and_then(|t| micros_to_ns(t.get())) else {
+    let Some(ts) = e.ts.and_then(micros_to_ns) else {
         return Decision::Keep;
     };
     match ph {
         "X" => {
-            let dur = e
-                .dur
-                .and_then(|d| micros_to_ns(d.get()))
-                .unwrap_or(0)
-                .max(0);
+            let dur = e.dur.and_then(micros_to_ns).unwrap_or(0).max(0);
             if !overlaps(&plan.keep, ts, ts.saturating_add(dur)) {
                 return Decision::Drop;
             }
@@ -285,7 +235,7 @@ fn decide(plan: &SlicePlan, e: &SliceEvent<'_>) -> Decision {
             }
             let mut key = e.cat.0.as_deref().unwrap_or("").as_bytes().to_vec();
             key.push(0);
-            key.extend_from_slice(e.id.map(|r| r.get().trim()).unwrap_or("").as_bytes());
+            key.extend_from_slice(e.id.map(str::trim).unwrap_or("").as_bytes());
             Decision::Flow(key, ph == "s")
         }
         _ => {
@@ -408,7 +358,7 @@ impl<W: Write> Writer<W> {
 
 /// Slices a decompressed Kineto JSON stream into `out` (see the module docs).
 pub fn slice<R: Read, W: Write>(
-    mut input: R,
+    input: R,
     out: W,
     plan: &SlicePlan,
 ) -> Result<SliceStats, SliceError> {
@@ -428,146 +378,71 @@ pub fn slice<R: Read, W: Write>(
         events_out: 0,
     };
     let mut stats = SliceStats::default();
-    let mut scanner = Scanner::new();
-    let mut buf: Vec<u8> = Vec::with_capacity(BLOCK);
-    let mut base: u64 = 0;
-    let mut eof = false;
-    let mut target = BLOCK;
-    let mut started = false;
-    let mut done = false;
-    while !done {
-        while !eof && buf.len() < target {
-            let want = (target - buf.len()) as u64;
-            let n = (&mut input)
-                .take(want)
-                .read_to_end(&mut buf)
-                .map_err(io_err)?;
-            if n == 0 {
-                eof = true;
+    // the reader's scanner cuts the document; each event is decided on its own
+    let read = scan_stream(input, BLOCK, |item| -> io::Result<()> {
+        match item {
+            Streamed::Start { bare } => {
+                w.bare = bare;
+                if !bare {
+                    w.raw(b"{\n")?;
+                }
+                Ok(())
             }
-        }
-        if !started {
-            let i = buf
-                .iter()
-                .position(|c| !c.is_ascii_whitespace())
-                .unwrap_or(buf.len());
-            let mut j = i;
-            if buf[j..].starts_with(&[0xEF, 0xBB, 0xBF]) {
-                j += 3;
-            }
-            while j < buf.len() && buf[j].is_ascii_whitespace() {
-                j += 1;
-            }
-            if j >= buf.len() && !eof {
-                target = target.saturating_mul(2);
-                continue;
-            }
-            w.bare = buf.get(j) == Some(&b'[');
-            if !w.bare {
-                w.raw(b"{\n").map_err(io_err)?;
-            }
-            started = true;
-        }
-        let mut pos = 0usize;
-        let mut progressed = false;
-        loop {
-            match scanner.next(&buf, pos, eof) {
-                Ok(Step::Item(Item::Event { start, end, repair }, next)) => {
-                    stats.events_in += 1;
-                    let raw = &buf[start..end];
-                    let mut fixed: Option<Vec<u8>> = None;
-                    let parsed: Option<SliceEvent> = if repair {
-                        None
-                    } else {
-                        serde_json::from_slice::<SliceEvent>(raw).ok()
-                    };
-                    let decision = match parsed {
-                        Some(e) => Some(decide(plan, &e)),
-                        None => {
-                            let (f, _) = lenient::repair(raw);
-                            let d = serde_json::from_slice::<SliceEvent>(&f)
-                                .ok()
-                                .map(|e| decide(plan, &e));
-                            fixed = Some(f);
-                            d
-                        }
-                    };
-                    let bytes: &[u8] = fixed.as_deref().unwrap_or(raw);
-                    match decision {
-                        None => stats.skipped += 1,
-                        Some(Decision::Drop) => {}
-                        Some(Decision::Keep) => {
-                            if fixed.is_some() {
-                                stats.repaired += 1;
-                            }
-                            w.event(bytes).map_err(io_err)?;
-                        }
-                        Some(Decision::Flow(key, is_start)) => {
-                            if fixed.is_some() {
-                                stats.repaired += 1;
-                            }
-                            w.flow(key, is_start, bytes).map_err(io_err)?;
-                        }
+            Streamed::Event { bytes: raw, repair } => {
+                stats.events_in += 1;
+                let mut fixed: Option<Vec<u8>> = None;
+                let parsed: Option<RawEvent> = if repair {
+                    None
+                } else {
+                    serde_json::from_slice::<RawEvent>(raw).ok()
+                };
+                let decision = match parsed {
+                    Some(e) => Some(decide(plan, &e)),
+                    None => {
+                        let (f, _) = lenient::repair(raw);
+                        let d = serde_json::from_slice::<RawEvent>(&f)
+                            .ok()
+                            .map(|e| decide(plan, &e));
+                        fixed = Some(f);
+                        d
                     }
-                    pos = next;
-                    progressed = true;
-                }
-                Ok(Step::Item(Item::TopValue { key, start, end }, next)) => {
-                    if key != "stallscope_slice" {
-                        let v = buf[start..end].to_vec();
-                        w.member(&key, &v).map_err(io_err)?;
+                };
+                let bytes: &[u8] = fixed.as_deref().unwrap_or(raw);
+                match decision {
+                    None => stats.skipped += 1,
+                    Some(Decision::Drop) => {}
+                    Some(Decision::Keep) => {
+                        if fixed.is_some() {
+                            stats.repaired += 1;
+                        }
+                        w.event(bytes)?;
                     }
-                    pos = next;
-                    progressed = true;
+                    Some(Decision::Flow(key, is_start)) => {
+                        if fixed.is_some() {
+                            stats.repaired += 1;
+                        }
+                        w.flow(key, is_start, bytes)?;
+                    }
                 }
-                // the scanner's block protocol, driven as the reader's header walk drives it
-                // (ingest::kineto); each keeps its own error type and what it does with items
-                Ok(Step::NeedMore(p)) => {
-                    pos = p;
-                    break;
+                Ok(())
+            }
+            Streamed::TopValue { key, bytes } => {
+                if key != "stallscope_slice" {
+                    w.member(key, bytes)?;
                 }
-                Ok(Step::Done(p)) => {
-                    pos = p;
-                    done = true;
-                    break;
-                }
-                Err(e) => {
-                    return Err(SliceError(format!(
-                        "byte {}: malformed JSON: {}",
-                        base + e.offset as u64,
-                        e.message
-                    )))
-                }
+                Ok(())
             }
         }
-        if done {
-            break;
+    });
+    stats.bytes_in = read.map_err(|e| match e {
+        StreamError::Io(e) | StreamError::Visit(e) => io_err(e),
+        StreamError::Malformed { offset, message } => {
+            SliceError(format!("byte {offset}: malformed JSON: {message}"))
         }
-        if eof {
-            return Err(SliceError(format!(
-                "byte {}: the input ends inside the document (truncated trace)",
-                base + pos as u64
-            )));
-        }
-        if !progressed {
-            target = target.saturating_mul(2);
-        } else {
-            target = BLOCK;
-        }
-        buf.drain(..pos);
-        base += pos as u64;
-    }
-    // drain the rest of the input for the byte count
-    let mut sink = [0u8; 1 << 16];
-    let mut rest = buf.len() as u64;
-    loop {
-        match input.read(&mut sink) {
-            Ok(0) => break,
-            Ok(n) => rest += n as u64,
-            Err(e) => return Err(io_err(e)),
-        }
-    }
-    stats.bytes_in = base + rest;
+        StreamError::Truncated { offset } => SliceError(format!(
+            "byte {offset}: the input ends inside the document (truncated trace)"
+        )),
+    })?;
     stats.flows_dropped = w.dropped_flows();
     if w.bare {
         if !w.events_written {

@@ -96,7 +96,7 @@ fn launch_class(name: &str) -> u8 {
         4
     } else if name.contains("StreamEndCapture") {
         5
-    } else if crate::analysis::launch::is_kernel_launch(name) {
+    } else if crate::analysis::host::launch::is_kernel_launch(name) {
         1
     } else if name.contains("Memcpy") {
         2
@@ -223,7 +223,7 @@ impl CaptureFacts {
         let mut graph_memo = crate::model::fast::NameMemo::new(trace, is_graph_launch);
         let mut class_memo = crate::model::fast::NameMemo::new(trace, launch_class);
         let mut sync_memo = crate::model::fast::NameMemo::new(trace, |n| {
-            crate::analysis::sync_calls::sync_kind(n).is_some()
+            crate::analysis::host::sync_calls::sync_kind(n).is_some()
         });
         let first_busy = busy.first().map(|b| b.0).unwrap_or(Ns::MAX);
         let mut capturing: std::collections::HashSet<u32> = Default::default();

@@ -165,7 +165,7 @@ pub fn compiled_facts(trace: &Trace, mask: &IntervalSet, compile: &IntervalSet) 
         graph_calls.iter().map(|v| vec![None; v.len()]).collect();
     let mut busy: Vec<(i32, Vec<Interval>)> = Vec::new();
     let mut hidden_names: Vec<u32> = Vec::new();
-    let mut replay = crate::model::fast::NameMemo::new(trace, super::launch::is_graph_launch);
+    let mut replay = crate::model::fast::NameMemo::new(trace, super::host::launch::is_graph_launch);
     for g in trace.gpu.iter().filter(|g| g.is_activity()) {
         match busy.iter_mut().find(|(d, _)| *d == g.device) {
             Some((_, v)) => v.push(g.interval()),

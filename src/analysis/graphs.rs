@@ -22,7 +22,7 @@ use crate::model::fast::NameMemo;
 use crate::model::fasthash::HashMap;
 use crate::model::{CpuKind, Interval, IntervalSet, Ns, Trace, NONE};
 
-use super::launch::is_graph_launch;
+use super::host::launch::is_graph_launch;
 
 /// Label prefix of the whole-graph spans written by the Nsight Systems reader.
 const WHOLE_GRAPH_PREFIX: &str = "[CUDA graph";

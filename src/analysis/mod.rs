@@ -12,24 +12,25 @@ pub mod capture;
 pub mod compiled;
 pub mod devices_db;
 pub mod efficiency;
-pub mod gaps;
 pub mod gpu;
 pub mod gpu_metrics;
 pub mod graphs;
+pub mod host;
 pub mod iterations;
 pub mod kernels;
-pub mod launch;
 pub mod memory;
 pub mod ncu;
 pub mod ops;
-pub mod patterns;
 pub mod phases;
 pub mod ranks;
 pub mod roofline;
 pub mod step_timeline;
-pub mod sync_calls;
-pub mod syncs;
 pub mod timeline;
+
+pub use host::HostFacts;
+// compatibility paths (`crate::analysis::gaps::…`) for code written before the host family
+// moved into `host/`; new code names `crate::analysis::host::…`
+pub use host::{gaps, launch, patterns, sync_calls, syncs};
 
 // The lower facts every analysis reads, under the names the analyses use for them: kernel
 // names ([`crate::model::classify`]), the fast tables ([`crate::model::fast`]) and the steps
@@ -72,74 +73,6 @@ impl AnalyzeOptions {
             }
             n => n > 1,
         }
-    }
-}
-
-/// The host-side facts of the diagnosis ([`crate::diagnose::Facts`]): launches and queues,
-/// device idle gaps and their host attribution, host syncs. They depend only on the trace and
-/// the window, so [`analyze`] computes them beside the views; the diagnosis takes them once
-/// ([`Analysis::take_host_facts`]) and computes them itself when they are missing or were
-/// computed for another window.
-#[derive(Debug)]
-pub struct HostFacts {
-    /// Launches and queues.
-    pub launch: launch::LaunchAnalysis,
-    /// Device idle gaps.
-    pub gaps: gaps::GapAnalysis,
-    /// Host syncs.
-    pub syncs: syncs::SyncAnalysis,
-    /// torch.profiler's anti-patterns in the window (the pattern rules' facts: the diagnosis
-    /// works on facts, never on events).
-    pub patterns: patterns::TorchPatterns,
-    // the inputs they were computed from
-    mask: IntervalSet,
-    steps: Vec<steps::Step>,
-    compile: IntervalSet,
-}
-
-impl HostFacts {
-    /// Computes the facts over the counted time `mask` of a window with these steps and this
-    /// compile work ([`crate::window::CompileWork::spans`]).
-    pub fn compute(
-        trace: &Trace,
-        mask: &IntervalSet,
-        steps: &[steps::Step],
-        compile: &IntervalSet,
-    ) -> HostFacts {
-        Self::compute_with(trace, mask, steps, compile, &sync_calls::sync_calls(trace))
-    }
-
-    /// [`HostFacts::compute`] with the trace's sync calls already found
-    /// ([`sync_calls::sync_calls`]).
-    pub fn compute_with(
-        trace: &Trace,
-        mask: &IntervalSet,
-        steps: &[steps::Step],
-        compile: &IntervalSet,
-        sync_calls: &[(u32, sync_calls::SyncKind)],
-    ) -> HostFacts {
-        let mut tt = crate::timings::Timings::nested();
-        let launch = launch::analyze_launches(trace, mask);
-        tt.lap("host: launches");
-        let gaps = gaps::analyze_gaps_with(trace, mask, steps, &launch, compile, sync_calls);
-        tt.lap("host: gaps");
-        let syncs = syncs::analyze_syncs_with(trace, mask, steps, &gaps, sync_calls);
-        tt.lap("host: syncs");
-        let patterns = patterns::torch_patterns(trace, mask);
-        tt.lap("host: torch patterns");
-        HostFacts {
-            launch,
-            gaps,
-            syncs,
-            patterns,
-            mask: mask.clone(),
-            steps: steps.to_vec(),
-            compile: compile.clone(),
-        }
-    }
-
-    fn computed_from(&self, mask: &IntervalSet, steps: &[steps::Step], c: &IntervalSet) -> bool {
-        self.mask == *mask && self.steps == steps && self.compile == *c
     }
 }
 

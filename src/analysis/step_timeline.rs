@@ -21,13 +21,13 @@
 //!   their total; the longest are listed (in time order; [`MAX_GAPS`] over all devices, an
 //!   equal share per device but at least [`MIN_GAPS`]), `gap_count` counts all.
 //! * **Syncs**: device-side synchronization records ([`GpuKind::Sync`], `cuda_sync`) of the
-//!   device, and the host calls that wait for the device as [`super::sync_calls::sync_calls`]
+//!   device, and the host calls that wait for the device as [`super::host::sync_calls::sync_calls`]
 //!   defines them (stream, device and event syncs, blocking copies), both overlapping the step
 //!   and clipped to it; at most [`MAX_SYNCS`] of each list are kept.
 
 use std::collections::BTreeMap;
 
-use super::sync_calls::SyncKind;
+use super::host::sync_calls::SyncKind;
 use crate::model::classify::{self, KernelCategory};
 use crate::model::fast::NameMemo;
 use crate::model::{GpuEvent, GpuKind, Interval, IntervalSet, NameId, Ns, Trace};
@@ -222,12 +222,12 @@ pub fn step_timeline(trace: &Trace, steps: &[Step], max_events: usize) -> Option
         trace,
         steps,
         max_events,
-        &super::sync_calls::sync_calls(trace),
+        &super::host::sync_calls::sync_calls(trace),
     )
 }
 
 /// [`step_timeline`] with the trace's sync calls already found
-/// ([`super::sync_calls::sync_calls`]).
+/// ([`super::host::sync_calls::sync_calls`]).
 pub fn step_timeline_with(
     trace: &Trace,
     steps: &[Step],

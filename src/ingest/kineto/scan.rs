@@ -12,6 +12,8 @@
 //! not followed by `:`, `,`, `}` or `]` is taken as part of the string and the event is marked
 //! for repair, so one bad name cannot desynchronize the rest of the file.
 
+use std::io::Read;
+
 use memchr::{memchr2, memchr3};
 
 /// What the scanner found.
@@ -794,6 +796,165 @@ impl Scanner {
             }
         }
     }
+}
+
+/// One piece of a document read by [`scan_stream`], with its bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Streamed<'b> {
+    /// The document's shape, before any item: `bare` when it is a top-level array of events
+    /// (the old autograd export) rather than an object.
+    Start {
+        /// The first byte after whitespace and a UTF-8 byte order mark is `[`.
+        bare: bool,
+    },
+    /// One entry of `traceEvents`: its JSON object, as in the input.
+    Event {
+        /// The object's bytes.
+        bytes: &'b [u8],
+        /// The scanner saw an unescaped quote inside a string ([`Item::Event`]).
+        repair: bool,
+    },
+    /// A top-level member other than `traceEvents`, in document order.
+    TopValue {
+        /// Member name.
+        key: &'b str,
+        /// Its JSON value's bytes.
+        bytes: &'b [u8],
+    },
+}
+
+/// Why [`scan_stream`] stopped.
+#[derive(Debug)]
+pub enum StreamError<E> {
+    /// Reading the input failed.
+    Io(std::io::Error),
+    /// The document is not well-formed JSON at this absolute byte offset.
+    Malformed {
+        /// Offset from the start of the input.
+        offset: u64,
+        /// What was expected ([`ScanError::message`]).
+        message: String,
+    },
+    /// The input ends inside the document; the offset of the first byte not consumed.
+    Truncated {
+        /// Offset from the start of the input.
+        offset: u64,
+    },
+    /// The visitor's own error.
+    Visit(E),
+}
+
+/// Reads a whole document from `input` block by block (`block` bytes at a time, doubled while
+/// one item does not fit) with a [`Scanner`], and calls `visit` with [`Streamed::Start`] and
+/// then each item in document order. Memory stays at a block or two, never the file. Returns
+/// the input's length in bytes (what follows the document is read and counted, not scanned).
+///
+/// The streaming way to drive the scanner, for callers that see every item once and in order
+/// (`stallscope slice`); the reader drives the scanner itself, over mapped or reused buffers
+/// cut for its parser threads ([`super::read_from`]).
+pub fn scan_stream<R: Read, E>(
+    mut input: R,
+    block: usize,
+    mut visit: impl FnMut(Streamed<'_>) -> Result<(), E>,
+) -> Result<u64, StreamError<E>> {
+    let block = block.max(1);
+    let mut scanner = Scanner::new();
+    let mut buf: Vec<u8> = Vec::with_capacity(block);
+    // absolute offset of buf[0]
+    let mut base: u64 = 0;
+    let mut eof = false;
+    let mut target = block;
+    let mut started = false;
+    loop {
+        while !eof && buf.len() < target {
+            let want = (target - buf.len()) as u64;
+            let n = (&mut input)
+                .take(want)
+                .read_to_end(&mut buf)
+                .map_err(StreamError::Io)?;
+            if n == 0 {
+                eof = true;
+            }
+        }
+        if !started {
+            let i = buf
+                .iter()
+                .position(|c| !c.is_ascii_whitespace())
+                .unwrap_or(buf.len());
+            let mut j = i;
+            if buf[j..].starts_with(&[0xEF, 0xBB, 0xBF]) {
+                j += 3;
+            }
+            while j < buf.len() && buf[j].is_ascii_whitespace() {
+                j += 1;
+            }
+            if j >= buf.len() && !eof {
+                target = target.saturating_mul(2);
+                continue;
+            }
+            let bare = buf.get(j) == Some(&b'[');
+            visit(Streamed::Start { bare }).map_err(StreamError::Visit)?;
+            started = true;
+        }
+        let mut pos = 0usize;
+        let mut progressed = false;
+        let done = loop {
+            match scanner.next(&buf, pos, eof) {
+                Ok(Step::Item(Item::Event { start, end, repair }, next)) => {
+                    let bytes = &buf[start..end];
+                    visit(Streamed::Event { bytes, repair }).map_err(StreamError::Visit)?;
+                    pos = next;
+                    progressed = true;
+                }
+                Ok(Step::Item(Item::TopValue { key, start, end }, next)) => {
+                    let bytes = &buf[start..end];
+                    visit(Streamed::TopValue { key: &key, bytes }).map_err(StreamError::Visit)?;
+                    pos = next;
+                    progressed = true;
+                }
+                Ok(Step::NeedMore(p)) => {
+                    pos = p;
+                    break false;
+                }
+                Ok(Step::Done(p)) => {
+                    pos = p;
+                    break true;
+                }
+                Err(e) => {
+                    return Err(StreamError::Malformed {
+                        offset: base + e.offset as u64,
+                        message: e.message,
+                    })
+                }
+            }
+        };
+        if done {
+            break;
+        }
+        if eof {
+            return Err(StreamError::Truncated {
+                offset: base + pos as u64,
+            });
+        }
+        target = if progressed {
+            block
+        } else {
+            target.saturating_mul(2)
+        };
+        buf.drain(..pos);
+        base += pos as u64;
+    }
+    // the rest of the input, counted (trailing whitespace or garbage is not read as JSON)
+    let mut sink = [0u8; 1 << 16];
+    let mut rest = buf.len() as u64;
+    loop {
+        match input.read(&mut sink) {
+            Ok(0) => break,
+            Ok(n) => rest += n as u64,
+            Err(e) => return Err(StreamError::Io(e)),
+        }
+    }
+    Ok(base + rest)
 }
 
 #[cfg(test)]

@@ -304,7 +304,7 @@ pub fn analyze_syncs_with(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::analysis::sync_calls::sync_kind;
+    use crate::analysis::host::sync_calls::sync_kind;
     use crate::model::build::TraceBuilder;
     use crate::model::GpuKind;
 

@@ -1,0 +1,116 @@
+//! [`Facts`]: what every rule reads, computed once per diagnosis — the analysis views, the
+//! window's counted time and steps, and the host-side facts (launches and queues, device idle
+//! gaps and their host cause, host syncs, torch.profiler's patterns), with the per-step
+//! conversions every rule uses to size a finding.
+
+use crate::analysis::host::gaps::GapAnalysis;
+use crate::analysis::host::launch::LaunchAnalysis;
+use crate::analysis::host::syncs::SyncAnalysis;
+use crate::analysis::{Analysis, HostFacts};
+use crate::model::{IntervalSet, Ns, Trace};
+
+use super::finding::{Location, Severity};
+
+/// Facts computed once for every rule.
+pub struct Facts<'a> {
+    /// The trace.
+    pub trace: &'a Trace,
+    /// The views.
+    pub a: &'a Analysis,
+    /// Counted time of the window.
+    pub mask: &'a IntervalSet,
+    /// Its length, ns.
+    pub window_ns: Ns,
+    /// Steps in the window (at least 1 for divisions).
+    pub n_steps: usize,
+    /// Launches and queues.
+    pub launch: LaunchAnalysis,
+    /// Device idle gaps.
+    pub gaps: GapAnalysis,
+    /// Host syncs.
+    pub syncs: SyncAnalysis,
+    /// torch.profiler's anti-patterns in the window.
+    pub patterns: crate::analysis::host::patterns::TorchPatterns,
+    /// Origin of reported times (the trace start), ns.
+    pub origin: Ns,
+}
+
+impl<'a> Facts<'a> {
+    /// Computes the facts of a trace over the analysis window.
+    pub fn new(trace: &'a Trace, a: &'a Analysis) -> Facts<'a> {
+        let mask = &a.selection.mask;
+        let steps = &a.steps.steps;
+        let compile = &a.selection.compile.spans;
+        // computed by the analysis beside its views, unless the selection changed since
+        let HostFacts {
+            launch,
+            gaps,
+            syncs,
+            patterns,
+            ..
+        } = a
+            .take_host_facts(mask, steps, compile)
+            .unwrap_or_else(|| HostFacts::compute(trace, mask, steps, compile));
+        Facts {
+            trace,
+            a,
+            mask,
+            window_ns: mask.total(),
+            n_steps: steps.len().max(1),
+            launch,
+            gaps,
+            syncs,
+            patterns,
+            origin: trace.start(),
+        }
+    }
+
+    /// Mean step time in the window, ns (window time ÷ steps).
+    pub fn step_ns(&self) -> f64 {
+        self.window_ns as f64 / self.n_steps as f64
+    }
+
+    /// A window total as µs per step.
+    pub fn per_step_us(&self, total: Ns) -> f64 {
+        total as f64 / self.n_steps as f64 / 1000.0
+    }
+
+    /// Share of the step of a per-step µs value (0 for an empty window).
+    pub fn share_of_step(&self, us_per_step: f64) -> f64 {
+        let s = self.step_ns();
+        if s > 0.0 {
+            us_per_step * 1000.0 / s
+        } else {
+            0.0
+        }
+    }
+
+    /// Severity of a per-step µs value.
+    pub fn severity(&self, us_per_step: f64) -> Severity {
+        Severity::of_share(self.share_of_step(us_per_step))
+    }
+
+    /// The host's wait for the device, µs per step: the cap of device-side savings.
+    pub fn device_slack_us(&self) -> f64 {
+        let total: Ns = self.gaps.step_wait.iter().map(|w| w.wait).sum();
+        self.per_step_us(total)
+    }
+
+    /// Step name at a time, if inside a window step.
+    pub fn step_at(&self, t: Ns) -> Option<String> {
+        let steps = &self.a.steps.steps;
+        let i = steps.partition_point(|s| s.span.end <= t);
+        (i < steps.len() && steps[i].span.start <= t).then(|| steps[i].name.clone())
+    }
+
+    /// A location.
+    pub fn location(&self, what: &str, name: &str, start: Ns, dur: Ns) -> Location {
+        Location {
+            what: what.to_string(),
+            name: name.to_string(),
+            step: self.step_at(start),
+            start_us: (start - self.origin) as f64 / 1000.0,
+            duration_us: dur as f64 / 1000.0,
+        }
+    }
+}
