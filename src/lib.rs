@@ -4,13 +4,17 @@
 //! [`ingest`] (one module per input format) → [`model`] (one timeline) →
 //! [`window`] (which part of the trace is analyzed: steady state, steps, time range, focus) →
 //! [`analysis`] (pure functions from model to serializable facts) → [`diagnose`] (rules from
-//! facts to a verdict and findings) → [`report`] (renderers that format, never compute) →
-//! `cli`. [`multirank`] runs that pipeline over a folder of per-rank traces, a few ranks at a
-//! time. [`slice`](mod@slice) writes a window back out as a smaller trace. No module imports from a later
-//! stage (ARCHITECTURE.md has the order; `tests/architecture.rs` checks it).
-//! `mcp` (feature `mcp`, on by default) is a second front end beside `cli`: an MCP server.
+//! facts to a verdict and findings) → [`report`] (renderers that format, never compute).
+//! [`multirank`] runs the single-file pipeline over a folder of per-rank traces, a few ranks
+//! at a time; [`slice`](mod@slice) writes a window back out as a smaller trace; [`diff`]
+//! compares two reports. [`api`] is the library's front door (the API boundary): typed
+//! requests, one load-options value, one input dispatch and the one single-file pipeline. The
+//! front doors call it: `cli` (the command), `mcp` (feature `mcp`, on by default: an MCP
+//! server) and the Python package. No module imports from a later stage (ARCHITECTURE.md has
+//! the order; `tests/architecture.rs` checks it).
 
 pub mod analysis;
+pub mod api;
 pub mod cli;
 pub mod diagnose;
 pub mod diff;

@@ -1,15 +1,16 @@
 //! A folder of per-rank traces, with bounded memory, and the per-rank summaries that merge.
 //!
-//! Each rank runs the single-file pipeline ([`ingest::load`] → [`analysis::try_analyze`] →
-//! [`Report::new`], which diagnoses) and is then reduced to a [`Summary`]: its [`RankFacts`]
-//! and its full report; its trace and analysis are dropped before the next file starts on that
-//! worker. Summaries merge ([`Summary::merge`]): the facts of every rank are kept, and only
-//! one full report: the slowest rank's (by [`ranks::is_slower`], the order
-//! [`ranks::summarize`] uses), or the rank asked for with `--rank`. At most `jobs` files are in
-//! flight, so peak memory is about `jobs` × one rank plus that one report. The cross-rank
-//! summary and rules run over the facts alone ([`ranks::summarize`],
-//! [`diagnose::ranks::diagnose_ranks`]) when the merged summary is finished into the folder's
-//! report ([`finish`]).
+//! Each rank runs the single-file pipeline, which the caller hands in as a [`RankRunner`]
+//! (the library's front door, `crate::api`, gives its one pipeline: load → window → analyze →
+//! diagnose → report; this module never runs a stage itself), and is then reduced to a
+//! [`Summary`]: its [`RankFacts`] and its full report; its trace and analysis are dropped
+//! before the next file starts on that worker. Summaries merge ([`Summary::merge`]): the facts
+//! of every rank are kept, and only one full report: the slowest rank's (by
+//! [`ranks::is_slower`], the order [`ranks::summarize`] uses), or the rank asked for with
+//! `--rank`. At most `jobs` files are in flight, so peak memory is about `jobs` × one rank
+//! plus that one report. The cross-rank summary and rules run over the facts alone
+//! ([`ranks::summarize`], [`diagnose::ranks::diagnose_ranks`]) when the merged summary is
+//! finished into the folder's report ([`finish`]).
 //!
 //! `analyze DIR` merges the summaries in memory; `stallscope summarize TRACE` writes one to a
 //! file (JSON, docs/summary.md) and `stallscope merge` (or `analyze` on a folder of
@@ -27,10 +28,9 @@ use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 
-use crate::analysis::ranks::{self, RankFacts, RankSource, TopFinding};
-use crate::analysis::{self, AnalyzeOptions};
+use crate::analysis::ranks::{self, RankFacts, RankSource};
 use crate::diagnose;
-use crate::ingest::folder::{self, Listing};
+use crate::ingest::folder::Listing;
 use crate::ingest::{self, LoadError, LoadOptions};
 use crate::model::Warning;
 use crate::report::ranks::{RanksSection, SkippedFile};
@@ -42,13 +42,29 @@ pub struct FolderOptions {
     /// Reader settings for every rank file. Their progress settings apply to the folder as a
     /// whole ([`folder_bar`]); no rank shows a bar of its own.
     pub load: LoadOptions,
-    /// The window of every rank.
-    pub analyze: AnalyzeOptions,
     /// Files loaded and analysed at once (at least 1).
     pub jobs: usize,
     /// Show this rank's full report instead of the slowest rank's.
     pub rank: Option<i64>,
 }
+
+/// One rank file to run the single-file pipeline on ([`RankRunner`]).
+pub struct RankJob<'a> {
+    /// The file read.
+    pub file: &'a str,
+    /// The path recorded in the facts, the report and the errors (the file's, unless its
+    /// bytes were handed over in a temporary file).
+    pub recorded: &'a str,
+    /// What the rank number falls back on.
+    pub hint: RankHint,
+    /// Reader settings (the folder's progress bar included).
+    pub load: &'a LoadOptions,
+}
+
+/// The single-file pipeline for one rank, given by the caller: the rank's facts (its rank
+/// from `distributedInfo`, else [`RankHint`]) and full report, or the one-line error naming
+/// the file that lists it as skipped.
+pub type RankRunner<'a> = dyn Fn(&RankJob<'_>) -> Result<(RankFacts, Report), String> + Sync + 'a;
 
 /// Default `--jobs`: 2 or the number of cores, whichever is smaller.
 pub fn default_jobs() -> usize {
@@ -136,7 +152,7 @@ impl Default for Summary {
 /// Where a rank file sits: what a rank number falls back on when the trace records none.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct RankHint {
-    /// The rank its file name implies ([`folder::rank_from_name`]).
+    /// The rank its file name implies ([`ingest::folder::rank_from_name`]).
     pub name_rank: Option<i64>,
     /// Its position among the folder's trace files, when known (a file summarised alone is
     /// placed again when the summaries are finished, see [`finish`]).
@@ -144,11 +160,17 @@ pub struct RankHint {
 }
 
 impl Summary {
-    /// Summarises one trace file: load, analyse, diagnose, reduce. A file that cannot be
-    /// read or analysed gives a summary that lists it as skipped (the error names the file),
-    /// as `analyze DIR` lists it. `path` is the path recorded (the file is read from it).
-    pub fn of_file(path: &str, hint: RankHint, opts: &FolderOptions) -> Summary {
-        Summary::of_file_as(path, None, hint, opts)
+    /// Summarises one trace file: the pipeline (`run`), then the reduction. A file that
+    /// cannot be read or analysed gives a summary that lists it as skipped (the error names
+    /// the file), as `analyze DIR` lists it. `path` is the path recorded (the file is read
+    /// from it).
+    pub fn of_file(
+        path: &str,
+        hint: RankHint,
+        opts: &FolderOptions,
+        run: &RankRunner<'_>,
+    ) -> Summary {
+        Summary::of_file_as(path, None, hint, opts, run)
     }
 
     /// [`Summary::of_file`] reading `file` but recording it as `recorded` (when given): its
@@ -158,10 +180,17 @@ impl Summary {
         recorded: Option<&str>,
         hint: RankHint,
         opts: &FolderOptions,
+        run: &RankRunner<'_>,
     ) -> Summary {
         let path = recorded.unwrap_or(file);
         let mut s = Summary::default();
-        let out = one_rank(file, path, hint, opts).map_err(|e| match recorded {
+        let job = RankJob {
+            file,
+            recorded: path,
+            hint,
+            load: &opts.load,
+        };
+        let out = run(&job).map_err(|e| match recorded {
             Some(r) => e.replace(file, r),
             None => e,
         });
@@ -248,35 +277,6 @@ pub fn is_summary_name(name: &str) -> bool {
     name.to_ascii_lowercase().ends_with(".summary.json")
 }
 
-/// One rank: load, analyse, report; the trace and analysis are dropped on return.
-fn one_rank(
-    file: &str,
-    recorded: &str,
-    hint: RankHint,
-    opts: &FolderOptions,
-) -> Result<(RankFacts, Report), String> {
-    let mut trace = ingest::load(file, &opts.load).map_err(|e| e.to_string())?;
-    trace.source.path = recorded.to_string();
-    let path = recorded;
-    let a = analysis::try_analyze(&trace, &opts.analyze).map_err(|e| format!("{path}: {e}"))?;
-    let (rank, source) = match trace.distributed.as_ref().and_then(|d| d.rank) {
-        Some(r) => (r, RankSource::DistributedInfo),
-        None => match hint.name_rank {
-            Some(r) => (r, RankSource::FileName),
-            None => (hint.index as i64, RankSource::Order),
-        },
-    };
-    let mut facts = RankFacts::new(&trace, &a, path, rank, source);
-    let report = Report::new(&trace, &a);
-    facts.top_finding = report.findings.first().map(|f| TopFinding {
-        id: f.id.to_string(),
-        severity: f.severity.as_str(),
-        recoverable_us: f.recoverable_us,
-        title: f.title.clone(),
-    });
-    Ok((facts, report))
-}
-
 /// Hands the pages freed by a rank back to the system (glibc keeps freed memory in its
 /// arenas), so that the next rank starts from the same footprint.
 fn release_freed_memory() {
@@ -321,10 +321,16 @@ pub fn folder_bar(listing: &Listing, load: &LoadOptions) -> Option<(indicatif::P
     }
 }
 
-/// Analyses every rank file of `dir` with at most `opts.jobs` at once. Files that fail are
-/// skipped (listed in the `ranks` section); it is an error when none can be read.
-pub fn analyze_folder(dir: &Path, opts: &FolderOptions) -> Result<FolderReport, FolderError> {
-    analyze_folder_with(dir, opts, &|_, _| {})
+/// Analyses every rank file of `dir` (listed in `listing`) with `run`, at most `opts.jobs`
+/// at once. Files that fail are skipped (listed in the `ranks` section); it is an error when
+/// none can be read.
+pub fn analyze_folder(
+    dir: &Path,
+    listing: &Listing,
+    opts: &FolderOptions,
+    run: &RankRunner<'_>,
+) -> Result<FolderReport, FolderError> {
+    analyze_folder_with(dir, listing, opts, run, &|_, _| {})
 }
 
 /// A consumer of every rank's full report ([`analyze_folder_with`]).
@@ -336,14 +342,15 @@ pub type EachRank<'a> = dyn Fn(&RankFacts, &Report) + Sync + 'a;
 /// keeping every report.
 pub fn analyze_folder_with(
     dir: &Path,
+    listing: &Listing,
     opts: &FolderOptions,
+    run: &RankRunner<'_>,
     each: &EachRank<'_>,
 ) -> Result<FolderReport, FolderError> {
-    let listing = folder::list(dir).map_err(FolderError::Input)?;
     let files = &listing.files;
     let jobs = opts.jobs.clamp(1, files.len());
     // one bar for the folder, shared by the ranks' loads; none of their own
-    let bar = folder_bar(&listing, &opts.load);
+    let bar = folder_bar(listing, &opts.load);
     let opts = &FolderOptions {
         load: LoadOptions {
             progress: bar.as_ref().map(|(b, _)| b.clone()),
@@ -363,7 +370,7 @@ pub fn analyze_folder_with(
                     name_rank: file.name_rank,
                     index: file.index,
                 };
-                let one = Summary::of_file(&file.path.to_string_lossy(), hint, opts);
+                let one = Summary::of_file(&file.path.to_string_lossy(), hint, opts, run);
                 if let Some(shown) = &one.shown {
                     each(&shown.facts, &shown.report);
                 }
@@ -505,12 +512,12 @@ fn renumber_by_order(st: &mut Summary) {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use std::path::PathBuf;
 
     /// A temporary folder of rank files linked to (or cut from) the samples, removed on drop.
-    struct Folder(PathBuf);
+    pub(crate) struct Folder(pub(crate) PathBuf);
 
     impl Drop for Folder {
         fn drop(&mut self) {
@@ -518,7 +525,7 @@ mod tests {
         }
     }
 
-    fn folder(tag: &str) -> Folder {
+    pub(crate) fn folder(tag: &str) -> Folder {
         let dir =
             std::env::temp_dir().join(format!("stallscope-multirank-{tag}-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
@@ -542,38 +549,10 @@ mod tests {
         Folder(dir)
     }
 
-    /// The caller's bar gets the folder's total as its length, ends there with every rank
-    /// loaded in parallel (a failed one included), counts the ranks done, and is left to the
-    /// caller to clear.
-    #[test]
-    fn one_bar_for_the_folder() {
-        let f = folder("bar");
-        // a rank that fails: half a trace
-        let text = std::fs::read(
-            Path::new(env!("CARGO_MANIFEST_DIR")).join("samples/h100_kineto_2026_format.json"),
-        )
-        .unwrap();
-        std::fs::write(f.0.join("rank3.json"), &text[..text.len() / 2]).unwrap();
-        let total = folder::list(&f.0).unwrap().total_bytes();
-        let bar = indicatif::ProgressBar::hidden();
-        let mut opts = FolderOptions {
-            jobs: 2,
-            ..FolderOptions::default()
-        };
-        opts.load.progress = Some(bar.clone());
-        opts.load.kineto.block_size = 4096;
-        let out = analyze_folder(&f.0, &opts).unwrap();
-        assert_eq!(out.report.ranks.as_ref().unwrap().skipped.len(), 1);
-        assert_eq!(bar.length(), Some(total));
-        assert_eq!(bar.position(), total);
-        assert_eq!(bar.message(), "reading 4 ranks (4 done)");
-        assert!(!bar.is_finished());
-    }
-
     #[test]
     fn folder_bar_only_when_asked() {
         let f = folder("ask");
-        let listing = folder::list(&f.0).unwrap();
+        let listing = ingest::folder::list(&f.0).unwrap();
         // no bar of the caller's and no threshold: none (whether stderr is a terminal or not)
         assert!(folder_bar(&listing, &LoadOptions::default()).is_none());
         // a threshold above the total: none

@@ -19,7 +19,7 @@ fn report_json(t: &stallscope::model::Trace, window: &WindowSpec, threads: usize
         ..AnalyzeOptions::default()
     };
     let a = analysis::analyze(t, &opts);
-    let rep = Report::new(t, &a);
+    let rep = Report::new(t, &a, stallscope::diagnose::diagnose(t, &a));
     let mut buf = Vec::new();
     Json.render(
         &rep,

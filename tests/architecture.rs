@@ -25,11 +25,27 @@ const STAGES: &[(&str, &[&str])] = &[
     ("report", &["report"]),
     // runners of the whole pipeline: per rank of a folder, and a window written back out
     ("runners", &["multirank", "slice"]),
-    // two reports compared, and the comparison rendered: above the runners that load each side
+    // two reports compared, and the comparison rendered
     ("compare", &["diff"]),
+    // the library's front door, the API boundary: typed requests, one load-options value, one
+    // input dispatch and the one single-file pipeline; only the front doors above call it
+    ("api", &["api"]),
     // the MCP server: a front end for agents that the command starts (`stallscope mcp`)
     ("agents", &["mcp"]),
     ("cli", &["cli"]),
+];
+
+/// The front doors: the only modules that may import the api (the Python crate, outside
+/// `src/`, is checked by [`the_python_binding_calls_the_api`]).
+const FRONT_DOORS: &[&str] = &["cli", "mcp"];
+
+/// Calls that run a stage of the pipeline: outside tests, only the api's single-file
+/// pipeline (`src/api/pipeline.rs`) makes them.
+const PIPELINE_CALLS: &[&str] = &[
+    "ingest::load(",
+    "analysis::try_analyze(",
+    "diagnose::diagnose(",
+    "Report::new(",
 ];
 
 /// Imports that go up on purpose: (importing module, imported module, reason). None today.
@@ -544,4 +560,134 @@ fn the_checker_finds_upward_imports_and_loops() {
         import_cycles(&files),
         vec!["analysis::gaps → analysis::syncs → analysis::gaps".to_string()]
     );
+}
+
+/// Imports of the api from modules that are not front doors, and imports of a front door from
+/// below the api, one line each.
+fn boundary_violations(files: &[(PathBuf, ModPath, String)]) -> Vec<String> {
+    let api = stage("api").expect("the api has a stage");
+    let mut out = Vec::new();
+    for (path, module, src) in files {
+        let Some(top) = module.first() else { continue };
+        for imp in imports_of(module, src) {
+            let Some(to_top) = imp.to.first() else {
+                continue;
+            };
+            let from_door = FRONT_DOORS.contains(&top.as_str());
+            let below_api = stage(top).is_some_and(|s| s < api);
+            if to_top == "api" && top != "api" && !from_door {
+                out.push(format!(
+                    "{}:{}: `{}` uses `crate::{}`: only the front doors ({}) call the api",
+                    path.display(),
+                    imp.line,
+                    imp.from.join("::"),
+                    imp.to.join("::"),
+                    FRONT_DOORS.join(", ")
+                ));
+            }
+            if below_api && FRONT_DOORS.contains(&to_top.as_str()) {
+                out.push(format!(
+                    "{}:{}: `{}` uses the front door `crate::{}`",
+                    path.display(),
+                    imp.line,
+                    imp.from.join("::"),
+                    imp.to.join("::")
+                ));
+            }
+        }
+    }
+    out
+}
+
+/// Calls of a pipeline stage outside `api/pipeline.rs` and outside `#[cfg(test)]` code (the
+/// rest of a file after its first `#[cfg(test)]`), one line each.
+fn pipeline_outside_the_api(files: &[(PathBuf, ModPath, String)]) -> Vec<String> {
+    let mut out = Vec::new();
+    for (path, module, src) in files {
+        if module.join("::") == "api::pipeline" {
+            continue;
+        }
+        let code = strip(src);
+        let code = code.split("#[cfg(test)]").next().unwrap_or_default();
+        for (i, line) in code.lines().enumerate() {
+            for call in PIPELINE_CALLS {
+                if line.contains(call) {
+                    out.push(format!("{}:{}: {call}", path.display(), i + 1));
+                }
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn only_the_front_doors_import_the_api() {
+    let v = boundary_violations(&src_files());
+    assert!(
+        v.is_empty(),
+        "imports across the API boundary:\n{}",
+        v.join("\n")
+    );
+}
+
+#[test]
+fn the_pipeline_is_written_once() {
+    let v = pipeline_outside_the_api(&src_files());
+    assert!(
+        v.is_empty(),
+        "a stage of the pipeline run outside crate::api::pipeline (call the api):\n{}",
+        v.join("\n")
+    );
+}
+
+/// The Python crate is a front door of the api: it uses `stallscope::api` and, of the command
+/// line's module, only `run_with` (the `stallscope` command run in-process).
+#[test]
+fn the_python_binding_calls_the_api() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("python/src/lib.rs");
+    let src = strip(&std::fs::read_to_string(&path).unwrap());
+    assert!(
+        src.contains("stallscope::api"),
+        "python/src/lib.rs does not use the api"
+    );
+    let mut rest = src.as_str();
+    while let Some(i) = rest.find("stallscope::cli") {
+        rest = &rest[i + "stallscope::cli".len()..];
+        assert!(
+            rest.starts_with("::run_with("),
+            "python/src/lib.rs uses stallscope::cli{}: build an api request instead",
+            rest.lines().next().unwrap_or_default()
+        );
+    }
+    let v = pipeline_outside_the_api(&[(path.clone(), vec!["python".into()], src.clone())]);
+    assert!(v.is_empty(), "{}", v.join("\n"));
+}
+
+/// The boundary checks themselves: an import of the api from below, a front door imported
+/// from below the api, and a stage run outside the pipeline are found; the front doors' and
+/// tests' own uses are not.
+#[test]
+fn the_boundary_checks_find_what_they_should() {
+    let file = |rel: &str, src: &str| {
+        let m = module_of(Path::new(rel)).unwrap();
+        (PathBuf::from(rel), m, src.to_string())
+    };
+    let files = vec![
+        file("diff/side.rs", "use crate::api::AnalyzeRequest;\n"),
+        file("multirank.rs", "fn f() { crate::cli::run(); }\n"),
+        file("cli/analyze.rs", "use crate::api::{self, analyze};\n"),
+        file("mcp/server.rs", "fn f() { crate::api::analyze(); }\n"),
+        file(
+            "report/mod.rs",
+            "fn f() { let r = Report::new(t, a, d); }\n\
+             #[cfg(test)]\nmod tests { fn g() { crate::ingest::load(p, o); } }\n",
+        ),
+        file("api/pipeline.rs", "fn f() { ingest::load(p, o); }\n"),
+    ];
+    let v = boundary_violations(&files);
+    assert_eq!(v.len(), 2, "{v:#?}");
+    assert!(v[0].starts_with("diff/side.rs:1: `diff::side` uses `crate::api::AnalyzeRequest`"));
+    assert!(v[1].starts_with("multirank.rs:1: `multirank` uses the front door `crate::cli::run`"));
+    let p = pipeline_outside_the_api(&files);
+    assert_eq!(p, vec!["report/mod.rs:1: Report::new(".to_string()]);
 }

@@ -102,13 +102,16 @@ fn every_corpus_file_and_sample_keeps_the_report_consistent() {
             s.spawn(|| loop {
                 let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                 let Some(p) = files.get(i) else { break };
-                let req = stallscope::cli::AnalyzeRequest {
+                let req = stallscope::api::AnalyzeRequest {
                     trace: p.clone(),
-                    threads: Some(1),
+                    load: stallscope::api::LoadSettings {
+                        threads: Some(1),
+                        ..Default::default()
+                    },
                     ..Default::default()
                 };
                 let mut t = stallscope::timings::Timings::from_env();
-                let res = stallscope::cli::analyze_request(&req, &mut t)
+                let res = stallscope::api::analyze(&req, &mut t)
                     .map(|a| serde_json::to_value(&a.report).expect("report serializes"));
                 out.lock()
                     .unwrap()

@@ -45,7 +45,8 @@ fn every_corpus_file_loads_or_is_named() {
             stallscope::ingest::load(&path, &Default::default()).map(|t| {
                 // the analyses must not panic on any real trace either
                 let a = stallscope::analysis::analyze(&t, &Default::default());
-                let _ = stallscope::report::Report::new(&t, &a);
+                let _ =
+                    stallscope::report::Report::new(&t, &a, stallscope::diagnose::diagnose(&t, &a));
                 t.source.events
             })
         });

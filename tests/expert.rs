@@ -68,13 +68,16 @@ fn known_failures() -> BTreeMap<String, String> {
 
 /// The report of one capture as `stallscope analyze --format json --threads 1` gives it.
 fn report(path: &std::path::Path) -> Result<Value, String> {
-    let req = stallscope::cli::AnalyzeRequest {
+    let req = stallscope::api::AnalyzeRequest {
         trace: path.to_path_buf(),
-        threads: Some(1),
+        load: stallscope::api::LoadSettings {
+            threads: Some(1),
+            ..Default::default()
+        },
         ..Default::default()
     };
     let mut t = stallscope::timings::Timings::from_env();
-    let out = stallscope::cli::analyze_request(&req, &mut t).map_err(|e| e.to_string())?;
+    let out = stallscope::api::analyze(&req, &mut t).map_err(|e| e.to_string())?;
     serde_json::to_value(&out.report).map_err(|e| e.to_string())
 }
 

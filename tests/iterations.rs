@@ -350,7 +350,8 @@ fn two_captures_of_one_workload_get_one_verdict_class() {
             ("Iteration#4", "other kind (prefill)"),
         ]
     );
-    let r = stallscope::report::Report::new(&t, &analyze(&t, &AnalyzeOptions::default()));
+    let a = analyze(&t, &AnalyzeOptions::default());
+    let r = stallscope::report::Report::new(&t, &a, stallscope::diagnose::diagnose(&t, &a));
     let kinds: Vec<(&str, u64, u64, bool)> = r
         .steps_found
         .phases

@@ -56,7 +56,7 @@ fn python_client_end_to_end() {
 fn sample_report() -> Report {
     let trace = common::load(&common::sample(SAMPLE));
     let a = stallscope::analysis::try_analyze(&trace, &Default::default()).unwrap();
-    Report::new(&trace, &a)
+    Report::new(&trace, &a, stallscope::diagnose::diagnose(&trace, &a))
 }
 
 #[test]
@@ -183,7 +183,7 @@ fn window_inputs_select_as_the_flags_do() {
         ..Default::default()
     };
     let a = stallscope::analysis::try_analyze(&trace, &opts).unwrap();
-    let rep = Report::new(&trace, &a);
+    let rep = Report::new(&trace, &a, stallscope::diagnose::diagnose(&trace, &a));
     let cli = common::analyze_json(&common::sample(SAMPLE), &["--steps", "6..7"]);
     assert_eq!(rep.window.spec, cli["window"]["spec"].as_str().unwrap());
     assert_eq!(rep.verdict, cli["verdict"].as_str().unwrap());

@@ -124,7 +124,7 @@ fn report_of(t: &Trace) -> Value {
             ..AnalyzeOptions::default()
         },
     );
-    serde_json::to_value(Report::new(t, &a)).unwrap()
+    serde_json::to_value(Report::new(t, &a, stallscope::diagnose::diagnose(t, &a))).unwrap()
 }
 
 /// The shared invariants of one report (`tests/common/invariants.rs`), with the trace's span

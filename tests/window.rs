@@ -365,7 +365,7 @@ fn setup_and_tail_are_left_out_of_a_trace_without_steps() {
     let a = analyze(&t, &AnalyzeOptions::default());
     let v = stallscope::diagnose::diagnose(&t, &a).verdict;
     assert!(v.starts_with("GPU-bound"), "{v}");
-    let r = stallscope::report::Report::new(&t, &a);
+    let r = stallscope::report::Report::new(&t, &a, stallscope::diagnose::diagnose(&t, &a));
     assert_eq!(r.window.left_out.len(), 2);
     assert!(r
         .window

@@ -160,7 +160,7 @@ fn analyze(trace: &stallscope::model::Trace) {
             ..AnalyzeOptions::default()
         };
         if let Ok(a) = analysis::try_analyze(trace, &opts) {
-            let rep = report::Report::new(trace, &a);
+            let rep = report::Report::new(trace, &a, stallscope::diagnose::diagnose(trace, &a));
             let mut out = Vec::new();
             report::json::Json
                 .render(&rep, &report::RenderOptions::default(), &mut out)
@@ -268,7 +268,7 @@ pub fn ncu(data: &[u8]) -> bool {
     true
 }
 
-/// The JSON-report reader of `diff` and `check` (`diff::load_side` on a saved report), then a
+/// The JSON-report reader of `diff` and `check` (`api::load_side` on a saved report), then a
 /// comparison of the report with itself, a budget check and every diff renderer.
 pub fn report(data: &[u8]) -> bool {
     use stallscope::diff::{self, check, render, side};
@@ -277,8 +277,8 @@ pub fn report(data: &[u8]) -> bool {
     if !side::is_saved_report(&file.0) {
         return false;
     }
-    let opts = side::SideOptions::default();
-    let Ok(loaded) = side::load_side(&file.0, side::Which::Before, &opts) else {
+    let opts = stallscope::api::SideOptions::default();
+    let Ok(loaded) = stallscope::api::load_side(&file.0, side::Which::Before, &opts) else {
         return false;
     };
     let again = side::Loaded {

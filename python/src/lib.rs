@@ -1,11 +1,13 @@
 //! `stallscope._native`: the Rust side of the `stallscope` Python package.
 //!
-//! It adds no analysis of its own: [`analyze`] builds the command's
-//! [`stallscope::cli::AnalyzeRequest`] from keyword arguments and runs the same
-//! [`stallscope::command::analyze_request`] in-process with the GIL released, and [`NativeReport`]
-//! hands back the report through the crate's own renderers (JSON, HTML, Markdown, the
-//! terminal's findings). [`cli`] runs the command itself, for the wheel's `stallscope` script
-//! and `python -m stallscope`. The typed Python API (`Report`, `TraceError`, DataFrames, the
+//! It adds no analysis of its own: it is a front door of the library, beside the command and
+//! the MCP server. [`analyze`] builds the api's [`stallscope::api::AnalyzeRequest`] from
+//! keyword arguments (with the command's load settings, [`LoadSettings::from_env`]) and runs
+//! the same [`stallscope::api::analyze`] in-process with the GIL released, and
+//! [`NativeReport`] hands back the report through the crate's own renderers (JSON, HTML,
+//! Markdown, the terminal's findings); `diff`, `summarize` and the merger call the api too.
+//! [`cli`] runs the command itself (`stallscope::cli::run_with`, its only use of the command
+//! line's module), for the wheel's `stallscope` script and `python -m stallscope`. The typed Python API (`Report`, `TraceError`, DataFrames, the
 //! capture helper) lives in `python/stallscope/`.
 //!
 //! A Rust panic never crosses into Python: every entry point runs under `catch_unwind` and
@@ -19,9 +21,9 @@ use pyo3::create_exception;
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 
-use stallscope::cli::{self as command, AnalyzeError, AnalyzeRequest};
+use stallscope::api::{self, AnalyzeError, AnalyzeRequest, LoadSettings, SideOptions};
 use stallscope::diff::render::DiffFormat;
-use stallscope::diff::{Loaded, SideError, SideOptions, Which};
+use stallscope::diff::{Loaded, SideError, Which};
 use stallscope::multirank::Summary;
 use stallscope::report::{self, Renderer, Report};
 
@@ -213,18 +215,19 @@ fn analyze(
         trace: path,
         ncu,
         window,
-        threads,
+        load: LoadSettings {
+            threads,
+            allow_truncated,
+            ..LoadSettings::from_env()
+        },
         jobs,
         rank,
-        allow_truncated,
-        progress: false,
-        no_clock_correction: false,
     };
     let out = py.detach(|| {
         no_panic("analyze", || {
             let mut timings = stallscope::timings::Timings::from_env();
-            command::analyze_request(&req, &mut timings).map(|mut a| {
-                command::sort_ops(&mut a.report, command::OpSort::DeviceSelf);
+            api::analyze(&req, &mut timings).map(|mut a| {
+                api::sort_ops(&mut a.report, api::OpSort::DeviceSelf);
                 a
             })
         })
@@ -319,20 +322,10 @@ impl DiffSide {
 
     fn load(&self, which: Which, opts: &SideOptions) -> Result<Loaded, SideError> {
         match self {
-            DiffSide::Path(p) => stallscope::diff::load_side(p, which, opts),
-            DiffSide::Report(r) => report_side(&r.get().report, which),
+            DiffSide::Path(p) => api::load_side(p, which, opts),
+            DiffSide::Report(r) => api::report_side(&r.get().report, which),
         }
     }
-}
-
-/// A report made in this process as a side of a comparison.
-fn report_side(r: &Report, which: Which) -> Result<Loaded, SideError> {
-    Ok(Loaded {
-        side: stallscope::diff::Side::from_report(r)
-            .map_err(|e| SideError(format!("{} side: {}: {e}", which.as_str(), r.source.path)))?,
-        saved: false,
-        warnings: Vec::new(),
-    })
 }
 
 /// Compares two profiles like `stallscope diff BEFORE AFTER`. Each side is a path (trace,
@@ -365,14 +358,19 @@ fn diff(
         DiffSide::extract(after, Which::After)?,
     );
     let labels = (b.label(), a.label());
-    let mut opts = command::diff_side_options(window, threads, None);
-    opts.load.progress_over = None;
+    let opts = api::DiffRequest {
+        window,
+        load: LoadSettings {
+            threads,
+            ..LoadSettings::from_env()
+        },
+        ..api::DiffRequest::default()
+    }
+    .side_options();
     let out = py.detach(|| {
         no_panic("diff", || {
             let (lb, la) = match (&b, &a) {
-                (DiffSide::Path(pb), DiffSide::Path(pa)) => {
-                    stallscope::diff::load_pair(pb, pa, &opts)
-                }
+                (DiffSide::Path(pb), DiffSide::Path(pa)) => api::load_pair(pb, pa, &opts),
                 _ => (b.load(Which::Before, &opts), a.load(Which::After, &opts)),
             };
             let (lb, la) = (lb?, la?);
@@ -425,14 +423,17 @@ fn summarize(
             "threads must be at least 1 (None uses every core)",
         ));
     }
-    let req = command::SummarizeRequest {
+    let req = api::SummarizeRequest {
         trace: path,
         recorded: name,
         window: window_spec(steps, time, focus, all_steps)?,
-        threads,
-        allow_truncated,
+        load: LoadSettings {
+            threads,
+            allow_truncated,
+            ..LoadSettings::from_env()
+        },
     };
-    py.detach(|| no_panic("summarize", || command::summarize_request(&req).to_json()))
+    py.detach(|| no_panic("summarize", || api::summarize(&req).to_json()))
 }
 
 /// Summaries merged one at a time (`stallscope merge`): only the merged summary is held,
@@ -483,8 +484,8 @@ impl NativeMerger {
         let rank = self.rank;
         let out = py.detach(|| {
             no_panic("merge", || {
-                command::finish_summary(merged, rank, jobs, None).map(|mut a| {
-                    command::sort_ops(&mut a.report, command::OpSort::DeviceSelf);
+                api::finish_summary(merged, rank, jobs, None).map(|mut a| {
+                    api::sort_ops(&mut a.report, api::OpSort::DeviceSelf);
                     a
                 })
             })
@@ -504,7 +505,7 @@ impl NativeMerger {
 /// returns its exit code; output goes to the process' standard output and error.
 #[pyfunction]
 fn cli(py: Python<'_>, argv: Vec<OsString>) -> PyResult<i32> {
-    py.detach(|| no_panic("the command", || command::run_with(argv)))
+    py.detach(|| no_panic("the command", || stallscope::cli::run_with(argv)))
 }
 
 /// The Rust extension of the `stallscope` package; use the `stallscope` module instead.

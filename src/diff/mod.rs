@@ -45,7 +45,7 @@ use std::collections::{BTreeMap, HashMap};
 
 use serde::Serialize;
 
-pub use side::{load_pair, load_side, Loaded, Side, SideError, SideOptions, Which};
+pub use side::{Loaded, Side, SideError, Which};
 
 /// Version of the comparison JSON (`stallscope diff --format json`; docs/json-report.md).
 pub const DIFF_SCHEMA_VERSION: u32 = 1;
@@ -1208,7 +1208,7 @@ fn terminal_fmt(v: f64) -> String {
     crate::report::terminal::fmt_us(v)
 }
 
-/// Compares two loaded sides ([`load_side`], [`load_pair`]); `paths` (before, after) only
+/// Compares two loaded sides (`crate::api::load_side`, `crate::api::load_pair`); `paths` (before, after) only
 /// label them in the output.
 pub fn compare(
     before: &Loaded,
@@ -1319,7 +1319,7 @@ mod tests {
         }
         let trace = b.build();
         let a = crate::analysis::analyze(&trace, &Default::default());
-        crate::report::Report::new(&trace, &a)
+        crate::report::Report::new(&trace, &a, crate::diagnose::diagnose(&trace, &a))
     }
 
     fn op<'a>(c: &'a Comparison, name: &str) -> &'a ItemChange {
@@ -1382,7 +1382,7 @@ mod tests {
         b.op("aten::mm", 1.0, 397.0);
         let trace = b.build();
         let a = crate::analysis::analyze(&trace, &Default::default());
-        let after = crate::report::Report::new(&trace, &a);
+        let after = crate::report::Report::new(&trace, &a, crate::diagnose::diagnose(&trace, &a));
         let c = compare_reports(&before, &after, &DiffOptions::default()).unwrap();
         assert!(
             c.caveats[0].starts_with(
@@ -1407,7 +1407,7 @@ mod tests {
             }
             let trace = b.build();
             let a = crate::analysis::analyze(&trace, &Default::default());
-            crate::report::Report::new(&trace, &a)
+            crate::report::Report::new(&trace, &a, crate::diagnose::diagnose(&trace, &a))
         };
         let c =
             compare_reports(&mk(20.0, 120.0), &mk(10.0, 110.0), &DiffOptions::default()).unwrap();

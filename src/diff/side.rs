@@ -3,7 +3,8 @@
 //! loaded from a path.
 //!
 //! A side is read from a saved JSON report (`stallscope analyze TRACE --format json`), or made
-//! by running the analysis pipeline on a trace, an Nsight Systems export or a folder of ranks.
+//! from the report of a trace, an Nsight Systems export or a folder of ranks (the library's
+//! front door, `crate::api::diff`, runs the pipeline and hands the report here).
 //! Both go through the same deserialization (an in-memory report is converted with serde), so
 //! a saved report and its trace give the same comparison by construction. Fields the
 //! comparison does not use are ignored; fields added by later versions of the same schema are
@@ -13,8 +14,6 @@ use std::path::Path;
 
 use serde::Deserialize;
 
-use crate::analysis::{self, AnalyzeOptions};
-use crate::ingest::{self, LoadOptions};
 use crate::report::{BreakdownUs, Report, SCHEMA_VERSION};
 
 /// The report data a comparison reads (a subset of the JSON report; names as in the report).
@@ -314,17 +313,6 @@ impl Which {
     }
 }
 
-/// How to load a side that is a trace (a saved report ignores them).
-#[derive(Debug, Clone, Default)]
-pub struct SideOptions {
-    /// Reader settings.
-    pub load: LoadOptions,
-    /// Window and analysis settings.
-    pub analyze: AnalyzeOptions,
-    /// Folder: rank files at once.
-    pub jobs: usize,
-}
-
 /// A side that could not be loaded: one line naming the side and the file.
 #[derive(Debug, Clone)]
 pub struct SideError(pub String);
@@ -395,104 +383,4 @@ pub fn read_saved(path: &Path, which: Which) -> Result<Side, SideError> {
         None => return Err(err("JSON report without a numeric schema_version".into())),
     }
     serde_json::from_value(v).map_err(|e| err(format!("not a stallscope report: {e}")))
-}
-
-/// After a trace reader refused a file: is it a JSON report whose keys were reordered (e.g.
-/// rewritten by a tool that sorts keys)? Only small files are parsed to find out.
-fn report_with_other_key_order(path: &Path) -> bool {
-    let small = std::fs::metadata(path).is_ok_and(|m| m.len() < (256 << 20));
-    small
-        && std::fs::read(path)
-            .ok()
-            .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
-            .is_some_and(|v| {
-                v.get("schema_version").is_some()
-                    && v.get("generator")
-                        .and_then(|g| g.as_str())
-                        .is_some_and(|g| g.starts_with("stallscope"))
-            })
-}
-
-/// Loads one side: a saved JSON report, or a trace / Nsight Systems export / folder of ranks
-/// analyzed with `opts`. Errors are one line naming the side and the file.
-pub fn load_side(path: &Path, which: Which, opts: &SideOptions) -> Result<Loaded, SideError> {
-    let name = which.as_str();
-    if path.is_file() && is_saved_report(path) {
-        return Ok(Loaded {
-            side: read_saved(path, which)?,
-            saved: true,
-            warnings: Vec::new(),
-        });
-    }
-    let (report, warnings) = if path.is_dir() {
-        let fo = crate::multirank::FolderOptions {
-            load: opts.load.clone(),
-            analyze: opts.analyze.clone(),
-            jobs: opts.jobs.max(1),
-            rank: None,
-        };
-        let out = crate::multirank::analyze_folder(path, &fo)
-            .map_err(|e| SideError(format!("{name} side: {e}")))?;
-        (out.report, out.warnings)
-    } else {
-        let p = path.to_string_lossy();
-        if ingest::ncu::looks_like(&p) {
-            return Err(SideError(format!(
-                "{name} side: {p}: an Nsight Compute CSV alone has no steps or timeline to \
-                 compare; give the trace it was captured with"
-            )));
-        }
-        let trace = match ingest::load(&p, &opts.load) {
-            Ok(t) => t,
-            Err(_) if report_with_other_key_order(path) => {
-                return Ok(Loaded {
-                    side: read_saved(path, which)?,
-                    saved: true,
-                    warnings: Vec::new(),
-                })
-            }
-            Err(e) => return Err(SideError(format!("{name} side: {e}"))),
-        };
-        let a = analysis::try_analyze(&trace, &opts.analyze)
-            .map_err(|e| SideError(format!("{name} side: {p}: {e}")))?;
-        let warnings = trace
-            .warnings
-            .iter()
-            .map(|w| (p.to_string(), w.clone()))
-            .collect();
-        (Report::new(&trace, &a), warnings)
-    };
-    let side = Side::from_report(&report)
-        .map_err(|e| SideError(format!("{name} side: {}: {e}", path.display())))?;
-    Ok(Loaded {
-        side,
-        saved: false,
-        warnings,
-    })
-}
-
-/// Loads both sides, side by side on two threads when both are traces (each with half of
-/// the reader threads given in `opts`).
-pub fn load_pair(
-    before: &Path,
-    after: &Path,
-    opts: &SideOptions,
-) -> (Result<Loaded, SideError>, Result<Loaded, SideError>) {
-    let saved = |p: &Path| p.is_file() && is_saved_report(p);
-    if saved(before) || saved(after) {
-        return (
-            load_side(before, Which::Before, opts),
-            load_side(after, Which::After, opts),
-        );
-    }
-    let mut half = opts.clone();
-    half.load.kineto.threads = (opts.load.kineto.threads / 2).max(1);
-    std::thread::scope(|s| {
-        let h = s.spawn(|| load_side(after, Which::After, &half));
-        let b = load_side(before, Which::Before, &half);
-        let a = h
-            .join()
-            .unwrap_or_else(|_| Err(SideError("after side: the analysis failed".into())));
-        (b, a)
-    })
 }

@@ -16,8 +16,7 @@ use super::paths::{paths_of_uris, Roots};
 use super::tools::{
     self, AnalyzeInput, DiffInput, ExplainInput, SliceInput, Table, TableInput, WindowInput,
 };
-use crate::analysis::{self, AnalyzeOptions};
-use crate::ingest::{self, LoadOptions};
+use crate::api::{self, AnalyzeRequest, Input, LoadSettings, TraceRequest};
 use crate::report::Report;
 
 /// How long the server waits for the client's `roots/list` answer.
@@ -32,8 +31,9 @@ pub struct ServeOptions {
     pub cache_entries: usize,
     /// Estimated bytes of reports kept at most.
     pub cache_bytes: usize,
-    /// Parser and analysis threads (`None`: every core).
-    pub threads: Option<usize>,
+    /// How every trace is read: the command's settings (`--threads`, `--limit`,
+    /// `--max-inflate`, the environment), without a progress bar.
+    pub load: LoadSettings,
 }
 
 /// What every tool call shares.
@@ -48,7 +48,8 @@ struct State {
     out_dir: PathBuf,
     /// Slices written there.
     slices: AtomicU64,
-    threads: Option<usize>,
+    /// How every trace is read (the same value as the command's).
+    load: LoadSettings,
 }
 
 impl State {
@@ -58,16 +59,9 @@ impl State {
         self.cache.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    fn load_options(&self) -> LoadOptions {
-        let mut o = LoadOptions::default();
-        if let Some(t) = self.threads {
-            o.kineto.threads = t.max(1);
-        }
-        o
-    }
-
     /// The report of `path` over `window`, from the cache or analyzed now (and kept); true
-    /// when it came from the cache.
+    /// when it came from the cache. The analysis is the command's: the same request
+    /// ([`api::analyze`]) with the same load settings.
     fn report(
         &self,
         roots: &Roots,
@@ -81,65 +75,32 @@ impl State {
         if let Some(r) = self.cache().get(&key) {
             return Ok((r, true));
         }
-        if canon.is_dir() {
-            let rep = Arc::new(self.folder_report(roots, &canon, spec)?);
-            self.cache().insert(key, rep.clone(), json_size(&*rep));
-            return Ok((rep, false));
+        if let Ok(Input::RankFolder(listing) | Input::SummaryFolder(listing)) = api::guess(&canon) {
+            // every file of a folder must lie under the roots too (a symlink in the folder
+            // pointing outside is refused)
+            for f in &listing.files {
+                roots.readable(&f.path.to_string_lossy())?;
+            }
         }
-        if ingest::ncu::looks_like(&p) {
-            // its kernel table and findings alone, whatever the window
-            let (trace, a) = analysis::ncu_alone(&p).map_err(|e| e.to_string())?;
-            let rep = Arc::new(Report::new(&trace, &a));
-            self.cache().insert(key, rep.clone(), json_size(&*rep));
-            return Ok((rep, false));
-        }
-        let trace = ingest::load(&p, &self.load_options()).map_err(|e| e.to_string())?;
-        let aopts = AnalyzeOptions {
+        let req = AnalyzeRequest {
+            trace: canon,
             window: spec,
-            threads: self.threads.unwrap_or(0),
-            ..AnalyzeOptions::default()
+            load: self.load.clone(),
+            ..AnalyzeRequest::default()
         };
-        let a = analysis::try_analyze(&trace, &aopts).map_err(|e| format!("{p}: {e}"))?;
-        let rep = Arc::new(Report::new(&trace, &a));
-        drop(a);
-        drop(trace);
+        let mut timings = crate::timings::Timings::nested();
+        let mut out = api::analyze(&req, &mut timings).map_err(|e| e.to_string())?;
+        api::sort_ops(&mut out.report, api::OpSort::DeviceSelf);
+        let rep = Arc::new(out.report);
         let bytes = json_size(&*rep);
         self.cache().insert(key, rep.clone(), bytes);
         Ok((rep, false))
     }
 
-    /// The report of a folder of per-rank traces (`stallscope analyze FOLDER`: the slowest
-    /// rank's full report with the `ranks` section). Every rank file must lie under the
-    /// roots too (a symlink in the folder pointing outside is refused).
-    fn folder_report(
-        &self,
-        roots: &Roots,
-        dir: &std::path::Path,
-        spec: crate::window::WindowSpec,
-    ) -> Result<Report, String> {
-        let listing = ingest::folder::list(dir).map_err(|e| e.to_string())?;
-        for f in &listing.files {
-            roots.readable(&f.path.to_string_lossy())?;
-        }
-        let opts = crate::multirank::FolderOptions {
-            load: self.load_options(),
-            analyze: AnalyzeOptions {
-                window: spec,
-                threads: self.threads.unwrap_or(0),
-                ..AnalyzeOptions::default()
-            },
-            jobs: crate::multirank::default_jobs(),
-            rank: None,
-        };
-        crate::multirank::analyze_folder(dir, &opts)
-            .map(|f| f.report)
-            .map_err(|e| e.to_string())
-    }
-
     /// One side of `diff`: a trace through [`State::report`] (cached), a folder of ranks or a
-    /// saved JSON report through the diff module's own loader (not cached: a saved report is
-    /// read as it is, a folder's per-rank reports are not kept); true when it came from the
-    /// cache. Errors name the side.
+    /// saved JSON report through the api's side loader (not cached: a saved report is read as
+    /// it is, a folder's per-rank reports are not kept); true when it came from the cache.
+    /// Errors name the side.
     fn side(
         &self,
         roots: &Roots,
@@ -151,29 +112,33 @@ impl State {
         let canon = roots
             .readable(path)
             .map_err(|e| format!("{name} side: {e}"))?;
-        if canon.is_dir() || crate::diff::side::is_saved_report(&canon) {
-            let opts = crate::diff::SideOptions {
-                load: self.load_options(),
-                analyze: AnalyzeOptions {
-                    window: window.spec()?,
-                    threads: self.threads.unwrap_or(0),
-                    ..AnalyzeOptions::default()
-                },
-                jobs: crate::multirank::default_jobs(),
+        if canon.is_dir() || api::input::is_saved_report(&canon) {
+            let req = api::DiffRequest {
+                window: window.spec()?,
+                load: self.load.clone(),
+                ..api::DiffRequest::default()
             };
-            let l = crate::diff::load_side(&canon, which, &opts).map_err(|e| e.to_string())?;
+            let l =
+                api::load_side(&canon, which, &req.side_options()).map_err(|e| e.to_string())?;
             return Ok((l, false));
         }
         let (rep, cached) = self
             .report(roots, path, window)
             .map_err(|e| format!("{name} side: {e}"))?;
-        let side = crate::diff::Side::from_report(&rep).map_err(|e| format!("{name} side: {e}"))?;
-        let loaded = crate::diff::Loaded {
-            side,
-            saved: false,
-            warnings: Vec::new(),
-        };
+        let loaded = api::report_side(&rep, which).map_err(|e| e.0)?;
         Ok((loaded, cached))
+    }
+
+    /// The answer of the `analyze` tool.
+    fn analyze(&self, roots: &Roots, a: &AnalyzeInput) -> Result<Value, String> {
+        let (rep, cached) = self.report(roots, &a.path, &a.window)?;
+        let mut v = if a.detail {
+            tools::detail(&rep)?
+        } else {
+            tools::summary(&rep)?
+        };
+        v["cached"] = json!(cached);
+        Ok(v)
     }
 
     /// Writes the slice of `input` and describes it.
@@ -198,11 +163,16 @@ impl State {
                 self.out_dir.join(format!("{stem}.slice{n}.json.gz"))
             }
         };
-        let wp = {
-            let trace = ingest::load(&p, &self.load_options()).map_err(|e| e.to_string())?;
-            crate::slice::plan_window(&trace, &spec).map_err(|e| format!("{p}: {e}"))?
+        let req = TraceRequest {
+            trace: canon,
+            window: spec.clone(),
+            load: self.load.clone(),
         };
-        let stats = crate::slice::slice_file(&canon, &out, &wp.plan).map_err(|e| e.to_string())?;
+        let wp = api::plan_slice(&req, &mut |_| {}).map_err(|e| match e {
+            api::AnalyzeError::Request(m) => format!("{p}: {m}"),
+            e => e.to_string(),
+        })?;
+        let stats = api::write_slice(&req, &out, &wp).map_err(|e| e.to_string())?;
         Ok(json!({
             "output": out,
             "source": p,
@@ -249,10 +219,26 @@ impl Server {
                 out_dir: std::env::temp_dir()
                     .join(format!("stallscope-mcp-{}", std::process::id())),
                 slices: AtomicU64::new(0),
-                threads: opts.threads,
+                load: LoadSettings {
+                    progress: false,
+                    ..opts.load.clone()
+                },
             }),
             tool_router: Self::tool_router(),
         }
+    }
+
+    /// The `analyze` tool's answer, computed on this thread with the `--root` folders (else
+    /// the working directory) as the allowed roots: the tool without a client, for tests and
+    /// embedders. The error is the tool error's text.
+    pub fn analyze_now(&self, a: &AnalyzeInput) -> Result<Value, String> {
+        let roots = self
+            .state
+            .fixed_roots
+            .clone()
+            .or_else(|| self.state.cwd_roots.clone())
+            .ok_or("refused: no allowed root (the working directory is unreadable)")?;
+        self.state.analyze(&roots, a)
     }
 
     /// The folders this call may read: `--root`, else the client's roots when it has any,
@@ -328,17 +314,7 @@ impl Server {
         peer: Peer<RoleServer>,
         Parameters(a): Parameters<AnalyzeInput>,
     ) -> CallToolResult {
-        self.run(peer, move |st, roots| {
-            let (rep, cached) = st.report(roots, &a.path, &a.window)?;
-            let mut v = if a.detail {
-                tools::detail(&rep)?
-            } else {
-                tools::summary(&rep)?
-            };
-            v["cached"] = json!(cached);
-            Ok(v)
-        })
-        .await
+        self.run(peer, move |st, roots| st.analyze(roots, &a)).await
     }
 
     #[tool(

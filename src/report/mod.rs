@@ -676,8 +676,9 @@ pub struct Report {
 }
 
 impl Report {
-    /// Builds the report from the facts.
-    pub fn new(trace: &Trace, a: &Analysis) -> Report {
+    /// Builds the report from the facts and the diagnosis made from them
+    /// ([`crate::diagnose::diagnose`]): the report receives the diagnosis, it does not run it.
+    pub fn new(trace: &Trace, a: &Analysis, diagnosis: crate::diagnose::Diagnosis) -> Report {
         let origin = trace.start();
         let rel = |t: Ns| us(t - origin);
         let bd = |b: &crate::window::steps::Breakdown| BreakdownUs {
@@ -691,7 +692,6 @@ impl Report {
             other: us(b.other),
         };
         let avg = &a.steps.average;
-        let diagnosis = crate::diagnose::diagnose(trace, a);
         Report {
             schema_version: SCHEMA_VERSION,
             generator: format!("stallscope {}", env!("CARGO_PKG_VERSION")),

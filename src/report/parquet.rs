@@ -590,7 +590,7 @@ mod tests {
         )
         .unwrap();
         let a = crate::analysis::analyze(&trace, &Default::default());
-        let r = Report::new(&trace, &a);
+        let r = Report::new(&trace, &a, crate::diagnose::diagnose(&trace, &a));
         let mut t = Tables::new("j");
         t.add_rank(3, &r);
         check_shapes(&t);

@@ -1,0 +1,227 @@
+//! `stallscope diff` and `stallscope check`: two profiles compared, and the comparison judged
+//! against a budget.
+
+use std::path::PathBuf;
+
+use clap::ValueEnum;
+
+use super::args::{parse_threads, print_warning, write_out, WindowArgs};
+use crate::api::{self, DiffRequest, LoadSettings};
+
+pub(super) const DIFF_HELP: &str = "\
+Examples:
+  stallscope diff before.pt.trace.json.gz after.pt.trace.json.gz
+  stallscope diff base.json after.pt.trace.json.gz      # a saved report as the baseline
+  stallscope diff before/ after/                        # folders of per-rank traces
+  stallscope diff a.json.gz b.json.gz --format md -o diff.md   # a pull-request comment
+  stallscope diff a.json.gz b.json.gz --format html -o diff.html
+  stallscope diff a.json.gz b.json.gz --focus denoise   # the same window on both sides
+
+Each side is a Kineto trace (.json, .json.gz), an Nsight Systems export, a folder of per-rank
+traces, or a JSON report saved with `stallscope analyze TRACE --format json -o base.json`.
+Two traces are read side by side. Every figure is per step. The step-time change is tested
+against the step-to-step spread with the Mann-Whitney U test on the per-step durations (at
+least 3 steps per side); the contributors list what explains the change and sums to it. See
+docs/diff.md.
+
+Exit codes: 0 ok, 2 unreadable input (the message names the side and the file) or bad
+arguments, 1 other errors.";
+
+pub(super) const CHECK_HELP: &str = "\
+Make a baseline once (a small JSON file to keep in the repository or as a CI artifact):
+  stallscope analyze trace.pt.trace.json.gz --format json -o base.json
+Then, in CI:
+  stallscope check new.pt.trace.json.gz --baseline base.json --max-regression 5%
+  stallscope check new.pt.trace.json.gz --baseline base.json --budget stallscope.toml
+  stallscope check new.pt.trace.json.gz --baseline base.json --format md -o comment.md
+
+A regression fails only when it is over its threshold and, for the step time, beyond noise
+(Mann-Whitney U on the per-step durations, p < 0.05; with too few steps to test, the threshold
+alone decides and the summary says so). The budget file (TOML, see docs/diff.md) can limit the
+step time, the GPU idle share (points), a phase's or a kernel's GPU time, and new high-severity
+findings. Without --budget or --max-regression the step time may grow by 5%.
+One summary line goes to stderr; the budget table (or --format md/json/html: the full
+comparison with the budget) to stdout or -o.
+
+Exit codes: 0 within budget, 1 regression, 2 unreadable input or bad arguments.";
+
+/// Output formats of `diff` and `check`.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
+pub(super) enum DiffFormatArg {
+    /// Tables for the terminal.
+    Table,
+    /// The versioned comparison JSON (see docs/json-report.md).
+    Json,
+    /// GitHub-flavoured Markdown for a pull-request comment.
+    Md,
+    /// One self-contained HTML page with side-by-side bars.
+    Html,
+}
+
+impl DiffFormatArg {
+    fn to_report(self) -> crate::diff::render::DiffFormat {
+        match self {
+            DiffFormatArg::Table => crate::diff::render::DiffFormat::Table,
+            DiffFormatArg::Json => crate::diff::render::DiffFormat::Json,
+            DiffFormatArg::Md => crate::diff::render::DiffFormat::Md,
+            DiffFormatArg::Html => crate::diff::render::DiffFormat::Html,
+        }
+    }
+}
+
+/// Reading settings shared by `diff` and `check`.
+/// `SidesArgs`.
+#[derive(clap::Args, Debug)]
+pub(super) struct SidesArgs {
+    #[command(flatten)]
+    pub(super) window: WindowArgs,
+
+    /// Parser threads over both sides (default: all cores; two traces share them).
+    #[arg(long, value_name = "N", value_parser = parse_threads)]
+    pub(super) threads: Option<usize>,
+
+    /// Folders: rank files loaded at once per side.
+    #[arg(long, short = 'j', value_name = "N")]
+    pub(super) jobs: Option<usize>,
+
+    /// Do not print reading warnings on stderr.
+    #[arg(long, short = 'q')]
+    pub(super) quiet: bool,
+}
+
+/// `DiffArgs`.
+#[derive(clap::Args, Debug)]
+pub(super) struct DiffArgs {
+    /// The baseline: trace, Nsight Systems export, folder of ranks, or saved JSON report.
+    pub(super) before: PathBuf,
+    /// The new profile (same kinds).
+    pub(super) after: PathBuf,
+
+    /// Output format.
+    #[arg(long, short = 'f', value_enum, default_value_t = DiffFormatArg::Table)]
+    pub(super) format: DiffFormatArg,
+
+    /// Write to FILE instead of standard output.
+    #[arg(long, short = 'o', value_name = "FILE")]
+    pub(super) output: Option<PathBuf>,
+
+    /// Rows per table (0 = all). Default: 10 (table, md), 30 (html), all (json).
+    #[arg(long, value_name = "N")]
+    pub(super) top: Option<usize>,
+
+    #[command(flatten)]
+    pub(super) sides: SidesArgs,
+}
+
+/// `CheckArgs`.
+#[derive(clap::Args, Debug)]
+pub(super) struct CheckArgs {
+    /// The new profile: trace, Nsight Systems export, folder of ranks, or saved JSON report.
+    pub(super) trace: PathBuf,
+
+    /// The baseline: a JSON report (`stallscope analyze TRACE --format json -o base.json`) or
+    /// a trace.
+    #[arg(long, value_name = "BASE")]
+    pub(super) baseline: PathBuf,
+
+    /// Largest step-time regression, e.g. 5% (default 5% without --budget; overrides the
+    /// budget file's step_time).
+    #[arg(long, value_name = "PCT", value_parser = crate::diff::check::parse_percent)]
+    pub(super) max_regression: Option<f64>,
+
+    /// Budget file (TOML) naming metrics and thresholds; see docs/diff.md.
+    #[arg(long, value_name = "FILE")]
+    pub(super) budget: Option<PathBuf>,
+
+    /// Output format of the full report on stdout (default: the budget table).
+    #[arg(long, short = 'f', value_enum, default_value_t = DiffFormatArg::Table)]
+    pub(super) format: DiffFormatArg,
+
+    /// Write to FILE instead of standard output.
+    #[arg(long, short = 'o', value_name = "FILE")]
+    pub(super) output: Option<PathBuf>,
+
+    #[command(flatten)]
+    pub(super) sides: SidesArgs,
+}
+
+impl SidesArgs {
+    /// The request comparing `before` with `after` under these settings.
+    fn request(
+        &self,
+        before: &std::path::Path,
+        after: &std::path::Path,
+        load: LoadSettings,
+    ) -> Result<DiffRequest, (i32, String)> {
+        Ok(DiffRequest {
+            before: before.to_path_buf(),
+            after: after.to_path_buf(),
+            window: self.window.spec()?,
+            load: LoadSettings {
+                threads: self.threads,
+                progress: true,
+                ..load
+            },
+            jobs: self.jobs,
+        })
+    }
+}
+
+/// Loads both sides and compares them; errors name the side and the file (exit 2).
+fn compare_sides(
+    before: &std::path::Path,
+    after: &std::path::Path,
+    a: &SidesArgs,
+    load: LoadSettings,
+) -> Result<crate::diff::Comparison, (i32, String)> {
+    let req = a.request(before, after, load)?;
+    let out = api::diff(&req).map_err(|e| (2, format!("error: {e}")))?;
+    if !a.quiet {
+        for (p, w) in &out.warnings {
+            print_warning(p, w);
+        }
+    }
+    Ok(out.comparison)
+}
+
+/// `diff`: the comparison in its format.
+pub(super) fn run_diff(args: DiffArgs, load: LoadSettings) -> Result<(), (i32, String)> {
+    let c = compare_sides(&args.before, &args.after, &args.sides, load)?;
+    let top = args.top.unwrap_or(match args.format {
+        DiffFormatArg::Table | DiffFormatArg::Md => 10,
+        DiffFormatArg::Html => 30,
+        DiffFormatArg::Json => 0,
+    });
+    let mut buf = Vec::new();
+    crate::diff::render::render(&c, args.format.to_report(), top, &mut buf)
+        .map_err(|e| (1, format!("error: rendering the comparison: {e}")))?;
+    write_out(&args.output, &buf)
+}
+
+/// `check`: the comparison judged against the budget; exit 1 on a regression.
+pub(super) fn run_check(args: CheckArgs, load: LoadSettings) -> Result<(), (i32, String)> {
+    let mut budget = match &args.budget {
+        Some(p) => {
+            crate::diff::check::read_budget(p).map_err(|e| (2, format!("error: budget: {e}")))?
+        }
+        None => Default::default(),
+    };
+    if let Some(p) = args.max_regression {
+        budget.step_time = Some(crate::diff::check::Percent(p));
+    } else if args.budget.is_none() {
+        budget.step_time = Some(crate::diff::check::Percent(5.0));
+    }
+    let mut c = compare_sides(&args.baseline, &args.trace, &args.sides, load)?;
+    let result = crate::diff::check::check(&c, &budget);
+    eprintln!("{}", result.summary);
+    let failed = result.failed;
+    c.check = Some(result);
+    let mut buf = Vec::new();
+    crate::diff::render::render_check(&c, args.format.to_report(), &mut buf)
+        .map_err(|e| (1, format!("error: rendering the comparison: {e}")))?;
+    write_out(&args.output, &buf)?;
+    if failed {
+        return Err((1, String::new()));
+    }
+    Ok(())
+}
