@@ -9,7 +9,8 @@ use super::check::CheckResult;
 use super::{Comparison, Contributor, FindingChange, ItemChange, Status, TimeBasis};
 use crate::report::html::escape as html_escape;
 use crate::report::markdown::escape as md_escape;
-use crate::report::terminal::{fmt_us, sanitize};
+use crate::report::terminal::sanitize;
+use crate::report::units::{fmt_bytes, fmt_us};
 use crate::text::shorten_middle;
 
 /// Output format of a comparison.
@@ -56,31 +57,14 @@ pub fn render_check(c: &Comparison, format: DiffFormat, out: &mut dyn Write) -> 
     }
 }
 
-/// Signed duration: `+2.70 ms`, `−58.08 ms`, `0`.
-pub fn signed(v: f64) -> String {
-    if v > 0.0 {
-        format!("+{}", fmt_us(v))
-    } else if v < 0.0 {
-        format!("−{}", fmt_us(-v))
-    } else {
-        "0".into()
-    }
-}
+pub use crate::report::units::signed_us as signed;
+use crate::report::units::signed_percent as signed_pct;
 
-fn signed_pct(v: Option<f64>) -> String {
-    match v {
-        Some(p) if p > 0.0 => format!("+{p:.1}%"),
-        Some(p) if p < 0.0 => format!("−{:.1}%", -p),
-        Some(_) => "0%".into(),
-        None => "-".into(),
-    }
-}
-
+/// A contributor's share of the change as a whole percentage, `-` without one.
 fn share(c: &Contributor) -> String {
-    match c.share_of_change {
-        Some(s) => format!("{:.0}%", s * 100.0),
-        None => "-".into(),
-    }
+    c.share_of_change
+        .map(crate::report::units::ratio_whole)
+        .unwrap_or_else(|| "-".into())
 }
 
 fn take(top: usize, n: usize) -> usize {
@@ -206,7 +190,7 @@ fn item_figures_on(r: &ItemChange, basis: TimeBasis) -> [String; 5] {
 
 /// Signed bytes (`+1.5 MiB`, `-512 B`, `0 B`).
 fn signed_bytes(v: i64) -> String {
-    let m = crate::text::fmt_bytes(v.unsigned_abs());
+    let m = fmt_bytes(v.unsigned_abs());
     match v.signum() {
         1 => format!("+{m}"),
         -1 => format!("-{m}"),
@@ -219,7 +203,7 @@ fn bytes(v: i64) -> String {
     if v < 0 {
         "-".into()
     } else {
-        crate::text::fmt_bytes(v as u64)
+        fmt_bytes(v as u64)
     }
 }
 
@@ -266,6 +250,15 @@ fn check_lines(r: &CheckResult) -> Vec<(String, String, String, String, String)>
 }
 
 fn terminal(c: &Comparison, top: usize, out: &mut dyn Write) -> io::Result<()> {
+    term_sides(c, out)?;
+    term_contributors(c, top, out)?;
+    term_items(c, top, out)?;
+    term_memory(c, top, out)?;
+    term_findings(c, top, out)
+}
+
+/// The two sides (path, kind, steps, window, verdict), the caveats and the step time.
+fn term_sides(c: &Comparison, out: &mut dyn Write) -> io::Result<()> {
     let s = |x: &str| sanitize(x);
     for (label, side) in [("before", &c.before), ("after ", &c.after)] {
         writeln!(out, "{label}: {}", shorten_middle(&s(&side.path), 92))?;
@@ -308,6 +301,13 @@ fn terminal(c: &Comparison, top: usize, out: &mut dyn Write) -> io::Result<()> {
     for line in wrap(&s(&c.ranked_by.reason), 96) {
         writeln!(out, "  {line}")?;
     }
+    Ok(())
+}
+
+/// What explains the change, by row and by phase, then the step breakdown and the GPU
+/// timeline of each device.
+fn term_contributors(c: &Comparison, top: usize, out: &mut dyn Write) -> io::Result<()> {
+    let s = |x: &str| sanitize(x);
     let contrib = |out: &mut dyn Write, title: &str, v: &[Contributor]| -> io::Result<()> {
         writeln!(out)?;
         writeln!(out, "{title}")?;
@@ -360,6 +360,12 @@ fn terminal(c: &Comparison, top: usize, out: &mut dyn Write) -> io::Result<()> {
             term_change_row(out, p)?;
         }
     }
+    Ok(())
+}
+
+/// The kernels, operators and phases that changed.
+fn term_items(c: &Comparison, top: usize, out: &mut dyn Write) -> io::Result<()> {
+    let s = |x: &str| sanitize(x);
     let basis = c.ranked_by.basis;
     {
         let rows = &c.kernels;
@@ -419,6 +425,12 @@ fn terminal(c: &Comparison, top: usize, out: &mut dyn Write) -> io::Result<()> {
             )?;
         }
     }
+    Ok(())
+}
+
+/// The memory peak of each device, and what is live at it by operator and phase.
+fn term_memory(c: &Comparison, top: usize, out: &mut dyn Write) -> io::Result<()> {
+    let s = |x: &str| sanitize(x);
     for m in &c.memory {
         writeln!(out)?;
         writeln!(out, "{}", memory_heading(m))?;
@@ -442,13 +454,19 @@ fn terminal(c: &Comparison, top: usize, out: &mut dyn Write) -> io::Result<()> {
                     out,
                     "    {:>11} {:>11} {:>11}  {}",
                     signed_bytes(r.change),
-                    crate::text::fmt_bytes(r.before),
-                    crate::text::fmt_bytes(r.after),
+                    fmt_bytes(r.before),
+                    fmt_bytes(r.after),
                     shorten_middle(&s(&r.name), 56)
                 )?;
             }
         }
     }
+    Ok(())
+}
+
+/// The findings of both sides, the ranks and the budget.
+fn term_findings(c: &Comparison, top: usize, out: &mut dyn Write) -> io::Result<()> {
+    let s = |x: &str| sanitize(x);
     writeln!(out)?;
     writeln!(out, "Findings")?;
     if c.findings.is_empty() {
@@ -540,9 +558,16 @@ fn wrap(text: &str, w: usize) -> Vec<String> {
 }
 
 fn markdown(c: &Comparison, top: usize, out: &mut dyn Write) -> io::Result<()> {
+    md_sides(c, out)?;
+    md_contributors(c, top, out)?;
+    md_items(c, top, out)?;
+    md_memory(c, top, out)?;
+    md_findings(c, out)
+}
+
+/// The step time, the summary, the caveats, both sides side by side and the budget.
+fn md_sides(c: &Comparison, out: &mut dyn Write) -> io::Result<()> {
     let e = |x: &str| md_escape(x);
-    // names as in the report's Markdown: longer than 90 characters shortened in the middle
-    let name = |x: &str| md_escape(&shorten_middle(x, 90));
     let st = &c.step_time;
     writeln!(
         out,
@@ -598,6 +623,13 @@ fn markdown(c: &Comparison, top: usize, out: &mut dyn Write) -> io::Result<()> {
         }
         writeln!(out)?;
     }
+    Ok(())
+}
+
+/// What explains the change, then the step breakdown and the GPU timeline of each device.
+fn md_contributors(c: &Comparison, top: usize, out: &mut dyn Write) -> io::Result<()> {
+    // names as in the report's Markdown: longer than 90 characters shortened in the middle
+    let name = |x: &str| md_escape(&shorten_middle(x, 90));
     writeln!(
         out,
         "#### What explains the change (per step, sums to the change)\n"
@@ -631,6 +663,14 @@ fn markdown(c: &Comparison, top: usize, out: &mut dyn Write) -> io::Result<()> {
             md_change_row(out, p)?;
         }
     }
+    Ok(())
+}
+
+/// The kernels, operators and phases that changed.
+fn md_items(c: &Comparison, top: usize, out: &mut dyn Write) -> io::Result<()> {
+    let e = |x: &str| md_escape(x);
+    // names as in the report's Markdown: longer than 90 characters shortened in the middle
+    let name = |x: &str| md_escape(&shorten_middle(x, 90));
     let basis = c.ranked_by.basis;
     for (title, rows) in [("Kernels", &c.kernels)] {
         let ch = changed(rows, top);
@@ -682,6 +722,13 @@ fn markdown(c: &Comparison, top: usize, out: &mut dyn Write) -> io::Result<()> {
             )?;
         }
     }
+    Ok(())
+}
+
+/// The memory peak of each device, and what is live at it by operator and phase.
+fn md_memory(c: &Comparison, top: usize, out: &mut dyn Write) -> io::Result<()> {
+    // names as in the report's Markdown: longer than 90 characters shortened in the middle
+    let name = |x: &str| md_escape(&shorten_middle(x, 90));
     for m in &c.memory {
         writeln!(out, "\n#### {}\n", memory_heading(m))?;
         if !m.composition_known {
@@ -705,13 +752,19 @@ fn markdown(c: &Comparison, top: usize, out: &mut dyn Write) -> io::Result<()> {
                     out,
                     "| {what} | {} | {} | {} | {} |",
                     name(&r.name),
-                    crate::text::fmt_bytes(r.before),
-                    crate::text::fmt_bytes(r.after),
+                    fmt_bytes(r.before),
+                    fmt_bytes(r.after),
                     signed_bytes(r.change)
                 )?;
             }
         }
     }
+    Ok(())
+}
+
+/// The findings of both sides and the ranks.
+fn md_findings(c: &Comparison, out: &mut dyn Write) -> io::Result<()> {
+    let e = |x: &str| md_escape(x);
     writeln!(out, "\n#### Findings\n")?;
     if c.findings.is_empty() {
         writeln!(out, "None on either side.")?;
@@ -772,9 +825,20 @@ fn bars(out: &mut String, label: &str, b: f64, a: f64, change: f64, max: f64) {
 }
 
 fn html(c: &Comparison, top: usize, out: &mut dyn Write) -> io::Result<()> {
+    let mut h = String::new();
+    html_sides(&mut h, c);
+    html_bars(&mut h, c, top);
+    html_items(&mut h, c, top);
+    html_memory(&mut h, c, top);
+    html_findings(&mut h, c);
+    h.push_str("</body></html>\n");
+    out.write_all(h.as_bytes())
+}
+
+/// The step time, the summary, the caveats, both sides side by side and the budget.
+fn html_sides(h: &mut String, c: &Comparison) {
     let e = |x: &str| html_escape(x);
     let st = &c.step_time;
-    let mut h = String::new();
     h.push_str("<!doctype html><html><head><meta charset=utf-8><title>stallscope diff</title><style>\
         body{font:14px system-ui,sans-serif;margin:2em;max-width:1100px}\
         table{border-collapse:collapse;margin:.5em 0 1.5em}td,th{padding:2px 8px;border-bottom:1px solid #eee;text-align:left}\
@@ -820,6 +884,12 @@ fn html(c: &Comparison, top: usize, out: &mut dyn Write) -> io::Result<()> {
         }
         h.push_str("</table>\n");
     }
+}
+
+/// Side-by-side bars: what explains the change, the step breakdown, the GPU timeline of each
+/// device and the phases.
+fn html_bars(h: &mut String, c: &Comparison, top: usize) {
+    let e = |x: &str| html_escape(x);
     h.push_str(
         "<p class=key><span class=b style='background:#8aa4c8'></span>before \
                 <span style='background:#e0904a'></span>after</p>\n",
@@ -832,7 +902,7 @@ fn html(c: &Comparison, top: usize, out: &mut dyn Write) -> io::Result<()> {
         .fold(0.0, f64::max);
     for r in &c.contributors[..n] {
         bars(
-            &mut h,
+            h,
             &format!("{} ({})", r.name, r.kind),
             r.before_us,
             r.after_us,
@@ -847,7 +917,7 @@ fn html(c: &Comparison, top: usize, out: &mut dyn Write) -> io::Result<()> {
         .flat_map(|r| [r.before_us, r.after_us])
         .fold(0.0, f64::max);
     for b in &c.breakdown {
-        bars(&mut h, &b.name, b.before_us, b.after_us, b.change_us, max);
+        bars(h, &b.name, b.before_us, b.after_us, b.change_us, max);
     }
     h.push_str("</table>\n");
     for d in &c.gpu_timeline {
@@ -857,7 +927,7 @@ fn html(c: &Comparison, top: usize, out: &mut dyn Write) -> io::Result<()> {
         ));
         let max = d.total.before_us.max(d.total.after_us);
         for p in d.parts.iter().chain(std::iter::once(&d.total)) {
-            bars(&mut h, &p.name, p.before_us, p.after_us, p.change_us, max);
+            bars(h, &p.name, p.before_us, p.after_us, p.change_us, max);
         }
         h.push_str("</table>\n");
     }
@@ -878,7 +948,7 @@ fn html(c: &Comparison, top: usize, out: &mut dyn Write) -> io::Result<()> {
         .fold(0.0, f64::max);
     for r in ph {
         bars(
-            &mut h,
+            h,
             &format!("{} [{}]", r.name, r.status.as_str()),
             t(r.before),
             t(r.after),
@@ -887,6 +957,12 @@ fn html(c: &Comparison, top: usize, out: &mut dyn Write) -> io::Result<()> {
         );
     }
     h.push_str("</table>\n");
+}
+
+/// The kernels and operators that changed.
+fn html_items(h: &mut String, c: &Comparison, top: usize) {
+    let e = |x: &str| html_escape(x);
+    let basis = c.ranked_by.basis;
     for (title, rows, on) in [
         ("Kernels".to_string(), &c.kernels, None),
         (table_title("Operators", basis), &c.ops, Some(basis)),
@@ -922,6 +998,11 @@ fn html(c: &Comparison, top: usize, out: &mut dyn Write) -> io::Result<()> {
         }
         h.push_str("</table>\n");
     }
+}
+
+/// The memory peak of each device, and what is live at it by operator and phase.
+fn html_memory(h: &mut String, c: &Comparison, top: usize) {
+    let e = |x: &str| html_escape(x);
     for m in &c.memory {
         h.push_str(&format!("<h2>{}</h2>", e(&memory_heading(m))));
         if !m.composition_known {
@@ -938,14 +1019,19 @@ fn html(c: &Comparison, top: usize, out: &mut dyn Write) -> io::Result<()> {
                 h.push_str(&format!(
                     "<tr><td>{what}</td><td>{}</td><td class=n>{}</td><td class=n>{}</td><td class=n>{}</td></tr>\n",
                     e(&r.name),
-                    e(&crate::text::fmt_bytes(r.before)),
-                    e(&crate::text::fmt_bytes(r.after)),
+                    e(&fmt_bytes(r.before)),
+                    e(&fmt_bytes(r.after)),
                     e(&signed_bytes(r.change))
                 ));
             }
         }
         h.push_str("</table>\n");
     }
+}
+
+/// The findings of both sides and the ranks.
+fn html_findings(h: &mut String, c: &Comparison) {
+    let e = |x: &str| html_escape(x);
     h.push_str("<h2>Findings</h2><table><tr><th>status</th><th>rule</th><th>severity</th><th>recoverable/step</th><th>title</th></tr>\n");
     for f in &c.findings {
         let [status, id, severity, recoverable, title] = finding_cells(f).map(|x| e(&x));
@@ -967,7 +1053,7 @@ fn html(c: &Comparison, top: usize, out: &mut dyn Write) -> io::Result<()> {
             .fold(0.0, f64::max);
         for k in &r.ranks {
             bars(
-                &mut h,
+                h,
                 &format!("rank {}", k.rank),
                 k.before_us.unwrap_or(0.0),
                 k.after_us.unwrap_or(0.0),
@@ -977,6 +1063,4 @@ fn html(c: &Comparison, top: usize, out: &mut dyn Write) -> io::Result<()> {
         }
         h.push_str("</table>\n");
     }
-    h.push_str("</body></html>\n");
-    out.write_all(h.as_bytes())
 }

@@ -78,215 +78,239 @@ impl Renderer for Csv {
     fn render(&self, r: &Report, opts: &RenderOptions, out: &mut dyn Write) -> io::Result<()> {
         let top = if opts.top == 0 { usize::MAX } else { opts.top };
         match self.view {
-            View::Kernels => {
-                header(
-                    out,
-                    &[
-                        "name",
-                        "category",
-                        "calls",
-                        "total_us",
-                        "mean_us",
-                        "min_us",
-                        "max_us",
-                        "share",
-                        "blocks_per_sm",
-                        "occupancy_pct",
-                        "tensor_core",
-                    ],
-                )?;
-                for k in r.kernels.iter().take(top) {
-                    row(
-                        out,
-                        &[
-                            k.name.clone(),
-                            k.category.as_str().to_string(),
-                            k.calls.to_string(),
-                            num(k.total_us),
-                            num(k.mean_us),
-                            num(k.min_us),
-                            num(k.max_us),
-                            num(k.share),
-                            opt(k.blocks_per_sm),
-                            opt(k.occupancy_pct),
-                            k.tensor_core.to_string(),
-                        ],
-                    )?;
-                }
-            }
-            View::Ops => {
-                header(
-                    out,
-                    &[
-                        "name",
-                        "calls",
-                        "host_self_us",
-                        "host_total_us",
-                        "device_self_us",
-                        "device_total_us",
-                    ],
-                )?;
-                for o in r.ops.iter().take(top) {
-                    row(
-                        out,
-                        &[
-                            o.name.clone(),
-                            o.calls.to_string(),
-                            num(o.host_self_us),
-                            num(o.host_total_us),
-                            num(o.device_self_us),
-                            num(o.device_total_us),
-                        ],
-                    )?;
-                }
-            }
-            View::Phases => {
-                header(
-                    out,
-                    &[
-                        "path",
-                        "name",
-                        "depth",
-                        "calls",
-                        "cpu_total_us",
-                        "cpu_mean_us",
-                        "kernel_count",
-                        "gpu_us",
-                        "self_kernel_count",
-                        "self_gpu_us",
-                        "gpu_span_us",
-                        "share",
-                        "gpu_share",
-                        "kernel_us",
-                        "communication_us",
-                        "memcpy_us",
-                        "memset_us",
-                        "backward_kernel_count",
-                        "backward_gpu_us",
-                    ],
-                )?;
-                for p in &r.phases {
-                    let b = &p.breakdown_us;
-                    row(
-                        out,
-                        &[
-                            p.path.clone(),
-                            p.name.clone(),
-                            p.depth.to_string(),
-                            p.calls.to_string(),
-                            num(p.cpu_total_us),
-                            num(p.cpu_mean_us),
-                            p.kernel_count.to_string(),
-                            num(p.gpu_us),
-                            p.self_kernel_count.to_string(),
-                            num(p.self_gpu_us),
-                            num(p.gpu_span_us),
-                            num(p.share),
-                            num(p.gpu_share),
-                            num(b.kernel),
-                            num(b.communication),
-                            num(b.memcpy),
-                            num(b.memset),
-                            p.backward_kernel_count.to_string(),
-                            num(p.backward_gpu_us),
-                        ],
-                    )?;
-                }
-            }
-            View::Steps => {
-                let mut cols = vec!["name".to_string(), "start_us".into(), "duration_us".into()];
-                cols.extend(
-                    r.breakdown_us
-                        .parts()
-                        .iter()
-                        .map(|(label, _)| format!("{label}_us")),
-                );
-                row(out, &cols)?;
-                for s in &r.steps {
-                    let mut cells = vec![s.name.clone(), num(s.start_us), num(s.duration_us)];
-                    cells.extend(s.breakdown_us.parts().iter().map(|(_, v)| num(*v)));
-                    row(out, &cells)?;
-                }
-            }
-            View::Memory => {
-                header(
-                    out,
-                    &["device", "t_us", "allocated_bytes", "reserved_bytes"],
-                )?;
-                for d in r.memory.iter().flat_map(|m| &m.devices) {
-                    for p in &d.points {
-                        row(
-                            out,
-                            &[
-                                d.device.to_string(),
-                                num(p.t_us),
-                                p.allocated.to_string(),
-                                if p.reserved >= 0 {
-                                    p.reserved.to_string()
-                                } else {
-                                    String::new()
-                                },
-                            ],
-                        )?;
-                    }
-                }
-            }
-            View::Ranks => {
-                header(
-                    out,
-                    &[
-                        "rank",
-                        "rank_source",
-                        "path",
-                        "steps",
-                        "step_time_us",
-                        "window_us",
-                        "device",
-                        "utilization",
-                        "total_us",
-                        "computation_us",
-                        "exposed_comm_us",
-                        "overlapped_comm_us",
-                        "exposed_memcpy_us",
-                        "idle_us",
-                        "top_finding",
-                        "top_finding_us",
-                    ],
-                )?;
-                for k in r.ranks.iter().flat_map(|s| &s.ranks) {
-                    row(
-                        out,
-                        &[
-                            k.rank.to_string(),
-                            k.rank_source.as_str().to_string(),
-                            k.path.clone(),
-                            k.steps.to_string(),
-                            num(k.step_time_us),
-                            num(k.window_us),
-                            k.device.map(|d| d.to_string()).unwrap_or_default(),
-                            opt(k.utilization),
-                            num(k.total_us),
-                            num(k.computation_us),
-                            num(k.exposed_comm_us),
-                            num(k.overlapped_comm_us),
-                            num(k.exposed_memcpy_us),
-                            num(k.idle_us),
-                            k.top_finding
-                                .as_ref()
-                                .map(|f| f.id.clone())
-                                .unwrap_or_default(),
-                            k.top_finding
-                                .as_ref()
-                                .map(|f| num(f.recoverable_us))
-                                .unwrap_or_default(),
-                        ],
-                    )?;
-                }
-            }
+            View::Kernels => kernels(r, top, out),
+            View::Ops => ops(r, top, out),
+            View::Phases => phases(r, out),
+            View::Steps => steps(r, out),
+            View::Memory => memory(r, out),
+            View::Ranks => ranks(r, out),
         }
-        Ok(())
     }
 }
+
+/// The kernel table.
+fn kernels(r: &Report, top: usize, out: &mut dyn Write) -> io::Result<()> {
+    header(
+        out,
+        &[
+            "name",
+            "category",
+            "calls",
+            "total_us",
+            "mean_us",
+            "min_us",
+            "max_us",
+            "share",
+            "blocks_per_sm",
+            "occupancy_pct",
+            "tensor_core",
+        ],
+    )?;
+    for k in r.kernels.iter().take(top) {
+        row(
+            out,
+            &[
+                k.name.clone(),
+                k.category.as_str().to_string(),
+                k.calls.to_string(),
+                num(k.total_us),
+                num(k.mean_us),
+                num(k.min_us),
+                num(k.max_us),
+                num(k.share),
+                opt(k.blocks_per_sm),
+                opt(k.occupancy_pct),
+                k.tensor_core.to_string(),
+            ],
+        )?;
+    }
+    Ok(())
+}
+
+/// The operator table.
+fn ops(r: &Report, top: usize, out: &mut dyn Write) -> io::Result<()> {
+    header(
+        out,
+        &[
+            "name",
+            "calls",
+            "host_self_us",
+            "host_total_us",
+            "device_self_us",
+            "device_total_us",
+        ],
+    )?;
+    for o in r.ops.iter().take(top) {
+        row(
+            out,
+            &[
+                o.name.clone(),
+                o.calls.to_string(),
+                num(o.host_self_us),
+                num(o.host_total_us),
+                num(o.device_self_us),
+                num(o.device_total_us),
+            ],
+        )?;
+    }
+    Ok(())
+}
+
+/// One row per phase.
+fn phases(r: &Report, out: &mut dyn Write) -> io::Result<()> {
+    header(
+        out,
+        &[
+            "path",
+            "name",
+            "depth",
+            "calls",
+            "cpu_total_us",
+            "cpu_mean_us",
+            "kernel_count",
+            "gpu_us",
+            "self_kernel_count",
+            "self_gpu_us",
+            "gpu_span_us",
+            "share",
+            "gpu_share",
+            "kernel_us",
+            "communication_us",
+            "memcpy_us",
+            "memset_us",
+            "backward_kernel_count",
+            "backward_gpu_us",
+        ],
+    )?;
+    for p in &r.phases {
+        let b = &p.breakdown_us;
+        row(
+            out,
+            &[
+                p.path.clone(),
+                p.name.clone(),
+                p.depth.to_string(),
+                p.calls.to_string(),
+                num(p.cpu_total_us),
+                num(p.cpu_mean_us),
+                p.kernel_count.to_string(),
+                num(p.gpu_us),
+                p.self_kernel_count.to_string(),
+                num(p.self_gpu_us),
+                num(p.gpu_span_us),
+                num(p.share),
+                num(p.gpu_share),
+                num(b.kernel),
+                num(b.communication),
+                num(b.memcpy),
+                num(b.memset),
+                p.backward_kernel_count.to_string(),
+                num(p.backward_gpu_us),
+            ],
+        )?;
+    }
+    Ok(())
+}
+
+/// One row per step with its breakdown.
+fn steps(r: &Report, out: &mut dyn Write) -> io::Result<()> {
+    let mut cols = vec!["name".to_string(), "start_us".into(), "duration_us".into()];
+    cols.extend(
+        r.breakdown_us
+            .parts()
+            .iter()
+            .map(|(label, _)| format!("{label}_us")),
+    );
+    row(out, &cols)?;
+    for s in &r.steps {
+        let mut cells = vec![s.name.clone(), num(s.start_us), num(s.duration_us)];
+        cells.extend(s.breakdown_us.parts().iter().map(|(_, v)| num(*v)));
+        row(out, &cells)?;
+    }
+    Ok(())
+}
+
+/// The memory timeline: one row per chart point of each device.
+fn memory(r: &Report, out: &mut dyn Write) -> io::Result<()> {
+    header(
+        out,
+        &["device", "t_us", "allocated_bytes", "reserved_bytes"],
+    )?;
+    for d in r.memory.iter().flat_map(|m| &m.devices) {
+        for p in &d.points {
+            row(
+                out,
+                &[
+                    d.device.to_string(),
+                    num(p.t_us),
+                    p.allocated.to_string(),
+                    if p.reserved >= 0 {
+                        p.reserved.to_string()
+                    } else {
+                        String::new()
+                    },
+                ],
+            )?;
+        }
+    }
+    Ok(())
+}
+
+/// One row per rank of a folder (the header alone for one file).
+fn ranks(r: &Report, out: &mut dyn Write) -> io::Result<()> {
+    header(
+        out,
+        &[
+            "rank",
+            "rank_source",
+            "path",
+            "steps",
+            "step_time_us",
+            "window_us",
+            "device",
+            "utilization",
+            "total_us",
+            "computation_us",
+            "exposed_comm_us",
+            "overlapped_comm_us",
+            "exposed_memcpy_us",
+            "idle_us",
+            "top_finding",
+            "top_finding_us",
+        ],
+    )?;
+    for k in r.ranks.iter().flat_map(|s| &s.ranks) {
+        row(
+            out,
+            &[
+                k.rank.to_string(),
+                k.rank_source.as_str().to_string(),
+                k.path.clone(),
+                k.steps.to_string(),
+                num(k.step_time_us),
+                num(k.window_us),
+                k.device.map(|d| d.to_string()).unwrap_or_default(),
+                opt(k.utilization),
+                num(k.total_us),
+                num(k.computation_us),
+                num(k.exposed_comm_us),
+                num(k.overlapped_comm_us),
+                num(k.exposed_memcpy_us),
+                num(k.idle_us),
+                k.top_finding
+                    .as_ref()
+                    .map(|f| f.id.clone())
+                    .unwrap_or_default(),
+                k.top_finding
+                    .as_ref()
+                    .map(|f| num(f.recoverable_us))
+                    .unwrap_or_default(),
+            ],
+        )?;
+    }
+    Ok(())
+}
+
 
 /// torch's memory-timeline export as CSV: `t_ns` then one column of bytes per category, one
 /// row per distinct timestamp.

@@ -9,8 +9,9 @@
 
 use std::io::{self, Write};
 
-use super::terminal::{fmt_bytes, fmt_count, fmt_pct, fmt_us, shorten_middle};
-use super::{BreakdownUs, RenderOptions, Renderer, Report};
+use super::units::{self, fmt_bytes, fmt_count, fmt_pct, fmt_us};
+use crate::text::shorten_middle;
+use super::{layout, BreakdownUs, RenderOptions, Renderer, Report};
 use crate::text::{code_parts, Part};
 
 /// Markdown for a pull request or an issue.
@@ -106,14 +107,6 @@ fn table(
         writeln!(out, "| {} |", r.join(" | "))?;
     }
     Ok(())
-}
-
-fn share(part: f64, total: f64) -> String {
-    if total > 0.0 {
-        format!("{:.1}%", part / total * 100.0)
-    } else {
-        "-".into()
-    }
 }
 
 fn breakdown_cells(b: &BreakdownUs) -> Vec<String> {
@@ -353,26 +346,23 @@ fn spans_section(sec: &super::ranks::RanksSection, out: &mut dyn Write) -> io::R
 /// The capture check: what limits the numbers, each issue with its effect, or the one line
 /// that nothing does (the terminal's `Capture check`).
 fn capture_check(r: &Report, out: &mut dyn Write) -> io::Result<()> {
-    let t = &r.trust;
-    if t.ok {
-        writeln!(out, "### Capture check")?;
+    let c = layout::capture_check(r);
+    writeln!(out, "### {}", c.title)?;
+    writeln!(out)?;
+    if let Some(lead) = &c.lead {
+        writeln!(out, "{lead}.")?;
         writeln!(out)?;
-        writeln!(out, "{}.", super::CAPTURE_CHECK_OK)?;
-        return writeln!(out);
     }
-    writeln!(out, "### Capture check ({})", t.issues.len())?;
-    writeln!(out)?;
-    writeln!(
-        out,
-        "{}: what the capture shows, then what it does to the numbers.",
-        super::CAPTURE_CHECK_SUBTITLE
-    )?;
-    writeln!(out)?;
-    for i in &t.issues {
-        writeln!(out, "- **`{}`** {}", i.id, rich(&i.finding))?;
-        writeln!(out, "  → {}", rich(&i.effect))?;
+    for i in &c.items {
+        writeln!(out, "- **`{}`** {}", i.label, rich(&i.text))?;
+        if let Some(e) = &i.effect {
+            writeln!(out, "  → {}", rich(e))?;
+        }
     }
-    writeln!(out)
+    if !c.items.is_empty() {
+        writeln!(out)?;
+    }
+    Ok(())
 }
 
 /// The window: how it was chosen, what was left out and why, compile work, notes (the
@@ -422,352 +412,372 @@ impl Renderer for Markdown {
         if let Some(sec) = &r.ranks {
             ranks_section(sec, out)?;
         }
-        let file = crate::text::file_name(&r.source.path);
-        writeln!(out, "## stallscope: {}", escape(&file))?;
+        title(r, out)?;
+        headline(r, out)?;
+        diagnosis(r, out)?;
+        capture_check(r, out)?;
+        compiled(r, out)?;
+        window_section(r, out)?;
+        steps_section(r, out)?;
+        gpu_section(r, out)?;
+        let top = layout::rows_shown(opts.top);
+        efficiency_section(r, top, out)?;
+        memory_section(r, out)?;
+        phases_section(r, top, out)?;
+        kernels_section(r, top, out)?;
+        ops_section(r, top, out)
+    }
+}
+
+/// The title (the file) and what was read.
+fn title(r: &Report, out: &mut dyn Write) -> io::Result<()> {
+    let file = crate::text::file_name(&r.source.path);
+    writeln!(out, "## stallscope: {}", escape(&file))?;
+    writeln!(out)?;
+    writeln!(
+        out,
+        "{} read {} ({} events).",
+        escape(&r.generator),
+        fmt_bytes(r.source.bytes),
+        fmt_count(r.source.events)
+    )?;
+    writeln!(out)
+}
+
+/// The headline (average step, kernel utilization and idle share per device) and the reading
+/// warnings.
+fn headline(r: &Report, out: &mut dyn Write) -> io::Result<()> {
+    let (average, over) = layout::average_step(r);
+    let mut head = vec![format!(
+        "**{average}: {}** {over}",
+        fmt_us(r.step_time_us)
+    )];
+    for d in &r.devices {
+        if let Some(u) = d.utilization {
+            head.push(format!(
+                "GPU {} kernel utilization {}",
+                d.id,
+                fmt_pct(Some(u))
+            ));
+        }
+    }
+    for g in &r.gpu_timeline {
+        if g.total_us > 0.0 {
+            head.push(format!(
+                "GPU {} idle {}",
+                g.device,
+                layout::gpu_split(g)[3].share
+            ));
+        }
+    }
+    writeln!(out, "{}", head.join(" · "))?;
+    writeln!(out)?;
+    for w in &r.warnings {
+        writeln!(out, "> warning: {} ×{}", escape(&w.message), w.count)?;
+    }
+    if !r.warnings.is_empty() {
+        writeln!(out)?;
+    }
+    Ok(())
+}
+
+/// The verdict, the efficiency headline and the findings above `info` (at most eight, each
+/// with its first facts and advice).
+fn diagnosis(r: &Report, out: &mut dyn Write) -> io::Result<()> {
+    if !r.verdict.is_empty() {
+        writeln!(out, "> **Verdict:** {}", rich(&r.verdict))?;
+        writeln!(out)?;
+    }
+    if let Some(e) = &r.efficiency {
+        writeln!(
+            out,
+            "> **Efficiency:** {}",
+            rich(&super::efficiency_headline(e))
+        )?;
+        writeln!(out)?;
+    }
+    let shown: Vec<_> = r
+        .findings
+        .iter()
+        .filter(|f| f.severity.as_str() != "info")
+        .take(8)
+        .collect();
+    if shown.is_empty() {
+        return Ok(());
+    }
+    writeln!(out, "### Findings")?;
+    writeln!(out)?;
+    for (i, f) in shown.iter().enumerate() {
+        let share = layout::share_of_step(r, f.recoverable_us)
+            .map(|x| format!(" ({} of the step)", units::ratio(x)))
+            .unwrap_or_default();
+        writeln!(
+            out,
+            "{}. **{}** · {} — up to {} per step{}",
+            i + 1,
+            f.severity.as_str(),
+            rich(&f.title),
+            fmt_us(f.recoverable_us),
+            share
+        )?;
+        for fact in f.evidence.facts.iter().take(4) {
+            writeln!(out, "   - {}", rich(fact.trim()))?;
+        }
+        for a in f.advice.iter().take(3) {
+            writeln!(out, "   - *Do:* {}", rich(a))?;
+        }
+    }
+    let more = r.findings.len() - shown.len();
+    if more > 0 {
         writeln!(out)?;
         writeln!(
             out,
-            "{} read {} ({} events).",
-            escape(&r.generator),
-            fmt_bytes(r.source.bytes),
-            fmt_count(r.source.events)
+            "{more} more finding{} in the HTML or JSON report.",
+            if more == 1 { "" } else { "s" }
         )?;
-        writeln!(out)?;
-
-        // Headline
-        let n = r.steps.len();
-        let unit = r.steps_found.unit();
-        let mut head = vec![format!(
-            "**Average {unit}: {}** over {n} {unit}{}",
-            fmt_us(r.step_time_us),
-            if n == 1 { "" } else { "s" }
-        )];
-        for d in &r.devices {
-            if let Some(u) = d.utilization {
-                head.push(format!(
-                    "GPU {} kernel utilization {}",
-                    d.id,
-                    fmt_pct(Some(u))
-                ));
-            }
-        }
-        for g in &r.gpu_timeline {
-            if g.total_us > 0.0 {
-                head.push(format!(
-                    "GPU {} idle {}",
-                    g.device,
-                    share(g.idle_us, g.total_us)
-                ));
-            }
-        }
-        writeln!(out, "{}", head.join(" · "))?;
-        writeln!(out)?;
-        for w in &r.warnings {
-            writeln!(out, "> warning: {} ×{}", escape(&w.message), w.count)?;
-        }
-        if !r.warnings.is_empty() {
-            writeln!(out)?;
-        }
-
-        // Diagnosis
-        if !r.verdict.is_empty() {
-            writeln!(out, "> **Verdict:** {}", rich(&r.verdict))?;
-            writeln!(out)?;
-        }
-        if let Some(e) = &r.efficiency {
-            writeln!(
-                out,
-                "> **Efficiency:** {}",
-                rich(&super::efficiency_headline(e))
-            )?;
-            writeln!(out)?;
-        }
-        let shown: Vec<_> = r
-            .findings
-            .iter()
-            .filter(|f| f.severity.as_str() != "info")
-            .take(8)
-            .collect();
-        if !shown.is_empty() {
-            writeln!(out, "### Findings")?;
-            writeln!(out)?;
-            for (i, f) in shown.iter().enumerate() {
-                let share = if r.step_time_us > 0.0 {
-                    format!(
-                        " ({:.1}% of the step)",
-                        f.recoverable_us / r.step_time_us * 100.0
-                    )
-                } else {
-                    String::new()
-                };
-                writeln!(
-                    out,
-                    "{}. **{}** · {} — up to {} per step{}",
-                    i + 1,
-                    f.severity.as_str(),
-                    rich(&f.title),
-                    fmt_us(f.recoverable_us),
-                    share
-                )?;
-                for fact in f.evidence.facts.iter().take(4) {
-                    writeln!(out, "   - {}", rich(fact.trim()))?;
-                }
-                for a in f.advice.iter().take(3) {
-                    writeln!(out, "   - *Do:* {}", rich(a))?;
-                }
-            }
-            let more = r.findings.len() - shown.len();
-            if more > 0 {
-                writeln!(out)?;
-                writeln!(
-                    out,
-                    "{more} more finding{} in the HTML or JSON report.",
-                    if more == 1 { "" } else { "s" }
-                )?;
-            }
-            writeln!(out)?;
-        }
-
-        capture_check(r, out)?;
-
-        // CUDA graphs and compiled code
-        if r.graphs.is_some() || r.compiled.is_some() {
-            writeln!(out, "### CUDA graphs and compiled code")?;
-            writeln!(out)?;
-            if let Some(g) = &r.graphs {
-                writeln!(out, "- **Graphs:** {}", rich(&g.summary))?;
-            }
-            if let Some(c) = &r.compiled {
-                writeln!(out, "- **Compiled:** {}", rich(&c.summary))?;
-                if let Some(h) = &c.hides_detail {
-                    writeln!(out, "- **Note:** {}", rich(h))?;
-                }
-            }
-            writeln!(out)?;
-        }
-
-        window_section(r, out)?;
-
-        // Average step
-        if n > 0 {
-            writeln!(out, "### Where the average {unit} goes")?;
-            writeln!(out)?;
-            iterations_found(r, out)?;
-            let mut parts: Vec<(&str, f64)> = r.breakdown_us.parts().to_vec();
-            parts.sort_by(|a, b| b.1.partial_cmp(&a.1).unwrap_or(std::cmp::Ordering::Equal));
-            let rows: Vec<Vec<String>> = parts
-                .iter()
-                .filter(|(_, v)| *v > 0.0)
-                .map(|(k, v)| vec![k.to_string(), fmt_us(*v), share(*v, r.step_time_us)])
-                .collect();
-            table(out, &["part", "time", "share"], &[false, true, true], &rows)?;
-            writeln!(out)?;
-
-            writeln!(
-                out,
-                "<details><summary>{} ({n})</summary>",
-                r.steps_found.title()
-            )?;
-            writeln!(out)?;
-            let mut headers = vec![unit, "total"];
-            headers.extend(r.breakdown_us.parts().iter().map(|(k, _)| *k));
-            let right: Vec<bool> = headers.iter().enumerate().map(|(i, _)| i > 0).collect();
-            let mut rows = Vec::new();
-            for (i, s) in r.steps.iter().enumerate() {
-                if n > 12 && i == 6 {
-                    let mut gap = vec![format!("… {} more", n - 11)];
-                    gap.extend(vec![String::new(); headers.len() - 1]);
-                    rows.push(gap);
-                }
-                if n > 12 && (6..n - 5).contains(&i) {
-                    continue;
-                }
-                let mut row = vec![escape(&s.labelled(&s.name)), fmt_us(s.duration_us)];
-                row.extend(breakdown_cells(&s.breakdown_us));
-                rows.push(row);
-            }
-            let mut avg = vec!["**average**".to_string(), fmt_us(r.step_time_us)];
-            avg.extend(breakdown_cells(&r.breakdown_us));
-            rows.push(avg);
-            table(out, &headers, &right, &rows)?;
-            writeln!(out)?;
-            writeln!(out, "</details>")?;
-            writeln!(out)?;
-        }
-
-        // GPU
-        if !r.devices.is_empty() || !r.gpu_timeline.is_empty() {
-            writeln!(out, "### GPU")?;
-            writeln!(out)?;
-            let rows: Vec<Vec<String>> = r
-                .devices
-                .iter()
-                .map(|d| {
-                    let t = r.gpu_timeline.iter().find(|t| t.device == d.id);
-                    let part = |f: fn(&super::TimelineInfo) -> f64| {
-                        t.map(|t| share(f(t), t.total_us)).unwrap_or("-".into())
-                    };
-                    vec![
-                        format!(
-                            "{} {}",
-                            d.id,
-                            if d.name.is_empty() {
-                                "(unnamed)".to_string()
-                            } else {
-                                escape(&d.name)
-                            }
-                        ),
-                        fmt_pct(d.utilization),
-                        fmt_pct(d.sm_efficiency),
-                        fmt_pct(d.achieved_occupancy),
-                        fmt_pct(d.tensor_core_ratio),
-                        part(|t| t.computation_us),
-                        part(|t| t.exposed_comm_us),
-                        part(|t| t.exposed_memcpy_us),
-                        part(|t| t.idle_us),
-                    ]
-                })
-                .collect();
-            table(
-                out,
-                &[
-                    "device",
-                    "kernel utilization",
-                    "SM eff.",
-                    "occupancy",
-                    "tensor cores",
-                    "computation",
-                    "exposed comm",
-                    "exposed memcpy",
-                    "idle",
-                ],
-                &[false, true, true, true, true, true, true, true, true],
-                &rows,
-            )?;
-            writeln!(out)?;
-        }
-
-        let top = if opts.top == 0 { usize::MAX } else { opts.top };
-        efficiency_section(r, top, out)?;
-        memory_section(r, out)?;
-        if !r.phases.is_empty() {
-            let shown: Vec<&super::PhaseInfo> = r
-                .phases
-                .iter()
-                .filter(|p| p.depth == 0 || p.gpu_share >= 0.01)
-                .take(top.min(15))
-                .collect();
-            writeln!(out, "### Phases ({} of {})", shown.len(), r.phases.len())?;
-            writeln!(out)?;
-            let rows: Vec<Vec<String>> = shown
-                .iter()
-                .map(|p| {
-                    vec![
-                        format!(
-                            "{}{}",
-                            "&emsp;".repeat(p.depth as usize),
-                            escape(&shorten_middle(&p.name, NAME_WIDTH))
-                        ),
-                        fmt_count(p.calls),
-                        fmt_us(p.gpu_us),
-                        format!("{:.1}%", p.gpu_share * 100.0),
-                        fmt_us(p.cpu_total_us),
-                    ]
-                })
-                .collect();
-            table(
-                out,
-                &[
-                    "phase",
-                    "calls",
-                    "device time",
-                    "of all device time",
-                    "host time",
-                ],
-                &[false, true, true, true, true],
-                &rows,
-            )?;
-            writeln!(out)?;
-        }
-        if !r.kernels.is_empty() {
-            writeln!(
-                out,
-                "### Top kernels ({} of {})",
-                r.kernels.len().min(top),
-                r.kernels.len()
-            )?;
-            writeln!(out)?;
-            let rows: Vec<Vec<String>> = r
-                .kernels
-                .iter()
-                .take(top)
-                .enumerate()
-                .map(|(i, k)| {
-                    vec![
-                        (i + 1).to_string(),
-                        escape(&shorten_middle(&k.name, NAME_WIDTH)),
-                        k.category.as_str().to_string(),
-                        fmt_count(k.calls),
-                        fmt_us(k.total_us),
-                        fmt_us(k.mean_us),
-                        format!("{:.1}%", k.share * 100.0),
-                        if k.tensor_core { "yes" } else { "no" }.into(),
-                    ]
-                })
-                .collect();
-            table(
-                out,
-                &[
-                    "#", "kernel", "category", "calls", "total", "mean", "share", "TC",
-                ],
-                &[true, false, false, true, true, true, true, false],
-                &rows,
-            )?;
-            writeln!(out)?;
-        }
-        if !r.ops.is_empty() {
-            writeln!(
-                out,
-                "### Top operators ({} of {})",
-                r.ops.len().min(top),
-                r.ops.len()
-            )?;
-            writeln!(out)?;
-            let rows: Vec<Vec<String>> = r
-                .ops
-                .iter()
-                .take(top)
-                .enumerate()
-                .map(|(i, o)| {
-                    vec![
-                        (i + 1).to_string(),
-                        escape(&shorten_middle(&o.name, NAME_WIDTH)),
-                        fmt_count(o.calls),
-                        fmt_us(o.host_self_us),
-                        fmt_us(o.host_total_us),
-                        fmt_us(o.device_self_us),
-                        fmt_us(o.device_total_us),
-                    ]
-                })
-                .collect();
-            table(
-                out,
-                &[
-                    "#",
-                    "operator",
-                    "calls",
-                    "host self",
-                    "host total",
-                    "device self",
-                    "device total",
-                ],
-                &[true, false, true, true, true, true, true],
-                &rows,
-            )?;
-            writeln!(out)?;
-        }
-        Ok(())
     }
+    writeln!(out)
+}
+
+/// CUDA graphs and compiled code, when the capture has them.
+fn compiled(r: &Report, out: &mut dyn Write) -> io::Result<()> {
+    let Some(c) = layout::compiled(r) else {
+        return Ok(());
+    };
+    writeln!(out, "### {}", c.title)?;
+    writeln!(out)?;
+    for i in &c.items {
+        writeln!(out, "- **{}:** {}", i.label, rich(&i.text))?;
+    }
+    writeln!(out)
+}
+
+/// Where the average step goes (its parts, largest first, with their shares), then every step
+/// in a fold (the first six and the last five of a long run).
+fn steps_section(r: &Report, out: &mut dyn Write) -> io::Result<()> {
+    let n = r.steps.len();
+    if n == 0 {
+        return Ok(());
+    }
+    let unit = r.steps_found.unit();
+    writeln!(out, "### Where the average {unit} goes")?;
+    writeln!(out)?;
+    iterations_found(r, out)?;
+    let rows: Vec<Vec<String>> = layout::step_parts_ranked(r)
+        .into_iter()
+        .filter(|p| p.us > 0.0)
+        .map(|p| vec![p.label.to_string(), p.time, p.share])
+        .collect();
+    table(out, &["part", "time", "share"], &[false, true, true], &rows)?;
+    writeln!(out)?;
+
+    writeln!(
+        out,
+        "<details><summary>{} ({n})</summary>",
+        r.steps_found.title()
+    )?;
+    writeln!(out)?;
+    let mut headers = vec![unit, "total"];
+    headers.extend(r.breakdown_us.parts().iter().map(|(k, _)| *k));
+    let right: Vec<bool> = headers.iter().enumerate().map(|(i, _)| i > 0).collect();
+    let mut rows = Vec::new();
+    for (i, s) in r.steps.iter().enumerate() {
+        if n > 12 && i == 6 {
+            let mut gap = vec![format!("… {} more", n - 11)];
+            gap.extend(vec![String::new(); headers.len() - 1]);
+            rows.push(gap);
+        }
+        if n > 12 && (6..n - 5).contains(&i) {
+            continue;
+        }
+        let mut row = vec![escape(&s.labelled(&s.name)), fmt_us(s.duration_us)];
+        row.extend(breakdown_cells(&s.breakdown_us));
+        rows.push(row);
+    }
+    let mut avg = vec!["**average**".to_string(), fmt_us(r.step_time_us)];
+    avg.extend(breakdown_cells(&r.breakdown_us));
+    rows.push(avg);
+    table(out, &headers, &right, &rows)?;
+    writeln!(out)?;
+    writeln!(out, "</details>")?;
+    writeln!(out)
+}
+
+/// Per device: its kernel utilization, estimated efficiency and the split of its time.
+fn gpu_section(r: &Report, out: &mut dyn Write) -> io::Result<()> {
+    if r.devices.is_empty() && r.gpu_timeline.is_empty() {
+        return Ok(());
+    }
+    writeln!(out, "### GPU")?;
+    writeln!(out)?;
+    let rows: Vec<Vec<String>> = r
+        .devices
+        .iter()
+        .map(|d| {
+            let mut row = vec![
+                format!(
+                    "{} {}",
+                    d.id,
+                    if d.name.is_empty() {
+                        "(unnamed)".to_string()
+                    } else {
+                        escape(&d.name)
+                    }
+                ),
+                fmt_pct(d.utilization),
+                fmt_pct(d.sm_efficiency),
+                fmt_pct(d.achieved_occupancy),
+                fmt_pct(d.tensor_core_ratio),
+            ];
+            match r.gpu_timeline.iter().find(|t| t.device == d.id) {
+                Some(t) => row.extend(layout::gpu_split(t).map(|p| p.share)),
+                None => row.extend(std::iter::repeat_n("-".to_string(), 4)),
+            }
+            row
+        })
+        .collect();
+    table(
+        out,
+        &[
+            "device",
+            "kernel utilization",
+            "SM eff.",
+            "occupancy",
+            "tensor cores",
+            "computation",
+            "exposed comm",
+            "exposed memcpy",
+            "idle",
+        ],
+        &[false, true, true, true, true, true, true, true, true],
+        &rows,
+    )?;
+    writeln!(out)
+}
+
+/// The phases: roots, and children with at least 1 % of the device time.
+fn phases_section(r: &Report, top: usize, out: &mut dyn Write) -> io::Result<()> {
+    if r.phases.is_empty() {
+        return Ok(());
+    }
+    let shown: Vec<&super::PhaseInfo> = r
+        .phases
+        .iter()
+        .filter(|p| p.depth == 0 || p.gpu_share >= 0.01)
+        .take(top.min(15))
+        .collect();
+    writeln!(out, "### Phases ({} of {})", shown.len(), r.phases.len())?;
+    writeln!(out)?;
+    let rows: Vec<Vec<String>> = shown
+        .iter()
+        .map(|p| {
+            vec![
+                format!(
+                    "{}{}",
+                    "&emsp;".repeat(p.depth as usize),
+                    escape(&shorten_middle(&p.name, NAME_WIDTH))
+                ),
+                fmt_count(p.calls),
+                fmt_us(p.gpu_us),
+                units::ratio(p.gpu_share),
+                fmt_us(p.cpu_total_us),
+            ]
+        })
+        .collect();
+    table(
+        out,
+        &[
+            "phase",
+            "calls",
+            "device time",
+            "of all device time",
+            "host time",
+        ],
+        &[false, true, true, true, true],
+        &rows,
+    )?;
+    writeln!(out)
+}
+
+/// The top kernels by total time.
+fn kernels_section(r: &Report, top: usize, out: &mut dyn Write) -> io::Result<()> {
+    if r.kernels.is_empty() {
+        return Ok(());
+    }
+    let rows: Vec<Vec<String>> = layout::kernels(r, top)
+        .into_iter()
+        .map(|k| {
+            vec![
+                k.rank.to_string(),
+                escape(&shorten_middle(&k.kernel.name, NAME_WIDTH)),
+                k.category.to_string(),
+                k.calls,
+                k.total,
+                k.mean,
+                k.share,
+                k.tensor_core.into(),
+            ]
+        })
+        .collect();
+    writeln!(
+        out,
+        "### Top kernels ({} of {})",
+        rows.len(),
+        r.kernels.len()
+    )?;
+    writeln!(out)?;
+    table(
+        out,
+        &[
+            "#", "kernel", "category", "calls", "total", "mean", "share", "TC",
+        ],
+        &[true, false, false, true, true, true, true, false],
+        &rows,
+    )?;
+    writeln!(out)
+}
+
+/// The top operators by device time.
+fn ops_section(r: &Report, top: usize, out: &mut dyn Write) -> io::Result<()> {
+    if r.ops.is_empty() {
+        return Ok(());
+    }
+    let rows: Vec<Vec<String>> = layout::ops(r, top)
+        .into_iter()
+        .map(|o| {
+            vec![
+                o.rank.to_string(),
+                escape(&shorten_middle(&o.op.name, NAME_WIDTH)),
+                o.calls,
+                o.host_self,
+                o.host_total,
+                o.device_self,
+                o.device_total,
+            ]
+        })
+        .collect();
+    writeln!(
+        out,
+        "### Top operators ({} of {})",
+        rows.len(),
+        r.ops.len()
+    )?;
+    writeln!(out)?;
+    table(
+        out,
+        &[
+            "#",
+            "operator",
+            "calls",
+            "host self",
+            "host total",
+            "device self",
+            "device total",
+        ],
+        &[true, false, true, true, true, true, true],
+        &rows,
+    )?;
+    writeln!(out)
 }
 
 #[cfg(test)]

@@ -11,15 +11,17 @@ pub mod compiled;
 pub mod csv;
 pub mod html;
 pub mod json;
+pub mod layout;
 pub mod markdown;
 pub mod nvidia;
 #[cfg(feature = "parquet")]
 pub mod parquet;
 pub mod ranks;
 pub mod terminal;
+pub mod units;
 
 /// µs as the reports write them (`1.23 ms`), for the renderers beside the terminal's.
-pub(crate) use terminal::fmt_us;
+pub(crate) use units::fmt_us;
 
 use serde::Serialize;
 
@@ -304,8 +306,8 @@ impl StepsFoundInfo {
                     "{} {} × {} (kernels {})",
                     p.count,
                     p.phase,
-                    terminal::fmt_us(p.mean_us),
-                    terminal::fmt_us(p.mean_kernel_us)
+                    units::fmt_us(p.mean_us),
+                    units::fmt_us(p.mean_kernel_us)
                 );
                 if let (Some(r), Some(j)) = (p.vs_judged, judged) {
                     k.push_str(&format!(", {r:.1}× a {j}, not judged"));
@@ -318,7 +320,7 @@ impl StepsFoundInfo {
 
     /// The time between consecutive iterations in one sentence, when there are gaps.
     pub fn gaps_line(&self) -> Option<String> {
-        use terminal::fmt_us;
+        use units::fmt_us;
         self.gaps.as_ref().map(|g| {
             format!(
                 "{} on the host (the scheduler) on average over {} gap(s); the GPU had no \
@@ -509,7 +511,7 @@ impl WindowInfo {
     /// reason, whether anything could have been left out, the compile work and the notes.
     /// Names are raw: each renderer escapes the lines.
     pub fn lines(&self) -> Vec<(&'static str, String)> {
-        use terminal::fmt_us;
+        use units::fmt_us;
         let mut out = Vec::new();
         if let Some(f) = &self.focus {
             out.push((
@@ -1317,8 +1319,7 @@ pub const EFFICIENCY_COLUMNS: [&str; 7] = [
 /// One row of the efficiency table (after its name): calls, device time, achieved TFLOP/s
 /// and GB/s, roofline time and time lost (`-` without peaks).
 pub fn efficiency_cells(x: &analysis::efficiency::EfficiencyRow) -> [String; 6] {
-    use terminal::{fmt_count, fmt_us};
-    let dash = |v: Option<f64>| v.map(fmt_us).unwrap_or_else(|| "-".into());
+    use units::{fmt_count, fmt_us, fmt_us_or_dash as dash};
     [
         fmt_count(x.calls),
         fmt_us(x.device_us),
@@ -1342,8 +1343,7 @@ pub fn memory_device_label(device: i64) -> String {
 /// The one-paragraph summary of a device's memory over the window (terminal and Markdown):
 /// the peak and when, the allocator's share, allocations per step.
 pub fn memory_summary(d: &analysis::memory::DeviceMemory) -> String {
-    use terminal::{fmt_bytes, fmt_count, fmt_us};
-    let b = |v: i64| fmt_bytes(v.max(0) as u64);
+    use units::{fmt_bytes, fmt_bytes_signed as b, fmt_count, fmt_us};
     let n = d.churn.len().max(1) as f64;
     let allocs: u64 = d.churn.iter().map(|c| c.allocs).sum();
     let bytes: u64 = d.churn.iter().map(|c| c.alloc_bytes).sum();
@@ -1379,10 +1379,7 @@ pub fn memory_summary(d: &analysis::memory::DeviceMemory) -> String {
 
 /// Share of the peak a live group holds, `12.3%`.
 pub fn share_of_peak(bytes: u64, d: &analysis::memory::DeviceMemory) -> String {
-    format!(
-        "{:.1}%",
-        bytes as f64 / d.peak_allocated.max(1) as f64 * 100.0
-    )
+    units::ratio(bytes as f64 / d.peak_allocated.max(1) as f64)
 }
 
 /// The JSON of `stallscope memory` on torch's memory-timeline export: the peak, when, and the

@@ -224,9 +224,7 @@ impl GpuMetricsInfo {
     }
 }
 
-fn pct(v: Option<f64>) -> String {
-    v.map(|x| format!("{x:.1}%")).unwrap_or_else(|| "-".into())
-}
+use super::units::percent as pct;
 
 fn dur_ns(v: Option<i64>) -> String {
     match v {

@@ -3,37 +3,12 @@
 
 use std::io::{self, Write};
 
-use super::{RenderOptions, Renderer, Report};
+use super::{layout, units, RenderOptions, Renderer, Report};
 
 /// Human-readable tables.
 pub struct Terminal;
 
-/// Formats µs with an adaptive unit: `812 ns`, `41.3 µs`, `177.59 ms`, `2.41 s`.
-pub fn fmt_us(v: f64) -> String {
-    let a = v.abs();
-    if a == 0.0 {
-        "0".into()
-    } else if a < 1.0 {
-        format!("{:.0} ns", v * 1000.0)
-    } else if a < 1000.0 {
-        format!("{v:.1} µs")
-    } else if a < 1_000_000.0 {
-        format!("{:.2} ms", v / 1000.0)
-    } else {
-        format!("{:.2} s", v / 1_000_000.0)
-    }
-}
-
-/// Formats a 0..1 ratio as a percentage.
-pub fn fmt_pct(v: Option<f64>) -> String {
-    match v {
-        Some(x) if x.is_finite() => format!("{:.2}%", x * 100.0),
-        _ => "-".into(),
-    }
-}
-
-pub use crate::text::count as fmt_count;
-pub use crate::text::fmt_bytes;
+pub use super::units::{fmt_bytes, fmt_count, fmt_pct, fmt_us};
 pub use crate::text::shorten_middle;
 
 /// Names from a trace as text that cannot drive the terminal: escape sequences and other
@@ -137,254 +112,21 @@ impl Renderer for Terminal {
         if let Some(sec) = &r.ranks {
             write_ranks(sec, width, &st, out)?;
         }
-        let file = crate::text::file_name(&r.source.path);
-        writeln!(
-            out,
-            "{}",
-            st.bold(&shorten_middle(
-                &format!(
-                    "{} — {} ({}, {} events)",
-                    r.generator,
-                    sanitize(&file),
-                    fmt_bytes(r.source.bytes),
-                    fmt_count(r.source.events)
-                ),
-                width
-            ))
-        )?;
-        for w in &r.warnings {
-            let at = w
-                .first_offset
-                .map(|o| format!(" (first at byte {o})"))
-                .unwrap_or_default();
-            writeln!(
-                out,
-                "warning: {} ×{}{}",
-                shorten_middle(&sanitize(&w.message), width.saturating_sub(30)),
-                w.count,
-                at
-            )?;
-        }
-
+        write_source(r, width, &st, out)?;
         write_diagnosis(r, width, &st, out)?;
         write_capture_check(r, width, &st, out)?;
         write_compiled(r, width, &st, out)?;
-
-        // Devices
-        writeln!(out)?;
-        writeln!(out, "{}", st.heading("GPU summary"))?;
-        if r.devices.is_empty() {
-            writeln!(
-                out,
-                "  no GPU activity in this trace (CPU-only or kernels not traced)"
-            )?;
-        } else {
-            let mut t = Table::new(&[
-                "device",
-                "SMs",
-                "memory",
-                "CC",
-                "kernel util.",
-                "SM eff.",
-                "occupancy",
-                "tensor cores",
-            ]);
-            for d in &r.devices {
-                t.row(vec![
-                    sanitize(&format!(
-                        "{} {}",
-                        d.id,
-                        if d.name.is_empty() {
-                            "(unnamed)"
-                        } else {
-                            &d.name
-                        }
-                    )),
-                    d.sm_count.map(|v| v.to_string()).unwrap_or("-".into()),
-                    d.memory_bytes.map(fmt_bytes).unwrap_or("-".into()),
-                    d.compute_capability.clone().unwrap_or("-".into()),
-                    fmt_pct(d.utilization),
-                    fmt_pct(d.sm_efficiency),
-                    fmt_pct(d.achieved_occupancy),
-                    fmt_pct(d.tensor_core_ratio),
-                ]);
-            }
-            t.write(out, width, &st)?;
-        }
-
-        // Window
+        write_devices(r, width, &st, out)?;
         writeln!(out)?;
         write_window(r, width, &st, out)?;
-
-        // Steps
-        writeln!(out)?;
-        let n = r.steps.len();
-        let iterations = r.steps_found.rule.is_iteration();
-        let (what, unit) = (r.steps_found.title(), r.steps_found.unit());
-        writeln!(
-            out,
-            "{}  {}",
-            st.heading(&format!("{what} ({n})")),
-            st.dim(&format!("average {unit} {}", fmt_us(r.step_time_us)))
-        )?;
-        if iterations {
-            write_wrapped(
-                out,
-                "  found by: ",
-                &format!(
-                    "{} (rule {})",
-                    r.steps_found.description,
-                    r.steps_found.rule.as_str()
-                ),
-                4,
-                width,
-            )?;
-        }
-        let mut t = Table::new(&[
-            unit, "total", "kernel", "memcpy", "memset", "comm", "runtime", "dataldr", "cpu",
-            "other",
-        ]);
-        let cells = |name: String, total: f64, b: &super::BreakdownUs| {
-            let mut v = vec![name, fmt_us(total)];
-            v.extend(b.parts().iter().map(|(_, x)| fmt_us(*x)));
-            v
-        };
-        let show: Vec<&super::StepInfo> = if n > 12 {
-            r.steps
-                .iter()
-                .take(6)
-                .chain(r.steps.iter().skip(n - 5))
-                .collect()
-        } else {
-            r.steps.iter().collect()
-        };
-        for (i, s) in show.iter().enumerate() {
-            if n > 12 && i == 6 {
-                t.row(vec![format!("… {} more", n - 11)]);
-            }
-            // `ProfilerStep#101` → `#101`: the column stays narrow enough for 100 columns
-            let label = s
-                .name
-                .strip_prefix("ProfilerStep")
-                .or_else(|| s.name.strip_prefix("Iteration"))
-                .unwrap_or(&s.name);
-            let label = s.labelled(label);
-            t.row(cells(sanitize(&label), s.duration_us, &s.breakdown_us));
-        }
-        t.row(cells("average".into(), r.step_time_us, &r.breakdown_us));
-        let total = r.step_time_us;
-        if total > 0.0 {
-            let mut pct = vec!["share".to_string(), "100%".to_string()];
-            pct.extend(
-                r.breakdown_us
-                    .parts()
-                    .iter()
-                    .map(|(_, x)| format!("{:.1}%", x / total * 100.0)),
-            );
-            t.row(pct);
-        }
-        t.write(out, width, &st)?;
-        write_iteration_kinds(r, width, out)?;
-
-        // Phases
+        write_steps(r, width, &st, out)?;
         write_phases_section(r, opts.top, width, &st, out)?;
         write_efficiency_section(r, opts.top, width, &st, out)?;
         write_memory_section(r, width, &st, out)?;
-
-        // Timeline
-        if !r.gpu_timeline.is_empty() {
-            writeln!(out)?;
-            writeln!(
-                out,
-                "{}",
-                st.heading("GPU timeline (device-level union of all streams)")
-            )?;
-            let mut t = Table::new(&[
-                "device",
-                "total",
-                "computation",
-                "exposed comm",
-                "exposed memcpy",
-                "idle",
-                "idle %",
-            ]);
-            for g in &r.gpu_timeline {
-                t.row(vec![
-                    g.device.to_string(),
-                    fmt_us(g.total_us),
-                    fmt_us(g.computation_us),
-                    fmt_us(g.exposed_comm_us),
-                    fmt_us(g.exposed_memcpy_us),
-                    fmt_us(g.idle_us),
-                    if g.total_us > 0.0 {
-                        format!("{:.1}%", g.idle_us / g.total_us * 100.0)
-                    } else {
-                        "-".into()
-                    },
-                ]);
-            }
-            t.write(out, width, &st)?;
-        }
-
-        // Kernels
-        let top = if opts.top == 0 { usize::MAX } else { opts.top };
-        if !r.kernels.is_empty() {
-            writeln!(out)?;
-            writeln!(
-                out,
-                "{}  {}",
-                st.heading("Top kernels by total time"),
-                st.dim(&format!("{} distinct", r.kernels.len()))
-            )?;
-            let mut t = Table::new(&[
-                "kernel", "category", "calls", "total", "mean", "share", "occ.", "TC",
-            ]);
-            for k in r.kernels.iter().take(top) {
-                t.row(vec![
-                    sanitize(&k.name),
-                    k.category.as_str().to_string(),
-                    fmt_count(k.calls),
-                    fmt_us(k.total_us),
-                    fmt_us(k.mean_us),
-                    format!("{:.1}%", k.share * 100.0),
-                    k.occupancy_pct
-                        .map(|o| format!("{o:.0}%"))
-                        .unwrap_or("-".into()),
-                    if k.tensor_core { "yes" } else { "no" }.into(),
-                ]);
-            }
-            t.write(out, width, &st)?;
-        }
-
-        // Ops
-        if !r.ops.is_empty() {
-            writeln!(out)?;
-            writeln!(
-                out,
-                "{}  {}",
-                st.heading("Top operators"),
-                st.dim(&format!("{} distinct", r.ops.len()))
-            )?;
-            let mut t = Table::new(&[
-                "operator",
-                "calls",
-                "host self",
-                "host total",
-                "device self",
-                "device total",
-            ]);
-            for o in r.ops.iter().take(top) {
-                t.row(vec![
-                    sanitize(&o.name),
-                    fmt_count(o.calls),
-                    fmt_us(o.host_self_us),
-                    fmt_us(o.host_total_us),
-                    fmt_us(o.device_self_us),
-                    fmt_us(o.device_total_us),
-                ]);
-            }
-            t.write(out, width, &st)?;
-        }
+        write_gpu_timeline(r, width, &st, out)?;
+        write_kernels(r, opts.top, width, &st, out)?;
+        write_ops(r, opts.top, width, &st, out)?;
+        let top = layout::rows_shown(opts.top);
         if let Some(m) = &r.gpu_metrics {
             super::nvidia::write_gpu_metrics(m, top, width, out)?;
         }
@@ -393,6 +135,259 @@ impl Renderer for Terminal {
         }
         Ok(())
     }
+}
+
+/// The first line (generator, file, size, events) and the reading warnings.
+fn write_source(r: &Report, width: usize, st: &Style, out: &mut dyn Write) -> io::Result<()> {
+    let file = crate::text::file_name(&r.source.path);
+    writeln!(
+        out,
+        "{}",
+        st.bold(&shorten_middle(
+            &format!(
+                "{} — {} ({}, {} events)",
+                r.generator,
+                sanitize(&file),
+                fmt_bytes(r.source.bytes),
+                fmt_count(r.source.events)
+            ),
+            width
+        ))
+    )?;
+    for w in &r.warnings {
+        let at = w
+            .first_offset
+            .map(|o| format!(" (first at byte {o})"))
+            .unwrap_or_default();
+        writeln!(
+            out,
+            "warning: {} ×{}{}",
+            shorten_middle(&sanitize(&w.message), width.saturating_sub(30)),
+            w.count,
+            at
+        )?;
+    }
+    Ok(())
+}
+
+/// The GPU summary: one row per device that ran work.
+fn write_devices(r: &Report, width: usize, st: &Style, out: &mut dyn Write) -> io::Result<()> {
+    writeln!(out)?;
+    writeln!(out, "{}", st.heading("GPU summary"))?;
+    if r.devices.is_empty() {
+        return writeln!(
+            out,
+            "  no GPU activity in this trace (CPU-only or kernels not traced)"
+        );
+    }
+    let mut t = Table::new(&[
+        "device",
+        "SMs",
+        "memory",
+        "CC",
+        "kernel util.",
+        "SM eff.",
+        "occupancy",
+        "tensor cores",
+    ]);
+    for d in &r.devices {
+        t.row(vec![
+            sanitize(&format!(
+                "{} {}",
+                d.id,
+                if d.name.is_empty() {
+                    "(unnamed)"
+                } else {
+                    &d.name
+                }
+            )),
+            d.sm_count.map(|v| v.to_string()).unwrap_or("-".into()),
+            d.memory_bytes.map(fmt_bytes).unwrap_or("-".into()),
+            d.compute_capability.clone().unwrap_or("-".into()),
+            fmt_pct(d.utilization),
+            fmt_pct(d.sm_efficiency),
+            fmt_pct(d.achieved_occupancy),
+            fmt_pct(d.tensor_core_ratio),
+        ]);
+    }
+    t.write(out, width, st)
+}
+
+/// The steps (or iterations): the first six and the last five of a long run, the average and
+/// each part's share of it, then the kinds of iterations.
+fn write_steps(r: &Report, width: usize, st: &Style, out: &mut dyn Write) -> io::Result<()> {
+    writeln!(out)?;
+    let n = r.steps.len();
+    let iterations = r.steps_found.rule.is_iteration();
+    let (what, unit) = (r.steps_found.title(), r.steps_found.unit());
+    writeln!(
+        out,
+        "{}  {}",
+        st.heading(&format!("{what} ({n})")),
+        st.dim(&format!("average {unit} {}", fmt_us(r.step_time_us)))
+    )?;
+    if iterations {
+        write_wrapped(
+            out,
+            "  found by: ",
+            &format!(
+                "{} (rule {})",
+                r.steps_found.description,
+                r.steps_found.rule.as_str()
+            ),
+            4,
+            width,
+        )?;
+    }
+    let mut t = Table::new(&[
+        unit, "total", "kernel", "memcpy", "memset", "comm", "runtime", "dataldr", "cpu",
+        "other",
+    ]);
+    let cells = |name: String, total: f64, b: &super::BreakdownUs| {
+        let mut v = vec![name, fmt_us(total)];
+        v.extend(b.parts().iter().map(|(_, x)| fmt_us(*x)));
+        v
+    };
+    let show: Vec<&super::StepInfo> = if n > 12 {
+        r.steps
+            .iter()
+            .take(6)
+            .chain(r.steps.iter().skip(n - 5))
+            .collect()
+    } else {
+        r.steps.iter().collect()
+    };
+    for (i, s) in show.iter().enumerate() {
+        if n > 12 && i == 6 {
+            t.row(vec![format!("… {} more", n - 11)]);
+        }
+        // `ProfilerStep#101` → `#101`: the column stays narrow enough for 100 columns
+        let label = s
+            .name
+            .strip_prefix("ProfilerStep")
+            .or_else(|| s.name.strip_prefix("Iteration"))
+            .unwrap_or(&s.name);
+        let label = s.labelled(label);
+        t.row(cells(sanitize(&label), s.duration_us, &s.breakdown_us));
+    }
+    t.row(cells("average".into(), r.step_time_us, &r.breakdown_us));
+    if r.step_time_us > 0.0 {
+        let mut pct = vec!["share".to_string(), "100%".to_string()];
+        pct.extend(layout::step_parts(r).into_iter().map(|p| p.share));
+        t.row(pct);
+    }
+    t.write(out, width, st)?;
+    write_iteration_kinds(r, width, out)
+}
+
+/// The GPU timeline: per device, the split of its time and the idle share.
+fn write_gpu_timeline(
+    r: &Report,
+    width: usize,
+    st: &Style,
+    out: &mut dyn Write,
+) -> io::Result<()> {
+    if r.gpu_timeline.is_empty() {
+        return Ok(());
+    }
+    writeln!(out)?;
+    writeln!(
+        out,
+        "{}",
+        st.heading("GPU timeline (device-level union of all streams)")
+    )?;
+    let mut t = Table::new(&[
+        "device",
+        "total",
+        "computation",
+        "exposed comm",
+        "exposed memcpy",
+        "idle",
+        "idle %",
+    ]);
+    for g in &r.gpu_timeline {
+        let split = layout::gpu_split(g);
+        let mut row = vec![g.device.to_string(), fmt_us(g.total_us)];
+        row.extend(split.iter().map(|p| fmt_us(p.us)));
+        row.push(split[3].share.clone());
+        t.row(row);
+    }
+    t.write(out, width, st)
+}
+
+/// The top kernels by total time.
+fn write_kernels(
+    r: &Report,
+    top: usize,
+    width: usize,
+    st: &Style,
+    out: &mut dyn Write,
+) -> io::Result<()> {
+    if r.kernels.is_empty() {
+        return Ok(());
+    }
+    writeln!(out)?;
+    writeln!(
+        out,
+        "{}  {}",
+        st.heading("Top kernels by total time"),
+        st.dim(&format!("{} distinct", r.kernels.len()))
+    )?;
+    let mut t = Table::new(&[
+        "kernel", "category", "calls", "total", "mean", "share", "occ.", "TC",
+    ]);
+    for k in layout::kernels(r, top) {
+        t.row(vec![
+            sanitize(&k.kernel.name),
+            k.category.to_string(),
+            k.calls,
+            k.total,
+            k.mean,
+            k.share,
+            k.occupancy,
+            k.tensor_core.into(),
+        ]);
+    }
+    t.write(out, width, st)
+}
+
+/// The top operators by device time.
+fn write_ops(
+    r: &Report,
+    top: usize,
+    width: usize,
+    st: &Style,
+    out: &mut dyn Write,
+) -> io::Result<()> {
+    if r.ops.is_empty() {
+        return Ok(());
+    }
+    writeln!(out)?;
+    writeln!(
+        out,
+        "{}  {}",
+        st.heading("Top operators"),
+        st.dim(&format!("{} distinct", r.ops.len()))
+    )?;
+    let mut t = Table::new(&[
+        "operator",
+        "calls",
+        "host self",
+        "host total",
+        "device self",
+        "device total",
+    ]);
+    for o in layout::ops(r, top) {
+        t.row(vec![
+            sanitize(&o.op.name),
+            o.calls,
+            o.host_self,
+            o.host_total,
+            o.device_self,
+            o.device_total,
+        ]);
+    }
+    t.write(out, width, st)
 }
 
 /// The verdict and the ranked findings alone (for inputs without a timeline, such as an
@@ -579,7 +574,7 @@ fn write_ranks(
             fmt_count(row.steps as u64),
             num(row.step_time_us),
             row.utilization
-                .map(|u| format!("{:.1}%", u * 100.0))
+                .map(units::ratio)
                 .unwrap_or_else(|| "-".into()),
             num(row.per_step(row.computation_us)),
             num(row.per_step(row.exposed_comm_us)),
@@ -730,50 +725,28 @@ fn write_capture_check(
     st: &Style,
     out: &mut dyn Write,
 ) -> io::Result<()> {
+    let c = layout::capture_check(r);
     writeln!(out)?;
-    if r.trust.ok {
-        writeln!(
-            out,
-            "{}  {}",
-            st.heading("Capture check"),
-            st.dim(super::CAPTURE_CHECK_OK)
-        )?;
-        return Ok(());
-    }
-    writeln!(
-        out,
-        "{}  {}",
-        st.heading(&format!("Capture check ({})", r.trust.issues.len())),
-        st.dim(super::CAPTURE_CHECK_SUBTITLE)
-    )?;
-    for i in &r.trust.issues {
-        write_wrapped(
-            out,
-            &format!("  {}: ", i.id),
-            &sanitize(&i.finding),
-            4,
-            width,
-        )?;
-        write_wrapped(out, "    → ", &sanitize(&i.effect), 6, width)?;
+    writeln!(out, "{}  {}", st.heading(&c.title), st.dim(c.subtitle))?;
+    for i in &c.items {
+        write_wrapped(out, &format!("  {}: ", i.label), &sanitize(&i.text), 4, width)?;
+        if let Some(e) = &i.effect {
+            write_wrapped(out, "    → ", &sanitize(e), 6, width)?;
+        }
     }
     Ok(())
 }
 
 /// CUDA/HIP graph replays and compiled code, when the capture has them.
 fn write_compiled(r: &Report, width: usize, st: &Style, out: &mut dyn Write) -> io::Result<()> {
-    if r.graphs.is_none() && r.compiled.is_none() {
+    let Some(c) = layout::compiled(r) else {
         return Ok(());
-    }
+    };
     writeln!(out)?;
-    writeln!(out, "{}", st.heading("CUDA graphs and compiled code"))?;
-    if let Some(g) = &r.graphs {
-        write_wrapped(out, "  graphs: ", &sanitize(&g.summary), 4, width)?;
-    }
-    if let Some(c) = &r.compiled {
-        write_wrapped(out, "  compiled: ", &sanitize(&c.summary), 4, width)?;
-        if let Some(h) = &c.hides_detail {
-            write_wrapped(out, "  note: ", &sanitize(h), 4, width)?;
-        }
+    writeln!(out, "{}", st.heading(&c.title))?;
+    for i in &c.items {
+        let label = format!("  {}: ", i.label.to_lowercase());
+        write_wrapped(out, &label, &sanitize(&i.text), 4, width)?;
     }
     Ok(())
 }
@@ -940,9 +913,9 @@ pub fn write_memory_export(
     for (c, v) in rows {
         tb.row(vec![
             CATEGORIES[c].to_string(),
-            fmt_bytes(v.max(0) as u64),
-            format!("{:.1}%", v as f64 / total.max(1) as f64 * 100.0),
-            fmt_bytes(end[c].max(0) as u64),
+            units::fmt_bytes_signed(v),
+            units::ratio(v as f64 / total.max(1) as f64),
+            units::fmt_bytes_signed(end[c]),
         ]);
     }
     tb.write(out, width, &Style { color: false })
@@ -1002,7 +975,7 @@ fn phase_row(p: &super::PhaseInfo, mean: bool) -> Vec<String> {
         fmt_count(p.kernel_count),
         fmt_us(p.gpu_us),
         fmt_us(p.gpu_span_us),
-        format!("{:.1}%", p.share * 100.0),
+        units::ratio(p.share),
     ]);
     v
 }
@@ -1063,7 +1036,7 @@ pub fn write_phases_tree(
         let mut row = phase_row(p, true);
         if bwd {
             row.push(if p.gpu_us > 0.0 {
-                format!("{:.0}%", p.backward_gpu_us / p.gpu_us * 100.0)
+                units::ratio_whole(p.backward_gpu_us / p.gpu_us)
             } else {
                 "-".into()
             });

@@ -1,0 +1,308 @@
+//! Sections laid out once: the rows, shares and sentences of a report section, built from the
+//! [`Report`] here, so that the terminal, Markdown and HTML renderers only supply primitives
+//! (a table, a heading, a bar, escaping, emphasis) and never compute a share or write a
+//! sentence of their own.
+//!
+//! Every text here is raw: names from the trace are neither escaped nor shortened (each
+//! renderer does both for its format), and numbers are already formatted with
+//! [`super::units`]. Which columns a renderer shows, and their titles, stay its own choice
+//! (the terminal abbreviates to fit 100 columns); the cells are the same in every format.
+
+use super::units::{self, fmt_count, fmt_us};
+use super::{KernelInfo, OpInfo, Report, TimelineInfo};
+
+/// A section of labelled lines under a heading, such as the capture check or the CUDA graphs
+/// and compiled code.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Notes {
+    /// The heading: `Capture check (2)`.
+    pub title: String,
+    /// What the section shows, in a few words (the terminal's dimmed text beside the heading).
+    pub subtitle: &'static str,
+    /// The sentence under the heading in Markdown and HTML (no final full stop).
+    pub lead: Option<String>,
+    /// The lines, in order.
+    pub items: Vec<NoteItem>,
+}
+
+/// One line of [`Notes`]: a label, a stallscope-written sentence (`` `code` `` marks code)
+/// and, for the capture check, its effect on the numbers.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NoteItem {
+    /// The label, capitalised (`Graphs`) or an id (`clock_offset`).
+    pub label: &'static str,
+    /// The sentence.
+    pub text: String,
+    /// What it does to the numbers (the capture check), shown after an arrow.
+    pub effect: Option<String>,
+    /// A caveat rather than a fact (the HTML marks it, the others label it `Note`).
+    pub warn: bool,
+}
+
+/// The capture check: what in this capture limits what the numbers mean, each issue with its
+/// effect, or the one line that nothing does.
+pub fn capture_check(r: &Report) -> Notes {
+    let t = &r.trust;
+    if t.ok {
+        return Notes {
+            title: "Capture check".into(),
+            subtitle: super::CAPTURE_CHECK_OK,
+            lead: Some(super::CAPTURE_CHECK_OK.into()),
+            items: Vec::new(),
+        };
+    }
+    Notes {
+        title: format!("Capture check ({})", t.issues.len()),
+        subtitle: super::CAPTURE_CHECK_SUBTITLE,
+        lead: Some(format!(
+            "{}: what the capture shows, then what it does to the numbers",
+            super::CAPTURE_CHECK_SUBTITLE
+        )),
+        items: t
+            .issues
+            .iter()
+            .map(|i| NoteItem {
+                label: i.id,
+                text: i.finding.clone(),
+                effect: Some(i.effect.clone()),
+                warn: false,
+            })
+            .collect(),
+    }
+}
+
+/// CUDA/HIP graph replays and compiled code, when the capture has them.
+pub fn compiled(r: &Report) -> Option<Notes> {
+    if r.graphs.is_none() && r.compiled.is_none() {
+        return None;
+    }
+    let mut items = Vec::new();
+    let item = |label, text: &str, warn| NoteItem {
+        label,
+        text: text.to_string(),
+        effect: None,
+        warn,
+    };
+    if let Some(g) = &r.graphs {
+        items.push(item("Graphs", &g.summary, false));
+    }
+    if let Some(c) = &r.compiled {
+        items.push(item("Compiled", &c.summary, false));
+        if let Some(h) = &c.hides_detail {
+            items.push(item("Note", h, true));
+        }
+    }
+    Some(Notes {
+        title: "CUDA graphs and compiled code".into(),
+        subtitle: "",
+        lead: None,
+        items,
+    })
+}
+
+/// How many rows a table shows: `top`, 0 for all.
+pub fn rows_shown(top: usize) -> usize {
+    if top == 0 {
+        usize::MAX
+    } else {
+        top
+    }
+}
+
+/// One row of the kernel table, its cells formatted.
+#[derive(Debug, Clone)]
+pub struct KernelRow<'a> {
+    /// Rank in the table, from 1.
+    pub rank: usize,
+    /// The kernel, with its raw values (for sorting and bars).
+    pub kernel: &'a KernelInfo,
+    /// Its category.
+    pub category: &'static str,
+    /// Calls.
+    pub calls: String,
+    /// Total time.
+    pub total: String,
+    /// Mean time per call.
+    pub mean: String,
+    /// Shortest call.
+    pub min: String,
+    /// Longest call.
+    pub max: String,
+    /// Share of all kernel time.
+    pub share: String,
+    /// Estimated achieved occupancy (`62%`, `-` without one).
+    pub occupancy: String,
+    /// `yes` when it ran on tensor cores, else `no`.
+    pub tensor_core: &'static str,
+}
+
+/// The first `top` kernels by total time (0 = all).
+pub fn kernels(r: &Report, top: usize) -> Vec<KernelRow<'_>> {
+    r.kernels
+        .iter()
+        .take(rows_shown(top))
+        .enumerate()
+        .map(|(i, k)| KernelRow {
+            rank: i + 1,
+            kernel: k,
+            category: k.category.as_str(),
+            calls: fmt_count(k.calls),
+            total: fmt_us(k.total_us),
+            mean: fmt_us(k.mean_us),
+            min: fmt_us(k.min_us),
+            max: fmt_us(k.max_us),
+            share: units::ratio(k.share),
+            occupancy: match k.occupancy_pct {
+                Some(o) if o.is_finite() => units::percent_whole(o),
+                _ => "-".into(),
+            },
+            tensor_core: if k.tensor_core { "yes" } else { "no" },
+        })
+        .collect()
+}
+
+/// One row of the operator table, its cells formatted.
+#[derive(Debug, Clone)]
+pub struct OpRow<'a> {
+    /// Rank in the table, from 1.
+    pub rank: usize,
+    /// The operator, with its raw values.
+    pub op: &'a OpInfo,
+    /// Calls.
+    pub calls: String,
+    /// Host time in the operator itself.
+    pub host_self: String,
+    /// Host time with its children.
+    pub host_total: String,
+    /// Device time of the kernels it launched itself.
+    pub device_self: String,
+    /// Device time with its children's kernels.
+    pub device_total: String,
+}
+
+/// The first `top` operators (0 = all).
+pub fn ops(r: &Report, top: usize) -> Vec<OpRow<'_>> {
+    r.ops
+        .iter()
+        .take(rows_shown(top))
+        .enumerate()
+        .map(|(i, o)| OpRow {
+            rank: i + 1,
+            op: o,
+            calls: fmt_count(o.calls),
+            host_self: fmt_us(o.host_self_us),
+            host_total: fmt_us(o.host_total_us),
+            device_self: fmt_us(o.device_self_us),
+            device_total: fmt_us(o.device_total_us),
+        })
+        .collect()
+}
+
+/// One part of a device's time split (computation, exposed communication, exposed copies,
+/// idle) with its share of the device's time.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SplitPart {
+    /// `computation`, `exposed comm`, `exposed memcpy` or `idle`.
+    pub label: &'static str,
+    /// µs.
+    pub us: f64,
+    /// Share of the device's total (`-` without one).
+    pub share: String,
+}
+
+/// A device's time split, in the order computation, exposed comm, exposed memcpy, idle.
+pub fn gpu_split(t: &TimelineInfo) -> [SplitPart; 4] {
+    let part = |label, us| SplitPart {
+        label,
+        us,
+        share: units::share(us, t.total_us),
+    };
+    [
+        part("computation", t.computation_us),
+        part("exposed comm", t.exposed_comm_us),
+        part("exposed memcpy", t.exposed_memcpy_us),
+        part("idle", t.idle_us),
+    ]
+}
+
+/// One part of the average step (kernel, memcpy, …) with its time and share of the step.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StepPart {
+    /// The part (`kernel`, `memcpy`, … as in [`super::BreakdownUs::parts`]).
+    pub label: &'static str,
+    /// µs per step.
+    pub us: f64,
+    /// The time, formatted.
+    pub time: String,
+    /// Share of the step (`-` without steps).
+    pub share: String,
+}
+
+/// The parts of the average step in [`super::BreakdownUs::parts`] order.
+pub fn step_parts(r: &Report) -> Vec<StepPart> {
+    r.breakdown_us
+        .parts()
+        .iter()
+        .map(|&(label, us)| StepPart {
+            label,
+            us,
+            time: fmt_us(us),
+            share: units::share(us, r.step_time_us),
+        })
+        .collect()
+}
+
+/// The parts of the average step, largest first (ties keep their order).
+pub fn step_parts_ranked(r: &Report) -> Vec<StepPart> {
+    let mut parts = step_parts(r);
+    parts.sort_by(|a, b| b.us.partial_cmp(&a.us).unwrap_or(std::cmp::Ordering::Equal));
+    parts
+}
+
+/// A finding's recoverable time as a share of the average step (absent without steps; not
+/// clamped: an upper bound may exceed the step).
+pub fn share_of_step(r: &Report, recoverable_us: f64) -> Option<f64> {
+    (r.step_time_us > 0.0).then(|| recoverable_us / r.step_time_us)
+}
+
+/// `Average step` and `over 12 steps` (or iterations) of the headline.
+pub fn average_step(r: &Report) -> (String, String) {
+    let n = r.steps.len();
+    let unit = r.steps_found.unit();
+    (
+        format!("Average {unit}"),
+        format!("over {n} {unit}{}", if n == 1 { "" } else { "s" }),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn split_shares_and_missing_totals() {
+        let t = TimelineInfo {
+            device: 0,
+            total_us: 200.0,
+            computation_us: 150.0,
+            exposed_comm_us: 0.0,
+            exposed_memcpy_us: 10.0,
+            idle_us: 40.0,
+        };
+        let s = gpu_split(&t);
+        assert_eq!(s[0].share, "75.0%");
+        assert_eq!(s[3].label, "idle");
+        assert_eq!(s[3].share, "20.0%");
+        let empty = TimelineInfo {
+            total_us: 0.0,
+            ..t
+        };
+        assert_eq!(gpu_split(&empty)[0].share, "-");
+    }
+
+    #[test]
+    fn top_zero_shows_all() {
+        assert_eq!(rows_shown(0), usize::MAX);
+        assert_eq!(rows_shown(10), 10);
+    }
+}
