@@ -761,7 +761,10 @@ impl HostActivity {
                         }
                     }
                 }
-                CpuKind::Op | CpuKind::UserAnnotation | CpuKind::Python | CpuKind::PythonFunction => {
+                CpuKind::Op
+                | CpuKind::UserAnnotation
+                | CpuKind::Python
+                | CpuKind::PythonFunction => {
                     let c = name_class.get(e.name);
                     if c.dataloader && e.kind != CpuKind::Python {
                         sets[1].push(iv);
@@ -1118,7 +1121,13 @@ fn take_others(
         Others::Nothing => return,
         Others::Thread(s) | Others::Union(s) => s,
     };
-    take(free, split, &sets.dataloader, Cause::Dataloader, &mut cur[1]);
+    take(
+        free,
+        split,
+        &sets.dataloader,
+        Cause::Dataloader,
+        &mut cur[1],
+    );
     if !all {
         return;
     }
