@@ -582,6 +582,12 @@ impl NameClass {
 }
 
 /// [`analyze_gaps`] with the trace's sync calls already found ([`super::sync_calls::sync_calls`]).
+///
+/// The steps: what the device events say ([`DeviceWork::of`]), one pass over the host events
+/// for what each thread did ([`HostActivity::of`]), the sync calls indexed by start
+/// ([`SyncIndex`]), then per device its busy spans and gaps ([`busy_and_gaps`]), each gap
+/// attributed ([`Walk::attribute`]) and counted ([`device_gaps`]), and last the host wait per
+/// step ([`step_waits`]).
 pub fn analyze_gaps_with(
     trace: &Trace,
     mask: &IntervalSet,
@@ -591,221 +597,378 @@ pub fn analyze_gaps_with(
     syncs: &[(u32, SyncKind)],
 ) -> GapAnalysis {
     let window = mask.hull().unwrap_or_default();
+    let device = DeviceWork::of(trace);
+    let HostActivity {
+        threads,
+        trees,
+        capture,
+        main_thread,
+    } = HostActivity::of(trace, syncs, &device.launched);
+    // compile work counts on every thread: it holds the process (GIL, compile workers)
+    let compile_set = compile.union(&IntervalSet::from_intervals(capture));
+    let sync_index = SyncIndex::new(trace, syncs);
+    let ctx = Attribution {
+        trace,
+        steps,
+        threads: &threads,
+        compile: &compile_set,
+        syncs: &sync_index,
+        main_thread,
+        last_start: &device.last_start,
+        empty: ThreadSets::default(),
+    };
+    let mut processes = Processes::new(trace, threads.len());
+    let mut walk = Walk::default();
+    let devices = activities_by_device(trace, mask)
+        .iter()
+        .map(|(dev, acts)| device_gaps(&ctx, &mut processes, &mut walk, &trees, *dev, acts, mask))
+        .collect();
+    let step_wait = step_waits(steps, &sync_index, launch);
+    let compile_time = compile_set.intersect(mask).total();
+    GapAnalysis {
+        window,
+        devices,
+        step_wait,
+        compile_time,
+    }
+}
 
-    // Host classes per thread (index = thread): sync, dataloader, runtime, cpu.
-    // unions built as events come (in start order), not vectors of every event
-    // (5: host compute, 6: launch-path operators and frames, from each thread's span tree)
-    let mut per_thread: Vec<[UnionBuilder; 7]> = Vec::new();
-    let mut trees: Vec<SpanTree> = Vec::new();
-    // the host calls that launched device work (linked to a kernel, copy or fill)
-    let mut launched = vec![0u64; trace.cpu.len().div_ceil(64)];
-    // the start of each device's last activity in the trace (no work after it: `NoWork`)
-    let mut last_start: HashMap<i64, Ns> = HashMap::default();
-    for g in &trace.gpu {
-        if g.is_activity() {
-            let l = last_start.entry(g.device as i64).or_insert(g.start);
-            *l = (*l).max(g.start);
-        }
-        if g.launch != NONE && g.is_activity() {
-            if let Some(w) = launched.get_mut(g.launch as usize / 64) {
-                *w |= 1 << (g.launch % 64);
+/// What the device events say before the gaps are walked.
+struct DeviceWork {
+    /// Bits over `trace.cpu`: the host calls that launched device work (linked to a kernel,
+    /// copy or fill).
+    launched: Vec<u64>,
+    /// The start of each device's last activity in the trace (no work after it:
+    /// [`Cause::NoWork`]).
+    last_start: HashMap<i64, Ns>,
+}
+
+impl DeviceWork {
+    /// One pass over the device events.
+    fn of(trace: &Trace) -> DeviceWork {
+        let mut launched = vec![0u64; trace.cpu.len().div_ceil(64)];
+        let mut last_start: HashMap<i64, Ns> = HashMap::default();
+        for g in &trace.gpu {
+            if g.is_activity() {
+                let l = last_start.entry(g.device as i64).or_insert(g.start);
+                *l = (*l).max(g.start);
             }
+            if g.launch != NONE && g.is_activity() {
+                if let Some(w) = launched.get_mut(g.launch as usize / 64) {
+                    *w |= 1 << (g.launch % 64);
+                }
+            }
+        }
+        DeviceWork {
+            launched,
+            last_start,
         }
     }
-    let is_launch = |i: usize| launched[i / 64] >> (i % 64) & 1 == 1;
-    let mut capture: Vec<Interval> = Vec::new();
-    let mut open_capture: HashMap<u32, Ns> = HashMap::default();
-    // launch calls per thread; `None` for threads without host calls
-    let mut launch_count: Vec<Option<u64>> = Vec::new();
-    let mut name_class = NameMemo::new(trace, NameClass::of);
-    // sync calls come in `trace.cpu` order: a cursor finds them
-    let mut next_sync = syncs.iter().map(|s| s.0).peekable();
-    // the caching allocator growing: the innermost operator open on the thread when `Total
-    // Reserved` rose is allocation work (found with a stack of open operators per thread,
-    // kept only when the trace has such growth)
-    let mut growth = trace.memory.reserved_growth().peekable();
-    let track_growth = growth.peek().is_some();
-    let mut open_ops: Vec<Vec<Interval>> = Vec::new();
-    for (i, e) in trace.cpu.iter().enumerate() {
-        let t = e.thread as usize;
-        if per_thread.len() <= t {
-            per_thread.resize_with(t + 1, Default::default);
-            trees.resize_with(t + 1, Default::default);
-        }
-        if track_growth {
-            while let Some((ts, th)) = growth.next_if(|g| g.0 < e.start) {
-                grown_in(&mut open_ops, &mut per_thread, ts, th);
+}
+
+/// What each host thread did, from one pass over the host events in start order.
+struct HostActivity {
+    /// Per thread (index = thread): its activity by class.
+    threads: Vec<ThreadSets>,
+    /// Per thread: its span tree, resolved (its host-compute roots name host compute).
+    trees: Vec<SpanTree>,
+    /// Graph capture (`cudaStreamBeginCapture` … `cudaStreamEndCapture` on one thread) and
+    /// graph instantiation: compile work.
+    capture: Vec<Interval>,
+    /// The thread with most launch calls ([`NONE`] without any runtime call): the launching
+    /// thread of a gap whose activities have no launch.
+    main_thread: u32,
+}
+
+impl HostActivity {
+    /// The pass; `launched` marks the host calls linked to device work ([`DeviceWork`]).
+    fn of(trace: &Trace, syncs: &[(u32, SyncKind)], launched: &[u64]) -> HostActivity {
+        // Host classes per thread (index = thread): sync, dataloader, runtime, cpu.
+        // unions built as events come (in start order), not vectors of every event
+        // (5: host compute, 6: launch-path operators and frames, from each thread's span tree)
+        let mut per_thread: Vec<[UnionBuilder; 7]> = Vec::new();
+        let mut trees: Vec<SpanTree> = Vec::new();
+        let is_launch = |i: usize| launched[i / 64] >> (i % 64) & 1 == 1;
+        let mut capture: Vec<Interval> = Vec::new();
+        let mut open_capture: HashMap<u32, Ns> = HashMap::default();
+        // launch calls per thread; `None` for threads without host calls
+        let mut launch_count: Vec<Option<u64>> = Vec::new();
+        let mut name_class = NameMemo::new(trace, NameClass::of);
+        // sync calls come in `trace.cpu` order: a cursor finds them
+        let mut next_sync = syncs.iter().map(|s| s.0).peekable();
+        // the caching allocator growing: the innermost operator open on the thread when `Total
+        // Reserved` rose is allocation work (found with a stack of open operators per thread,
+        // kept only when the trace has such growth)
+        let mut growth = trace.memory.reserved_growth().peekable();
+        let track_growth = growth.peek().is_some();
+        let mut open_ops: Vec<Vec<Interval>> = Vec::new();
+        for (i, e) in trace.cpu.iter().enumerate() {
+            let t = e.thread as usize;
+            if per_thread.len() <= t {
+                per_thread.resize_with(t + 1, Default::default);
+                trees.resize_with(t + 1, Default::default);
             }
-            if e.kind == CpuKind::Op {
-                if open_ops.len() <= t {
-                    open_ops.resize_with(t + 1, Vec::new);
+            if track_growth {
+                while let Some((ts, th)) = growth.next_if(|g| g.0 < e.start) {
+                    grown_in(&mut open_ops, &mut per_thread, ts, th);
                 }
-                let stack = &mut open_ops[t];
-                while stack.last().is_some_and(|o| o.end <= e.start) {
-                    stack.pop();
+                if e.kind == CpuKind::Op {
+                    if open_ops.len() <= t {
+                        open_ops.resize_with(t + 1, Vec::new);
+                    }
+                    let stack = &mut open_ops[t];
+                    while stack.last().is_some_and(|o| o.end <= e.start) {
+                        stack.pop();
+                    }
+                    stack.push(e.interval());
                 }
-                stack.push(e.interval());
             }
-        }
-        let sets = &mut per_thread[t];
-        let tree = &mut trees[t];
-        let iv = e.interval();
-        {
-            let [.., compute, path] = &mut *sets;
-            tree.close_until(e.start, path, compute);
-        }
-        let mut compile_iv = None;
-        match e.kind {
-            CpuKind::Runtime | CpuKind::Driver | CpuKind::OtherRuntime => {
-                let c = name_class.get(e.name);
-                if launch_count.len() <= t {
-                    launch_count.resize(t + 1, None);
+            let sets = &mut per_thread[t];
+            let tree = &mut trees[t];
+            let iv = e.interval();
+            {
+                let [.., compute, path] = &mut *sets;
+                tree.close_until(e.start, path, compute);
+            }
+            let mut compile_iv = None;
+            match e.kind {
+                CpuKind::Runtime | CpuKind::Driver | CpuKind::OtherRuntime => {
+                    let c = name_class.get(e.name);
+                    if launch_count.len() <= t {
+                        launch_count.resize(t + 1, None);
+                    }
+                    *launch_count[t].get_or_insert(0) += (e.correlation != 0) as u64;
+                    if is_launch(i) || c.issues_work {
+                        tree.launch();
+                    }
+                    while next_sync.next_if(|&s| s < i as u32).is_some() {}
+                    if next_sync.next_if_eq(&(i as u32)).is_some() {
+                        sets[0].push(iv);
+                    } else if c.instantiate {
+                        compile_iv = Some(iv);
+                    } else if c.alloc {
+                        sets[4].push(iv);
+                    } else if c.management {
+                        sets[3].push(iv);
+                    } else {
+                        sets[2].push(iv);
+                    }
+                    if c.cap_begin {
+                        open_capture.insert(e.thread, e.start);
+                    } else if c.cap_end {
+                        if let Some(s) = open_capture.remove(&e.thread) {
+                            compile_iv = Some(Interval::new(s, e.end()));
+                        }
+                    }
                 }
-                *launch_count[t].get_or_insert(0) += (e.correlation != 0) as u64;
-                if is_launch(i) || c.issues_work {
-                    tree.launch();
+                CpuKind::Op
+                | CpuKind::UserAnnotation
+                | CpuKind::Python
+                | CpuKind::PythonFunction => {
+                    let c = name_class.get(e.name);
+                    if c.dataloader && e.kind != CpuKind::Python {
+                        sets[1].push(iv);
+                    } else if e.kind != CpuKind::UserAnnotation && !c.step {
+                        // annotations only label time; operators and Python frames are work, in
+                        // the launch path or host compute (decided when their subtree ends)
+                        tree.open(iv, i as u32, e.kind == CpuKind::Op);
+                    }
                 }
-                while next_sync.next_if(|&s| s < i as u32).is_some() {}
-                if next_sync.next_if_eq(&(i as u32)).is_some() {
-                    sets[0].push(iv);
-                } else if c.instantiate {
-                    compile_iv = Some(iv);
-                } else if c.alloc {
-                    sets[4].push(iv);
-                } else if c.management {
-                    sets[3].push(iv);
-                } else {
-                    sets[2].push(iv);
-                }
-                if c.cap_begin {
-                    open_capture.insert(e.thread, e.start);
-                } else if c.cap_end {
-                    if let Some(s) = open_capture.remove(&e.thread) {
-                        compile_iv = Some(Interval::new(s, e.end()));
+                CpuKind::Other => {
+                    if !name_class.get(e.name).command_buffer_full {
+                        sets[3].push(iv);
                     }
                 }
             }
-            CpuKind::Op | CpuKind::UserAnnotation | CpuKind::Python | CpuKind::PythonFunction => {
-                let c = name_class.get(e.name);
-                if c.dataloader && e.kind != CpuKind::Python {
-                    sets[1].push(iv);
-                } else if e.kind != CpuKind::UserAnnotation && !c.step {
-                    // annotations only label time; operators and Python frames are work, in
-                    // the launch path or host compute (decided when their subtree ends)
-                    tree.open(iv, i as u32, e.kind == CpuKind::Op);
-                }
-            }
-            CpuKind::Other => {
-                if !name_class.get(e.name).command_buffer_full {
-                    sets[3].push(iv);
-                }
+            if let Some(c) = compile_iv {
+                capture.push(c);
             }
         }
-        if let Some(c) = compile_iv {
-            capture.push(c);
+        for (ts, th) in growth {
+            grown_in(&mut open_ops, &mut per_thread, ts, th);
+        }
+        for (tree, sets) in trees.iter_mut().zip(per_thread.iter_mut()) {
+            let [.., compute, path] = &mut *sets;
+            tree.flush(path, compute);
+        }
+        let threads = per_thread
+            .into_iter()
+            .map(|v| {
+                let [sync, dataloader, runtime, cpu, alloc, compute, path] =
+                    v.map(UnionBuilder::finish);
+                ThreadSets {
+                    sync,
+                    dataloader,
+                    runtime,
+                    cpu: cpu.union(&path),
+                    alloc,
+                    compute,
+                }
+            })
+            .collect();
+        let main_thread = launch_count
+            .iter()
+            .enumerate()
+            .filter_map(|(t, c)| c.map(|c| (t as u32, c)))
+            .max_by_key(|&(t, c)| (c, std::cmp::Reverse(t)))
+            .map(|(t, _)| t)
+            .unwrap_or(NONE);
+        HostActivity {
+            threads,
+            trees,
+            capture,
+            main_thread,
         }
     }
-    for (ts, th) in growth {
-        grown_in(&mut open_ops, &mut per_thread, ts, th);
-    }
-    for (tree, sets) in trees.iter_mut().zip(per_thread.iter_mut()) {
-        let [.., compute, path] = &mut *sets;
-        tree.flush(path, compute);
-    }
-    // compile work counts on every thread: it holds the process (GIL, compile workers)
-    let compile_set = compile.union(&IntervalSet::from_intervals(capture));
-    let thread_sets: Vec<ThreadSets> = per_thread
-        .into_iter()
-        .map(|v| {
-            let [sync, dataloader, runtime, cpu, alloc, compute, path] =
-                v.map(UnionBuilder::finish);
-            ThreadSets {
-                sync,
-                dataloader,
-                runtime,
-                cpu: cpu.union(&path),
-                alloc,
-                compute,
-            }
-        })
-        .collect();
-    // what the threads of each process did: a gap the launching thread leaves unexplained is
-    // caused by another thread's work (or the GIL it holds); other processes (other ranks in
-    // one capture) have their own GPUs and interpreters
-    let pid_of = |t: usize| trace.threads.get(t).map_or(0, |th| th.pid);
-    let mut pids: Vec<i64> = (0..thread_sets.len()).map(pid_of).collect();
-    pids.sort_unstable();
-    pids.dedup();
-    let process_sets: Vec<ThreadSets> = pids
-        .iter()
-        .map(|&pid| {
-            let mine: Vec<&ThreadSets> = thread_sets
-                .iter()
-                .enumerate()
-                .filter(|(t, _)| pid_of(*t) == pid)
-                .map(|(_, s)| s)
-                .collect();
-            // each thread's set is already sorted and disjoint: merged pairwise in linear
-            // time (a process of one thread gets a copy), not re-sorted from all the spans
-            let all = |pick: fn(&ThreadSets) -> &IntervalSet| {
-                mine.iter()
-                    .fold(IntervalSet::new(), |acc, t| acc.union(pick(t)))
-            };
-            ThreadSets {
-                sync: IntervalSet::new(),
-                dataloader: all(|t| &t.dataloader),
-                runtime: IntervalSet::new(),
-                cpu: all(|t| &t.cpu)
-                    .union(&all(|t| &t.runtime))
-                    .union(&all(|t| &t.compute)),
-                alloc: all(|t| &t.alloc),
-                compute: IntervalSet::new(),
-            }
-        })
-        .collect();
-    let process_of = |t: u32| pids.binary_search(&pid_of(t as usize)).ok();
-    let main_thread = launch_count
-        .iter()
-        .enumerate()
-        .filter_map(|(t, c)| c.map(|c| (t as u32, c)))
-        .max_by_key(|&(t, c)| (c, std::cmp::Reverse(t)))
-        .map(|(t, _)| t)
-        .unwrap_or(NONE);
+}
 
-    // Sync calls sorted by start with a running max of ends (for "in progress at t").
-    let sync_iv: Vec<(Ns, Ns, u32)> = syncs
-        .iter()
-        .map(|&(i, _)| {
-            let e = &trace.cpu[i as usize];
-            (e.start, e.end(), i)
-        })
-        .collect();
-    let mut prefix_max_end: Vec<Ns> = Vec::with_capacity(sync_iv.len());
-    for (k, s) in sync_iv.iter().enumerate() {
-        let prev = if k > 0 {
-            prefix_max_end[k - 1]
-        } else {
-            Ns::MIN
-        };
-        prefix_max_end.push(prev.max(s.1));
+/// The threads of each process, for what a launching thread leaves unexplained: a gap is
+/// then caused by another thread's work (or the GIL it holds); other processes (other ranks
+/// in one capture) have their own GPUs and interpreters.
+///
+/// Nothing is built for a process of one thread (its sets are that thread's, borrowed; for a
+/// gap of that very thread they add nothing). The sets of a process of several threads are
+/// the union of theirs, built the first time a gap is left unexplained by its launching
+/// thread, by a linear merge of the threads' sorted sets.
+struct Processes {
+    /// Distinct pids of the threads with host activity, sorted.
+    pids: Vec<i64>,
+    /// Per process: its threads with host activity.
+    members: Vec<Vec<u32>>,
+    /// Per process of several threads: the union of their sets, once built.
+    union: Vec<Option<ThreadSets>>,
+}
+
+/// What the other threads of a gap's process did ([`Processes::others`]).
+enum Others<'s> {
+    /// Nothing the launching thread's own sets do not already hold.
+    Nothing,
+    /// The one thread of the process.
+    Thread(&'s ThreadSets),
+    /// The union of the sets of its threads (`cpu` holds their runtime and host compute).
+    Union(&'s ThreadSets),
+}
+
+impl Processes {
+    /// The processes of the `n` threads with host activity.
+    fn new(trace: &Trace, n: usize) -> Processes {
+        let pid_of = |t: usize| trace.threads.get(t).map_or(0, |th| th.pid);
+        let mut pids: Vec<i64> = (0..n).map(pid_of).collect();
+        pids.sort_unstable();
+        pids.dedup();
+        let mut members = vec![Vec::new(); pids.len()];
+        for t in 0..n {
+            if let Ok(p) = pids.binary_search(&pid_of(t)) {
+                members[p].push(t as u32);
+            }
+        }
+        Processes {
+            union: (0..pids.len()).map(|_| None).collect(),
+            pids,
+            members,
+        }
     }
-    // a sync in progress at `t`, or one that returned at most SYNC_RETURN_SKEW before it
-    let sync_in_progress = |t: Ns| -> u32 {
+
+    /// Processes.
+    fn len(&self) -> usize {
+        self.pids.len()
+    }
+
+    /// The process of `thread` (`None` for [`NONE`] or a process without host activity).
+    fn of(&self, trace: &Trace, thread: u32) -> Option<usize> {
+        if thread == NONE {
+            return None;
+        }
+        let pid = trace.threads.get(thread as usize).map_or(0, |th| th.pid);
+        self.pids.binary_search(&pid).ok()
+    }
+
+    /// What the threads of process `p` did, for a gap whose launching thread is `thread` and
+    /// whose own sets were taken first.
+    fn others<'s>(&'s mut self, p: usize, thread: u32, threads: &'s [ThreadSets]) -> Others<'s> {
+        match self.members[p][..] {
+            [] => Others::Nothing,
+            [m] if m == thread => Others::Nothing,
+            [m] => Others::Thread(&threads[m as usize]),
+            _ => {
+                let members = &self.members[p];
+                Others::Union(self.union[p].get_or_insert_with(|| {
+                    // each thread's set is already sorted and disjoint: merged pairwise in
+                    // linear time, not re-sorted from all the spans
+                    let all = |pick: fn(&ThreadSets) -> &IntervalSet| {
+                        members.iter().fold(IntervalSet::new(), |acc, &t| {
+                            acc.union(pick(&threads[t as usize]))
+                        })
+                    };
+                    ThreadSets {
+                        sync: IntervalSet::new(),
+                        dataloader: all(|t| &t.dataloader),
+                        runtime: IntervalSet::new(),
+                        cpu: all(|t| &t.cpu)
+                            .union(&all(|t| &t.runtime))
+                            .union(&all(|t| &t.compute)),
+                        alloc: all(|t| &t.alloc),
+                        compute: IntervalSet::new(),
+                    }
+                }))
+            }
+        }
+    }
+}
+
+/// The sync calls sorted by start with a running max of their ends (for "in progress at t").
+struct SyncIndex {
+    /// (start, end, index in `trace.cpu`), in `trace.cpu` order (by start).
+    calls: Vec<(Ns, Ns, u32)>,
+    /// The largest end among the calls up to each one.
+    prefix_max_end: Vec<Ns>,
+}
+
+impl SyncIndex {
+    fn new(trace: &Trace, syncs: &[(u32, SyncKind)]) -> SyncIndex {
+        let calls: Vec<(Ns, Ns, u32)> = syncs
+            .iter()
+            .map(|&(i, _)| {
+                let e = &trace.cpu[i as usize];
+                (e.start, e.end(), i)
+            })
+            .collect();
+        let mut prefix_max_end: Vec<Ns> = Vec::with_capacity(calls.len());
+        for (k, s) in calls.iter().enumerate() {
+            let prev = if k > 0 {
+                prefix_max_end[k - 1]
+            } else {
+                Ns::MIN
+            };
+            prefix_max_end.push(prev.max(s.1));
+        }
+        SyncIndex {
+            calls,
+            prefix_max_end,
+        }
+    }
+
+    /// A sync in progress at `t`, or one that returned at most [`SYNC_RETURN_SKEW`] before it
+    /// ([`NONE`] when none).
+    fn in_progress(&self, t: Ns) -> u32 {
         let since = t - SYNC_RETURN_SKEW;
-        let mut j = sync_iv.partition_point(|s| s.0 <= t);
+        let mut j = self.calls.partition_point(|s| s.0 <= t);
         while j > 0 {
             j -= 1;
-            if prefix_max_end[j] <= since {
+            if self.prefix_max_end[j] <= since {
                 break;
             }
-            if sync_iv[j].1 > since {
-                return sync_iv[j].2;
+            if self.calls[j].1 > since {
+                return self.calls[j].2;
             }
         }
         NONE
-    };
+    }
+}
 
-    // Activities per device overlapping the mask (a zero-length one counts inside it).
+/// The activities of each device overlapping the mask (a zero-length one counts inside it),
+/// by device id, each list in `trace.gpu` order (by start).
+fn activities_by_device(trace: &Trace, mask: &IntervalSet) -> Vec<(i64, Vec<u32>)> {
     let in_mask = |t: Ns| {
         let sp = mask.spans();
         let i = sp.partition_point(|m| m.start <= t);
@@ -827,306 +990,451 @@ pub fn analyze_gaps_with(
                 .push(i as u32);
         }
     }
-    let by_device = by_device.into_sorted();
+    by_device.into_sorted()
+}
 
-    let empty = ThreadSets::default();
-    // what is left of each gap's host part while the causes take theirs (buffers reused)
-    let mut free = Remainder::default();
-    // where the searches of the host sets start: the gaps of a device come in time order
-    // (per thread: sync, dataloader, runtime, cpu)
-    let mut cursors: Vec<[usize; 6]> = Vec::new();
-    let mut compile_cursor;
-    let mut process_cursors: Vec<[usize; 5]> = Vec::new();
-    let mut devices = Vec::new();
-    for (dev, acts) in &by_device {
-        let dev = *dev;
-        cursors.clear();
-        cursors.resize(thread_sets.len(), [0; 6]);
-        compile_cursor = 0;
-        process_cursors.clear();
-        process_cursors.resize(process_sets.len(), [0; 5]);
-        // what is left of the lead the host had before the last sync drained the queue
-        let mut drain_budget: Ns = 0;
-        let mut drain_sync = NONE;
-        let mut step_cursor = 0;
-        let max_dur = acts
-            .iter()
-            .map(|&i| trace.gpu[i as usize].dur)
-            .max()
-            .unwrap_or(0);
-        let mut busy: Ns = 0;
-        let mut raw: Vec<(Ns, Ns, u32, u32)> = Vec::new(); // gap start, end, prev, next
-        for w in mask.spans() {
-            // activities overlapping this span (sorted by start)
-            let lo = acts.partition_point(|&i| trace.gpu[i as usize].start < w.start - max_dur);
-            let hi = acts.partition_point(|&i| trace.gpu[i as usize].start < w.end);
-            // busy spans with the activity that starts each span and the one that ends it
-            let mut spans: Vec<(Ns, Ns, u32, u32)> = Vec::new();
-            for &i in &acts[lo..hi] {
-                let g = &trace.gpu[i as usize];
-                if g.end() <= w.start && !(g.dur == 0 && g.start >= w.start) {
-                    continue;
-                }
-                let s = g.start.max(w.start);
-                let e = g.end().min(w.end);
-                match spans.last_mut() {
-                    Some(last) if s <= last.1 => {
-                        if e > last.1 {
-                            last.1 = e;
-                            last.3 = i;
-                        }
-                    }
-                    _ => spans.push((s, e, i, i)),
-                }
-            }
-            busy += spans.iter().map(|s| s.1 - s.0).sum::<Ns>();
-            let mut cur = w.start;
-            let mut prev = NONE;
-            for &(s, e, first, last) in &spans {
-                if s > cur {
-                    // a gap opened by the window start has no activity before it
-                    let next = if trace.gpu[first as usize].start == s {
-                        first
-                    } else {
-                        NONE
-                    };
-                    raw.push((cur, s, prev, next));
-                }
-                cur = cur.max(e);
-                prev = last;
-            }
-            if w.end > cur {
-                raw.push((cur, w.end, prev, NONE));
-            }
-        }
+/// A gap before it is attributed: start, end, the activity before it and the one after it
+/// ([`NONE`] at the window's edges).
+type RawGap = (Ns, Ns, u32, u32);
 
-        let mut out = DeviceGaps {
-            device: dev,
-            busy,
-            idle: 0,
-            gaps: Vec::with_capacity(raw.len()),
-            bands: [BandStat::default(); 5],
-            by_cause: [0; N_CAUSES],
-            by_band_cause: [[0; N_CAUSES]; 5],
-            streams: Vec::new(),
-            compute_site: None,
-        };
-        // the gap with the most host compute: (its time, start, end, thread)
-        let mut most_compute: (Ns, Ns, Ns, u32) = (0, 0, 0, NONE);
-        for (a, b, prev, next) in raw {
-            let launch_of = |gi: u32| -> Option<&crate::model::CpuEvent> {
-                if gi == NONE {
-                    return None;
-                }
-                let g = &trace.gpu[gi as usize];
-                (g.launch != NONE).then(|| &trace.cpu[g.launch as usize])
-            };
-            let next_launch = launch_of(next);
-            let thread = next_launch
-                .or_else(|| launch_of(prev))
-                .map(|l| l.thread)
-                .unwrap_or(main_thread);
-            let sets = thread_sets.get(thread as usize).unwrap_or(&empty);
-            let mut spare = [0; 6];
-            let cur = cursors.get_mut(thread as usize).unwrap_or(&mut spare);
-            let process = (thread != NONE).then(|| process_of(thread)).flatten();
-            let any_thread = process.map_or(&empty, |p| &process_sets[p]);
-            let mut spare_p = [0; 5];
-            let any_cursor = match process {
-                Some(p) => &mut process_cursors[p],
-                None => &mut spare_p,
-            };
-            let mut split = [0 as Ns; N_CAUSES];
-            let mut sync = NONE;
-            let gap = Interval::new(a, b);
-            // after the device's last activity, outside every step's host work (inside a
-            // step, the host's work there is that step's cost, as in the steps before)
-            let no_work = next == NONE
-                && last_start.get(&dev).is_none_or(|&s| s < b)
-                && !steps.iter().any(|s| s.host_span.overlap(&gap) > 0);
-            match next_launch {
-                _ if no_work => {
-                    // the device ran out of work and nothing came after: no host fix
-                    // recovers it
-                    split[Cause::NoWork as usize] = b - a;
-                    drain_budget = 0;
-                }
-                Some(l) if l.start <= a => {
-                    if drain_budget > 0 && !real_lead(l, a) {
-                        // queued, but the launch returned too late to keep the device busy:
-                        // the host has no real lead yet (two kernels of one operator a few
-                        // µs apart), the drain goes on
-                        sync = drain_sync;
-                        let moved = (b - a).min(drain_budget);
-                        split[Cause::Sync as usize] = moved;
-                        split[Cause::Queued as usize] = b - a - moved;
-                        drain_budget -= moved;
-                    } else {
-                        split[Cause::Queued as usize] = b - a;
-                        // the queue is ahead again: the drain is over
-                        drain_budget = 0;
-                    }
-                }
-                _ => {
-                    let l_start = next_launch.map(|l| l.start.clamp(a, b)).unwrap_or(b);
-                    // launch latency ends LAUNCH_LATENCY after the call returned; a later
-                    // start is a device-side wait
-                    let l_latency_end = next_launch
-                        .map(|l| (l.end() + LAUNCH_LATENCY).clamp(l_start, b))
-                        .unwrap_or(b);
-                    split[Cause::Queued as usize] += b - l_latency_end;
-                    free.reset(Interval::new(a, l_start));
-                    let mut take = |set: &IntervalSet, cause: Cause, cursor: &mut usize| {
-                        split[cause as usize] += free.take_from(set, cursor);
-                    };
-                    let s = sync_in_progress(a);
-                    // a sync drained the queue: the first `lead` ns of the gap's host part
-                    // (the lead the host had when it entered the sync) are its cost, the
-                    // host work in them included; DataLoader and compile keep their own
-                    let mut lead_end = a;
-                    if s != NONE {
-                        sync = s;
-                        take(&compile_set, Cause::Compile, &mut compile_cursor);
-                        take(&sets.dataloader, Cause::Dataloader, &mut cur[1]);
-                        take(
-                            &any_thread.dataloader,
-                            Cause::Dataloader,
-                            &mut any_cursor[1],
-                        );
-                        let lead = (a - trace.cpu[s as usize].start).max(0);
-                        lead_end = a.saturating_add(lead);
-                        let drained = IntervalSet::from_intervals([Interval::new(a, lead_end)]);
-                        take(&drained, Cause::Sync, &mut 0);
-                        drain_budget = lead;
-                        drain_sync = s;
-                    }
-                    take(&sets.sync, Cause::Sync, &mut cur[0]);
-                    take(&compile_set, Cause::Compile, &mut compile_cursor);
-                    take(&sets.dataloader, Cause::Dataloader, &mut cur[1]);
-                    take(&sets.alloc, Cause::Alloc, &mut cur[4]);
-                    take(&sets.runtime, Cause::Launch, &mut cur[2]);
-                    take(&sets.compute, Cause::HostCompute, &mut cur[5]);
-                    take(&sets.cpu, Cause::Cpu, &mut cur[3]);
-                    // nothing on the launching thread: what the other threads did
-                    take(
-                        &any_thread.dataloader,
-                        Cause::Dataloader,
-                        &mut any_cursor[1],
-                    );
-                    take(&any_thread.alloc, Cause::Alloc, &mut any_cursor[4]);
-                    take(&any_thread.cpu, Cause::Cpu, &mut any_cursor[3]);
-                    split[Cause::Untraced as usize] += free.total();
-                    // the launch latency: the sync's while inside its lead
-                    let latency_in_lead = (lead_end.min(l_latency_end) - l_start).max(0);
-                    split[Cause::Sync as usize] += latency_in_lead;
-                    split[Cause::Launch as usize] += l_latency_end - l_start - latency_in_lead;
-                    if s != NONE {
-                        drain_budget = (drain_budget - split[Cause::Sync as usize]).max(0);
-                    } else if drain_budget > 0 {
-                        // still rebuilding the lead a sync drained: launch overhead and host
-                        // work are the sync's cost, up to what is left of the lead the host
-                        // had (beyond it, host work is its own cause)
-                        sync = drain_sync;
-                        for c in [
-                            Cause::Launch,
-                            Cause::Cpu,
-                            Cause::HostCompute,
-                            Cause::Untraced,
-                        ] {
-                            let moved = split[c as usize].min(drain_budget);
-                            split[c as usize] -= moved;
-                            split[Cause::Sync as usize] += moved;
-                            drain_budget -= moved;
-                        }
-                    }
-                }
-            }
-            debug_assert_eq!(split.iter().sum::<Ns>(), gap.len());
-            if split[Cause::HostCompute as usize] > most_compute.0 {
-                most_compute = (split[Cause::HostCompute as usize], a, b, thread);
-            }
-            // the largest share; the first cause on ties
-            let mut cause = CAUSES[0];
-            for c in CAUSES {
-                if split[c as usize] > split[cause as usize] {
-                    cause = c;
-                }
-            }
-            let band = Band::of(gap.len());
-            let bs = &mut out.bands[band as usize];
-            bs.count += 1;
-            bs.total += gap.len();
-            for (k, v) in split.iter().enumerate() {
-                out.by_cause[k] += v;
-                out.by_band_cause[band as usize][k] += v;
-            }
-            out.idle += gap.len();
-            // gaps come in time order: a cursor finds their steps
-            while steps.get(step_cursor).is_some_and(|s| s.span.end <= a) {
-                step_cursor += 1;
-            }
-            let step = steps
-                .get(step_cursor)
-                .is_some_and(|s| s.span.start <= a)
-                .then_some(step_cursor);
-            out.gaps.push(Gap {
-                start: a,
-                end: b,
-                cause,
-                split,
-                step,
-                prev,
-                next,
-                thread,
-                sync,
-            });
-        }
-
-        // name the host compute: the outermost compute span that ran longest in that gap
-        if most_compute.0 > 0 {
-            let (_, a, b, th) = most_compute;
-            let roots = trees.get(th as usize).map_or(&[][..], |t| &t.compute_roots);
-            let gap = Interval::new(a, b);
-            // roots are disjoint and in start order: those overlapping the gap are a run
-            let from = roots.partition_point(|r| r.0.end <= a);
-            out.compute_site = roots[from..]
-                .iter()
-                .take_while(|r| r.0.start < b)
-                .map(|r| (r.1, r.0.overlap(&gap)))
-                .max_by_key(|&(i, ov)| (ov, std::cmp::Reverse(i)));
-        }
-        // per-stream detail
-        let mut by_stream: HashMap<i64, (u64, UnionBuilder)> = HashMap::default();
-        for &i in acts {
+/// One device's busy time inside the mask and its gaps, in time order.
+fn busy_and_gaps(trace: &Trace, acts: &[u32], mask: &IntervalSet) -> (Ns, Vec<RawGap>) {
+    let max_dur = acts
+        .iter()
+        .map(|&i| trace.gpu[i as usize].dur)
+        .max()
+        .unwrap_or(0);
+    let mut busy: Ns = 0;
+    let mut raw: Vec<RawGap> = Vec::new();
+    for w in mask.spans() {
+        // activities overlapping this span (sorted by start)
+        let lo = acts.partition_point(|&i| trace.gpu[i as usize].start < w.start - max_dur);
+        let hi = acts.partition_point(|&i| trace.gpu[i as usize].start < w.end);
+        // busy spans with the activity that starts each span and the one that ends it
+        let mut spans: Vec<(Ns, Ns, u32, u32)> = Vec::new();
+        for &i in &acts[lo..hi] {
             let g = &trace.gpu[i as usize];
-            let (n, ivs) = by_stream.entry(g.stream as i64).or_default();
-            *n += 1;
-            ivs.push(g.interval());
+            if g.end() <= w.start && !(g.dur == 0 && g.start >= w.start) {
+                continue;
+            }
+            let s = g.start.max(w.start);
+            let e = g.end().min(w.end);
+            match spans.last_mut() {
+                Some(last) if s <= last.1 => {
+                    if e > last.1 {
+                        last.1 = e;
+                        last.3 = i;
+                    }
+                }
+                _ => spans.push((s, e, i, i)),
+            }
         }
-        let mut streams: Vec<StreamGaps> = by_stream
-            .into_iter()
-            .map(|(stream, (n, ivs))| {
-                let set = ivs.finish().intersect(mask);
-                let mut bands = [BandStat::default(); 5];
-                for g in set.gaps() {
-                    let b = &mut bands[Band::of(g.len()) as usize];
-                    b.count += 1;
-                    b.total += g.len();
-                }
-                StreamGaps {
-                    stream,
-                    activities: n,
-                    bands,
-                }
-            })
-            .collect();
-        streams.sort_by_key(|s| s.stream);
-        out.streams = streams;
-        devices.push(out);
+        busy += spans.iter().map(|s| s.1 - s.0).sum::<Ns>();
+        let mut cur = w.start;
+        let mut prev = NONE;
+        for &(s, e, first, last) in &spans {
+            if s > cur {
+                // a gap opened by the window start has no activity before it
+                let next = if trace.gpu[first as usize].start == s {
+                    first
+                } else {
+                    NONE
+                };
+                raw.push((cur, s, prev, next));
+            }
+            cur = cur.max(e);
+            prev = last;
+        }
+        if w.end > cur {
+            raw.push((cur, w.end, prev, NONE));
+        }
+    }
+    (busy, raw)
+}
+
+/// What every gap's attribution reads.
+struct Attribution<'a> {
+    trace: &'a Trace,
+    steps: &'a [Step],
+    /// Per thread: its host activity ([`HostActivity::threads`]).
+    threads: &'a [ThreadSets],
+    /// Compile work, graph capture and instantiation included.
+    compile: &'a IntervalSet,
+    syncs: &'a SyncIndex,
+    /// [`HostActivity::main_thread`].
+    main_thread: u32,
+    /// [`DeviceWork::last_start`].
+    last_start: &'a HashMap<i64, Ns>,
+    /// The sets of a thread without host activity.
+    empty: ThreadSets,
+}
+
+/// How a gap's time was split ([`Walk::attribute`]).
+struct Attributed {
+    split: [Ns; N_CAUSES],
+    /// The sync call the gap belongs to ([`Gap::sync`]).
+    sync: u32,
+    /// The launching thread.
+    thread: u32,
+}
+
+/// The state of the walk over one device's gaps in time order (its buffers are reused from
+/// device to device).
+#[derive(Default)]
+struct Walk {
+    /// What is left of the gap's host part while the causes take theirs.
+    free: Remainder,
+    /// Where the searches of each thread's sets start (sync, dataloader, runtime, cpu,
+    /// alloc, compute): the gaps come in time order.
+    cursors: Vec<[usize; 6]>,
+    /// The same for the compile set.
+    compile_cursor: usize,
+    /// The same for each process' sets ([`Processes::others`]).
+    process_cursors: Vec<[usize; 6]>,
+    /// What is left of the lead the host had before the last sync drained the queue.
+    drain_budget: Ns,
+    /// That sync.
+    drain_sync: u32,
+}
+
+/// Removes from `free` the part that `set` covers and adds it to `cause`.
+fn take(
+    free: &mut Remainder,
+    split: &mut [Ns; N_CAUSES],
+    set: &IntervalSet,
+    cause: Cause,
+    cursor: &mut usize,
+) {
+    split[cause as usize] += free.take_from(set, cursor);
+}
+
+/// What the other threads of the gap's process did: their DataLoader spans, then (with
+/// `all`) their allocation and any other spans.
+fn take_others(
+    free: &mut Remainder,
+    split: &mut [Ns; N_CAUSES],
+    others: Others,
+    cur: &mut [usize; 6],
+    all: bool,
+) {
+    let sets = match others {
+        Others::Nothing => return,
+        Others::Thread(s) | Others::Union(s) => s,
+    };
+    take(
+        free,
+        split,
+        &sets.dataloader,
+        Cause::Dataloader,
+        &mut cur[1],
+    );
+    if !all {
+        return;
+    }
+    take(free, split, &sets.alloc, Cause::Alloc, &mut cur[4]);
+    take(free, split, &sets.cpu, Cause::Cpu, &mut cur[3]);
+    if let Others::Thread(s) = others {
+        // a union's cpu holds these; one thread's are taken one after the other (what they
+        // cover of `free` is the same)
+        take(free, split, &s.runtime, Cause::Cpu, &mut cur[2]);
+        take(free, split, &s.compute, Cause::Cpu, &mut cur[5]);
+    }
+}
+
+impl Walk {
+    /// Starts the walk of a device.
+    fn start(&mut self, threads: usize, processes: usize) {
+        self.cursors.clear();
+        self.cursors.resize(threads, [0; 6]);
+        self.compile_cursor = 0;
+        self.process_cursors.clear();
+        self.process_cursors.resize(processes, [0; 6]);
+        self.drain_budget = 0;
+        self.drain_sync = NONE;
     }
 
-    // Host wait per step.
-    let mut waits: Vec<Interval> = sync_iv.iter().map(|s| Interval::new(s.0, s.1)).collect();
+    /// Splits the gap `a..b` of device `dev` between the causes (see the module
+    /// documentation); `prev` and `next` are the activities around it.
+    fn attribute(
+        &mut self,
+        ctx: &Attribution,
+        processes: &mut Processes,
+        dev: i64,
+        (a, b, prev, next): RawGap,
+    ) -> Attributed {
+        let trace = ctx.trace;
+        let Walk {
+            free,
+            cursors,
+            compile_cursor,
+            process_cursors,
+            drain_budget,
+            drain_sync,
+        } = self;
+        let launch_of = |gi: u32| -> Option<&crate::model::CpuEvent> {
+            if gi == NONE {
+                return None;
+            }
+            let g = &trace.gpu[gi as usize];
+            (g.launch != NONE).then(|| &trace.cpu[g.launch as usize])
+        };
+        let next_launch = launch_of(next);
+        let thread = next_launch
+            .or_else(|| launch_of(prev))
+            .map(|l| l.thread)
+            .unwrap_or(ctx.main_thread);
+        let sets = ctx.threads.get(thread as usize).unwrap_or(&ctx.empty);
+        let mut spare = [0; 6];
+        let cur = cursors.get_mut(thread as usize).unwrap_or(&mut spare);
+        let process = processes.of(trace, thread);
+        let mut spare_p = [0; 6];
+        let any_cursor = match process {
+            Some(p) => &mut process_cursors[p],
+            None => &mut spare_p,
+        };
+        let mut split = [0 as Ns; N_CAUSES];
+        let mut sync = NONE;
+        let gap = Interval::new(a, b);
+        // after the device's last activity, outside every step's host work (inside a
+        // step, the host's work there is that step's cost, as in the steps before)
+        let no_work = next == NONE
+            && ctx.last_start.get(&dev).is_none_or(|&s| s < b)
+            && !ctx.steps.iter().any(|s| s.host_span.overlap(&gap) > 0);
+        match next_launch {
+            _ if no_work => {
+                // the device ran out of work and nothing came after: no host fix recovers it
+                split[Cause::NoWork as usize] = b - a;
+                *drain_budget = 0;
+            }
+            Some(l) if l.start <= a => {
+                if *drain_budget > 0 && !real_lead(l, a) {
+                    // queued, but the launch returned too late to keep the device busy: the
+                    // host has no real lead yet (two kernels of one operator a few µs
+                    // apart), the drain goes on
+                    sync = *drain_sync;
+                    let moved = (b - a).min(*drain_budget);
+                    split[Cause::Sync as usize] = moved;
+                    split[Cause::Queued as usize] = b - a - moved;
+                    *drain_budget -= moved;
+                } else {
+                    split[Cause::Queued as usize] = b - a;
+                    // the queue is ahead again: the drain is over
+                    *drain_budget = 0;
+                }
+            }
+            _ => {
+                let l_start = next_launch.map(|l| l.start.clamp(a, b)).unwrap_or(b);
+                // launch latency ends LAUNCH_LATENCY after the call returned; a later start
+                // is a device-side wait
+                let l_latency_end = next_launch
+                    .map(|l| (l.end() + LAUNCH_LATENCY).clamp(l_start, b))
+                    .unwrap_or(b);
+                split[Cause::Queued as usize] += b - l_latency_end;
+                free.reset(Interval::new(a, l_start));
+                let sp = &mut split;
+                let s = ctx.syncs.in_progress(a);
+                // a sync drained the queue: the first `lead` ns of the gap's host part (the
+                // lead the host had when it entered the sync) are its cost, the host work in
+                // them included; DataLoader and compile keep their own
+                let mut lead_end = a;
+                if s != NONE {
+                    sync = s;
+                    take(free, sp, ctx.compile, Cause::Compile, compile_cursor);
+                    take(free, sp, &sets.dataloader, Cause::Dataloader, &mut cur[1]);
+                    if let (Some(p), false) = (process, free.is_empty()) {
+                        let others = processes.others(p, thread, ctx.threads);
+                        take_others(free, sp, others, any_cursor, false);
+                    }
+                    let lead = (a - trace.cpu[s as usize].start).max(0);
+                    lead_end = a.saturating_add(lead);
+                    let drained = IntervalSet::from_intervals([Interval::new(a, lead_end)]);
+                    take(free, sp, &drained, Cause::Sync, &mut 0);
+                    *drain_budget = lead;
+                    *drain_sync = s;
+                }
+                take(free, sp, &sets.sync, Cause::Sync, &mut cur[0]);
+                take(free, sp, ctx.compile, Cause::Compile, compile_cursor);
+                take(free, sp, &sets.dataloader, Cause::Dataloader, &mut cur[1]);
+                take(free, sp, &sets.alloc, Cause::Alloc, &mut cur[4]);
+                take(free, sp, &sets.runtime, Cause::Launch, &mut cur[2]);
+                take(free, sp, &sets.compute, Cause::HostCompute, &mut cur[5]);
+                take(free, sp, &sets.cpu, Cause::Cpu, &mut cur[3]);
+                // nothing on the launching thread: what the other threads did (their sets
+                // are looked at, and built, only when something is left)
+                if let (Some(p), false) = (process, free.is_empty()) {
+                    let others = processes.others(p, thread, ctx.threads);
+                    take_others(free, sp, others, any_cursor, true);
+                }
+                split[Cause::Untraced as usize] += free.total();
+                // the launch latency: the sync's while inside its lead
+                let latency_in_lead = (lead_end.min(l_latency_end) - l_start).max(0);
+                split[Cause::Sync as usize] += latency_in_lead;
+                split[Cause::Launch as usize] += l_latency_end - l_start - latency_in_lead;
+                if s != NONE {
+                    *drain_budget = (*drain_budget - split[Cause::Sync as usize]).max(0);
+                } else if *drain_budget > 0 {
+                    // still rebuilding the lead a sync drained: launch overhead and host work
+                    // are the sync's cost, up to what is left of the lead the host had
+                    // (beyond it, host work is its own cause)
+                    sync = *drain_sync;
+                    for c in [
+                        Cause::Launch,
+                        Cause::Cpu,
+                        Cause::HostCompute,
+                        Cause::Untraced,
+                    ] {
+                        let moved = split[c as usize].min(*drain_budget);
+                        split[c as usize] -= moved;
+                        split[Cause::Sync as usize] += moved;
+                        *drain_budget -= moved;
+                    }
+                }
+            }
+        }
+        debug_assert_eq!(split.iter().sum::<Ns>(), gap.len());
+        Attributed {
+            split,
+            sync,
+            thread,
+        }
+    }
+}
+
+/// The gaps of device `dev` (its activities `acts` inside `mask`), attributed and counted by
+/// band and cause, with the site of its host compute and the per-stream detail.
+fn device_gaps(
+    ctx: &Attribution,
+    processes: &mut Processes,
+    walk: &mut Walk,
+    trees: &[SpanTree],
+    dev: i64,
+    acts: &[u32],
+    mask: &IntervalSet,
+) -> DeviceGaps {
+    let steps = ctx.steps;
+    walk.start(ctx.threads.len(), processes.len());
+    let (busy, raw) = busy_and_gaps(ctx.trace, acts, mask);
+    let mut out = DeviceGaps {
+        device: dev,
+        busy,
+        idle: 0,
+        gaps: Vec::with_capacity(raw.len()),
+        bands: [BandStat::default(); 5],
+        by_cause: [0; N_CAUSES],
+        by_band_cause: [[0; N_CAUSES]; 5],
+        streams: Vec::new(),
+        compute_site: None,
+    };
+    // the gap with the most host compute: (its time, start, end, thread)
+    let mut most_compute: (Ns, Ns, Ns, u32) = (0, 0, 0, NONE);
+    let mut step_cursor = 0;
+    for g in raw {
+        let (a, b, prev, next) = g;
+        let Attributed {
+            split,
+            sync,
+            thread,
+        } = walk.attribute(ctx, processes, dev, g);
+        let gap = Interval::new(a, b);
+        if split[Cause::HostCompute as usize] > most_compute.0 {
+            most_compute = (split[Cause::HostCompute as usize], a, b, thread);
+        }
+        // the largest share; the first cause on ties
+        let mut cause = CAUSES[0];
+        for c in CAUSES {
+            if split[c as usize] > split[cause as usize] {
+                cause = c;
+            }
+        }
+        let band = Band::of(gap.len());
+        let bs = &mut out.bands[band as usize];
+        bs.count += 1;
+        bs.total += gap.len();
+        for (k, v) in split.iter().enumerate() {
+            out.by_cause[k] += v;
+            out.by_band_cause[band as usize][k] += v;
+        }
+        out.idle += gap.len();
+        // gaps come in time order: a cursor finds their steps
+        while steps.get(step_cursor).is_some_and(|s| s.span.end <= a) {
+            step_cursor += 1;
+        }
+        let step = steps
+            .get(step_cursor)
+            .is_some_and(|s| s.span.start <= a)
+            .then_some(step_cursor);
+        out.gaps.push(Gap {
+            start: a,
+            end: b,
+            cause,
+            split,
+            step,
+            prev,
+            next,
+            thread,
+            sync,
+        });
+    }
+    out.compute_site = compute_site(trees, most_compute);
+    out.streams = stream_gaps(ctx.trace, acts, mask);
+    out
+}
+
+/// Names the host compute of the gap with the most of it (`(its time, start, end, thread)`):
+/// the outermost compute span of that thread that ran longest in that gap.
+fn compute_site(trees: &[SpanTree], most_compute: (Ns, Ns, Ns, u32)) -> Option<(u32, Ns)> {
+    if most_compute.0 <= 0 {
+        return None;
+    }
+    let (_, a, b, th) = most_compute;
+    let roots = trees.get(th as usize).map_or(&[][..], |t| &t.compute_roots);
+    let gap = Interval::new(a, b);
+    // roots are disjoint and in start order: those overlapping the gap are a run
+    let from = roots.partition_point(|r| r.0.end <= a);
+    roots[from..]
+        .iter()
+        .take_while(|r| r.0.start < b)
+        .map(|r| (r.1, r.0.overlap(&gap)))
+        .max_by_key(|&(i, ov)| (ov, std::cmp::Reverse(i)))
+}
+
+/// Per-stream detail: the gaps between the activities of each stream inside the mask, by band.
+fn stream_gaps(trace: &Trace, acts: &[u32], mask: &IntervalSet) -> Vec<StreamGaps> {
+    let mut by_stream: HashMap<i64, (u64, UnionBuilder)> = HashMap::default();
+    for &i in acts {
+        let g = &trace.gpu[i as usize];
+        let (n, ivs) = by_stream.entry(g.stream as i64).or_default();
+        *n += 1;
+        ivs.push(g.interval());
+    }
+    let mut streams: Vec<StreamGaps> = by_stream
+        .into_iter()
+        .map(|(stream, (n, ivs))| {
+            let set = ivs.finish().intersect(mask);
+            let mut bands = [BandStat::default(); 5];
+            for g in set.gaps() {
+                let b = &mut bands[Band::of(g.len()) as usize];
+                b.count += 1;
+                b.total += g.len();
+            }
+            StreamGaps {
+                stream,
+                activities: n,
+                bands,
+            }
+        })
+        .collect();
+    streams.sort_by_key(|s| s.stream);
+    streams
+}
+
+/// Host wait per step ([`StepWait`]).
+fn step_waits(steps: &[Step], syncs: &SyncIndex, launch: &LaunchAnalysis) -> Vec<StepWait> {
+    let mut waits: Vec<Interval> = syncs
+        .calls
+        .iter()
+        .map(|s| Interval::new(s.0, s.1))
+        .collect();
     waits.extend(launch.blocked.spans().iter().copied());
     let waits = IntervalSet::from_intervals(waits);
     // device tails not covered by the host work of a later step (pipelined work is not a wait)
@@ -1138,20 +1446,12 @@ pub fn analyze_gaps_with(
     )
     .subtract(&host_steps);
     let all_waits = waits.union(&tails);
-    let step_wait = steps
+    steps
         .iter()
         .map(|s| StepWait {
             wait: all_waits.covered_within(s.span),
         })
-        .collect();
-
-    let compile_time = compile_set.intersect(mask).total();
-    GapAnalysis {
-        window,
-        devices,
-        step_wait,
-        compile_time,
-    }
+        .collect()
 }
 
 #[cfg(test)]

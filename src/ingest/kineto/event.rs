@@ -488,9 +488,11 @@ pub fn micros_to_ns(raw: &str) -> Option<i64> {
 }
 
 /// Integer microseconds to nanoseconds, `None` past [`MAX_TIME_NS`] (as [`micros_to_ns`]).
+/// One comparison: `|us| ≤ ⌊MAX_TIME_NS / 1000⌋` exactly when `|us × 1000| ≤ MAX_TIME_NS`
+/// (and then the product cannot overflow).
+#[inline]
 pub fn micros_as_ns(us: i64) -> Option<i64> {
-    us.checked_mul(1000)
-        .filter(|ns| ns.unsigned_abs() <= MAX_TIME_NS as u64)
+    (us.unsigned_abs() <= (MAX_TIME_NS / 1000) as u64).then(|| us * 1000)
 }
 
 fn micros_to_ns_unbounded(raw: &str) -> Option<i64> {
@@ -607,6 +609,34 @@ pub fn id_value(raw: Option<&str>) -> IdValue<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn micros_as_ns_is_the_bounded_product() {
+        // the one comparison agrees with the checked product and the bound at its edges
+        let edge = MAX_TIME_NS / 1000;
+        for us in [
+            0,
+            1,
+            -1,
+            1_623_142_623_460_111,
+            edge - 1,
+            edge,
+            edge + 1,
+            -edge,
+            -edge - 1,
+            i64::MAX / 1000,
+            i64::MAX / 1000 + 1,
+            i64::MAX,
+            i64::MIN,
+        ] {
+            let expected = us
+                .checked_mul(1000)
+                .filter(|ns| ns.unsigned_abs() <= MAX_TIME_NS as u64);
+            assert_eq!(micros_as_ns(us), expected, "{us}");
+        }
+        assert_eq!(micros_as_ns(edge), Some(edge * 1000));
+        assert_eq!(micros_as_ns(edge + 1), None);
+    }
 
     #[test]
     fn micros_exact() {

@@ -1797,9 +1797,12 @@ pub fn read_from<R: Read + Send>(
     }
     // events far outside the trace's span are dropped (they would stretch it to hours)
     let mut cpu = merger.cpu;
-    let spans = cpu.iter().map(|c| (c.start, c.dur));
     let n = cpu.len() + gpu.len();
-    if let Some(b) = outliers::Bounds::of(n, spans.chain(gpu.iter().map(|g| (g.start, g.dur)))) {
+    let span = |i: usize| match cpu.get(i) {
+        Some(c) => (c.start, c.dur),
+        None => (gpu[i - cpu.len()].start, gpu[i - cpu.len()].dur),
+    };
+    if let Some(b) = outliers::Bounds::of(n, span) {
         let mut far = 0u64;
         let mut keep = |start: Ns, dur: Ns| {
             let f = b.far(start, dur);
