@@ -267,6 +267,24 @@ fn ranks_section(sec: &super::ranks::RanksSection, out: &mut dyn Write) -> io::R
         &rows,
     )?;
     writeln!(out)?;
+    if let Some((what, rows)) = sec.arrival_table() {
+        writeln!(out, "**Arrivals:** {}.", escape(&what))?;
+        writeln!(out)?;
+        let rows: Vec<Vec<String>> = rows
+            .iter()
+            .map(|r| r.iter().map(|c| rich(c)).collect())
+            .collect();
+        table(
+            out,
+            &super::ranks::ARRIVAL_COLUMNS,
+            &[false, true, true, true, false],
+            &rows,
+        )?;
+        writeln!(out)?;
+    }
+    for n in &sec.notes {
+        writeln!(out, "> note: {}", rich(n))?;
+    }
     for k in &sec.skipped {
         writeln!(out, "> skipped: {}", escape(&k.error))?;
     }
@@ -279,7 +297,7 @@ fn ranks_section(sec: &super::ranks::RanksSection, out: &mut dyn Write) -> io::R
             escape(&d.files.join(", "))
         )?;
     }
-    if !sec.skipped.is_empty() || !sec.duplicates.is_empty() {
+    if !sec.skipped.is_empty() || !sec.duplicates.is_empty() || !sec.notes.is_empty() {
         writeln!(out)?;
     }
     spans_section(sec, out)?;
