@@ -457,10 +457,6 @@ pub fn finish(
         return Err(FolderError::NoSuchRank(format!("error: --rank {n}: {why}")));
     };
     let diagnosis = diagnose::ranks::diagnose_ranks(&summary);
-    // one story: the shown rank's own verdict says whom it waited for (or who waited for it)
-    if let Some(story) = diagnose::ranks::rank_story(&summary, &diagnosis, shown.rank) {
-        report.verdict = format!("{}; {story}", report.verdict);
-    }
     report.ranks = Some(RanksSection::new(
         folder,
         &summary,

@@ -156,6 +156,8 @@ pub struct RankFacts {
 pub struct StepFact {
     /// Its number (`ProfilerStep#N`, `Iteration#N`); -1 when the name carries none.
     pub number: i64,
+    /// Its start, ns (its span, device-extended, on the rank's clock).
+    pub start: Ns,
     /// Its duration, ns (its span, device-extended; the parts sum to it).
     pub dur: Ns,
     /// Its breakdown.
@@ -645,6 +647,7 @@ impl RankFacts {
                 .iter()
                 .map(|st| StepFact {
                     number: st.number.unwrap_or(-1),
+                    start: st.span.start,
                     dur: st.span.len(),
                     parts: StepParts::of_step(st),
                 })
@@ -961,7 +964,8 @@ pub struct CommonWindow {
 /// One window for a synchronous job: when the ranks' windows count different step numbers (a
 /// step one rank's window left out as an outlier or warm-up is still counted on another),
 /// every rank is reduced to the steps all the windows count. A rank is reduced from its
-/// [`RankFacts::step_facts`]: its steps, mean step time, window, step breakdown, its
+/// [`RankFacts::step_facts`]: its steps, mean step time, window (each run of consecutive steps
+/// from its first start to its last end, as the window's rule), step breakdown, its
 /// collectives in the steps left out, and, for a rank without device work, its exposed
 /// communication (the communication of its steps' breakdown). A rank with device work keeps
 /// its window whole: its GPU-timeline split (exposed communication, busy) is measured over
@@ -1011,16 +1015,31 @@ pub fn common_window(ranks: &mut [RankFacts]) -> Option<CommonWindow> {
             ));
             continue;
         }
-        let (keep, drop): (Vec<StepFact>, Vec<StepFact>) = r
+        let keep: Vec<StepFact> = r
             .step_facts
             .iter()
-            .partition(|s| common.contains(&s.number));
+            .copied()
+            .filter(|s| common.contains(&s.number))
+            .collect();
         if r.annotation_steps == 0 {
             r.annotation_steps = r.steps;
         }
         r.steps = keep.len();
         r.step_time = keep.iter().map(|s| s.dur as f64).sum::<f64>() / keep.len() as f64;
-        r.window = (r.window - drop.iter().map(|s| s.dur).sum::<Ns>()).max(0);
+        // the window's rule: each run of consecutive steps from its first start to its last end
+        let mut window = 0;
+        let mut run: Option<(Ns, Ns, i64)> = None;
+        for st in &keep {
+            let end = st.start + st.dur;
+            run = match run {
+                Some((a, e, n)) if st.number == n + 1 => Some((a, e.max(end), st.number)),
+                _ => {
+                    window += run.map_or(0, |(a, e, _)| e - a);
+                    Some((st.start, end, st.number))
+                }
+            };
+        }
+        r.window = window + run.map_or(0, |(a, e, _)| e - a);
         let mut parts = StepParts::default();
         keep.iter().for_each(|s| parts.add(&s.parts));
         r.parts = parts;

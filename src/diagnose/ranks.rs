@@ -625,9 +625,9 @@ pub fn diagnose_ranks(s: &RankSummary) -> RanksDiagnosis {
 
 /// One story for one rank of a folder: whom it waited for, or who waited for it, from the
 /// measured arrivals behind `rank-straggler` (`None` when that finding is not measured, or
-/// the rank takes no part in it: it neither caused nor waited 10 % of its step). Appended to
-/// the verdict of the rank whose full report the folder shows, so that its own verdict
-/// (communication-bound on a victim) and the folder's agree.
+/// the rank takes no part in it: it neither caused nor waited 10 % of its step). Shown with
+/// the full report of that rank in a folder's report, so that its own verdict
+/// (communication-bound on a victim) and the folder's tell one story.
 pub fn rank_story(s: &RankSummary, d: &RanksDiagnosis, rank: i64) -> Option<String> {
     let a = &d.arrivals;
     let fired = d
@@ -651,8 +651,9 @@ pub fn rank_story(s: &RankSummary, d: &RanksDiagnosis, rank: i64) -> Option<Stri
     if cs.contains(&i) {
         let per = a.caused[i] as f64 / (n - 1) as f64 / steps;
         return Some(format!(
-            "across the ranks this rank is the one waited for: it arrived last at {} of {} \
-             {word} collectives, and the others waited {} per step for it",
+            "rank {} is the one the others waited for: it arrived last at {} of {} {word} \
+             collectives, and they waited {} per step for it",
+            s.ranks[i].rank,
             a.last[i],
             a.matched,
             fmt_ns(per)
@@ -664,7 +665,8 @@ pub fn rank_story(s: &RankSummary, d: &RanksDiagnosis, rank: i64) -> Option<Stri
     }
     let whom: Vec<String> = cs.iter().map(|&c| last(c)).collect();
     Some(format!(
-        "across the ranks this rank waited {} per step inside the collectives for {}",
+        "rank {} waited {} per step inside the collectives for {}",
+        s.ranks[i].rank,
         fmt_ns(waited),
         whom.join(" and ")
     ))
@@ -1061,13 +1063,13 @@ mod tests {
         assert_eq!(d.findings[0].id, "rank-straggler");
         assert_eq!(
             rank_story(&s, &d, 0).unwrap(),
-            "across the ranks this rank waited 5.00 ms per step inside the collectives for \
-             rank 1 (last at 3 of 3 all_reduce collectives)"
+            "rank 0 waited 5.00 ms per step inside the collectives for rank 1 (last at 3 of 3 \
+             all_reduce collectives)"
         );
         assert_eq!(
             rank_story(&s, &d, 1).unwrap(),
-            "across the ranks this rank is the one waited for: it arrived last at 3 of 3 \
-             all_reduce collectives, and the others waited 5.00 ms per step for it"
+            "rank 1 is the one the others waited for: it arrived last at 3 of 3 all_reduce \
+             collectives, and they waited 5.00 ms per step for it"
         );
         // balanced ranks: no story
         let even: Vec<RankFacts> = (0..3)

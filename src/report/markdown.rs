@@ -322,13 +322,17 @@ fn ranks_section(sec: &super::ranks::RanksSection, out: &mut dyn Write) -> io::R
     }
     writeln!(
         out,
-        "The full report of rank {} ({}) follows.",
+        "The full report of rank {} ({}) follows.{}",
         sec.shown.rank,
         if sec.shown.why == "requested" {
             "`--rank`"
         } else {
             "the slowest"
-        }
+        },
+        sec.shown
+            .story
+            .as_ref()
+            .map_or(String::new(), |x| format!(" Across the ranks: {}.", rich(x)))
     )?;
     writeln!(out)?;
     Ok(())

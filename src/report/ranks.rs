@@ -110,6 +110,11 @@ pub struct ShownRank {
     /// `slowest`, or `requested` (`--rank`).
     #[serde(deserialize_with = "crate::text::static_words::one")]
     pub why: crate::text::static_words::Word,
+    /// Its part in the measured arrivals, when it has one: whom it waited for, or that the
+    /// others waited for it (`crate::diagnose::ranks::rank_story`). Its own report, around
+    /// the section, stays that of the rank alone.
+    #[serde(default)]
+    pub story: Option<String>,
 }
 
 /// One rank of the table. Time fields are window totals of the rank's main device, the same
@@ -309,6 +314,7 @@ impl RanksSection {
         skipped: Vec<SkippedFile>,
         ignored_files: usize,
     ) -> RanksSection {
+        let story = crate::diagnose::ranks::rank_story(s, &d, shown.rank);
         let a = &d.arrivals;
         RanksSection {
             folder: folder.to_string(),
@@ -318,6 +324,7 @@ impl RanksSection {
                 rank: shown.rank,
                 path: shown.path.clone(),
                 why: if requested { "requested" } else { "slowest" },
+                story,
             },
             slowest_rank: s.ranks[s.slowest].rank,
             fastest_rank: s.ranks[s.fastest].rank,

@@ -663,6 +663,9 @@ fn write_ranks(
         "{}",
         st.heading(&format!("{head}{}", "═".repeat(fill)))
     )?;
+    if let Some(story) = &sec.shown.story {
+        write_wrapped(out, "Across the ranks: ", &sanitize(story), 18, width)?;
+    }
     Ok(())
 }
 
