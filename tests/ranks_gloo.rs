@@ -285,7 +285,11 @@ fn a_waiting_rank_is_communication_bound_and_says_for_whom() {
     for victim in ["rank0", "rank2"] {
         let file = dir.join(format!("{victim}.pt.trace.json.gz"));
         let one = json_of(&["analyze", file.to_str().unwrap(), "-f", "json"]);
-        assert_eq!(one["verdict_class"], "communication_bound", "{}", one["verdict"]);
+        assert_eq!(
+            one["verdict_class"], "communication_bound",
+            "{}",
+            one["verdict"]
+        );
         let verdict = one["verdict"].as_str().unwrap();
         assert!(
             verdict.contains("of the step inside host collectives, mostly `gloo:all_reduce`"),
@@ -295,7 +299,10 @@ fn a_waiting_rank_is_communication_bound_and_says_for_whom() {
         assert_eq!(comm["id"], "exposed-communication", "{:#}", one["findings"]);
         // the finding's time is the steps' communication (their breakdown), per step
         let per_step = f(&one["breakdown_us"]["communication"]);
-        assert!((f(&comm["recoverable_us"]) - per_step).abs() < 0.01, "{comm:#}");
+        assert!(
+            (f(&comm["recoverable_us"]) - per_step).abs() < 0.01,
+            "{comm:#}"
+        );
         assert!(per_step > 0.3 * f(&one["step_time_us"]));
     }
     // the culprit works more than it waits: still host-only on its own
@@ -307,8 +314,18 @@ fn a_waiting_rank_is_communication_bound_and_says_for_whom() {
     ]);
     assert_eq!(one["verdict_class"], "host_only", "{}", one["verdict"]);
     // in the folder: the shown rank's own report (communication-bound), and for whom it waited
-    let shown = json_of(&["analyze", dir.to_str().unwrap(), "-f", "json", "--rank", "0"]);
-    assert!(shown["verdict"].as_str().unwrap().starts_with("Communication-bound"));
+    let shown = json_of(&[
+        "analyze",
+        dir.to_str().unwrap(),
+        "-f",
+        "json",
+        "--rank",
+        "0",
+    ]);
+    assert!(shown["verdict"]
+        .as_str()
+        .unwrap()
+        .starts_with("Communication-bound"));
     assert_eq!(
         shown["ranks"]["shown"]["story"],
         "rank 0 waited 29.99 ms per step inside the collectives for rank 1 (last at 4 of 4 \
@@ -320,7 +337,14 @@ fn a_waiting_rank_is_communication_bound_and_says_for_whom() {
         text.contains("══\nAcross the ranks: rank 0 waited 29.99 ms per step"),
         "{text}"
     );
-    let shown = json_of(&["analyze", dir.to_str().unwrap(), "-f", "json", "--rank", "1"]);
+    let shown = json_of(&[
+        "analyze",
+        dir.to_str().unwrap(),
+        "-f",
+        "json",
+        "--rank",
+        "1",
+    ]);
     assert_eq!(
         shown["ranks"]["shown"]["story"],
         "rank 1 is the one the others waited for: it arrived last at 4 of 4 all_reduce \
@@ -328,7 +352,14 @@ fn a_waiting_rank_is_communication_bound_and_says_for_whom() {
     );
     // the balanced control: nobody waited for anyone
     let dir = gloo_dir("balanced");
-    let shown = json_of(&["analyze", dir.to_str().unwrap(), "-f", "json", "--rank", "0"]);
+    let shown = json_of(&[
+        "analyze",
+        dir.to_str().unwrap(),
+        "-f",
+        "json",
+        "--rank",
+        "0",
+    ]);
     assert_eq!(shown["ranks"]["shown"]["story"], Value::Null);
 }
 
@@ -346,7 +377,11 @@ fn one_window_for_the_ranks() {
     for (i, row) in rows.iter().enumerate() {
         let file = dir.join(format!("rank{i}.pt.trace.json.gz"));
         let own = json_of(&["analyze", file.to_str().unwrap(), "-f", "json"]);
-        assert_eq!(own["steps"].as_array().unwrap().len(), 3, "own window of rank {i}");
+        assert_eq!(
+            own["steps"].as_array().unwrap().len(),
+            3,
+            "own window of rank {i}"
+        );
         let common = json_of(&[
             "analyze",
             file.to_str().unwrap(),
@@ -399,7 +434,9 @@ fn arrivals_table_in_terminal_and_markdown() {
     let text = String::from_utf8_lossy(&out.stdout);
     let head = text.split("══ Rank").next().unwrap();
     assert!(
-        head.contains("Arrivals  4 gloo:all_reduce collectives matched on every rank (host side); per step"),
+        head.contains(
+            "Arrivals  4 gloo:all_reduce collectives matched on every rank (host side); per step"
+        ),
         "{head}"
     );
     let line = head
@@ -408,16 +445,27 @@ fn arrivals_table_in_terminal_and_markdown() {
         .unwrap_or_else(|| panic!("{head}"));
     // rank 1 caused 2 × 29.58 ms per step; it waited nothing worth naming
     assert!(line.contains("59.17 ms"), "{line}");
-    assert!(line.contains("`DistributedDataParallel.forward` +"), "{line}");
+    assert!(
+        line.contains("`DistributedDataParallel.forward` +"),
+        "{line}"
+    );
     for l in head.lines() {
-        assert!(l.chars().count() <= 100, "{} columns: {l}", l.chars().count());
+        assert!(
+            l.chars().count() <= 100,
+            "{} columns: {l}",
+            l.chars().count()
+        );
     }
     let md = common::ok_run(&["analyze", dir.to_str().unwrap(), "-f", "md"]);
     let md = String::from_utf8_lossy(&md.stdout);
-    assert!(md.contains("| rank | last | wait caused | waited | own cause |"), "{md}");
     assert!(
-        md.lines().any(|l| l.starts_with("| 1 | 4 of 4 | 59.17 ms |")
-            && l.contains("`DistributedDataParallel.forward` +")),
+        md.contains("| rank | last | wait caused | waited | own cause |"),
+        "{md}"
+    );
+    assert!(
+        md.lines()
+            .any(|l| l.starts_with("| 1 | 4 of 4 | 59.17 ms |")
+                && l.contains("`DistributedDataParallel.forward` +")),
         "{md}"
     );
 }

@@ -1474,7 +1474,10 @@ pub(crate) mod tests {
         for r in &s.ranks {
             assert_eq!(nums(r), [1, 2, 5, 6]);
             assert_eq!((r.steps, r.step_time), (4, 10_000_000.0));
-            assert_eq!((r.first_step.as_str(), r.last_step.as_str()), ("ProfilerStep#1", "ProfilerStep#6"));
+            assert_eq!(
+                (r.first_step.as_str(), r.last_step.as_str()),
+                ("ProfilerStep#1", "ProfilerStep#6")
+            );
             // 6 ms of all-reduce in each common step
             assert_eq!(r.exposed_comm, 24_000_000, "rank {}", r.rank);
             assert_eq!(r.parts.communication, 24_000_000);
@@ -1491,7 +1494,10 @@ pub(crate) mod tests {
         assert_eq!((c.kept[0].0, c.kept[0].1.clone()), (1, vec![4]));
         assert_eq!(s.ranks[1].steps, 5);
         // windows that agree: nothing to do
-        assert_eq!(summarize(vec![ranks[0].clone(), ranks[2].clone()]).common, None);
+        assert_eq!(
+            summarize(vec![ranks[0].clone(), ranks[2].clone()]).common,
+            None
+        );
     }
 
     #[test]

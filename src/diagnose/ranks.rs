@@ -1040,7 +1040,13 @@ mod tests {
         for (r, own) in [4.0, 9.0, 4.0].into_iter().enumerate() {
             let t = gloo_rank(own, &[9.0; 3]);
             let a = crate::analysis::analyze(&t, &Default::default());
-            facts.push(RankFacts::new(&t, &a, "r.json", r as i64, RankSource::Order));
+            facts.push(RankFacts::new(
+                &t,
+                &a,
+                "r.json",
+                r as i64,
+                RankSource::Order,
+            ));
             reports.push(crate::diagnose::diagnose(&t, &a));
         }
         // a victim: 6 ms of the 10 ms step inside `gloo:all_reduce`, nothing overlaps it
@@ -1056,7 +1062,11 @@ mod tests {
         assert_eq!(v.findings[0].id, "exposed-communication");
         assert!((v.findings[0].recoverable_us - 6000.0).abs() < 1e-6);
         // the culprit: 1 ms of 10 (10 %): host-only, the finding low
-        assert!(reports[1].verdict.starts_with("Host-only trace"), "{}", reports[1].verdict);
+        assert!(
+            reports[1].verdict.starts_with("Host-only trace"),
+            "{}",
+            reports[1].verdict
+        );
         // in the folder: each says whom it waited for, or who waited for it
         let s = summarize(facts);
         let d = diagnose_ranks(&s);
@@ -1082,5 +1092,4 @@ mod tests {
         let s = summarize(even);
         assert_eq!(rank_story(&s, &diagnose_ranks(&s), 0), None);
     }
-
 }

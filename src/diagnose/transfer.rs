@@ -127,7 +127,12 @@ pub fn host_collectives(f: &Facts) -> Vec<(String, u64, Ns)> {
         }
     }
     let mut v: Vec<(String, u64, Ns)> = Vec::new();
-    for p in f.a.phases.phases.iter().filter(|p| is_host_collective(&p.name)) {
+    for p in
+        f.a.phases
+            .phases
+            .iter()
+            .filter(|p| is_host_collective(&p.name))
+    {
         add(&mut v, &p.name, p.calls, p.cpu_total);
     }
     if v.is_empty() {

@@ -329,10 +329,10 @@ fn ranks_section(sec: &super::ranks::RanksSection, out: &mut dyn Write) -> io::R
         } else {
             "the slowest"
         },
-        sec.shown
-            .story
-            .as_ref()
-            .map_or(String::new(), |x| format!(" Across the ranks: {}.", rich(x)))
+        sec.shown.story.as_ref().map_or(String::new(), |x| format!(
+            " Across the ranks: {}.",
+            rich(x)
+        ))
     )?;
     writeln!(out)?;
     Ok(())

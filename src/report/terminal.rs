@@ -594,7 +594,12 @@ fn write_ranks(
     t.write(out, width, st)?;
     if let Some((what, rows)) = sec.arrival_table() {
         writeln!(out)?;
-        writeln!(out, "{}  {}", st.heading("Arrivals"), st.dim(&sanitize(&what)))?;
+        writeln!(
+            out,
+            "{}  {}",
+            st.heading("Arrivals"),
+            st.dim(&sanitize(&what))
+        )?;
         let mut t = Table::new(&super::ranks::ARRIVAL_COLUMNS);
         t.left = vec![0, 4];
         rows.into_iter()
