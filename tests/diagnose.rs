@@ -180,7 +180,10 @@ fn named_traces_get_the_expected_verdicts() {
             "tracelens/tests__traces__inference__vllm_decode_full__capture_traces__graph_capture_rank_0.1773709742341309550.pt.trace.json.gz",
             "No steady state: one call (`capture_32_FULL`)",
         ),
-        ("hta/tests__data__cpu_only__rank-34.Jul_15_10_52_41.1074.pt.trace.json.gz", "Host-only"),
+        (
+            "hta/tests__data__cpu_only__rank-34.Jul_15_10_52_41.1074.pt.trace.json.gz",
+            "Communication-bound (host-only trace, no GPU activity): 85.1% of the step",
+        ),
     ];
     for (rel, start) in cases {
         let Some(d) = run(rel) else { return };

@@ -7,6 +7,9 @@ SCENARIO:
   sleep    rank 1 sleeps DELAY_MS (30) in its forward at every step
   dataset  rank 2's dataset sleeps DELAY_MS before every batch (num_workers=0)
   balanced every rank does the same work
+  hiccup   rank 1 sleeps HICCUP_MS (120) once, after its optimizer step in the third profiled
+           step: its own step is the outlier there; the others wait for it at the next step's
+           all-reduce, so theirs is the outlier one step later (tests/ranks_gloo.rs: one window)
 Every rank's forward also sleeps BASE_MS (20): equal work that does not load the CPU.
 
 Writes OUT_DIR/rank{r}.pt.trace.json for every rank and prints `ok`. Keeps the work small
@@ -23,6 +26,9 @@ DELAY_MS = 30.0
 # the balanced control stays balanced on a loaded machine (2 cores, other jobs)
 BASE_MS = 20.0
 WAIT, WARMUP, ACTIVE = 1, 1, 4
+HICCUP_MS = 120.0
+# the step (0-based loop index) after whose optimizer step rank 1 sleeps in `hiccup`
+HICCUP_STEP = WAIT + WARMUP + 2
 
 
 def worker(rank, world, port, out, scenario):
@@ -39,6 +45,7 @@ def worker(rank, world, port, out, scenario):
 
     slow_forward = scenario == "sleep" and rank == 1
     slow_data = scenario == "dataset" and rank == 2
+    hiccup = scenario == "hiccup" and rank == 1
 
     class Net(torch.nn.Module):
         def __init__(self):
@@ -82,6 +89,8 @@ def worker(rank, world, port, out, scenario):
             loss = torch.nn.functional.cross_entropy(model(x), y)
             loss.backward()
             opt.step()
+            if hiccup and i == HICCUP_STEP:
+                time.sleep(HICCUP_MS / 1000.0)
             prof.step()
     dist.barrier()
     dist.destroy_process_group()
@@ -90,7 +99,7 @@ def worker(rank, world, port, out, scenario):
 def main():
     out, scenario = sys.argv[1], sys.argv[2]
     world = int(sys.argv[3]) if len(sys.argv) > 3 else 3
-    assert scenario in ("sleep", "dataset", "balanced"), scenario
+    assert scenario in ("sleep", "dataset", "balanced", "hiccup"), scenario
     os.makedirs(out, exist_ok=True)
     os.environ.setdefault("OMP_NUM_THREADS", "1")
     import torch.multiprocessing as mp

@@ -263,3 +263,209 @@ fn a_fresh_capture_names_the_sleeping_rank() {
     eprintln!("fresh capture: {}", r["verdict"]);
     let _ = std::fs::remove_dir_all(dir);
 }
+
+/// The JSON report of `args` (`analyze …`).
+fn json_of(args: &[&str]) -> Value {
+    let run = common::ok_run(args);
+    serde_json::from_slice(&run.stdout).expect("valid JSON")
+}
+
+fn gloo_dir(scenario: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data/gloo")
+        .join(scenario)
+}
+
+/// A rank that waits most of its step inside the host all-reduce is communication-bound on
+/// its own, with an exposed-communication finding; in the folder its verdict says for whom it
+/// waited, and the culprit's that the others waited for it (one story with the folder's).
+#[test]
+fn a_waiting_rank_is_communication_bound_and_says_for_whom() {
+    let dir = gloo_dir("sleep");
+    for victim in ["rank0", "rank2"] {
+        let file = dir.join(format!("{victim}.pt.trace.json.gz"));
+        let one = json_of(&["analyze", file.to_str().unwrap(), "-f", "json"]);
+        assert_eq!(
+            one["verdict_class"], "communication_bound",
+            "{}",
+            one["verdict"]
+        );
+        let verdict = one["verdict"].as_str().unwrap();
+        assert!(
+            verdict.contains("of the step inside host collectives, mostly `gloo:all_reduce`"),
+            "{verdict}"
+        );
+        let comm = &one["findings"][0];
+        assert_eq!(comm["id"], "exposed-communication", "{:#}", one["findings"]);
+        // the finding's time is the steps' communication (their breakdown), per step
+        let per_step = f(&one["breakdown_us"]["communication"]);
+        assert!(
+            (f(&comm["recoverable_us"]) - per_step).abs() < 0.01,
+            "{comm:#}"
+        );
+        assert!(per_step > 0.3 * f(&one["step_time_us"]));
+    }
+    // the culprit works more than it waits: still host-only on its own
+    let one = json_of(&[
+        "analyze",
+        dir.join("rank1.pt.trace.json.gz").to_str().unwrap(),
+        "-f",
+        "json",
+    ]);
+    assert_eq!(one["verdict_class"], "host_only", "{}", one["verdict"]);
+    // in the folder: the shown rank's own report (communication-bound), and for whom it waited
+    let shown = json_of(&[
+        "analyze",
+        dir.to_str().unwrap(),
+        "-f",
+        "json",
+        "--rank",
+        "0",
+    ]);
+    assert!(shown["verdict"]
+        .as_str()
+        .unwrap()
+        .starts_with("Communication-bound"));
+    assert_eq!(
+        shown["ranks"]["shown"]["story"],
+        "rank 0 waited 29.99 ms per step inside the collectives for rank 1 (last at 4 of 4 \
+         all_reduce collectives)"
+    );
+    let text = common::ok_run(&["analyze", dir.to_str().unwrap(), "--rank", "0"]);
+    let text = String::from_utf8_lossy(&text.stdout);
+    assert!(
+        text.contains("══\nAcross the ranks: rank 0 waited 29.99 ms per step"),
+        "{text}"
+    );
+    let shown = json_of(&[
+        "analyze",
+        dir.to_str().unwrap(),
+        "-f",
+        "json",
+        "--rank",
+        "1",
+    ]);
+    assert_eq!(
+        shown["ranks"]["shown"]["story"],
+        "rank 1 is the one the others waited for: it arrived last at 4 of 4 all_reduce \
+         collectives, and they waited 29.58 ms per step for it"
+    );
+    // the balanced control: nobody waited for anyone
+    let dir = gloo_dir("balanced");
+    let shown = json_of(&[
+        "analyze",
+        dir.to_str().unwrap(),
+        "-f",
+        "json",
+        "--rank",
+        "0",
+    ]);
+    assert_eq!(shown["ranks"]["shown"]["story"], Value::Null);
+}
+
+/// `hiccup` (tests/gloo_ranks.py): rank 1 slept 120 ms once after its optimizer step in
+/// ProfilerStep#4, so its own window leaves out step 4 and the others', which waited for it in
+/// step 5's all-reduce, leave out step 5. The folder compares the ranks over steps 2 and 3
+/// only: each row is then that rank's own report with `--steps 2..3` (step time, window,
+/// exposed communication), and a note says which steps were left out where.
+#[test]
+fn one_window_for_the_ranks() {
+    let dir = gloo_dir("hiccup");
+    let folder = json_of(&["analyze", dir.to_str().unwrap(), "-f", "json"]);
+    let r = &folder["ranks"];
+    let rows = r["ranks"].as_array().unwrap();
+    for (i, row) in rows.iter().enumerate() {
+        let file = dir.join(format!("rank{i}.pt.trace.json.gz"));
+        let own = json_of(&["analyze", file.to_str().unwrap(), "-f", "json"]);
+        assert_eq!(
+            own["steps"].as_array().unwrap().len(),
+            3,
+            "own window of rank {i}"
+        );
+        let common = json_of(&[
+            "analyze",
+            file.to_str().unwrap(),
+            "-f",
+            "json",
+            "--steps",
+            "2..3",
+        ]);
+        assert_eq!(row["steps"], 2, "{row:#}");
+        assert!(
+            (f(&row["step_time_us"]) - f(&common["step_time_us"])).abs() < 0.001,
+            "rank {i}: {} against {}",
+            row["step_time_us"],
+            common["step_time_us"]
+        );
+        assert!((f(&row["window_us"]) - f(&common["window"]["duration_us"])).abs() < 0.001);
+        let comm = f(&common["breakdown_us"]["communication"]) * 2.0;
+        assert!(
+            (f(&row["exposed_comm_us"]) - comm).abs() < 0.01,
+            "rank {i}: {} against {comm}",
+            row["exposed_comm_us"]
+        );
+    }
+    let notes: Vec<&str> = r["notes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| n.as_str().unwrap())
+        .collect();
+    assert_eq!(notes.len(), 1, "{notes:?}");
+    assert!(
+        notes[0].contains(
+            "the comparison counts the 2 steps every window has (ProfilerStep#2, \
+             ProfilerStep#3): rank 0 without ProfilerStep#4, rank 1 without ProfilerStep#5, \
+             rank 2 without ProfilerStep#4"
+        ),
+        "{}",
+        notes[0]
+    );
+    // the collectives of the left-out steps are not matched either
+    assert_eq!(r["arrivals"]["matched"], 2, "{:#}", r["arrivals"]);
+}
+
+/// The arrivals table (terminal and Markdown): one row per rank with its last arrivals, the
+/// wait it caused and waited per step, and the culprit's own cause; within 100 columns.
+#[test]
+fn arrivals_table_in_terminal_and_markdown() {
+    let dir = gloo_dir("sleep");
+    let out = common::ok_run(&["analyze", dir.to_str().unwrap()]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    let head = text.split("══ Rank").next().unwrap();
+    assert!(
+        head.contains(
+            "Arrivals  4 gloo:all_reduce collectives matched on every rank (host side); per step"
+        ),
+        "{head}"
+    );
+    let line = head
+        .lines()
+        .find(|l| l.starts_with("1 ") && l.contains("4 of 4"))
+        .unwrap_or_else(|| panic!("{head}"));
+    // rank 1 caused 2 × 29.58 ms per step; it waited nothing worth naming
+    assert!(line.contains("59.17 ms"), "{line}");
+    assert!(
+        line.contains("`DistributedDataParallel.forward` +"),
+        "{line}"
+    );
+    for l in head.lines() {
+        assert!(
+            l.chars().count() <= 100,
+            "{} columns: {l}",
+            l.chars().count()
+        );
+    }
+    let md = common::ok_run(&["analyze", dir.to_str().unwrap(), "-f", "md"]);
+    let md = String::from_utf8_lossy(&md.stdout);
+    assert!(
+        md.contains("| rank | last | wait caused | waited | own cause |"),
+        "{md}"
+    );
+    assert!(
+        md.lines()
+            .any(|l| l.starts_with("| 1 | 4 of 4 | 59.17 ms |")
+                && l.contains("`DistributedDataParallel.forward` +")),
+        "{md}"
+    );
+}

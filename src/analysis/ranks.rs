@@ -141,6 +141,27 @@ pub struct RankFacts {
     /// [`ANNOTATIONS_KEPT`] longest.
     #[serde(default)]
     pub annotations: Vec<(String, Ns)>,
+    /// The window's steps one by one (number, duration, breakdown), so that the ranks of a
+    /// folder can be compared over the steps they have in common ([`common_window`]).
+    #[serde(default)]
+    pub step_facts: Vec<StepFact>,
+    /// Steps over which [`RankFacts::annotations`] were summed (their own window; a common
+    /// window may count fewer steps). 0: [`RankFacts::steps`].
+    #[serde(default)]
+    pub annotation_steps: usize,
+}
+
+/// One step of a rank's window ([`RankFacts::step_facts`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct StepFact {
+    /// Its number (`ProfilerStep#N`, `Iteration#N`); -1 when the name carries none.
+    pub number: i64,
+    /// Its start, ns (its span, device-extended, on the rank's clock).
+    pub start: Ns,
+    /// Its duration, ns (its span, device-extended; the parts sum to it).
+    pub dur: Ns,
+    /// Its breakdown.
+    pub parts: StepParts,
 }
 
 /// The step breakdown of a rank summed over its window's steps, ns (see
@@ -168,16 +189,23 @@ impl StepParts {
     pub fn of(steps: &[crate::window::steps::Step]) -> StepParts {
         let mut p = StepParts::default();
         for s in steps {
-            let b = &s.breakdown;
-            p.kernel += b.kernel;
-            p.memcpy += b.memcpy + b.memset;
-            p.communication += b.communication;
-            p.runtime += b.runtime;
-            p.dataloader += b.dataloader;
-            p.cpu_exec += b.cpu_exec;
-            p.other += b.other;
+            p.add(&StepParts::of_step(s));
         }
         p
+    }
+
+    /// The breakdown of one step.
+    pub fn of_step(s: &crate::window::steps::Step) -> StepParts {
+        let b = &s.breakdown;
+        StepParts {
+            kernel: b.kernel,
+            memcpy: b.memcpy + b.memset,
+            communication: b.communication,
+            runtime: b.runtime,
+            dataloader: b.dataloader,
+            cpu_exec: b.cpu_exec,
+            other: b.other,
+        }
     }
 
     /// The parts with their plain names, in a fixed order.
@@ -613,12 +641,34 @@ impl RankFacts {
             host_collectives,
             parts: StepParts::of(&a.steps.steps),
             annotations,
+            step_facts: a
+                .steps
+                .steps
+                .iter()
+                .map(|st| StepFact {
+                    number: st.number.unwrap_or(-1),
+                    start: st.span.start,
+                    dur: st.span.len(),
+                    parts: StepParts::of_step(st),
+                })
+                .collect(),
+            annotation_steps: 0,
         }
     }
 
     /// Steps for per-step division (at least 1).
     pub fn step_divisor(&self) -> f64 {
         self.steps.max(1) as f64
+    }
+
+    /// Steps for per-step division of [`RankFacts::annotations`] (at least 1): those of the
+    /// rank's own window, which a common window may have reduced.
+    pub fn annotation_divisor(&self) -> f64 {
+        if self.annotation_steps > 0 {
+            self.annotation_steps as f64
+        } else {
+            self.step_divisor()
+        }
     }
 
     /// Exposed communication per step, ns.
@@ -874,6 +924,11 @@ fn merge_spans(mut group: Vec<RankFacts>) -> (RankFacts, RankSpans) {
             v.truncate(ANNOTATIONS_KEPT);
             v
         },
+        step_facts: group
+            .iter()
+            .flat_map(|r| r.step_facts.iter().copied())
+            .collect(),
+        annotation_steps: 0,
     };
     let spans = RankSpans {
         rank: first.rank,
@@ -890,6 +945,114 @@ fn are_spans(group: &[RankFacts]) -> bool {
     pid.is_some()
         && group.iter().all(|r| r.pid == pid)
         && (1..group.len()).all(|i| (0..i).all(|j| group[i].start != group[j].start))
+}
+
+/// The common window of a folder's ranks ([`common_window`]).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct CommonWindow {
+    /// The step numbers every rank's window counts.
+    pub steps: Vec<i64>,
+    /// The name of a step without its number (`ProfilerStep#`).
+    pub prefix: String,
+    /// The ranks whose figures were reduced to the common steps, each with the steps of its own
+    /// window left out.
+    pub trimmed: Vec<(i64, Vec<i64>)>,
+    /// The ranks whose windows differ from the common one but were kept whole, with why.
+    pub kept: Vec<(i64, Vec<i64>, String)>,
+}
+
+/// One window for a synchronous job: when the ranks' windows count different step numbers (a
+/// step one rank's window left out as an outlier or warm-up is still counted on another),
+/// every rank is reduced to the steps all the windows count. A rank is reduced from its
+/// [`RankFacts::step_facts`]: its steps, mean step time, window (each run of consecutive steps
+/// from its first start to its last end, as the window's rule), step breakdown, its
+/// collectives in the steps left out, and, for a rank without device work, its exposed
+/// communication (the communication of its steps' breakdown). A rank with device work keeps
+/// its window whole: its GPU-timeline split (exposed communication, busy) is measured over
+/// the window and cannot be split by step from the facts (kept, with why). `None` with fewer
+/// than two ranks, a rank without numbered steps, windows that agree, or no step in common.
+pub fn common_window(ranks: &mut [RankFacts]) -> Option<CommonWindow> {
+    use std::collections::BTreeSet;
+    if ranks.len() < 2
+        || ranks
+            .iter()
+            .any(|r| r.step_facts.is_empty() || r.step_facts.iter().any(|s| s.number < 0))
+    {
+        return None;
+    }
+    let sets: Vec<BTreeSet<i64>> = ranks
+        .iter()
+        .map(|r| r.step_facts.iter().map(|s| s.number).collect())
+        .collect();
+    let mut common = sets[0].clone();
+    for set in &sets[1..] {
+        common = common.intersection(set).copied().collect();
+    }
+    if common.is_empty() || sets.iter().all(|x| *x == common) {
+        return None;
+    }
+    let prefix = ranks[0]
+        .first_step
+        .trim_end_matches(|c: char| c.is_ascii_digit())
+        .to_string();
+    let mut out = CommonWindow {
+        steps: common.iter().copied().collect(),
+        prefix: prefix.clone(),
+        ..CommonWindow::default()
+    };
+    for (r, set) in ranks.iter_mut().zip(&sets) {
+        let dropped: Vec<i64> = set.difference(&common).copied().collect();
+        if dropped.is_empty() {
+            continue;
+        }
+        if r.device.is_some() {
+            out.kept.push((
+                r.rank,
+                dropped,
+                "its device timeline (busy, exposed communication) is measured over its own \
+                 window"
+                    .into(),
+            ));
+            continue;
+        }
+        let keep: Vec<StepFact> = r
+            .step_facts
+            .iter()
+            .copied()
+            .filter(|s| common.contains(&s.number))
+            .collect();
+        if r.annotation_steps == 0 {
+            r.annotation_steps = r.steps;
+        }
+        r.steps = keep.len();
+        r.step_time = keep.iter().map(|s| s.dur as f64).sum::<f64>() / keep.len() as f64;
+        // the window's rule: each run of consecutive steps from its first start to its last end
+        let mut window = 0;
+        let mut run: Option<(Ns, Ns, i64)> = None;
+        for st in &keep {
+            let end = st.start + st.dur;
+            run = match run {
+                Some((a, e, n)) if st.number == n + 1 => Some((a, e.max(end), st.number)),
+                _ => {
+                    window += run.map_or(0, |(a, e, _)| e - a);
+                    Some((st.start, end, st.number))
+                }
+            };
+        }
+        r.window = window + run.map_or(0, |(a, e, _)| e - a);
+        let mut parts = StepParts::default();
+        keep.iter().for_each(|s| parts.add(&s.parts));
+        r.parts = parts;
+        // a rank without device work: its exposed communication is its steps' communication
+        r.exposed_comm = parts.communication;
+        r.collectives.retain(|c| !dropped.contains(&c.step));
+        let name = |n: i64| format!("{prefix}{n}");
+        r.first_step = keep.first().map(|s| name(s.number)).unwrap_or_default();
+        r.last_step = keep.last().map(|s| name(s.number)).unwrap_or_default();
+        r.step_facts = keep;
+        out.trimmed.push((r.rank, dropped));
+    }
+    Some(out)
 }
 
 /// True when `a` ranks as slower than `b`: larger step time, then lower rank, then path.
@@ -928,6 +1091,8 @@ pub struct RankSummary {
     pub duplicates: Vec<(i64, Vec<String>)>,
     /// Ranks captured several times by one process, merged into one entry of `ranks`.
     pub spans: Vec<RankSpans>,
+    /// The common window, when the ranks' own windows counted different steps.
+    pub common: Option<CommonWindow>,
 }
 
 fn median(mut v: Vec<f64>) -> f64 {
@@ -964,7 +1129,8 @@ pub fn summarize(mut ranks: Vec<RankFacts>) -> RankSummary {
             merged.extend(group);
         }
     }
-    let ranks = merged;
+    let mut ranks = merged;
+    let common = common_window(&mut ranks);
     let mut slowest = 0;
     let mut fastest = 0;
     for i in 1..ranks.len() {
@@ -1020,6 +1186,7 @@ pub fn summarize(mut ranks: Vec<RankFacts>) -> RankSummary {
         median_own_time,
         duplicates,
         spans,
+        common,
     }
 }
 
@@ -1058,6 +1225,8 @@ pub(crate) mod tests {
             parts: StepParts::default(),
             annotations: Vec::new(),
             spans: 1,
+            step_facts: Vec::new(),
+            annotation_steps: 0,
         }
     }
 
@@ -1254,6 +1423,81 @@ pub(crate) mod tests {
         let json = serde_json::to_string(&ranks[1]).unwrap();
         let back: RankFacts = serde_json::from_str(&json).unwrap();
         assert_eq!(back, ranks[1]);
+    }
+
+    /// A gloo rank of steps given as (own work, all-reduce, work after it), ms, numbered
+    /// from 1, back to back from `t0`.
+    fn gloo_steps(steps: &[(f64, f64, f64)]) -> Trace {
+        use crate::model::build::TraceBuilder;
+        let mut b = TraceBuilder::new();
+        let mut t = 0.0;
+        for (k, &(own, comm, after)) in steps.iter().enumerate() {
+            let (own, comm, after) = (own * 1000.0, comm * 1000.0, after * 1000.0);
+            b.annotation(&format!("ProfilerStep#{}", k + 1), t, own + comm + after);
+            b.op("aten::addmm", t, own);
+            b.op("gloo:all_reduce", t + own, comm);
+            if after > 0.0 {
+                b.op("aten::add_", t + own + comm, after);
+            }
+            t += own + comm + after;
+        }
+        b.build()
+    }
+
+    #[test]
+    fn one_window_for_the_ranks() {
+        // six steps of 10 ms; rank 1 works 40 ms more after step 3's all-reduce (its step 3 is
+        // the outlier), and arrives late at step 4's, for which the others wait 40 ms more
+        // (their step 4 is the outlier); at step 4 rank 1 works 9 ms before the all-reduce
+        let even = (4.0, 6.0, 0.0);
+        let victim = [even, even, even, (4.0, 46.0, 0.0), even, even];
+        let culprit = [even, even, (4.0, 6.0, 40.0), (9.0, 1.0, 0.0), even, even];
+        let ranks: Vec<RankFacts> = [victim, culprit, victim]
+            .iter()
+            .enumerate()
+            .map(|(r, st)| {
+                let t = gloo_steps(st);
+                let a = crate::analysis::analyze(&t, &Default::default());
+                RankFacts::new(&t, &a, "r.json", r as i64, RankSource::Order)
+            })
+            .collect();
+        // their own windows: each left out its outlier step
+        let nums = |r: &RankFacts| r.step_facts.iter().map(|s| s.number).collect::<Vec<_>>();
+        assert_eq!(nums(&ranks[0]), [1, 2, 3, 5, 6]);
+        assert_eq!(nums(&ranks[1]), [1, 2, 4, 5, 6]);
+        assert_eq!(ranks[1].exposed_comm, 25_000_000);
+        let s = summarize(ranks.clone());
+        let c = s.common.as_ref().expect("a common window");
+        assert_eq!(c.steps, [1, 2, 5, 6]);
+        assert_eq!(c.trimmed, [(0, vec![3]), (1, vec![4]), (2, vec![3])]);
+        assert!(c.kept.is_empty());
+        for r in &s.ranks {
+            assert_eq!(nums(r), [1, 2, 5, 6]);
+            assert_eq!((r.steps, r.step_time), (4, 10_000_000.0));
+            assert_eq!(
+                (r.first_step.as_str(), r.last_step.as_str()),
+                ("ProfilerStep#1", "ProfilerStep#6")
+            );
+            // 6 ms of all-reduce in each common step
+            assert_eq!(r.exposed_comm, 24_000_000, "rank {}", r.rank);
+            assert_eq!(r.parts.communication, 24_000_000);
+            assert_eq!(r.window, 40_000_000);
+            assert!(r.collectives.iter().all(|c| [1, 2, 5, 6].contains(&c.step)));
+        }
+        // a rank with device work keeps its window, with why
+        let mut gpu = ranks.clone();
+        gpu[1].device = Some(0);
+        let s = summarize(gpu);
+        let c = s.common.unwrap();
+        assert_eq!(c.trimmed, [(0, vec![3]), (2, vec![3])]);
+        assert_eq!(c.kept.len(), 1);
+        assert_eq!((c.kept[0].0, c.kept[0].1.clone()), (1, vec![4]));
+        assert_eq!(s.ranks[1].steps, 5);
+        // windows that agree: nothing to do
+        assert_eq!(
+            summarize(vec![ranks[0].clone(), ranks[2].clone()]).common,
+            None
+        );
     }
 
     #[test]

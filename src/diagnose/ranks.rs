@@ -31,6 +31,10 @@ pub struct RanksDiagnosis {
     pub notes: Vec<String>,
     /// The collectives matched across the ranks ([`arrivals`]).
     pub arrivals: Arrivals,
+    /// Per rank (index in the summary's ranks): what it did more than the others per step
+    /// before the collectives, for the ranks that arrived last at some matched collective
+    /// (`None` for the others, or when nothing exceeds the others by 1 % of its step).
+    pub own_causes: Vec<Option<String>>,
 }
 
 fn who(r: &RankFacts) -> String {
@@ -86,7 +90,7 @@ fn own_cause(s: &RankSummary, i: usize) -> Option<Cause> {
     // the annotation (record_function range, module forward, DataLoader) that grew most
     let mut span: Option<(&str, f64, f64)> = None;
     for (name, ns) in &r.annotations {
-        let own = *ns as f64 / r.step_divisor();
+        let own = *ns as f64 / r.annotation_divisor();
         let mut others: Vec<f64> = s
             .ranks
             .iter()
@@ -96,7 +100,7 @@ fn own_cause(s: &RankSummary, i: usize) -> Option<Cause> {
                 o.annotations
                     .iter()
                     .find(|x| x.0 == *name)
-                    .map_or(0.0, |x| x.1 as f64 / o.step_divisor())
+                    .map_or(0.0, |x| x.1 as f64 / o.annotation_divisor())
             })
             .collect();
         others.sort_by(f64::total_cmp);
@@ -115,6 +119,7 @@ fn own_cause(s: &RankSummary, i: usize) -> Option<Cause> {
             ),
         )
     });
+    let span_x = span;
     let span = span.map(|(name, own, med)| {
         (
             format!("`{name}`"),
@@ -126,6 +131,10 @@ fn own_cause(s: &RankSummary, i: usize) -> Option<Cause> {
         )
     });
     let lead = span.as_ref().or(part.as_ref())?.0.clone();
+    let excess = match (span_x, best) {
+        (Some((_, own, med)), _) | (None, Some((_, own, med))) => own - med,
+        (None, None) => 0.0,
+    };
     let long = match (span, part) {
         (Some(sp), Some(pa)) => format!("{}; {}", sp.1, pa.1),
         (Some(x), None) | (None, Some(x)) => x.1,
@@ -134,6 +143,7 @@ fn own_cause(s: &RankSummary, i: usize) -> Option<Cause> {
     Some(Cause {
         short: format!("rank {} spent the time in {lead}", r.rank),
         long: format!("rank {} spent the time in {long}", r.rank),
+        cell: format!("{lead} +{}/step", fmt_ns(excess)),
     })
 }
 
@@ -141,6 +151,8 @@ fn own_cause(s: &RankSummary, i: usize) -> Option<Cause> {
 struct Cause {
     short: String,
     long: String,
+    /// What it did more than the median of the others, per step, for a table cell.
+    cell: String,
 }
 
 /// The ranks that caused at least [`CULPRIT_SHARE`] of the wait, by wait caused.
@@ -594,17 +606,109 @@ pub fn diagnose_ranks(s: &RankSummary) -> RanksDiagnosis {
     }
     rank(&mut findings);
     let notes = window_notes(s);
+    let own_causes = (0..s.ranks.len())
+        .map(|i| {
+            measured
+                .filter(|a| a.last[i] > 0)
+                .and_then(|_| own_cause(s, i))
+                .map(|c| c.cell)
+        })
+        .collect();
     RanksDiagnosis {
         verdict: verdict(s, &findings, measured),
         findings,
         notes,
         arrivals: a.clone(),
+        own_causes,
     }
+}
+
+/// One story for one rank of a folder: whom it waited for, or who waited for it, from the
+/// measured arrivals behind `rank-straggler` (`None` when that finding is not measured, or
+/// the rank takes no part in it: it neither caused nor waited 10 % of its step). Shown with
+/// the full report of that rank in a folder's report, so that its own verdict
+/// (communication-bound on a victim) and the folder's tell one story.
+pub fn rank_story(s: &RankSummary, d: &RanksDiagnosis, rank: i64) -> Option<String> {
+    let a = &d.arrivals;
+    let fired = d
+        .findings
+        .iter()
+        .any(|f| f.id == "rank-straggler" && f.evidence.metrics.contains_key("culprits"));
+    if !fired || !a.aligned || a.matched == 0 {
+        return None;
+    }
+    let i = s.ranks.iter().position(|r| r.rank == rank)?;
+    let cs = culprits(a);
+    let word = collective_word(&a.name);
+    let n = s.ranks.len();
+    let steps = s.ranks[i].step_divisor();
+    let last = |c: usize| {
+        format!(
+            "rank {} (last at {} of {} {word} collectives)",
+            s.ranks[c].rank, a.last[c], a.matched
+        )
+    };
+    if cs.contains(&i) {
+        let per = a.caused[i] as f64 / (n - 1) as f64 / steps;
+        return Some(format!(
+            "rank {} is the one the others waited for: it arrived last at {} of {} {word} \
+             collectives, and they waited {} per step for it",
+            s.ranks[i].rank,
+            a.last[i],
+            a.matched,
+            fmt_ns(per)
+        ));
+    }
+    let waited = a.waited[i] as f64 / steps;
+    if waited < STRAGGLER_OVER_MEDIAN * s.ranks[i].step_time {
+        return None;
+    }
+    let whom: Vec<String> = cs.iter().map(|&c| last(c)).collect();
+    Some(format!(
+        "rank {} waited {} per step inside the collectives for {}",
+        s.ranks[i].rank,
+        fmt_ns(waited),
+        whom.join(" and ")
+    ))
 }
 
 /// One window for a synchronous job: the ranks whose first or last step differs from the most
 /// common one.
 fn window_notes(s: &RankSummary) -> Vec<String> {
+    if let Some(c) = &s.common {
+        let steps = |v: &[i64]| {
+            v.iter()
+                .map(|n| format!("{}{n}", c.prefix))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        let mut notes = Vec::new();
+        if !c.trimmed.is_empty() {
+            let who: Vec<String> = c
+                .trimmed
+                .iter()
+                .map(|(r, d)| format!("rank {r} without {}", steps(d)))
+                .collect();
+            notes.push(format!(
+                "one window for the ranks: their own windows left out different steps (a step \
+                 one rank leaves out, an outlier or warm-up, is still counted on the others); \
+                 the comparison counts the {} step{} every window has ({}): {} (their rows and \
+                 the rules across ranks; their own reports keep their own windows)",
+                c.steps.len(),
+                if c.steps.len() == 1 { "" } else { "s" },
+                steps(&c.steps),
+                who.join(", ")
+            ));
+        }
+        for (r, d, why) in &c.kept {
+            notes.push(format!(
+                "rank {r}'s window also counts {}, which another rank's window leaves out: it is \
+                 kept whole, because {why} (give every rank the same `--steps`)",
+                steps(d)
+            ));
+        }
+        return notes;
+    }
     let mut count: Vec<((&str, &str), usize)> = Vec::new();
     for r in &s.ranks {
         let k = (r.first_step.as_str(), r.last_step.as_str());
@@ -924,5 +1028,68 @@ mod tests {
         let d = diagnose_ranks(&s);
         assert!(d.findings.is_empty());
         assert!(d.verdict.starts_with("1 rank"), "{}", d.verdict);
+    }
+
+    /// Three CPU-only gloo ranks (three steps of 10 ms): rank 1 computes 9 ms before each
+    /// all-reduce, the others 4 ms and then wait 5 ms inside it.
+    #[test]
+    fn a_waiting_host_only_rank_is_communication_bound_and_says_for_whom() {
+        use crate::analysis::ranks::{tests::gloo_rank, RankSource};
+        let mut facts = Vec::new();
+        let mut reports = Vec::new();
+        for (r, own) in [4.0, 9.0, 4.0].into_iter().enumerate() {
+            let t = gloo_rank(own, &[9.0; 3]);
+            let a = crate::analysis::analyze(&t, &Default::default());
+            facts.push(RankFacts::new(
+                &t,
+                &a,
+                "r.json",
+                r as i64,
+                RankSource::Order,
+            ));
+            reports.push(crate::diagnose::diagnose(&t, &a));
+        }
+        // a victim: 6 ms of the 10 ms step inside `gloo:all_reduce`, nothing overlaps it
+        let v = &reports[0];
+        assert!(
+            v.verdict.starts_with(
+                "Communication-bound (host-only trace, no GPU activity): 60.0% of the step \
+                 inside host collectives, mostly `gloo:all_reduce`"
+            ),
+            "{}",
+            v.verdict
+        );
+        assert_eq!(v.findings[0].id, "exposed-communication");
+        assert!((v.findings[0].recoverable_us - 6000.0).abs() < 1e-6);
+        // the culprit: 1 ms of 10 (10 %): host-only, the finding low
+        assert!(
+            reports[1].verdict.starts_with("Host-only trace"),
+            "{}",
+            reports[1].verdict
+        );
+        // in the folder: each says whom it waited for, or who waited for it
+        let s = summarize(facts);
+        let d = diagnose_ranks(&s);
+        assert_eq!(d.findings[0].id, "rank-straggler");
+        assert_eq!(
+            rank_story(&s, &d, 0).unwrap(),
+            "rank 0 waited 5.00 ms per step inside the collectives for rank 1 (last at 3 of 3 \
+             all_reduce collectives)"
+        );
+        assert_eq!(
+            rank_story(&s, &d, 1).unwrap(),
+            "rank 1 is the one the others waited for: it arrived last at 3 of 3 all_reduce \
+             collectives, and they waited 5.00 ms per step for it"
+        );
+        // balanced ranks: no story
+        let even: Vec<RankFacts> = (0..3)
+            .map(|r| {
+                let t = gloo_rank(4.0, &[4.0; 3]);
+                let a = crate::analysis::analyze(&t, &Default::default());
+                RankFacts::new(&t, &a, "r.json", r, RankSource::Order)
+            })
+            .collect();
+        let s = summarize(even);
+        assert_eq!(rank_story(&s, &diagnose_ranks(&s), 0), None);
     }
 }

@@ -23,7 +23,7 @@ pub const MEMORY_SHARE: f64 = 0.90;
 /// All data-movement findings.
 pub fn rules(f: &Facts) -> Vec<Finding> {
     let mut out = Vec::new();
-    out.extend(exposed_communication(f));
+    out.extend(exposed_communication(f).or_else(|| host_communication(f)));
     let pageable = pageable_memcpy(f);
     let pageable_claim = pageable.as_ref().map(|p| p.1.clone()).unwrap_or_default();
     out.extend(pageable.map(|p| p.0));
@@ -109,6 +109,115 @@ fn exposed_communication(f: &Facts) -> Option<Finding> {
         ),
         evidence: e,
         advice,
+    })
+}
+
+/// Host collective spans (`gloo:*`, `nccl:*`, `mpi:*`, `ucc:*`) by name: (name, calls, time in
+/// the window, ns), longest first — from the window's phases (`user_annotation` spans), else
+/// from its operator table (the spans recorded as operators).
+pub fn host_collectives(f: &Facts) -> Vec<(String, u64, Ns)> {
+    use crate::model::classify::is_host_collective;
+    fn add(v: &mut Vec<(String, u64, Ns)>, name: &str, calls: u64, total: Ns) {
+        match v.iter_mut().find(|x| x.0 == name) {
+            Some(x) => {
+                x.1 += calls;
+                x.2 += total;
+            }
+            None => v.push((name.to_string(), calls, total)),
+        }
+    }
+    let mut v: Vec<(String, u64, Ns)> = Vec::new();
+    for p in
+        f.a.phases
+            .phases
+            .iter()
+            .filter(|p| is_host_collective(&p.name))
+    {
+        add(&mut v, &p.name, p.calls, p.cpu_total);
+    }
+    if v.is_empty() {
+        for o in f.a.ops.iter().filter(|o| is_host_collective(&o.name)) {
+            add(&mut v, &o.name, o.calls, o.host_total);
+        }
+    }
+    v.sort_by(|x, y| y.2.cmp(&x.2).then(x.0.cmp(&y.0)));
+    v
+}
+
+/// Host time per step inside host collectives of a trace with no device timeline (gloo, MPI,
+/// UCC on CPU: the step breakdown's communication), µs; `None` with a device timeline.
+pub fn host_comm_us(f: &Facts) -> Option<f64> {
+    if !f.a.timeline.is_empty() {
+        return None;
+    }
+    Some(f.a.steps.average.communication / 1000.0)
+}
+
+/// `exposed-communication` of a rank without device work (gloo, MPI, UCC on CPU): the host
+/// collectives' share of the step (nothing on a device overlaps them). In a synchronous job
+/// most of that time is waiting for the other ranks to arrive.
+fn host_communication(f: &Facts) -> Option<Finding> {
+    let raw = host_comm_us(f)?;
+    let share = f.share_of_step(raw);
+    if share < COMM_SHARE {
+        return None;
+    }
+    let mut e = Evidence::default();
+    e.facts.push(format!(
+        "no device activity: host collectives take {} per step = {} of the step (step \
+         breakdown, communication), and no compute overlaps them",
+        fmt_us(raw),
+        pct(share)
+    ));
+    for (name, calls, total) in host_collectives(f).iter().take(4) {
+        e.facts.push(format!(
+            "  {} ×{}: {}",
+            short(name, 80),
+            count(*calls),
+            fmt_ns(*total as f64)
+        ));
+    }
+    e.facts.push(
+        "a host collective opens when the rank calls it and closes when it completes on this \
+         rank: it holds the transfer and the wait for the last rank to arrive; analyze the \
+         folder of all ranks to see whom this rank waits for"
+            .into(),
+    );
+    if let Some(d) = &f.trace.distributed {
+        e.facts.push(format!(
+            "backend {}, rank {}, world size {}",
+            d.backend.as_deref().unwrap_or("?"),
+            d.rank.map(|r| r.to_string()).unwrap_or("?".into()),
+            d.world_size.map(|r| r.to_string()).unwrap_or("?".into())
+        ));
+    }
+    metric(&mut e, "exposed_comm_us_per_step", raw);
+    Some(Finding {
+        id: "exposed-communication",
+        severity: f.severity(raw),
+        title: format!(
+            "Exposed communication: {} of the step inside host collectives (no GPU activity)",
+            pct(share)
+        ),
+        recoverable_us: raw,
+        recoverable_basis: "host time per step inside host collectives (gloo/MPI/UCC spans, \
+                            the step breakdown's communication): the transfer plus the wait \
+                            for the other ranks, an upper bound"
+            .into(),
+        evidence: e,
+        advice: vec![
+            "Find the rank the others wait for: `stallscope analyze` on the folder of every \
+             rank's trace measures who arrives last at each collective and why."
+                .to_string(),
+            "Overlap the gradients' all-reduce with the backward pass (DDP buckets: \
+             `bucket_cap_mb`, `static_graph=True`) and communicate less often \
+             (`model.no_sync()` with gradient accumulation)."
+                .into(),
+            "On CPU with gloo, check that the ranks do not share cores (`taskset`, \
+             `OMP_NUM_THREADS`): a rank descheduled before the collective makes every other \
+             rank wait."
+                .into(),
+        ],
     })
 }
 

@@ -1,6 +1,7 @@
 //! The one-line verdict: what bounds the step, with the number that shows it.
 //!
-//! * No device activity in the window: a host-only verdict.
+//! * No device activity in the window: a host-only verdict — communication-bound when host
+//!   collectives (gloo, MPI, UCC spans) take ≥ 30 % of the step.
 //! * **GPU-bound** when the busiest device is busy ≥ 85 % of the window or its launch queue
 //!   was full: `GPU-bound: 91.0% busy, 62.0% of kernel time in tensor-core GEMMs` (the
 //!   largest kernel category by time, with tensor-core use for GEMM/conv/attention; or
@@ -109,7 +110,8 @@ pub enum VerdictClass {
     /// The busiest device is busy ≥ 85 % of the window (or its launch queue was full).
     GpuBound,
     /// Busy, with ≥ 30 % of the step exposed communication; or exposed communication is the
-    /// largest pool of lost device time.
+    /// largest pool of lost device time; or, without device activity, host collectives (gloo,
+    /// MPI, UCC) take ≥ 30 % of the step.
     CommunicationBound,
     /// The device clock looks offset from the host's: idle time is blamed on nothing.
     TimingUnreliable,
@@ -253,6 +255,24 @@ fn classified_of(
             );
         }
         let avg = &f.a.steps.average;
+        // host collectives (gloo, MPI, UCC on CPU): nothing overlaps them; in a synchronous
+        // job that time is mostly the wait for the other ranks
+        if avg.total > 0.0
+            && avg.communication / avg.total >= COMM_BOUND_SHARE
+            && avg.communication >= avg.dataloader
+        {
+            let names = super::transfer::host_collectives(f);
+            let mut v = format!(
+                "Communication-bound (host-only trace, no GPU activity): {} of the step inside \
+                 host collectives",
+                pct(avg.communication / avg.total)
+            );
+            if let Some((name, _, _)) = names.first() {
+                v.push_str(&format!(", mostly `{}`", super::short(name, 60)));
+            }
+            v.push_str(", waiting for the other ranks or the transfer");
+            return (V::CommunicationBound, v);
+        }
         if avg.total > 0.0 && avg.dataloader / avg.total > super::host::DATALOADER_SHARE {
             return (
                 V::HostOnly,

@@ -260,6 +260,24 @@ fn ranks_section(sec: &super::ranks::RanksSection, out: &mut dyn Write) -> io::R
         &rows,
     )?;
     writeln!(out)?;
+    if let Some((what, rows)) = sec.arrival_table() {
+        writeln!(out, "**Arrivals:** {}.", escape(&what))?;
+        writeln!(out)?;
+        let rows: Vec<Vec<String>> = rows
+            .iter()
+            .map(|r| r.iter().map(|c| rich(c)).collect())
+            .collect();
+        table(
+            out,
+            &super::ranks::ARRIVAL_COLUMNS,
+            &[false, true, true, true, false],
+            &rows,
+        )?;
+        writeln!(out)?;
+    }
+    for n in &sec.notes {
+        writeln!(out, "> note: {}", rich(n))?;
+    }
     for k in &sec.skipped {
         writeln!(out, "> skipped: {}", escape(&k.error))?;
     }
@@ -272,7 +290,7 @@ fn ranks_section(sec: &super::ranks::RanksSection, out: &mut dyn Write) -> io::R
             escape(&d.files.join(", "))
         )?;
     }
-    if !sec.skipped.is_empty() || !sec.duplicates.is_empty() {
+    if !sec.skipped.is_empty() || !sec.duplicates.is_empty() || !sec.notes.is_empty() {
         writeln!(out)?;
     }
     spans_section(sec, out)?;
@@ -297,13 +315,17 @@ fn ranks_section(sec: &super::ranks::RanksSection, out: &mut dyn Write) -> io::R
     }
     writeln!(
         out,
-        "The full report of rank {} ({}) follows.",
+        "The full report of rank {} ({}) follows.{}",
         sec.shown.rank,
         if sec.shown.why == "requested" {
             "`--rank`"
         } else {
             "the slowest"
-        }
+        },
+        sec.shown.story.as_ref().map_or(String::new(), |x| format!(
+            " Across the ranks: {}.",
+            rich(x)
+        ))
     )?;
     writeln!(out)?;
     Ok(())

@@ -94,6 +94,10 @@ pub struct ArrivalRow {
     pub caused_us: f64,
     /// Its own time before the matched collectives, µs (window total).
     pub before_us: f64,
+    /// What it did more than the other ranks per step before the collectives, when it
+    /// arrived last at some (`` `DistributedDataParallel.forward` +29.73 ms/step ``).
+    #[serde(default)]
+    pub own_cause: Option<String>,
 }
 
 /// Whose full report surrounds the `ranks` section.
@@ -106,6 +110,11 @@ pub struct ShownRank {
     /// `slowest`, or `requested` (`--rank`).
     #[serde(deserialize_with = "crate::text::static_words::one")]
     pub why: crate::text::static_words::Word,
+    /// Its part in the measured arrivals, when it has one: whom it waited for, or that the
+    /// others waited for it (`crate::diagnose::ranks::rank_story`). Its own report, around
+    /// the section, stays that of the rank alone.
+    #[serde(default)]
+    pub story: Option<String>,
 }
 
 /// One rank of the table. Time fields are window totals of the rank's main device, the same
@@ -218,6 +227,9 @@ impl SpanInfo {
     }
 }
 
+/// Columns of the arrivals table ([`RanksSection::arrival_table`]).
+pub const ARRIVAL_COLUMNS: [&str; 5] = ["rank", "last", "wait caused", "waited", "own cause"];
+
 /// Columns of the per-span table.
 pub const SPAN_COLUMNS: [&str; 6] = ["span", "file", "starts", "steps", "step time", "compile"];
 
@@ -302,6 +314,7 @@ impl RanksSection {
         skipped: Vec<SkippedFile>,
         ignored_files: usize,
     ) -> RanksSection {
+        let story = crate::diagnose::ranks::rank_story(s, &d, shown.rank);
         let a = &d.arrivals;
         RanksSection {
             folder: folder.to_string(),
@@ -311,6 +324,7 @@ impl RanksSection {
                 rank: shown.rank,
                 path: shown.path.clone(),
                 why: if requested { "requested" } else { "slowest" },
+                story,
             },
             slowest_rank: s.ranks[s.slowest].rank,
             fastest_rank: s.ranks[s.fastest].rank,
@@ -375,11 +389,57 @@ impl RanksSection {
                         waited_us: us(a.waited[i]),
                         caused_us: us(a.caused[i]),
                         before_us: us(a.before[i]),
+                        own_cause: d.own_causes.get(i).cloned().flatten(),
                     })
                     .collect(),
             }),
             notes: d.notes,
         }
+    }
+
+    /// The arrivals as the terminal and Markdown renderers show them (under `Arrivals`): what
+    /// was matched, and one row of
+    /// [`ARRIVAL_COLUMNS`] cells per rank (times last of the matched collectives, the wait it
+    /// caused the others and the time it waited, per step of its window, its own cause cut to
+    /// 56 characters so that the table fits in 100 columns). `None` without matched
+    /// collectives.
+    pub fn arrival_table(&self) -> Option<(String, Vec<[String; 5]>)> {
+        let a = self.arrivals.as_ref()?;
+        let per_step = |row: &ArrivalRow, v: f64| {
+            let steps = self
+                .ranks
+                .iter()
+                .find(|r| r.rank == row.rank)
+                .map_or(1, |r| r.steps.max(1));
+            super::fmt_us(v / steps as f64)
+        };
+        let rows = a
+            .ranks
+            .iter()
+            .map(|r| {
+                [
+                    r.rank.to_string(),
+                    format!("{} of {}", r.last, a.matched),
+                    per_step(r, r.caused_us),
+                    per_step(r, r.waited_us),
+                    r.own_cause
+                        .as_deref()
+                        .map_or("-".into(), |c| crate::text::shorten_middle(c, 56)),
+                ]
+            })
+            .collect();
+        let what = if a.name.is_empty() {
+            String::new()
+        } else {
+            format!("{} ", a.name)
+        };
+        let title = format!(
+            "{} {what}collective{} matched on every rank ({} side); per step",
+            a.matched,
+            if a.matched == 1 { "" } else { "s" },
+            a.side
+        );
+        Some((title, rows))
     }
 
     /// The file names of the rows without what they all share: the common prefix and suffix,

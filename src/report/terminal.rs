@@ -587,6 +587,23 @@ fn write_ranks(
         ]);
     }
     t.write(out, width, st)?;
+    if let Some((what, rows)) = sec.arrival_table() {
+        writeln!(out)?;
+        writeln!(
+            out,
+            "{}  {}",
+            st.heading("Arrivals"),
+            st.dim(&sanitize(&what))
+        )?;
+        let mut t = Table::new(&super::ranks::ARRIVAL_COLUMNS);
+        t.left = vec![0, 4];
+        rows.into_iter()
+            .for_each(|r| t.row(r.iter().map(|c| sanitize(c)).collect()));
+        t.write(out, width, st)?;
+    }
+    for n in &sec.notes {
+        write_wrapped(out, "note: ", &sanitize(n), 6, width)?;
+    }
     for k in &sec.skipped {
         write_wrapped(out, "skipped: ", &sanitize(&k.error), 9, width)?;
     }
@@ -646,6 +663,9 @@ fn write_ranks(
         "{}",
         st.heading(&format!("{head}{}", "═".repeat(fill)))
     )?;
+    if let Some(story) = &sec.shown.story {
+        write_wrapped(out, "Across the ranks: ", &sanitize(story), 18, width)?;
+    }
     Ok(())
 }
 
