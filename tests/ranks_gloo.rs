@@ -6,9 +6,10 @@
 //! waits within 15 % of the injected delay, count the host-side all-reduces as exposed
 //! communication, and raise no high-severity finding on the control.
 //!
-//! The three captures are committed (`tests/data/gloo/{sleep,dataset,balanced}/`, made by
-//! that script with torch 2.15 on this project's 2-core machine), so the figures are checked
-//! whatever the machine's load; one more test makes a fresh capture of the sleeping rank at
+//! The captures are committed (`tests/data/gloo/{sleep,dataset,balanced,hiccup}/`, made by
+//! that script with torch 2.15 on this project's 2-core machine; `hiccup`: rank 1 sleeps
+//! 120 ms once, which each rank's window leaves out at a different step), so the figures are
+//! checked whatever the machine's load; one more test makes a fresh capture of the sleeping rank at
 //! test time and checks the culprit and its recurrence there.
 //!
 //! Needs a Python that imports torch: `$STALLSCOPE_TORCH_PYTHON`, else `python3` with
