@@ -293,10 +293,7 @@ mod tests {
         assert_eq!(s[0].share, "75.0%");
         assert_eq!(s[3].label, "idle");
         assert_eq!(s[3].share, "20.0%");
-        let empty = TimelineInfo {
-            total_us: 0.0,
-            ..t
-        };
+        let empty = TimelineInfo { total_us: 0.0, ..t };
         assert_eq!(gpu_split(&empty)[0].share, "-");
     }
 

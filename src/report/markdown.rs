@@ -10,8 +10,8 @@
 use std::io::{self, Write};
 
 use super::units::{self, fmt_bytes, fmt_count, fmt_pct, fmt_us};
-use crate::text::shorten_middle;
 use super::{layout, BreakdownUs, RenderOptions, Renderer, Report};
+use crate::text::shorten_middle;
 use crate::text::{code_parts, Part};
 
 /// Markdown for a pull request or an issue.
@@ -448,10 +448,7 @@ fn title(r: &Report, out: &mut dyn Write) -> io::Result<()> {
 /// warnings.
 fn headline(r: &Report, out: &mut dyn Write) -> io::Result<()> {
     let (average, over) = layout::average_step(r);
-    let mut head = vec![format!(
-        "**{average}: {}** {over}",
-        fmt_us(r.step_time_us)
-    )];
+    let mut head = vec![format!("**{average}: {}** {over}", fmt_us(r.step_time_us))];
     for d in &r.devices {
         if let Some(u) = d.utilization {
             head.push(format!(
@@ -756,12 +753,7 @@ fn ops_section(r: &Report, top: usize, out: &mut dyn Write) -> io::Result<()> {
             ]
         })
         .collect();
-    writeln!(
-        out,
-        "### Top operators ({} of {})",
-        rows.len(),
-        r.ops.len()
-    )?;
+    writeln!(out, "### Top operators ({} of {})", rows.len(), r.ops.len())?;
     writeln!(out)?;
     table(
         out,

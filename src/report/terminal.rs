@@ -240,8 +240,7 @@ fn write_steps(r: &Report, width: usize, st: &Style, out: &mut dyn Write) -> io:
         )?;
     }
     let mut t = Table::new(&[
-        unit, "total", "kernel", "memcpy", "memset", "comm", "runtime", "dataldr", "cpu",
-        "other",
+        unit, "total", "kernel", "memcpy", "memset", "comm", "runtime", "dataldr", "cpu", "other",
     ]);
     let cells = |name: String, total: f64, b: &super::BreakdownUs| {
         let mut v = vec![name, fmt_us(total)];
@@ -281,12 +280,7 @@ fn write_steps(r: &Report, width: usize, st: &Style, out: &mut dyn Write) -> io:
 }
 
 /// The GPU timeline: per device, the split of its time and the idle share.
-fn write_gpu_timeline(
-    r: &Report,
-    width: usize,
-    st: &Style,
-    out: &mut dyn Write,
-) -> io::Result<()> {
+fn write_gpu_timeline(r: &Report, width: usize, st: &Style, out: &mut dyn Write) -> io::Result<()> {
     if r.gpu_timeline.is_empty() {
         return Ok(());
     }
@@ -729,7 +723,13 @@ fn write_capture_check(
     writeln!(out)?;
     writeln!(out, "{}  {}", st.heading(&c.title), st.dim(c.subtitle))?;
     for i in &c.items {
-        write_wrapped(out, &format!("  {}: ", i.label), &sanitize(&i.text), 4, width)?;
+        write_wrapped(
+            out,
+            &format!("  {}: ", i.label),
+            &sanitize(&i.text),
+            4,
+            width,
+        )?;
         if let Some(e) = &i.effect {
             write_wrapped(out, "    → ", &sanitize(e), 6, width)?;
         }
