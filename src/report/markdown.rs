@@ -607,24 +607,15 @@ fn gpu_section(r: &Report, out: &mut dyn Write) -> io::Result<()> {
     }
     writeln!(out, "### GPU")?;
     writeln!(out)?;
-    let rows: Vec<Vec<String>> = r
-        .devices
-        .iter()
+    let rows: Vec<Vec<String>> = layout::devices(r)
+        .into_iter()
         .map(|d| {
             let mut row = vec![
-                format!(
-                    "{} {}",
-                    d.id,
-                    if d.name.is_empty() {
-                        "(unnamed)".to_string()
-                    } else {
-                        escape(&d.name)
-                    }
-                ),
-                fmt_pct(d.utilization),
-                fmt_pct(d.sm_efficiency),
-                fmt_pct(d.achieved_occupancy),
-                fmt_pct(d.tensor_core_ratio),
+                format!("{} {}", d.id, escape(d.name)),
+                d.utilization,
+                d.sm_efficiency,
+                d.occupancy,
+                d.tensor_cores,
             ];
             match r.gpu_timeline.iter().find(|t| t.device == d.id) {
                 Some(t) => row.extend(layout::gpu_split(t).map(|p| p.share)),

@@ -190,24 +190,16 @@ fn write_devices(r: &Report, width: usize, st: &Style, out: &mut dyn Write) -> i
         "occupancy",
         "tensor cores",
     ]);
-    for d in &r.devices {
+    for d in layout::devices(r) {
         t.row(vec![
-            sanitize(&format!(
-                "{} {}",
-                d.id,
-                if d.name.is_empty() {
-                    "(unnamed)"
-                } else {
-                    &d.name
-                }
-            )),
-            d.sm_count.map(|v| v.to_string()).unwrap_or("-".into()),
-            d.memory_bytes.map(fmt_bytes).unwrap_or("-".into()),
-            d.compute_capability.clone().unwrap_or("-".into()),
-            fmt_pct(d.utilization),
-            fmt_pct(d.sm_efficiency),
-            fmt_pct(d.achieved_occupancy),
-            fmt_pct(d.tensor_core_ratio),
+            sanitize(&format!("{} {}", d.id, d.name)),
+            d.sms,
+            d.memory,
+            d.compute_capability.to_string(),
+            d.utilization,
+            d.sm_efficiency,
+            d.occupancy,
+            d.tensor_cores,
         ]);
     }
     t.write(out, width, st)
