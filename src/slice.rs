@@ -4,9 +4,8 @@
 //! # What is kept
 //!
 //! The input is read block by block by the reader's scanner ([`scan_stream`], which cuts
-//! `traceEvents` at event boundaries without parsing), each event is read by the reader's
-//! serde event ([`RawEvent`]) and decided on its own from `ph`, `ts`, `dur`, `name`, `cat` and
-//! `id`; kept events are written through byte for byte. Memory stays
+//! `traceEvents` at event boundaries without parsing) and each event is decided on its own from
+//! `ph`, `ts`, `dur`, `name`, `cat` and `id`; kept events are written through byte for byte. Memory stays
 //! at a few blocks plus the flows waiting for their other end, never the file.
 //!
 //! * Metadata events (`ph: "M"`: process/thread names, sort indexes) and events without a
@@ -56,7 +55,10 @@ use std::fs::File;
 use std::io::{self, BufRead, BufReader, BufWriter, Read, Write};
 use std::path::Path;
 
-use crate::ingest::kineto::event::{micros_to_ns, RawEvent};
+use serde::de::{Deserialize, Deserializer, IgnoredAny, MapAccess, Visitor};
+use serde_json::value::RawValue;
+
+use crate::ingest::kineto::event::{micros_to_ns, BStr};
 use crate::ingest::kineto::lenient;
 use crate::ingest::kineto::scan::{scan_stream, StreamError, Streamed};
 use crate::ingest::sniff;
@@ -188,6 +190,50 @@ impl std::fmt::Display for SliceError {
 
 impl std::error::Error for SliceError {}
 
+/// The fields a slice decision needs, borrowed. Its visitor has the shape of
+/// [`crate::ingest::kineto::event::RawEvent`]'s on purpose: the same keys read the same way, into
+/// the six fields a decision needs instead of a whole event.
+#[derive(Default)]
+struct SliceEvent<'a> {
+    ph: BStr<'a>,
+    cat: BStr<'a>,
+    name: BStr<'a>,
+    ts: Option<&'a RawValue>,
+    dur: Option<&'a RawValue>,
+    id: Option<&'a RawValue>,
+}
+
+impl<'de> Deserialize<'de> for SliceEvent<'de> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = SliceEvent<'de>;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a trace event object")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut m: A) -> Result<Self::Value, A::Error> {
+                let mut e = SliceEvent::default();
+                while let Some(k) = m.next_key::<BStr<'de>>()? {
+                    let k = k.0.unwrap_or_default();
+                    match k.as_bytes() {
+                        b"ph" => e.ph = m.next_value()?,
+                        b"cat" => e.cat = m.next_value()?,
+                        b"name" => e.name = m.next_value()?,
+                        b"ts" => e.ts = Some(m.next_value()?),
+                        b"dur" => e.dur = Some(m.next_value()?),
+                        b"id" => e.id = Some(m.next_value()?),
+                        _ => {
+                            m.next_value::<IgnoredAny>()?;
+                        }
+                    }
+                }
+                Ok(e)
+            }
+        }
+        d.deserialize_map(V)
+    }
+}
+
 enum Decision {
     Keep,
     Drop,
@@ -208,17 +254,21 @@ fn overlaps(keep: &IntervalSet, start: Ns, end: Ns) -> bool {
     keep.covered_within(Interval::new(start, end)) > 0
 }
 
-fn decide(plan: &SlicePlan, e: &RawEvent<'_>) -> Decision {
+fn decide(plan: &SlicePlan, e: &SliceEvent<'_>) -> Decision {
     let ph = e.ph.0.as_deref().unwrap_or("");
     if ph == "M" {
         return Decision::Keep;
     }
-    let Some(ts) = e.ts.and_then(micros_to_ns) else {
+    let Some(ts) = e.ts.and_then(|t| micros_to_ns(t.get())) else {
         return Decision::Keep;
     };
     match ph {
         "X" => {
-            let dur = e.dur.and_then(micros_to_ns).unwrap_or(0).max(0);
+            let dur = e
+                .dur
+                .and_then(|d| micros_to_ns(d.get()))
+                .unwrap_or(0)
+                .max(0);
             if !overlaps(&plan.keep, ts, ts.saturating_add(dur)) {
                 return Decision::Drop;
             }
@@ -235,7 +285,7 @@ fn decide(plan: &SlicePlan, e: &RawEvent<'_>) -> Decision {
             }
             let mut key = e.cat.0.as_deref().unwrap_or("").as_bytes().to_vec();
             key.push(0);
-            key.extend_from_slice(e.id.map(str::trim).unwrap_or("").as_bytes());
+            key.extend_from_slice(e.id.map(|r| r.get().trim()).unwrap_or("").as_bytes());
             Decision::Flow(key, ph == "s")
         }
         _ => {
@@ -391,16 +441,16 @@ pub fn slice<R: Read, W: Write>(
             Streamed::Event { bytes: raw, repair } => {
                 stats.events_in += 1;
                 let mut fixed: Option<Vec<u8>> = None;
-                let parsed: Option<RawEvent> = if repair {
+                let parsed: Option<SliceEvent> = if repair {
                     None
                 } else {
-                    serde_json::from_slice::<RawEvent>(raw).ok()
+                    serde_json::from_slice::<SliceEvent>(raw).ok()
                 };
                 let decision = match parsed {
                     Some(e) => Some(decide(plan, &e)),
                     None => {
                         let (f, _) = lenient::repair(raw);
-                        let d = serde_json::from_slice::<RawEvent>(&f)
+                        let d = serde_json::from_slice::<SliceEvent>(&f)
                             .ok()
                             .map(|e| decide(plan, &e));
                         fixed = Some(f);

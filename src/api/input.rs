@@ -80,3 +80,32 @@ pub fn guess(path: &Path) -> Result<Input, GuessError> {
 pub fn is_saved_report(path: &Path) -> bool {
     crate::diff::side::is_saved_report(path)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample(name: &str) -> std::path::PathBuf {
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("samples")
+            .join(name)
+    }
+
+    #[test]
+    fn each_kind_of_input_is_told_apart() {
+        assert!(matches!(guess(Path::new("-")), Ok(Input::Stdin)));
+        assert!(matches!(
+            guess(&sample("h100_bert_small.json.gz")),
+            Ok(Input::Trace)
+        ));
+        let f = crate::multirank::tests::folder("guess");
+        assert!(matches!(guess(&f.0), Ok(Input::RankFolder(l)) if l.files.len() == 3));
+        // a saved report: its first key is schema_version
+        let saved = f.0.join("report.txt");
+        std::fs::write(&saved, b"{\"schema_version\": 1}").unwrap();
+        assert!(matches!(guess(&saved), Ok(Input::SavedReport)));
+        // summaries beside traces: refused
+        std::fs::write(f.0.join("rank9.summary.json"), b"{}").unwrap();
+        assert!(matches!(guess(&f.0), Err(GuessError::Mixed(_))));
+    }
+}

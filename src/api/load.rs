@@ -68,3 +68,32 @@ impl LoadSettings {
         self.threads.unwrap_or(0)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The limits and the switches reach the reader's options from the value alone.
+    #[test]
+    fn settings_become_the_readers_options() {
+        let mut s = LoadSettings {
+            threads: Some(3),
+            allow_truncated: true,
+            progress: true,
+            no_clock_correction: true,
+            no_chain: true,
+            ..LoadSettings::default()
+        };
+        s.limits.set("names=10").unwrap();
+        let o = s.options();
+        assert_eq!(o.kineto.limits, s.limits);
+        assert_ne!(o.kineto.limits, Limits::default());
+        assert_eq!(o.kineto.threads, 3);
+        assert!(o.kineto.allow_truncated && o.no_clock_correction && !o.kineto.chain);
+        assert_eq!(o.progress_over, Some(PROGRESS_OVER));
+        let d = LoadSettings::default().options();
+        assert_eq!(d.progress_over, None);
+        assert_eq!(d.kineto.limits, Limits::default());
+        assert!(d.kineto.chain && !d.no_mmap);
+    }
+}

@@ -369,8 +369,6 @@ fn write_parquet(
     }
 }
 
-/// A reading warning on stderr; names and keys in it come from the file and are shown as
-
 /// Writes the report of an Nsight Compute CSV alone: its findings and kernel table, or JSON.
 fn render_ncu(args: &AnalyzeArgs, rep: &Report) -> Result<(), (i32, String)> {
     let mut buf: Vec<u8> = Vec::new();

@@ -57,8 +57,8 @@ pub fn render_check(c: &Comparison, format: DiffFormat, out: &mut dyn Write) -> 
     }
 }
 
-pub use crate::report::units::signed_us as signed;
 use crate::report::units::signed_percent as signed_pct;
+pub use crate::report::units::signed_us as signed;
 
 /// A contributor's share of the change as a whole percentage, `-` without one.
 fn share(c: &Contributor) -> String {

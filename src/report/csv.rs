@@ -311,7 +311,6 @@ fn ranks(r: &Report, out: &mut dyn Write) -> io::Result<()> {
     Ok(())
 }
 
-
 /// torch's memory-timeline export as CSV: `t_ns` then one column of bytes per category, one
 /// row per distinct timestamp.
 pub fn write_memory_export(

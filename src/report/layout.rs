@@ -100,6 +100,51 @@ pub fn compiled(r: &Report) -> Option<Notes> {
     })
 }
 
+/// One device of the GPU summary, its cells formatted.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DeviceRow<'a> {
+    /// Device id.
+    pub id: i64,
+    /// Its name from the trace (raw), `(unnamed)` without one.
+    pub name: &'a str,
+    /// SMs, `-` when unknown.
+    pub sms: String,
+    /// Memory, `-` when unknown.
+    pub memory: String,
+    /// Compute capability from the trace (raw), `-` when unknown.
+    pub compute_capability: &'a str,
+    /// Kernel utilization.
+    pub utilization: String,
+    /// Estimated SM efficiency.
+    pub sm_efficiency: String,
+    /// Estimated achieved occupancy.
+    pub occupancy: String,
+    /// Tensor-core share of kernel time.
+    pub tensor_cores: String,
+}
+
+/// The devices that ran work.
+pub fn devices(r: &Report) -> Vec<DeviceRow<'_>> {
+    r.devices
+        .iter()
+        .map(|d| DeviceRow {
+            id: d.id,
+            name: if d.name.is_empty() {
+                "(unnamed)"
+            } else {
+                &d.name
+            },
+            sms: d.sm_count.map(|v| v.to_string()).unwrap_or("-".into()),
+            memory: d.memory_bytes.map(units::fmt_bytes).unwrap_or("-".into()),
+            compute_capability: d.compute_capability.as_deref().unwrap_or("-"),
+            utilization: units::fmt_pct(d.utilization),
+            sm_efficiency: units::fmt_pct(d.sm_efficiency),
+            occupancy: units::fmt_pct(d.achieved_occupancy),
+            tensor_cores: units::fmt_pct(d.tensor_core_ratio),
+        })
+        .collect()
+}
+
 /// How many rows a table shows: `top`, 0 for all.
 pub fn rows_shown(top: usize) -> usize {
     if top == 0 {
@@ -293,10 +338,7 @@ mod tests {
         assert_eq!(s[0].share, "75.0%");
         assert_eq!(s[3].label, "idle");
         assert_eq!(s[3].share, "20.0%");
-        let empty = TimelineInfo {
-            total_us: 0.0,
-            ..t
-        };
+        let empty = TimelineInfo { total_us: 0.0, ..t };
         assert_eq!(gpu_split(&empty)[0].share, "-");
     }
 

@@ -10,8 +10,8 @@
 use std::io::{self, Write};
 
 use super::units::{self, fmt_bytes, fmt_count, fmt_pct, fmt_us};
-use crate::text::shorten_middle;
 use super::{layout, BreakdownUs, RenderOptions, Renderer, Report};
+use crate::text::shorten_middle;
 use crate::text::{code_parts, Part};
 
 /// Markdown for a pull request or an issue.
@@ -470,10 +470,7 @@ fn title(r: &Report, out: &mut dyn Write) -> io::Result<()> {
 /// warnings.
 fn headline(r: &Report, out: &mut dyn Write) -> io::Result<()> {
     let (average, over) = layout::average_step(r);
-    let mut head = vec![format!(
-        "**{average}: {}** {over}",
-        fmt_us(r.step_time_us)
-    )];
+    let mut head = vec![format!("**{average}: {}** {over}", fmt_us(r.step_time_us))];
     for d in &r.devices {
         if let Some(u) = d.utilization {
             head.push(format!(
@@ -632,24 +629,15 @@ fn gpu_section(r: &Report, out: &mut dyn Write) -> io::Result<()> {
     }
     writeln!(out, "### GPU")?;
     writeln!(out)?;
-    let rows: Vec<Vec<String>> = r
-        .devices
-        .iter()
+    let rows: Vec<Vec<String>> = layout::devices(r)
+        .into_iter()
         .map(|d| {
             let mut row = vec![
-                format!(
-                    "{} {}",
-                    d.id,
-                    if d.name.is_empty() {
-                        "(unnamed)".to_string()
-                    } else {
-                        escape(&d.name)
-                    }
-                ),
-                fmt_pct(d.utilization),
-                fmt_pct(d.sm_efficiency),
-                fmt_pct(d.achieved_occupancy),
-                fmt_pct(d.tensor_core_ratio),
+                format!("{} {}", d.id, escape(d.name)),
+                d.utilization,
+                d.sm_efficiency,
+                d.occupancy,
+                d.tensor_cores,
             ];
             match r.gpu_timeline.iter().find(|t| t.device == d.id) {
                 Some(t) => row.extend(layout::gpu_split(t).map(|p| p.share)),
@@ -778,12 +766,7 @@ fn ops_section(r: &Report, top: usize, out: &mut dyn Write) -> io::Result<()> {
             ]
         })
         .collect();
-    writeln!(
-        out,
-        "### Top operators ({} of {})",
-        rows.len(),
-        r.ops.len()
-    )?;
+    writeln!(out, "### Top operators ({} of {})", rows.len(), r.ops.len())?;
     writeln!(out)?;
     table(
         out,

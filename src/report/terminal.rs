@@ -190,24 +190,16 @@ fn write_devices(r: &Report, width: usize, st: &Style, out: &mut dyn Write) -> i
         "occupancy",
         "tensor cores",
     ]);
-    for d in &r.devices {
+    for d in layout::devices(r) {
         t.row(vec![
-            sanitize(&format!(
-                "{} {}",
-                d.id,
-                if d.name.is_empty() {
-                    "(unnamed)"
-                } else {
-                    &d.name
-                }
-            )),
-            d.sm_count.map(|v| v.to_string()).unwrap_or("-".into()),
-            d.memory_bytes.map(fmt_bytes).unwrap_or("-".into()),
-            d.compute_capability.clone().unwrap_or("-".into()),
-            fmt_pct(d.utilization),
-            fmt_pct(d.sm_efficiency),
-            fmt_pct(d.achieved_occupancy),
-            fmt_pct(d.tensor_core_ratio),
+            sanitize(&format!("{} {}", d.id, d.name)),
+            d.sms,
+            d.memory,
+            d.compute_capability.to_string(),
+            d.utilization,
+            d.sm_efficiency,
+            d.occupancy,
+            d.tensor_cores,
         ]);
     }
     t.write(out, width, st)
@@ -240,8 +232,7 @@ fn write_steps(r: &Report, width: usize, st: &Style, out: &mut dyn Write) -> io:
         )?;
     }
     let mut t = Table::new(&[
-        unit, "total", "kernel", "memcpy", "memset", "comm", "runtime", "dataldr", "cpu",
-        "other",
+        unit, "total", "kernel", "memcpy", "memset", "comm", "runtime", "dataldr", "cpu", "other",
     ]);
     let cells = |name: String, total: f64, b: &super::BreakdownUs| {
         let mut v = vec![name, fmt_us(total)];
@@ -281,12 +272,7 @@ fn write_steps(r: &Report, width: usize, st: &Style, out: &mut dyn Write) -> io:
 }
 
 /// The GPU timeline: per device, the split of its time and the idle share.
-fn write_gpu_timeline(
-    r: &Report,
-    width: usize,
-    st: &Style,
-    out: &mut dyn Write,
-) -> io::Result<()> {
+fn write_gpu_timeline(r: &Report, width: usize, st: &Style, out: &mut dyn Write) -> io::Result<()> {
     if r.gpu_timeline.is_empty() {
         return Ok(());
     }
@@ -749,7 +735,13 @@ fn write_capture_check(
     writeln!(out)?;
     writeln!(out, "{}  {}", st.heading(&c.title), st.dim(c.subtitle))?;
     for i in &c.items {
-        write_wrapped(out, &format!("  {}: ", i.label), &sanitize(&i.text), 4, width)?;
+        write_wrapped(
+            out,
+            &format!("  {}: ", i.label),
+            &sanitize(&i.text),
+            4,
+            width,
+        )?;
         if let Some(e) = &i.effect {
             write_wrapped(out, "    → ", &sanitize(e), 6, width)?;
         }

@@ -555,261 +555,317 @@ fn select_inner(
     spec: &WindowSpec,
     compile: &CompileWork,
 ) -> Result<Window, WindowError> {
-    let n = all.steps.len();
     match spec {
-        WindowSpec::All => Ok(from_steps(spec, all, (0..n).collect(), vec![], vec![])),
-        WindowSpec::Auto => {
-            let mut notes = Vec::new();
-            let mut excluded: Vec<(usize, String)> = Vec::new();
-            let compile_in: HashMap<usize, Ns> =
-                compile.steps.iter().map(|c| (c.index, c.time)).collect();
-            let mut candidates: Vec<usize> =
-                (0..n).filter(|i| !compile_in.contains_key(i)).collect();
-            if candidates.is_empty() {
-                if !compile_in.is_empty() {
-                    notes.push(format!(
-                        "every step contains compile work ({} in all); none was excluded for it",
-                        fmt_ms(compile.total)
-                    ));
-                }
-                candidates = (0..n).collect();
-            } else {
-                for (&i, &t) in &compile_in {
-                    excluded.push((
-                        i,
-                        format!(
-                            "warm-up: contains {} of torch.compile/autotune work ({})",
-                            fmt_ms(t),
-                            kinds_in(all, i, compile)
-                        ),
-                    ));
-                }
-            }
-            let (keep, warm) = leading_warmup(all, &candidates);
-            excluded.extend(warm);
-            candidates = keep;
-            if candidates.len() >= 2 {
-                let durs: Vec<Ns> = candidates
-                    .iter()
-                    .map(|&i| all.steps[i].span.len())
-                    .collect();
-                // server iterations are compared with those of their own kind (a prefill is
-                // not an outlier among decodes)
-                let mut medians: Vec<(Option<IterationPhase>, Ns)> = Vec::new();
-                for &i in &candidates {
-                    let phase = all.steps[i].phase;
-                    if medians.iter().all(|m| m.0 != phase) {
-                        // steps left empty by the device extension (the previous step's
-                        // device work ran past them) are no measure of a step's length
-                        let same: Vec<Ns> = candidates
-                            .iter()
-                            .zip(&durs)
-                            .filter(|(&j, &d)| all.steps[j].phase == phase && d > 0)
-                            .map(|(_, &d)| d)
-                            .collect();
-                        medians.push((phase, median(&same)));
-                    }
-                }
-                let mut keep = Vec::new();
-                for (&i, &d) in candidates.iter().zip(&durs) {
-                    let phase = all.steps[i].phase;
-                    let med = medians.iter().find(|m| m.0 == phase).map_or(0, |m| m.1);
-                    if med > 0 && 2 * (d as i128) > 3 * (med as i128) {
-                        excluded.push((
-                            i,
-                            format!(
-                                "outlier: took {}, {:.1}× the median step ({})",
-                                fmt_ms(d),
-                                d as f64 / med as f64,
-                                fmt_ms(med)
-                            ),
-                        ));
-                    } else {
-                        keep.push(i);
-                    }
-                }
-                candidates = keep;
-            }
-            let mut judged_kind = None;
-            if all.rule.is_iteration() {
-                if let Some((kind, keep, out)) = dominant_run(all, &candidates) {
-                    judged_kind = Some(kind);
-                    excluded.extend(out);
-                    candidates = keep;
-                }
-            }
-            excluded.sort_by_key(|e| e.0);
-            let ex = excluded
-                .into_iter()
-                .map(|(i, reason)| Exclusion {
-                    step: step_label(&all.steps[i]),
-                    reason,
-                })
-                .collect();
-            let mut w = from_steps(spec, all, candidates, ex, notes);
-            w.judged_kind = judged_kind;
-            w.one_pass = one_pass(trace, all, compile, judged_kind);
-            if w.one_pass.is_none() {
-                if let Some(note) = lone_warm_step(all) {
-                    w.notes.push(note);
-                }
-            }
-            Ok(w)
-        }
-        WindowSpec::Steps { first, last } => {
-            if all.rule == crate::window::iterations::StepRule::WholeTrace {
-                return Err(WindowError(
-                    "--steps: this trace has no ProfilerStep#N annotations and no marked server \
-                     iterations (use --time or --all)"
-                        .into(),
-                ));
-            }
-            let inside = |num: Option<i64>| match num {
-                Some(v) => first.is_none_or(|f| v >= f) && last.is_none_or(|l| v <= l),
-                None => false,
-            };
-            let (inc, out): (Vec<usize>, Vec<usize>) =
-                (0..n).partition(|&i| inside(all.steps[i].number));
-            if inc.is_empty() {
-                let avail = match (all.steps.first(), all.steps.last()) {
-                    (Some(a), Some(b)) => format!("the trace has {} … {}", a.name, b.name),
-                    _ => "the trace has no usable step".into(),
-                };
-                let dropped = if all.dropped.is_empty() {
-                    String::new()
-                } else {
-                    format!(
-                        " ({} dropped: {})",
-                        all.dropped
-                            .iter()
-                            .map(|d| d.name.as_str())
-                            .collect::<Vec<_>>()
-                            .join(", "),
-                        all.dropped[0].reason
-                    )
-                };
-                return Err(WindowError(format!(
-                    "{spec} selects no step: {avail}{dropped}"
-                )));
-            }
-            let ex = out
-                .into_iter()
-                .map(|i| Exclusion {
-                    step: step_label(&all.steps[i]),
-                    reason: format!("not selected ({spec})"),
-                })
-                .collect();
-            Ok(from_steps(spec, all, inc, ex, vec![]))
-        }
-        WindowSpec::Time { start, end } => {
-            let origin = trace.start();
-            let (lo, hi) = trace_bounds(trace);
-            let s = start
-                .map(|v| origin.saturating_add(v))
-                .unwrap_or(lo)
-                .max(lo);
-            let e = end.map(|v| origin.saturating_add(v)).unwrap_or(hi).min(hi);
-            if s >= e {
-                return Err(WindowError(format!(
-                    "{spec} is outside the trace (it spans 0..{} µs)",
-                    fmt_us_arg(hi - origin)
-                )));
-            }
-            let iv = Interval::new(s, e);
-            let (inc, out): (Vec<usize>, Vec<usize>) = (0..n).partition(|&i| {
-                let sp = all.steps[i].span;
-                sp.start >= s && sp.end <= e
-            });
-            let mut ex = tail_exclusions(all);
-            ex.extend(out.into_iter().map(|i| Exclusion {
-                step: step_label(&all.steps[i]),
-                reason: format!("not entirely inside {spec}"),
-            }));
-            let mask = IntervalSet::from_intervals([iv]);
-            Ok(Window {
-                spec: spec.clone(),
-                span: iv,
-                host: mask.clone(),
-                mask,
-                steps: inc,
-                excluded: ex,
-                compile: CompileWork::default(),
-                focus: None,
-                notes: vec![],
-                one_pass: None,
-                judged_kind: None,
-                counted: Default::default(),
-            })
-        }
+        WindowSpec::All => Ok(from_steps(
+            spec,
+            all,
+            (0..all.steps.len()).collect(),
+            vec![],
+            vec![],
+        )),
+        WindowSpec::Auto => Ok(select_auto(trace, all, spec, compile)),
+        WindowSpec::Steps { first, last } => select_steps(all, spec, *first, *last),
+        WindowSpec::Time { start, end } => select_time(trace, all, spec, *start, *end),
         WindowSpec::Focus { name, within } => {
-            let base = select_inner(trace, all, annotations, within, compile)?;
-            let matched = annotations.matching(trace, name);
-            if matched.is_empty() {
-                let mut names = annotations.top_level_names(trace);
-                names.truncate(8);
-                return Err(WindowError(format!(
-                    "--focus {name}: no annotation has this name{}",
-                    if names.is_empty() {
-                        " (the trace has no user annotations)".to_string()
-                    } else {
-                        format!("; annotations include: {}", names.join(", "))
-                    }
-                )));
-            }
-            let mut calls = 0u64;
-            let mut ext = Vec::new();
-            let mut hosts = Vec::new();
-            let mut matched_names: Vec<String> = Vec::new();
-            for &inst in &matched {
-                let e = &trace.cpu[annotations.instances[inst as usize].cpu as usize];
-                let iv = e.interval();
-                if base.host.covered_within(iv) == 0
-                    && !(iv.is_empty()
-                        && base
-                            .host
-                            .spans()
-                            .iter()
-                            .any(|h| h.start <= iv.start && iv.start < h.end))
-                {
-                    continue;
-                }
-                calls += 1;
-                let tail = annotations.device_end(inst).unwrap_or(iv.end);
-                ext.push(Interval::new(iv.start, iv.end.max(tail)));
-                hosts.push(iv);
-                let nm = trace.name(e.name).to_string();
-                if !matched_names.contains(&nm) {
-                    matched_names.push(nm);
-                }
-            }
-            let mask = IntervalSet::from_intervals(ext).intersect(&base.mask);
-            let host = IntervalSet::from_intervals(hosts).intersect(&base.host);
-            if calls == 0 {
-                return Err(WindowError(format!(
-                    "--focus {name}: the matching annotations lie outside the window ({within})"
-                )));
-            }
-            matched_names.sort();
-            Ok(Window {
-                spec: spec.clone(),
-                span: mask.hull().unwrap_or_default(),
-                mask,
-                host,
-                steps: base.steps,
-                excluded: base.excluded,
-                compile: CompileWork::default(),
-                focus: Some(FocusInfo {
-                    name: name.clone(),
-                    matched: matched_names,
-                    calls,
-                }),
-                notes: base.notes,
-                one_pass: None,
-                judged_kind: None,
-                counted: Default::default(),
-            })
+            select_focus(trace, all, annotations, spec, name, within, compile)
         }
     }
+}
+
+/// The automatic steady state (module docs, *The automatic steady state*): compile warm-up,
+/// leading warm-up, outliers, and for serving captures the dominant run.
+fn select_auto(
+    trace: &Trace,
+    all: &StepAnalysis,
+    spec: &WindowSpec,
+    compile: &CompileWork,
+) -> Window {
+    let n = all.steps.len();
+    let mut notes = Vec::new();
+    let mut excluded: Vec<(usize, String)> = Vec::new();
+    let compile_in: HashMap<usize, Ns> = compile.steps.iter().map(|c| (c.index, c.time)).collect();
+    let mut candidates: Vec<usize> = (0..n).filter(|i| !compile_in.contains_key(i)).collect();
+    if candidates.is_empty() {
+        if !compile_in.is_empty() {
+            notes.push(format!(
+                "every step contains compile work ({} in all); none was excluded for it",
+                fmt_ms(compile.total)
+            ));
+        }
+        candidates = (0..n).collect();
+    } else {
+        for (&i, &t) in &compile_in {
+            excluded.push((
+                i,
+                format!(
+                    "warm-up: contains {} of torch.compile/autotune work ({})",
+                    fmt_ms(t),
+                    kinds_in(all, i, compile)
+                ),
+            ));
+        }
+    }
+    let (keep, warm) = leading_warmup(all, &candidates);
+    excluded.extend(warm);
+    candidates = keep;
+    candidates = exclude_outliers(all, candidates, &mut excluded);
+    let mut judged_kind = None;
+    if all.rule.is_iteration() {
+        if let Some((kind, keep, out)) = dominant_run(all, &candidates) {
+            judged_kind = Some(kind);
+            excluded.extend(out);
+            candidates = keep;
+        }
+    }
+    excluded.sort_by_key(|e| e.0);
+    let ex = excluded
+        .into_iter()
+        .map(|(i, reason)| Exclusion {
+            step: step_label(&all.steps[i]),
+            reason,
+        })
+        .collect();
+    let mut w = from_steps(spec, all, candidates, ex, notes);
+    w.judged_kind = judged_kind;
+    w.one_pass = one_pass(trace, all, compile, judged_kind);
+    if w.one_pass.is_none() {
+        if let Some(note) = lone_warm_step(all) {
+            w.notes.push(note);
+        }
+    }
+    w
+}
+
+/// Rule 3 of the automatic steady state: of the `candidates` (two or more), the steps over
+/// 1.5× the median of their kind go to `excluded` with their ratio; returns the others.
+fn exclude_outliers(
+    all: &StepAnalysis,
+    candidates: Vec<usize>,
+    excluded: &mut Vec<(usize, String)>,
+) -> Vec<usize> {
+    if candidates.len() < 2 {
+        return candidates;
+    }
+    let durs: Vec<Ns> = candidates
+        .iter()
+        .map(|&i| all.steps[i].span.len())
+        .collect();
+    // server iterations are compared with those of their own kind (a prefill is
+    // not an outlier among decodes)
+    let mut medians: Vec<(Option<IterationPhase>, Ns)> = Vec::new();
+    for &i in &candidates {
+        let phase = all.steps[i].phase;
+        if medians.iter().all(|m| m.0 != phase) {
+            // steps left empty by the device extension (the previous step's
+            // device work ran past them) are no measure of a step's length
+            let same: Vec<Ns> = candidates
+                .iter()
+                .zip(&durs)
+                .filter(|(&j, &d)| all.steps[j].phase == phase && d > 0)
+                .map(|(_, &d)| d)
+                .collect();
+            medians.push((phase, median(&same)));
+        }
+    }
+    let mut keep = Vec::new();
+    for (&i, &d) in candidates.iter().zip(&durs) {
+        let phase = all.steps[i].phase;
+        let med = medians.iter().find(|m| m.0 == phase).map_or(0, |m| m.1);
+        if med > 0 && 2 * (d as i128) > 3 * (med as i128) {
+            excluded.push((
+                i,
+                format!(
+                    "outlier: took {}, {:.1}× the median step ({})",
+                    fmt_ms(d),
+                    d as f64 / med as f64,
+                    fmt_ms(med)
+                ),
+            ));
+        } else {
+            keep.push(i);
+        }
+    }
+    keep
+}
+
+/// `--steps FIRST..LAST`: the steps whose number is in the range.
+fn select_steps(
+    all: &StepAnalysis,
+    spec: &WindowSpec,
+    first: Option<i64>,
+    last: Option<i64>,
+) -> Result<Window, WindowError> {
+    let n = all.steps.len();
+    if all.rule == crate::window::iterations::StepRule::WholeTrace {
+        return Err(WindowError(
+            "--steps: this trace has no ProfilerStep#N annotations and no marked server \
+             iterations (use --time or --all)"
+                .into(),
+        ));
+    }
+    let inside = |num: Option<i64>| match num {
+        Some(v) => first.is_none_or(|f| v >= f) && last.is_none_or(|l| v <= l),
+        None => false,
+    };
+    let (inc, out): (Vec<usize>, Vec<usize>) = (0..n).partition(|&i| inside(all.steps[i].number));
+    if inc.is_empty() {
+        let avail = match (all.steps.first(), all.steps.last()) {
+            (Some(a), Some(b)) => format!("the trace has {} … {}", a.name, b.name),
+            _ => "the trace has no usable step".into(),
+        };
+        let dropped = if all.dropped.is_empty() {
+            String::new()
+        } else {
+            format!(
+                " ({} dropped: {})",
+                all.dropped
+                    .iter()
+                    .map(|d| d.name.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                all.dropped[0].reason
+            )
+        };
+        return Err(WindowError(format!(
+            "{spec} selects no step: {avail}{dropped}"
+        )));
+    }
+    let ex = out
+        .into_iter()
+        .map(|i| Exclusion {
+            step: step_label(&all.steps[i]),
+            reason: format!("not selected ({spec})"),
+        })
+        .collect();
+    Ok(from_steps(spec, all, inc, ex, vec![]))
+}
+
+/// `--time START..END`: the time range, clipped to the trace; the steps entirely inside it.
+fn select_time(
+    trace: &Trace,
+    all: &StepAnalysis,
+    spec: &WindowSpec,
+    start: Option<Ns>,
+    end: Option<Ns>,
+) -> Result<Window, WindowError> {
+    let n = all.steps.len();
+    let origin = trace.start();
+    let (lo, hi) = trace_bounds(trace);
+    let s = start
+        .map(|v| origin.saturating_add(v))
+        .unwrap_or(lo)
+        .max(lo);
+    let e = end.map(|v| origin.saturating_add(v)).unwrap_or(hi).min(hi);
+    if s >= e {
+        return Err(WindowError(format!(
+            "{spec} is outside the trace (it spans 0..{} µs)",
+            fmt_us_arg(hi - origin)
+        )));
+    }
+    let iv = Interval::new(s, e);
+    let (inc, out): (Vec<usize>, Vec<usize>) = (0..n).partition(|&i| {
+        let sp = all.steps[i].span;
+        sp.start >= s && sp.end <= e
+    });
+    let mut ex = tail_exclusions(all);
+    ex.extend(out.into_iter().map(|i| Exclusion {
+        step: step_label(&all.steps[i]),
+        reason: format!("not entirely inside {spec}"),
+    }));
+    let mask = IntervalSet::from_intervals([iv]);
+    Ok(Window {
+        spec: spec.clone(),
+        span: iv,
+        host: mask.clone(),
+        mask,
+        steps: inc,
+        excluded: ex,
+        compile: CompileWork::default(),
+        focus: None,
+        notes: vec![],
+        one_pass: None,
+        judged_kind: None,
+        counted: Default::default(),
+    })
+}
+
+/// `--focus NAME`: inside the window `within`, the time of the annotation calls named `NAME`
+/// (module docs, *Focus*).
+fn select_focus(
+    trace: &Trace,
+    all: &StepAnalysis,
+    annotations: &Annotations,
+    spec: &WindowSpec,
+    name: &str,
+    within: &WindowSpec,
+    compile: &CompileWork,
+) -> Result<Window, WindowError> {
+    let base = select_inner(trace, all, annotations, within, compile)?;
+    let matched = annotations.matching(trace, name);
+    if matched.is_empty() {
+        let mut names = annotations.top_level_names(trace);
+        names.truncate(8);
+        return Err(WindowError(format!(
+            "--focus {name}: no annotation has this name{}",
+            if names.is_empty() {
+                " (the trace has no user annotations)".to_string()
+            } else {
+                format!("; annotations include: {}", names.join(", "))
+            }
+        )));
+    }
+    let mut calls = 0u64;
+    let mut ext = Vec::new();
+    let mut hosts = Vec::new();
+    let mut matched_names: Vec<String> = Vec::new();
+    for &inst in &matched {
+        let e = &trace.cpu[annotations.instances[inst as usize].cpu as usize];
+        let iv = e.interval();
+        if base.host.covered_within(iv) == 0
+            && !(iv.is_empty()
+                && base
+                    .host
+                    .spans()
+                    .iter()
+                    .any(|h| h.start <= iv.start && iv.start < h.end))
+        {
+            continue;
+        }
+        calls += 1;
+        let tail = annotations.device_end(inst).unwrap_or(iv.end);
+        ext.push(Interval::new(iv.start, iv.end.max(tail)));
+        hosts.push(iv);
+        let nm = trace.name(e.name).to_string();
+        if !matched_names.contains(&nm) {
+            matched_names.push(nm);
+        }
+    }
+    let mask = IntervalSet::from_intervals(ext).intersect(&base.mask);
+    let host = IntervalSet::from_intervals(hosts).intersect(&base.host);
+    if calls == 0 {
+        return Err(WindowError(format!(
+            "--focus {name}: the matching annotations lie outside the window ({within})"
+        )));
+    }
+    matched_names.sort();
+    Ok(Window {
+        spec: spec.clone(),
+        span: mask.hull().unwrap_or_default(),
+        mask,
+        host,
+        steps: base.steps,
+        excluded: base.excluded,
+        compile: CompileWork::default(),
+        focus: Some(FocusInfo {
+            name: name.to_string(),
+            matched: matched_names,
+            calls,
+        }),
+        notes: base.notes,
+        one_pass: None,
+        judged_kind: None,
+        counted: Default::default(),
+    })
 }
 
 /// The kind of a server iteration, in words (`unmarked` when its annotation does not say).

@@ -6,7 +6,7 @@ use std::fmt::Write as _;
 
 use super::charts::{cat_index, CAT_COLORS};
 use super::{escape, n1, n3, num_td, rich};
-use crate::report::units::{self, fmt_bytes, fmt_count, fmt_pct, fmt_us};
+use crate::report::units::{self, fmt_count, fmt_pct, fmt_us};
 use crate::report::{layout, Report};
 use crate::text::shorten_middle;
 
@@ -377,23 +377,19 @@ pub(super) fn devices_table(s: &mut String, r: &Report) {
         return;
     }
     s.push_str(r#"<section id="devices"><h2>GPUs</h2><div class="tablewrap"><table><thead><tr><th class="t">device</th><th>SMs</th><th>memory</th><th>compute capability</th><th>kernel utilization</th><th>est. SM efficiency</th><th>est. achieved occupancy</th><th>tensor-core share</th></tr></thead><tbody>"#);
-    for d in &r.devices {
+    for d in layout::devices(r) {
         w!(
             s,
             r#"<tr><td class="t">{} {}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>"#,
             d.id,
-            escape(if d.name.is_empty() {
-                "(unnamed)"
-            } else {
-                &d.name
-            }),
-            d.sm_count.map(|v| v.to_string()).unwrap_or("-".into()),
-            d.memory_bytes.map(fmt_bytes).unwrap_or("-".into()),
-            escape(d.compute_capability.as_deref().unwrap_or("-")),
-            fmt_pct(d.utilization),
-            fmt_pct(d.sm_efficiency),
-            fmt_pct(d.achieved_occupancy),
-            fmt_pct(d.tensor_core_ratio)
+            escape(d.name),
+            d.sms,
+            d.memory,
+            escape(d.compute_capability),
+            d.utilization,
+            d.sm_efficiency,
+            d.occupancy,
+            d.tensor_cores
         );
     }
     s.push_str("</tbody></table></div></section>");
