@@ -1315,6 +1315,7 @@ Examples:
   stallscope diff a.json.gz b.json.gz --format md -o diff.md   # a pull-request comment
   stallscope diff a.json.gz b.json.gz --format html -o diff.html
   stallscope diff a.json.gz b.json.gz --focus denoise   # the same window on both sides
+  stallscope diff --before a1.json.gz a2.json.gz a3.json.gz --after b1.json.gz b2.json.gz b3.json.gz
 
 Each side is a Kineto trace (.json, .json.gz), an Nsight Systems export, a folder of per-rank
 traces, or a JSON report saved with `stallscope analyze TRACE --format json -o base.json`.
@@ -1333,6 +1334,7 @@ Then, in CI:
   stallscope check new.pt.trace.json.gz --baseline base.json --max-regression 5%
   stallscope check new.pt.trace.json.gz --baseline base.json --budget stallscope.toml
   stallscope check new.pt.trace.json.gz --baseline base.json --format md -o comment.md
+  stallscope check new1.json.gz new2.json.gz new3.json.gz --baseline a1.json a2.json a3.json
 
 A regression fails only when it is over its threshold and, for the step time, beyond noise
 (Mann-Whitney U on the per-step durations, p < 0.05; with too few steps to test, the threshold
@@ -1390,10 +1392,23 @@ struct SidesArgs {
 #[derive(clap::Args, Debug)]
 struct DiffArgs {
     /// The baseline: trace, Nsight Systems export, folder of ranks, or saved JSON report.
-    before: PathBuf,
+    #[arg(required_unless_present = "before_runs")]
+    before: Option<PathBuf>,
     /// The new profile (same kinds).
-    after: PathBuf,
+    #[arg(required_unless_present = "after_runs")]
+    after: Option<PathBuf>,
 
+    // ---- issue 34, repeated runs (loop helper): several captures per side ----
+    /// Several captures of the baseline (repeated runs): `--before A1 A2 A3`.
+    #[arg(long = "before", value_name = "CAPTURE", num_args = 1.., conflicts_with = "before")]
+    before_runs: Vec<PathBuf>,
+    /// Several captures of the new profile: `--after B1 B2 B3`.
+    #[arg(long = "after", value_name = "CAPTURE", num_args = 1.., conflicts_with = "after")]
+    after_runs: Vec<PathBuf>,
+    /// Step-time regression the verdict tolerates, e.g. 5% (default 5%).
+    #[arg(long, value_name = "PCT", value_parser = crate::diff::check::parse_percent)]
+    max_regression: Option<f64>,
+    // ---- end issue 34 ----
     /// Output format.
     #[arg(long, short = 'f', value_enum, default_value_t = DiffFormatArg::Table)]
     format: DiffFormatArg,
@@ -1412,13 +1427,15 @@ struct DiffArgs {
 
 #[derive(clap::Args, Debug)]
 struct CheckArgs {
-    /// The new profile: trace, Nsight Systems export, folder of ranks, or saved JSON report.
-    trace: PathBuf,
+    /// The new profile: trace, Nsight Systems export, folder of ranks, or saved JSON report
+    /// (issue 34: several captures of it, repeated runs).
+    #[arg(required = true, num_args = 1..)]
+    trace: Vec<PathBuf>,
 
     /// The baseline: a JSON report (`stallscope analyze TRACE --format json -o base.json`) or
-    /// a trace.
-    #[arg(long, value_name = "BASE")]
-    baseline: PathBuf,
+    /// a trace (issue 34: several captures, `--baseline A1 A2 A3`).
+    #[arg(long, value_name = "BASE", required = true, num_args = 1..)]
+    baseline: Vec<PathBuf>,
 
     /// Largest step-time regression, e.g. 5% (default 5% without --budget; overrides the
     /// budget file's step_time).
@@ -1472,6 +1489,7 @@ fn compare_sides(
     before: &std::path::Path,
     after: &std::path::Path,
     a: &SidesArgs,
+    diff_opts: &crate::diff::DiffOptions,
 ) -> Result<crate::diff::Comparison, (i32, String)> {
     let mut opts = diff_side_options(a.window.spec()?, a.threads, a.jobs);
     let both_read = [before, after]
@@ -1493,9 +1511,49 @@ fn compare_sides(
         &b,
         &f,
         (&before.to_string_lossy(), &after.to_string_lossy()),
-        &crate::diff::DiffOptions::default(),
+        diff_opts,
     ))
 }
+
+// ---- issue 34 (loop helper): several captures per side ----
+/// Loads every capture of both sides (a single pair as [`compare_sides`] does) and compares
+/// them ([`crate::diff::compare_repeats`]); errors name the side and the file (exit 2).
+fn compare_runs(
+    before: &[PathBuf],
+    after: &[PathBuf],
+    a: &SidesArgs,
+    opts: &crate::diff::DiffOptions,
+) -> Result<crate::diff::Comparison, (i32, String)> {
+    if before.len() == 1 && after.len() == 1 {
+        return compare_sides(&before[0], &after[0], a, opts);
+    }
+    let mut so = diff_side_options(a.window.spec()?, a.threads, a.jobs);
+    so.load.progress_over = None;
+    let load = |ps: &[PathBuf], which| -> Result<Vec<crate::diff::Loaded>, (i32, String)> {
+        ps.iter()
+            .map(|p| crate::diff::load_side(p, which, &so).map_err(|e| (2, format!("error: {e}"))))
+            .collect()
+    };
+    let b = load(before, crate::diff::Which::Before)?;
+    let f = load(after, crate::diff::Which::After)?;
+    if !a.quiet {
+        for (p, w) in b.iter().chain(&f).flat_map(|l| &l.warnings) {
+            print_warning(p, w);
+        }
+    }
+    let names = |ps: &[PathBuf]| -> Vec<String> {
+        ps.iter()
+            .map(|p| p.to_string_lossy().into_owned())
+            .collect()
+    };
+    Ok(crate::diff::compare_repeats(
+        &b,
+        &f,
+        (&names(before), &names(after)),
+        opts,
+    ))
+}
+// ---- end issue 34 ----
 
 fn write_out(output: &Option<PathBuf>, buf: &[u8]) -> Result<(), (i32, String)> {
     match output {
@@ -1505,7 +1563,23 @@ fn write_out(output: &Option<PathBuf>, buf: &[u8]) -> Result<(), (i32, String)> 
 }
 
 fn diff(args: DiffArgs) -> Result<(), (i32, String)> {
-    let c = compare_sides(&args.before, &args.after, &args.sides)?;
+    // ---- issue 34: several captures per side ----
+    let side = |one: &Option<PathBuf>, many: &[PathBuf]| -> Vec<PathBuf> {
+        one.iter().chain(many).cloned().collect()
+    };
+    let opts = crate::diff::DiffOptions {
+        budget_pct: args
+            .max_regression
+            .unwrap_or(crate::diff::repeats::DEFAULT_BUDGET_PCT),
+        ..Default::default()
+    };
+    let c = compare_runs(
+        &side(&args.before, &args.before_runs),
+        &side(&args.after, &args.after_runs),
+        &args.sides,
+        &opts,
+    )?;
+    // ---- end issue 34 ----
     let top = args.top.unwrap_or(match args.format {
         DiffFormatArg::Table | DiffFormatArg::Md => 10,
         DiffFormatArg::Html => 30,
@@ -1529,7 +1603,16 @@ fn check(args: CheckArgs) -> Result<(), (i32, String)> {
     } else if args.budget.is_none() {
         budget.step_time = Some(crate::diff::check::Percent(5.0));
     }
-    let mut c = compare_sides(&args.baseline, &args.trace, &args.sides)?;
+    // ---- issue 34: several captures per side; the verdict judged against the step limit ----
+    let opts = crate::diff::DiffOptions {
+        budget_pct: budget
+            .step_time
+            .map(|p| p.0)
+            .unwrap_or(crate::diff::repeats::DEFAULT_BUDGET_PCT),
+        ..Default::default()
+    };
+    let mut c = compare_runs(&args.baseline, &args.trace, &args.sides, &opts)?;
+    // ---- end issue 34 ----
     let result = crate::diff::check::check(&c, &budget);
     eprintln!("{}", result.summary);
     let failed = result.failed;

@@ -282,6 +282,7 @@ fn terminal(c: &Comparison, top: usize, out: &mut dyn Write) -> io::Result<()> {
     for cv in &c.caveats {
         writeln!(out, "caveat: {}", shorten_middle(&s(cv), 92))?;
     }
+    super::render_loop::terminal(c, out)?; // verdict, parity, runs (render_loop.rs)
     let st = &c.step_time;
     writeln!(out)?;
     writeln!(
@@ -557,6 +558,7 @@ fn markdown(c: &Comparison, top: usize, out: &mut dyn Write) -> io::Result<()> {
     for cv in &c.caveats {
         writeln!(out, "> **Caveat:** {}\n", e(cv))?;
     }
+    super::render_loop::markdown(c, out)?; // verdict, parity, runs (render_loop.rs)
     writeln!(out, "| | before | after |\n|---|---|---|")?;
     writeln!(
         out,
@@ -793,6 +795,7 @@ fn html(c: &Comparison, top: usize, out: &mut dyn Write) -> io::Result<()> {
     for cv in &c.caveats {
         h.push_str(&format!("<p class=caveat>Caveat: {}</p>\n", e(cv)));
     }
+    super::render_loop::html(c, &mut h); // verdict, parity, runs (render_loop.rs)
     h.push_str(&format!(
         "<table><tr><th></th><th>before</th><th>after</th></tr>\
          <tr><td>input</td><td>{}</td><td>{}</td></tr>\

@@ -64,6 +64,10 @@ pub struct Side {
     /// The memory timeline (`profile_memory=True`).
     #[serde(default)]
     pub memory: Option<SideMemory>,
+    /// What the trace says about the workload (first-layer input, dtype mix): filled when the
+    /// side is a trace read on the spot; a saved report does not carry it.
+    #[serde(skip)]
+    pub workload: Option<super::workload::Workload>,
 }
 
 /// The `memory` section of the report.
@@ -424,6 +428,7 @@ pub fn load_side(path: &Path, which: Which, opts: &SideOptions) -> Result<Loaded
             warnings: Vec::new(),
         });
     }
+    let mut workload = None;
     let (report, warnings) = if path.is_dir() {
         let fo = crate::multirank::FolderOptions {
             load: opts.load.clone(),
@@ -460,10 +465,16 @@ pub fn load_side(path: &Path, which: Which, opts: &SideOptions) -> Result<Loaded
             .iter()
             .map(|w| (p.to_string(), w.clone()))
             .collect();
+        workload = Some(super::workload::workload(
+            &trace,
+            a.window.start,
+            a.window.end,
+        ));
         (Report::new(&trace, &a), warnings)
     };
-    let side = Side::from_report(&report)
+    let mut side = Side::from_report(&report)
         .map_err(|e| SideError(format!("{name} side: {}: {e}", path.display())))?;
+    side.workload = workload;
     Ok(Loaded {
         side,
         saved: false,
