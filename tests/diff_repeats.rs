@@ -7,8 +7,8 @@
 //!   and the verdict is not a regression.
 //! * The injected regression (one extra 1024 × 1024 matmul per step) is caught on 3 runs against
 //!   3: verdict `regression`, `check` exits 1.
-//! * The run means, their change and Welch's t and degrees of freedom equal a hand computation
-//!   from `analyze` of each capture.
+//! * The run means, their change, and Welch's t and degrees of freedom on the logarithms of the
+//!   run means equal a hand computation from `analyze` of each capture.
 //! * Batch 32 against batch 64: the mismatch leads the caveats (`not the same workload: batch 32
 //!   → 64`), and the verdict judges the time per sample, equal to the step time ÷ 32 and ÷ 64.
 //!
@@ -209,8 +209,21 @@ fn repeated_runs_control_regression_and_batch_parity_on_real_captures() {
     }
     let ch = mean(&ta) - mean(&tb);
     assert!((f(&r["change_us"]) - ch).abs() < 1e-6 * ch.abs().max(1.0));
-    let (qb, qa) = (var(&tb) / 3.0, var(&ta) / 3.0);
-    let t = ch / (qb + qa).sqrt();
+    // the test is on the logarithms of the run means
+    let (lb, la): (Vec<f64>, Vec<f64>) = (
+        tb.iter().map(|x| x.ln()).collect(),
+        ta.iter().map(|x| x.ln()).collect(),
+    );
+    let dl = mean(&la) - mean(&lb);
+    let ratio = (dl.exp() - 1.0) * 100.0;
+    assert!(
+        (f(&r["ratio_pct"]) - ratio).abs() < 1e-6,
+        "{} vs {ratio}",
+        r["ratio_pct"]
+    );
+    assert!((f(&v["change_pct"]) - ratio).abs() < 1e-6);
+    let (qb, qa) = (var(&lb) / 3.0, var(&la) / 3.0);
+    let t = dl / (qb + qa).sqrt();
     let df = (qb + qa).powi(2) / (qb * qb / 2.0 + qa * qa / 2.0);
     assert!(
         (f(&r["t"]) - t).abs() < 1e-9 * t.abs().max(1.0),

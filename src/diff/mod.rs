@@ -1430,13 +1430,14 @@ fn repeats_summary(r: &repeats::Repeats, v: &repeats::Verdict) -> String {
     } else {
         "per step".into()
     };
+    // the percentage the verdict judges: the ratio of the geometric means of the run means
     let pct = r
-        .change_pct
+        .ratio_pct
         .map(|p| format!(", {:.1}%", p.abs()))
         .unwrap_or_default();
     let p = r
         .p_value
-        .map(|p| format!(" (Welch t on run means, p = {p:.3})"))
+        .map(|p| format!(" (Welch t on log run means, p = {p:.3})"))
         .unwrap_or_default();
     let runs = format!(
         "mean of {} runs before, {} after",

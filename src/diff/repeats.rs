@@ -5,8 +5,10 @@
 //! frequency, allocator and cache state, the GPU's clocks), and a gate that only knows the
 //! steps of one capture flaps (an identical-source control failing a 5 % gate at +8.95 %). With
 //! several captures per side (`diff --before A1 A2 A3 --after B1 B2 B3`), each run is reduced
-//! to its mean step time, and the change of the mean of the run means is tested against the
-//! spread of the run means (Welch's t-test). The variance of a run mean holds both the
+//! to its mean step time, and the change is tested against the spread of the run means
+//! (Welch's t-test on their logarithms: a run's noise is a factor — a loaded machine slows
+//! every step of a run alike — and the budget is a ratio; the change judged is the ratio of
+//! the geometric means of the run means). The variance of a run mean holds both the
 //! run-to-run variance and the step-to-step variance of the run (divided by its steps), so the
 //! change is judged against both.
 //!
@@ -155,9 +157,12 @@ pub struct Repeats {
     pub change_us: f64,
     /// Relative to before, percent.
     pub change_pct: Option<f64>,
-    /// 95 % (1 − alpha) interval of the change, percent of before.
+    /// The change the test judges: the ratio of the geometric means of the run means − 1,
+    /// percent (absent when a run mean is 0).
+    pub ratio_pct: Option<f64>,
+    /// 95 % (1 − alpha) interval of that ratio − 1, percent.
     pub interval_pct: Option<(f64, f64)>,
-    /// Welch's t statistic.
+    /// Welch's t statistic on the logarithms of the run means.
     pub t: Option<f64>,
     /// Welch–Satterthwaite degrees of freedom.
     pub df: Option<f64>,
@@ -236,10 +241,25 @@ pub fn side_runs(runs: &[(String, Vec<f64>)]) -> SideRuns {
 /// test (`p_value` absent).
 pub fn compare_runs(before: SideRuns, after: SideRuns, alpha: f64) -> Repeats {
     let (nb, na) = (before.runs.len() as f64, after.runs.len() as f64);
-    let (vb, va) = (before.stdev_us.powi(2), after.stdev_us.powi(2));
     let change = after.mean_us - before.mean_us;
-    let (se, df) = match (before.runs.len() >= 2, after.runs.len() >= 2) {
-        (true, true) => {
+    // on the logarithms of the run means: a run's noise is a factor (a loaded machine slows
+    // every step of it alike), and the budget is a ratio
+    let logs = |s: &SideRuns| -> Option<Vec<f64>> {
+        s.runs
+            .iter()
+            .map(|r| (r.mean_us > 0.0).then(|| r.mean_us.ln()))
+            .collect()
+    };
+    let (lb, la) = match (logs(&before), logs(&after)) {
+        (Some(b), Some(a)) => (b, a),
+        _ => (Vec::new(), Vec::new()),
+    };
+    let usable = !lb.is_empty() && !la.is_empty();
+    let (vb, va) = (sample_sd(&lb).powi(2), sample_sd(&la).powi(2));
+    let dl = if usable { mean(&la) - mean(&lb) } else { 0.0 };
+    let (se, df) = match (usable, before.runs.len() >= 2, after.runs.len() >= 2) {
+        (false, _, _) => (None, None),
+        (_, true, true) => {
             let (qb, qa) = (vb / nb, va / na);
             let se2 = qb + qa;
             let den = qb * qb / (nb - 1.0) + qa * qa / (na - 1.0);
@@ -252,23 +272,26 @@ pub fn compare_runs(before: SideRuns, after: SideRuns, alpha: f64) -> Repeats {
                 }),
             )
         }
-        (true, false) => (Some((vb * (1.0 / nb + 1.0 / na)).sqrt()), Some(nb - 1.0)),
-        (false, true) => (Some((va * (1.0 / nb + 1.0 / na)).sqrt()), Some(na - 1.0)),
-        (false, false) => (None, None),
+        (_, true, false) => (Some((vb * (1.0 / nb + 1.0 / na)).sqrt()), Some(nb - 1.0)),
+        (_, false, true) => (Some((va * (1.0 / nb + 1.0 / na)).sqrt()), Some(na - 1.0)),
+        (_, false, false) => (None, None),
     };
+    let ratio_pct = |l: f64| (l.exp() - 1.0) * 100.0;
     let (t, p, interval) = match (se, df) {
         (Some(se), Some(df)) if se > 0.0 => {
-            let t = change / se;
+            let t = dl / se;
             let p = t_two_sided_p(t.abs(), df);
             let q = t_quantile_two_sided(alpha, df);
-            let iv = pct(change - q * se, before.mean_us).zip(pct(change + q * se, before.mean_us));
-            (Some(t), Some(p), iv)
+            (
+                Some(t),
+                Some(p),
+                Some((ratio_pct(dl - q * se), ratio_pct(dl + q * se))),
+            )
         }
-        // identical run means on both sides (the same files): no spread to test against
+        // identical run means within both sides (the same files): no spread to test against
         (Some(_), Some(_)) => {
-            let p = if change == 0.0 { 1.0 } else { 0.0 };
-            let c = pct(change, before.mean_us);
-            (None, Some(p), c.map(|c| (c, c)))
+            let p = if dl == 0.0 { 1.0 } else { 0.0 };
+            (None, Some(p), Some((ratio_pct(dl), ratio_pct(dl))))
         }
         _ => (None, None, None),
     };
@@ -300,6 +323,7 @@ pub fn compare_runs(before: SideRuns, after: SideRuns, alpha: f64) -> Repeats {
     Repeats {
         change_us: change,
         change_pct: pct(change, before.mean_us),
+        ratio_pct: usable.then(|| ratio_pct(dl)),
         interval_pct: interval,
         t,
         df,
@@ -329,12 +353,12 @@ pub fn verdict_of_runs(r: &Repeats, budget_pct: f64, alpha: f64, unit: &'static 
         kind,
         basis: VerdictBasis::Runs,
         unit,
-        change_pct: r.change_pct,
+        change_pct: r.ratio_pct,
         budget_pct,
         p_value: r.p_value,
         reason,
     };
-    let (Some(ch), Some(p)) = (r.change_pct, r.p_value) else {
+    let (Some(ch), Some(p)) = (r.ratio_pct, r.p_value) else {
         return mk(
             VerdictKind::Inconclusive,
             format!(
@@ -355,7 +379,7 @@ pub fn verdict_of_runs(r: &Repeats, budget_pct: f64, alpha: f64, unit: &'static 
         .unwrap_or_default();
     let spread = r.before.spread_pct.max(r.after.spread_pct);
     let per = if unit == "sample" { " per sample" } else { "" };
-    let stat = format!("Welch t on run means, p = {p:.3}; {iv}; {runs}");
+    let stat = format!("Welch t on log run means, p = {p:.3}; {iv}; {runs}");
     if p < alpha && ch > 0.0 {
         if ch > budget_pct {
             mk(
@@ -636,22 +660,28 @@ mod tests {
 
     #[test]
     fn welch_by_hand() {
-        // run means 100, 102, 104 against 110, 113, 116: means 102 and 113, variances 4 and 9;
-        // se² = 4/3 + 9/3 = 13/3; df = (13/3)² / ((4/3)²/2 + 3²/2) = 18.78 / 5.389 = 3.485
+        // run means 100, 102, 104 against 110, 113, 116, on their logarithms (computed in
+        // Python: statistics.mean/variance of math.log): Δ = 0.1023082, t = 5.3678558,
+        // df = 3.6813422; p = 0.00733749 by mpmath.betainc(df/2, 1/2, 0, df/(df+t²),
+        // regularized=True); geometric-mean ratio +10.7725 %
         let b = runs(&[100.0, 102.0, 104.0], 1.0);
         let a = runs(&[110.0, 113.0, 116.0], 1.0);
         assert!((b.mean_us - 102.0).abs() < 1e-9 && (b.stdev_us - 2.0).abs() < 1e-9);
         assert_eq!(b.representative, 1);
         assert!((b.spread_pct - 4.0 / 102.0 * 100.0).abs() < 1e-9);
         let r = compare_runs(b, a, 0.05);
-        let se = (13.0f64 / 3.0).sqrt();
-        assert!((r.t.unwrap() - 11.0 / se).abs() < 1e-9);
-        let df = (13.0f64 / 3.0).powi(2) / ((4.0f64 / 3.0).powi(2) / 2.0 + 9.0 / 2.0);
-        assert!((r.df.unwrap() - df).abs() < 1e-9, "{:?}", r.df);
-        // t = 5.2842 on 3.4845 df: p = 0.0089628 (mpmath.betainc(df/2, 1/2, 0, df/(df+t²),
-        // regularized=True))
+        assert!((r.change_us - 11.0).abs() < 1e-9);
+        assert!((r.t.unwrap() - 5.367_855_776).abs() < 1e-8, "{:?}", r.t);
+        assert!((r.df.unwrap() - 3.681_342_216).abs() < 1e-8, "{:?}", r.df);
+        assert!((r.ratio_pct.unwrap() - 10.772_477_457).abs() < 1e-8);
         let p = r.p_value.unwrap();
-        assert!((p - 0.008_962_77).abs() < 1e-7, "{p}");
+        assert!((p - 0.007_337_488).abs() < 1e-8, "{p}");
+        // the t distribution alone, on the untransformed means: t = 5.2842 on 3.4845 df,
+        // p = 0.00896277 (mpmath)
+        assert!(
+            (t_two_sided_p(5.284_229_075_567_88, 3.484_536_082_474_226) - 0.008_962_770).abs()
+                < 1e-8
+        );
         let v = verdict_of_runs(&r, 5.0, 0.05, "step");
         assert_eq!(v.kind, VerdictKind::Regression, "{}", v.reason);
         assert!(v.fails_gate());
