@@ -14,14 +14,21 @@ use super::input::{guess, Input};
 use super::load::LoadSettings;
 use super::pipeline::{self, FileError, FileOptions};
 
-/// What `diff` (and `check`) compare: two paths, each a trace, an Nsight Systems export, a
-/// folder of ranks or a saved JSON report, read with the same window.
+/// What `diff` (and `check`) compare: two sides, each one capture or several captures of the
+/// same program (repeated runs), each capture a trace, an Nsight Systems export, a folder of
+/// ranks or a saved JSON report, read with the same window.
 #[derive(Debug, Clone, Default)]
 pub struct DiffRequest {
-    /// The baseline.
+    /// The baseline (with `before_runs`, its first capture).
     pub before: PathBuf,
-    /// The new profile.
+    /// The new profile (with `after_runs`, its first capture).
     pub after: PathBuf,
+    /// Further captures of the baseline (repeated runs), after `before`.
+    pub before_runs: Vec<PathBuf>,
+    /// Further captures of the new profile, after `after`.
+    pub after_runs: Vec<PathBuf>,
+    /// The noise test's level and the step-time budget the verdict judges against.
+    pub options: DiffOptions,
     /// The window of the sides that are analysed.
     pub window: crate::window::WindowSpec,
     /// How the sides are read (`threads` over both sides: two traces read at once share
@@ -72,26 +79,54 @@ impl DiffRequest {
         }
     }
 
-    /// True when neither side is a saved report: both are read, at once.
+    /// True when neither side is a saved report and each is one capture: both are read, at
+    /// once (repeated runs are read one after the other).
     fn both_read(&self) -> bool {
-        [&self.before, &self.after]
+        self.before_runs.is_empty()
+            && self.after_runs.is_empty()
+            && [&self.before, &self.after]
             .iter()
             .all(|p| !(p.is_file() && super::input::is_saved_report(p)))
     }
 }
 
-/// Loads both sides and compares them; an error names the side and the file.
+/// Loads both sides and compares them; an error names the side and the file. With repeated
+/// runs (`before_runs`, `after_runs`) every capture is loaded, one after the other, and
+/// [`crate::diff::compare_repeats`] judges the change against the spread between runs.
 pub fn diff(req: &DiffRequest) -> Result<Compared, SideError> {
     let opts = req.side_options();
-    let (b, a) = load_pair(&req.before, &req.after, &opts);
-    let (b, a) = (b?, a?);
-    let comparison = crate::diff::compare(
-        &b,
-        &a,
-        (&req.before.to_string_lossy(), &req.after.to_string_lossy()),
-        &DiffOptions::default(),
-    );
-    let warnings = b.warnings.into_iter().chain(a.warnings).collect();
+    if req.before_runs.is_empty() && req.after_runs.is_empty() {
+        let (b, a) = load_pair(&req.before, &req.after, &opts);
+        let (b, a) = (b?, a?);
+        let comparison = crate::diff::compare(
+            &b,
+            &a,
+            (&req.before.to_string_lossy(), &req.after.to_string_lossy()),
+            &req.options,
+        );
+        let warnings = b.warnings.into_iter().chain(a.warnings).collect();
+        return Ok(Compared {
+            comparison,
+            warnings,
+        });
+    }
+    let before: Vec<&PathBuf> = std::iter::once(&req.before).chain(&req.before_runs).collect();
+    let after: Vec<&PathBuf> = std::iter::once(&req.after).chain(&req.after_runs).collect();
+    let load = |ps: &[&PathBuf], which| -> Result<Vec<Loaded>, SideError> {
+        ps.iter().map(|p| load_side(p, which, &opts)).collect()
+    };
+    let b = load(&before, Which::Before)?;
+    let a = load(&after, Which::After)?;
+    let names = |ps: &[&PathBuf]| -> Vec<String> {
+        ps.iter().map(|p| p.to_string_lossy().into_owned()).collect()
+    };
+    let comparison =
+        crate::diff::compare_repeats(&b, &a, (&names(&before), &names(&after)), &req.options);
+    let warnings = b
+        .into_iter()
+        .chain(a)
+        .flat_map(|l| l.warnings)
+        .collect();
     Ok(Compared {
         comparison,
         warnings,
@@ -130,6 +165,7 @@ fn report_with_other_key_order(path: &Path) -> bool {
 pub fn load_side(path: &Path, which: Which, opts: &SideOptions) -> Result<Loaded, SideError> {
     let name = which.as_str();
     let p = path.to_string_lossy().into_owned();
+    let mut workload = None;
     let kind = match guess(path) {
         Ok(k) => k,
         Err(super::input::GuessError::Input(e)) => {
@@ -205,11 +241,17 @@ pub fn load_side(path: &Path, which: Which, opts: &SideOptions) -> Result<Loaded
                 .iter()
                 .map(|w| (p.clone(), w.clone()))
                 .collect();
+            workload = Some(crate::diff::workload::workload(
+                &out.trace,
+                out.analysis.window.start,
+                out.analysis.window.end,
+            ));
             (out.report, warnings)
         }
     };
-    let side = Side::from_report(&report)
+    let mut side = Side::from_report(&report)
         .map_err(|e| SideError(format!("{name} side: {}: {e}", path.display())))?;
+    side.workload = workload;
     Ok(Loaded {
         side,
         saved: false,

@@ -16,6 +16,7 @@ Examples:
   stallscope diff a.json.gz b.json.gz --format md -o diff.md   # a pull-request comment
   stallscope diff a.json.gz b.json.gz --format html -o diff.html
   stallscope diff a.json.gz b.json.gz --focus denoise   # the same window on both sides
+  stallscope diff --before a1.json.gz a2.json.gz a3.json.gz --after b1.json.gz b2.json.gz b3.json.gz
 
 Each side is a Kineto trace (.json, .json.gz), an Nsight Systems export, a folder of per-rank
 traces, or a JSON report saved with `stallscope analyze TRACE --format json -o base.json`.
@@ -34,6 +35,7 @@ Then, in CI:
   stallscope check new.pt.trace.json.gz --baseline base.json --max-regression 5%
   stallscope check new.pt.trace.json.gz --baseline base.json --budget stallscope.toml
   stallscope check new.pt.trace.json.gz --baseline base.json --format md -o comment.md
+  stallscope check new1.json.gz new2.json.gz new3.json.gz --baseline a1.json a2.json a3.json
 
 A regression fails only when it is over its threshold and, for the step time, beyond noise
 (Mann-Whitney U on the per-step durations, p < 0.05; with too few steps to test, the threshold
@@ -93,9 +95,21 @@ pub(super) struct SidesArgs {
 #[derive(clap::Args, Debug)]
 pub(super) struct DiffArgs {
     /// The baseline: trace, Nsight Systems export, folder of ranks, or saved JSON report.
-    pub(super) before: PathBuf,
+    #[arg(required_unless_present = "before_runs")]
+    pub(super) before: Option<PathBuf>,
     /// The new profile (same kinds).
-    pub(super) after: PathBuf,
+    #[arg(required_unless_present = "after_runs")]
+    pub(super) after: Option<PathBuf>,
+
+    /// Several captures of the baseline (repeated runs): `--before A1 A2 A3`.
+    #[arg(long = "before", value_name = "CAPTURE", num_args = 1.., conflicts_with = "before")]
+    pub(super) before_runs: Vec<PathBuf>,
+    /// Several captures of the new profile: `--after B1 B2 B3`.
+    #[arg(long = "after", value_name = "CAPTURE", num_args = 1.., conflicts_with = "after")]
+    pub(super) after_runs: Vec<PathBuf>,
+    /// Step-time regression the verdict tolerates, e.g. 5% (default 5%).
+    #[arg(long, value_name = "PCT", value_parser = crate::diff::check::parse_percent)]
+    pub(super) max_regression: Option<f64>,
 
     /// Output format.
     #[arg(long, short = 'f', value_enum, default_value_t = DiffFormatArg::Table)]
@@ -116,13 +130,15 @@ pub(super) struct DiffArgs {
 /// `CheckArgs`.
 #[derive(clap::Args, Debug)]
 pub(super) struct CheckArgs {
-    /// The new profile: trace, Nsight Systems export, folder of ranks, or saved JSON report.
-    pub(super) trace: PathBuf,
+    /// The new profile: trace, Nsight Systems export, folder of ranks, or saved JSON report
+    /// (several: captures of it, repeated runs).
+    #[arg(required = true, num_args = 1..)]
+    pub(super) trace: Vec<PathBuf>,
 
     /// The baseline: a JSON report (`stallscope analyze TRACE --format json -o base.json`) or
-    /// a trace.
-    #[arg(long, value_name = "BASE")]
-    pub(super) baseline: PathBuf,
+    /// a trace (several: `--baseline A1 A2 A3`, repeated runs).
+    #[arg(long, value_name = "BASE", required = true, num_args = 1..)]
+    pub(super) baseline: Vec<PathBuf>,
 
     /// Largest step-time regression, e.g. 5% (default 5% without --budget; overrides the
     /// budget file's step_time).
@@ -149,13 +165,20 @@ impl SidesArgs {
     /// The request comparing `before` with `after` under these settings.
     fn request(
         &self,
-        before: &std::path::Path,
-        after: &std::path::Path,
+        before: &[PathBuf],
+        after: &[PathBuf],
         load: LoadSettings,
+        options: crate::diff::DiffOptions,
     ) -> Result<DiffRequest, (i32, String)> {
+        let (Some((b0, bs)), Some((a0, as_))) = (before.split_first(), after.split_first()) else {
+            return Err((2, "error: each side needs at least one capture".to_string()));
+        };
         Ok(DiffRequest {
-            before: before.to_path_buf(),
-            after: after.to_path_buf(),
+            before: b0.clone(),
+            after: a0.clone(),
+            before_runs: bs.to_vec(),
+            after_runs: as_.to_vec(),
+            options,
             window: self.window.spec()?,
             load: LoadSettings {
                 threads: self.threads,
@@ -169,12 +192,13 @@ impl SidesArgs {
 
 /// Loads both sides and compares them; errors name the side and the file (exit 2).
 fn compare_sides(
-    before: &std::path::Path,
-    after: &std::path::Path,
+    before: &[PathBuf],
+    after: &[PathBuf],
     a: &SidesArgs,
     load: LoadSettings,
+    options: crate::diff::DiffOptions,
 ) -> Result<crate::diff::Comparison, (i32, String)> {
-    let req = a.request(before, after, load)?;
+    let req = a.request(before, after, load, options)?;
     let out = api::diff(&req).map_err(|e| (2, format!("error: {e}")))?;
     if !a.quiet {
         for (p, w) in &out.warnings {
@@ -186,7 +210,22 @@ fn compare_sides(
 
 /// `diff`: the comparison in its format.
 pub(super) fn run_diff(args: DiffArgs, load: LoadSettings) -> Result<(), (i32, String)> {
-    let c = compare_sides(&args.before, &args.after, &args.sides, load)?;
+    let side = |one: &Option<PathBuf>, many: &[PathBuf]| -> Vec<PathBuf> {
+        one.iter().chain(many).cloned().collect()
+    };
+    let options = crate::diff::DiffOptions {
+        budget_pct: args
+            .max_regression
+            .unwrap_or(crate::diff::repeats::DEFAULT_BUDGET_PCT),
+        ..Default::default()
+    };
+    let c = compare_sides(
+        &side(&args.before, &args.before_runs),
+        &side(&args.after, &args.after_runs),
+        &args.sides,
+        load,
+        options,
+    )?;
     let top = args.top.unwrap_or(match args.format {
         DiffFormatArg::Table | DiffFormatArg::Md => 10,
         DiffFormatArg::Html => 30,
@@ -211,7 +250,15 @@ pub(super) fn run_check(args: CheckArgs, load: LoadSettings) -> Result<(), (i32,
     } else if args.budget.is_none() {
         budget.step_time = Some(crate::diff::check::Percent(5.0));
     }
-    let mut c = compare_sides(&args.baseline, &args.trace, &args.sides, load)?;
+    // the verdict of repeated runs is judged against the step-time limit
+    let options = crate::diff::DiffOptions {
+        budget_pct: budget
+            .step_time
+            .map(|p| p.0)
+            .unwrap_or(crate::diff::repeats::DEFAULT_BUDGET_PCT),
+        ..Default::default()
+    };
+    let mut c = compare_sides(&args.baseline, &args.trace, &args.sides, load, options)?;
     let result = crate::diff::check::check(&c, &budget);
     eprintln!("{}", result.summary);
     let failed = result.failed;

@@ -24,9 +24,15 @@
 //! test result is stated next to them. A step-time regression that the test cannot judge (too
 //! few steps) fails on the threshold alone too, with that said: a CI gate must not pass a 30 %
 //! regression because the profile had two steps.
+//!
+//! With several captures per side, or a per-sample comparison (the sides' batches differ), the
+//! step-time metric is the comparison's [`super::repeats::Verdict`], judged against the same
+//! limit: it fails on a regression, or on an inconclusive estimate over the limit when the
+//! noise could not be measured.
 
 use serde::{Deserialize, Serialize};
 
+use super::repeats::VerdictBasis;
 use super::stats::Judgement;
 use super::Comparison;
 
@@ -198,28 +204,65 @@ pub fn check(c: &Comparison, b: &Budget) -> CheckResult {
     if let Some(Percent(limit)) = b.step_time {
         let change = rel(st.before.mean_us, st.after.mean_us);
         let over = change > limit;
-        let (failed, note) = match st.noise.judgement {
-            Judgement::Slower => (over, "slower beyond noise".to_string()),
-            Judgement::TooFewSteps => (
-                over,
-                format!(
-                    "{}; judged on the threshold alone",
-                    st.noise.reason.as_deref().unwrap_or("too few steps")
-                ),
-            ),
-            Judgement::WithinNoise => (false, "within noise".to_string()),
-            Judgement::Faster => (false, "faster beyond noise".to_string()),
+        let v = &c.verdict;
+        let by_verdict = v.basis == VerdictBasis::Runs || v.unit != "step" || {
+            // not the same workload: the verdict says the steps cannot be compared
+            c.parity.not_comparable.is_some()
         };
-        m.push(MetricResult {
-            metric: "step time".into(),
-            before: st.before.mean_us,
-            after: st.after.mean_us,
-            change,
-            limit,
-            unit: "%",
-            failed,
-            note,
-        });
+        let (failed, note) = if by_verdict {
+            // several runs per side, or time per sample: the verdict (judged against the
+            // same limit: the command sets `DiffOptions::budget_pct` to it) decides
+            let change = v.change_pct.unwrap_or(change);
+            m.push(MetricResult {
+                metric: if v.unit == "step" {
+                    "step time".to_string()
+                } else {
+                    format!("step time per {}", v.unit)
+                },
+                before: c
+                    .repeats
+                    .as_ref()
+                    .map(|r| r.before.mean_us)
+                    .unwrap_or(st.before.mean_us),
+                after: c
+                    .repeats
+                    .as_ref()
+                    .map(|r| r.after.mean_us)
+                    .unwrap_or(st.after.mean_us),
+                change,
+                limit,
+                unit: "%",
+                failed: v.fails_gate(),
+                note: v.line(),
+            });
+            (None, String::new())
+        } else {
+            let (f, n) = match st.noise.judgement {
+                Judgement::Slower => (over, "slower beyond noise".to_string()),
+                Judgement::TooFewSteps => (
+                    over,
+                    format!(
+                        "{}; judged on the threshold alone",
+                        st.noise.reason.as_deref().unwrap_or("too few steps")
+                    ),
+                ),
+                Judgement::WithinNoise => (false, "within noise".to_string()),
+                Judgement::Faster => (false, "faster beyond noise".to_string()),
+            };
+            (Some(f), n)
+        };
+        if let Some(failed) = failed {
+            m.push(MetricResult {
+                metric: "step time".into(),
+                before: st.before.mean_us,
+                after: st.after.mean_us,
+                change,
+                limit,
+                unit: "%",
+                failed,
+                note,
+            });
+        }
     }
     if let Some(limit) = b.gpu_idle_share {
         for d in &c.gpu_timeline {

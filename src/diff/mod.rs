@@ -33,13 +33,23 @@
 //! * **Findings** by rule id: `resolved`, `new`, `changed` (severity, or recoverable time by
 //!   more than 10 %), `unchanged`, with recoverable time before and after.
 //! * **Ranks** (a folder on both sides): step time per rank, and the slowest rank of each side.
-//! * **Caveats** at the top: a different GPU, a different window choice, a side without steps.
+//! * **Caveats** at the top: a different workload first ([`parity`]: batch, first-layer input,
+//!   dtype mix, step definition, window kind), a different GPU, a different window choice, a
+//!   side without steps.
+//! * **Verdict** ([`repeats::Verdict`]): regression, within budget, improvement, no change
+//!   beyond noise or inconclusive, with the reason; judged on the steps of one capture per
+//!   side, or with several captures per side ([`compare_repeats`]) on the run means against the
+//!   run-to-run spread; per sample when only the batch differs.
 
 pub mod check;
 pub mod family;
+pub mod parity;
 pub mod render;
+pub mod render_loop;
+pub mod repeats;
 pub mod side;
 pub mod stats;
+pub mod workload;
 
 use std::collections::{BTreeMap, HashMap};
 
@@ -93,11 +103,17 @@ pub struct RankedBy {
 pub struct DiffOptions {
     /// Two-sided significance level of the noise test.
     pub alpha: f64,
+    /// The step-time regression the verdict tolerates, percent ([`repeats::Verdict`]; `check`
+    /// sets it to its step-time limit).
+    pub budget_pct: f64,
 }
 
 impl Default for DiffOptions {
     fn default() -> Self {
-        DiffOptions { alpha: 0.05 }
+        DiffOptions {
+            alpha: 0.05,
+            budget_pct: repeats::DEFAULT_BUDGET_PCT,
+        }
     }
 }
 
@@ -114,6 +130,15 @@ pub struct Comparison {
     pub after: SideInfo,
     /// Differences between the sides that qualify the comparison (different GPU, window, …).
     pub caveats: Vec<String>,
+    /// The typed verdict on the step time (regression, improvement, no change, …) with its
+    /// reason; judged on the runs with several captures per side, else on the steps.
+    pub verdict: repeats::Verdict,
+    /// Are the sides the same workload (devices, first-layer input, dtype mix, steps, window)?
+    pub parity: parity::Parity,
+    /// Several captures per side: each run, and the test of the change against the
+    /// run-to-run spread (absent with one capture per side).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub repeats: Option<repeats::Repeats>,
     /// Step time and the noise test.
     pub step_time: StepTimeChange,
     /// Host or device time: which ranks the operator and phase tables and decomposes their
@@ -1238,12 +1263,21 @@ pub fn compare(
         .collect();
     let basis = ranked_by(b, a);
     let op_rows = ops(b, a, basis.basis);
+    let par = parity::parity(b, a);
+    let verdict = pair_verdict(b, a, &step_time, &par, opts);
+    let mut caveat_list = caveats(b, a);
+    if let Some(w) = parity::workload_caveat(&par) {
+        caveat_list.insert(0, w);
+    }
     Comparison {
         schema_version: DIFF_SCHEMA_VERSION,
         generator: format!("stallscope {}", env!("CARGO_PKG_VERSION")),
         before: side_info(b, paths.0, before.saved),
         after: side_info(a, paths.1, after.saved),
-        caveats: caveats(b, a),
+        caveats: caveat_list,
+        verdict,
+        parity: par,
+        repeats: None,
         summary: summary(&step_time),
         breakdown,
         gpu_timeline: timeline(b, a),
@@ -1260,6 +1294,165 @@ pub fn compare(
         check: None,
         step_time,
     }
+}
+
+/// The verdict of one capture per side: the noise test on the steps (per sample when only the
+/// batch differs), or inconclusive when the steps cannot be compared.
+fn pair_verdict(
+    b: &Side,
+    a: &Side,
+    st: &StepTimeChange,
+    par: &parity::Parity,
+    opts: &DiffOptions,
+) -> repeats::Verdict {
+    if let Some(why) = &par.not_comparable {
+        return not_comparable_verdict(why, st.change_pct, opts);
+    }
+    match &par.normalization {
+        Some(n) => {
+            let per = |s: &Side, k: f64| -> Vec<f64> {
+                s.step_durations().iter().map(|d| d / k).collect()
+            };
+            let noise = stats::mann_whitney(
+                &per(b, n.per_step_before),
+                &per(a, n.per_step_after),
+                opts.alpha,
+            );
+            repeats::verdict_of_steps(&noise, n.change_pct, opts.budget_pct, n.unit)
+        }
+        None => repeats::verdict_of_steps(&st.noise, st.change_pct, opts.budget_pct, "step"),
+    }
+}
+
+fn not_comparable_verdict(
+    why: &str,
+    change_pct: Option<f64>,
+    opts: &DiffOptions,
+) -> repeats::Verdict {
+    repeats::Verdict {
+        kind: repeats::VerdictKind::Inconclusive,
+        basis: repeats::VerdictBasis::Steps,
+        unit: "step",
+        change_pct,
+        budget_pct: opts.budget_pct,
+        p_value: None,
+        reason: format!("not the same workload, the step times cannot be compared: {why}"),
+    }
+}
+
+/// Compares several captures per side (`diff --before A1 A2 A3 --after B1 B2 B3`): the tables
+/// compare the median run of each side ([`repeats::SideRuns::representative`]); the verdict
+/// tests the change of the mean run time against the run-to-run spread
+/// ([`repeats::compare_runs`]). With one capture per side it is [`compare`]. `paths` label the
+/// captures; both slices must be non-empty.
+pub fn compare_repeats(
+    before: &[Loaded],
+    after: &[Loaded],
+    paths: (&[String], &[String]),
+    opts: &DiffOptions,
+) -> Comparison {
+    if before.len() == 1 && after.len() == 1 {
+        return compare(&before[0], &after[0], (&paths.0[0], &paths.1[0]), opts);
+    }
+    let durations = |l: &Loaded| -> Vec<f64> {
+        let d = l.side.step_durations();
+        if d.is_empty() {
+            vec![l.side.step_time_us]
+        } else {
+            d
+        }
+    };
+    let runs_of = |ls: &[Loaded], ps: &[String], k: f64| -> repeats::SideRuns {
+        let v: Vec<(String, Vec<f64>)> = ls
+            .iter()
+            .zip(ps)
+            .map(|(l, p)| (p.clone(), durations(l).iter().map(|d| d / k).collect()))
+            .collect();
+        repeats::side_runs(&v)
+    };
+    let (ib, ia) = (
+        runs_of(before, paths.0, 1.0).representative,
+        runs_of(after, paths.1, 1.0).representative,
+    );
+    let mut c = compare(&before[ib], &after[ia], (&paths.0[ib], &paths.1[ia]), opts);
+    let (kb, ka, unit) = match &c.parity.normalization {
+        Some(n) => (n.per_step_before, n.per_step_after, n.unit),
+        None => (1.0, 1.0, "step"),
+    };
+    let r = repeats::compare_runs(
+        runs_of(before, paths.0, kb),
+        runs_of(after, paths.1, ka),
+        opts.alpha,
+    );
+    c.verdict = match &c.parity.not_comparable {
+        Some(why) => not_comparable_verdict(why, r.change_pct, opts),
+        None => repeats::verdict_of_runs(&r, opts.budget_pct, opts.alpha, unit),
+    };
+    // the runs of one side should be one workload
+    for (ls, which) in [(before, "before"), (after, "after")] {
+        for l in &ls[1..] {
+            let p = parity::parity(&ls[0].side, &l.side);
+            if !p.same_workload {
+                let what: Vec<&str> = p
+                    .checks
+                    .iter()
+                    .filter(|x| x.status == parity::ParityStatus::Differs)
+                    .map(|x| x.what)
+                    .collect();
+                c.caveats.insert(
+                    0,
+                    format!(
+                        "the {which} runs are not all the same workload ({} differ): their                          spread is not run-to-run noise",
+                        what.join(", ")
+                    ),
+                );
+                break;
+            }
+        }
+    }
+    c.caveats.push(format!(
+        "the tables compare the median runs (before {} of {}, after {} of {})",
+        ib + 1,
+        before.len(),
+        ia + 1,
+        after.len()
+    ));
+    c.summary = repeats_summary(&r, &c.verdict);
+    c.repeats = Some(r);
+    c
+}
+
+/// The summary sentence of a repeated-run comparison.
+fn repeats_summary(r: &repeats::Repeats, v: &repeats::Verdict) -> String {
+    let ch = r.change_us;
+    let per = if v.unit == "sample" || v.unit == "token" {
+        format!("per {}", v.unit)
+    } else {
+        "per step".into()
+    };
+    // the percentage the verdict judges: the ratio of the geometric means of the run means
+    let pct = r
+        .ratio_pct
+        .map(|p| format!(", {:.1}%", p.abs()))
+        .unwrap_or_default();
+    let p = r
+        .p_value
+        .map(|p| format!(" (Welch t on log run means, p = {p:.3})"))
+        .unwrap_or_default();
+    let runs = format!(
+        "mean of {} runs before, {} after",
+        r.before.runs.len(),
+        r.after.runs.len()
+    );
+    if ch == 0.0 {
+        return format!("no change {per} ({runs}); {}{p}", v.kind.words());
+    }
+    let dir = if ch < 0.0 { "faster" } else { "slower" };
+    format!(
+        "{dir} by {} {per}{pct} ({runs}); {}{p}",
+        terminal_fmt(ch.abs()),
+        v.kind.words()
+    )
 }
 
 /// Compares two in-memory reports (for library users and bindings): the sides are labelled
@@ -1391,6 +1584,87 @@ mod tests {
             "{:?}",
             c.caveats
         );
+        // and the verdict says the step times cannot be compared
+        assert_eq!(c.verdict.kind, repeats::VerdictKind::Inconclusive);
+        assert!(
+            c.verdict.reason.contains("cannot be compared"),
+            "{}",
+            c.verdict.reason
+        );
+        assert!(c.parity.not_comparable.is_some());
+    }
+
+    fn loaded(r: &crate::report::Report) -> Loaded {
+        Loaded {
+            side: Side::from_report(r).unwrap(),
+            saved: false,
+            warnings: Vec::new(),
+        }
+    }
+
+    fn names(n: usize, p: &str) -> Vec<String> {
+        (1..=n).map(|i| format!("{p}{i}")).collect()
+    }
+
+    #[test]
+    fn repeated_runs_judge_the_change_against_the_run_to_run_spread() {
+        // three runs per side whose operator time moves by a few µs from run to run
+        let side = |base: f64, offs: &[f64]| -> Vec<Loaded> {
+            offs.iter()
+                .map(|o| loaded(&cpu_steps(base + o, 2, 1 << 20)))
+                .collect()
+        };
+        let before = side(397.0, &[0.0, 6.0, -5.0]);
+        let control = side(397.0, &[3.0, -4.0, 1.0]);
+        let opts = DiffOptions::default();
+        let c = compare_repeats(&before, &control, (&names(3, "a"), &names(3, "b")), &opts);
+        let r = c.repeats.as_ref().unwrap();
+        assert_eq!(r.before.runs.len(), 3);
+        assert_eq!(c.verdict.basis, repeats::VerdictBasis::Runs);
+        assert_eq!(
+            c.verdict.kind,
+            repeats::VerdictKind::NoChange,
+            "{}",
+            c.verdict.reason
+        );
+        // the tables compare the median runs: before +0 (a1), after +1 (b3)
+        assert_eq!((r.before.representative, r.after.representative), (0, 2));
+        assert_eq!(c.before.path, "a1");
+        assert_eq!(c.after.path, "b3");
+        // +80 µs per step (~ +15 %): a regression beyond the spread
+        let slower = side(477.0, &[3.0, -4.0, 1.0]);
+        let c = compare_repeats(&before, &slower, (&names(3, "a"), &names(3, "b")), &opts);
+        assert_eq!(
+            c.verdict.kind,
+            repeats::VerdictKind::Regression,
+            "{}",
+            c.verdict.reason
+        );
+        assert!(c.verdict.fails_gate());
+        let budget = check::Budget {
+            step_time: Some(check::Percent(5.0)),
+            ..Default::default()
+        };
+        let res = check::check(&c, &budget);
+        assert!(res.failed, "{}", res.summary);
+        assert!(res.summary.contains("REGRESSION"), "{}", res.summary);
+        // the same +80 µs against a 25 % budget: slower, within budget; the gate passes
+        let wide = DiffOptions {
+            budget_pct: 25.0,
+            ..Default::default()
+        };
+        let c = compare_repeats(&before, &slower, (&names(3, "a"), &names(3, "b")), &wide);
+        assert_eq!(c.verdict.kind, repeats::VerdictKind::WithinBudget);
+        assert!(!c.verdict.fails_gate());
+        // one capture per side is the plain comparison, judged on the steps
+        let c = compare_repeats(
+            &before[..1],
+            &slower[..1],
+            (&names(1, "a"), &names(1, "b")),
+            &opts,
+        );
+        assert!(c.repeats.is_none());
+        assert_eq!(c.verdict.basis, repeats::VerdictBasis::Steps);
     }
 
     #[test]

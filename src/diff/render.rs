@@ -275,6 +275,7 @@ fn term_sides(c: &Comparison, out: &mut dyn Write) -> io::Result<()> {
     for cv in &c.caveats {
         writeln!(out, "caveat: {}", shorten_middle(&s(cv), 92))?;
     }
+    super::render_loop::terminal(c, out)?; // verdict, parity, runs (render_loop.rs)
     let st = &c.step_time;
     writeln!(out)?;
     writeln!(
@@ -582,6 +583,7 @@ fn md_sides(c: &Comparison, out: &mut dyn Write) -> io::Result<()> {
     for cv in &c.caveats {
         writeln!(out, "> **Caveat:** {}\n", e(cv))?;
     }
+    super::render_loop::markdown(c, out)?; // verdict, parity, runs (render_loop.rs)
     writeln!(out, "| | before | after |\n|---|---|---|")?;
     writeln!(
         out,
@@ -857,6 +859,7 @@ fn html_sides(h: &mut String, c: &Comparison) {
     for cv in &c.caveats {
         h.push_str(&format!("<p class=caveat>Caveat: {}</p>\n", e(cv)));
     }
+    super::render_loop::html(c, &mut h); // verdict, parity, runs (render_loop.rs)
     h.push_str(&format!(
         "<table><tr><th></th><th>before</th><th>after</th></tr>\
          <tr><td>input</td><td>{}</td><td>{}</td></tr>\

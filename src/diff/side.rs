@@ -63,6 +63,10 @@ pub struct Side {
     /// The memory timeline (`profile_memory=True`).
     #[serde(default)]
     pub memory: Option<SideMemory>,
+    /// What the trace says about the workload (first-layer input, dtype mix): filled when the
+    /// side is a trace read on the spot; a saved report does not carry it.
+    #[serde(skip)]
+    pub workload: Option<super::workload::Workload>,
 }
 
 /// The `memory` section of the report.

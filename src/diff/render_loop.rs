@@ -1,0 +1,196 @@
+//! Rendering of the optimisation-loop parts of a comparison: the typed verdict, the parity of
+//! the sides and the repeated runs, for the terminal (inside 100 columns), Markdown and HTML.
+//! Kept apart from [`super::render`]'s layout, which calls one block per format right after
+//! the caveats. Renderers format, never compute; names are escaped for each format.
+
+use std::io::{self, Write};
+
+use super::parity::{Parity, ParityStatus};
+use super::repeats::{Repeats, SideRuns, Verdict};
+use super::Comparison;
+use crate::report::html::escape as html_escape;
+use crate::report::markdown::escape as md_escape;
+use crate::report::terminal::{fmt_us, sanitize};
+use crate::text::shorten_middle;
+
+/// Splits text at spaces into lines of at most `w` characters.
+fn wrap(text: &str, w: usize) -> Vec<String> {
+    let mut lines = Vec::new();
+    let mut cur = String::new();
+    for word in text.split(' ') {
+        if !cur.is_empty() && cur.chars().count() + 1 + word.chars().count() > w {
+            lines.push(std::mem::take(&mut cur));
+        }
+        if !cur.is_empty() {
+            cur.push(' ');
+        }
+        cur.push_str(word);
+    }
+    if !cur.is_empty() {
+        lines.push(cur);
+    }
+    lines.into_iter().map(|l| shorten_middle(&l, w)).collect()
+}
+
+/// `Verdict: REGRESSION` and friends, upper case for the terminal headline.
+fn headline(v: &Verdict) -> String {
+    v.kind.words().to_uppercase()
+}
+
+/// The parity line: `same workload: batch 32, dtype float, …` or the checks that differ.
+fn parity_line(p: &Parity) -> Option<String> {
+    let known: Vec<String> = p
+        .checks
+        .iter()
+        .filter(|c| c.status != ParityStatus::Unknown)
+        .filter(|c| {
+            matches!(
+                c.what,
+                "batch" | "dtype mix" | "step definition" | "device count"
+            )
+        })
+        .map(|c| match c.status {
+            ParityStatus::Same => format!("{} {}", c.what, c.before),
+            _ => format!("{} {} → {}", c.what, c.before, c.after),
+        })
+        .collect();
+    if known.is_empty() {
+        return None;
+    }
+    let head = if p.same_workload {
+        "same workload"
+    } else {
+        "not the same workload"
+    };
+    Some(format!("{head}: {}", known.join(", ")))
+}
+
+fn runs_summary(label: &str, s: &SideRuns) -> String {
+    format!(
+        "{label} {} runs, mean {}, run-to-run spread {:.1}%, steps within a run ±{:.1}%",
+        s.runs.len(),
+        fmt_us(s.mean_us),
+        s.spread_pct,
+        s.within_pct
+    )
+}
+
+fn run_means(s: &SideRuns) -> String {
+    let v: Vec<String> = s
+        .runs
+        .iter()
+        .enumerate()
+        .map(|(i, r)| {
+            let mark = if i == s.representative { "*" } else { "" };
+            format!("{}{mark}", fmt_us(r.mean_us))
+        })
+        .collect();
+    v.join(", ")
+}
+
+fn ratio_note(r: &Repeats) -> Option<String> {
+    r.between_over_within.map(|x| {
+        format!(
+            "run means spread {x:.1}× what their steps predict{}",
+            if x > 2.0 {
+                ": a gate on one capture per side flaps"
+            } else {
+                ""
+            }
+        )
+    })
+}
+
+/// The terminal block: the verdict, the parity line and the runs.
+pub fn terminal(c: &Comparison, out: &mut dyn Write) -> io::Result<()> {
+    let s = |x: &str| sanitize(x);
+    let v = &c.verdict;
+    let text = format!("Verdict: {}: {}", headline(v), v.reason);
+    for (i, line) in wrap(&s(&text), 98).iter().enumerate() {
+        writeln!(out, "{}{line}", if i == 0 { "" } else { "  " })?;
+    }
+    if let Some(p) = parity_line(&c.parity) {
+        writeln!(out, "  {}", shorten_middle(&s(&p), 96))?;
+    }
+    if let Some(r) = &c.repeats {
+        for (label, side) in [("before", &r.before), ("after ", &r.after)] {
+            writeln!(out, "  {}", shorten_middle(&runs_summary(label, side), 96))?;
+            writeln!(
+                out,
+                "         {}",
+                shorten_middle(&format!("run means {}", run_means(side)), 89)
+            )?;
+        }
+        if let Some(n) = ratio_note(r) {
+            writeln!(out, "  {}", shorten_middle(&n, 96))?;
+        }
+    }
+    Ok(())
+}
+
+/// The Markdown block.
+pub fn markdown(c: &Comparison, out: &mut dyn Write) -> io::Result<()> {
+    let e = |x: &str| md_escape(x);
+    let v = &c.verdict;
+    writeln!(out, "**Verdict: {}** — {}\n", e(&headline(v)), e(&v.reason))?;
+    if let Some(p) = parity_line(&c.parity) {
+        writeln!(out, "{}\n", e(&p))?;
+    }
+    if let Some(r) = &c.repeats {
+        writeln!(
+            out,
+            "| runs | mean | run-to-run spread | steps within a run | run means (* = in the tables) |\n|---|---|---|---|---|"
+        )?;
+        for (label, side) in [("before", &r.before), ("after", &r.after)] {
+            writeln!(
+                out,
+                "| {label} ({}) | {} | {:.1}% | ±{:.1}% | {} |",
+                side.runs.len(),
+                fmt_us(side.mean_us),
+                side.spread_pct,
+                side.within_pct,
+                e(&run_means(side))
+            )?;
+        }
+        writeln!(out)?;
+        if let Some(n) = ratio_note(r) {
+            writeln!(out, "{}\n", e(&n))?;
+        }
+    }
+    Ok(())
+}
+
+/// The HTML block (appended to the page body by the caller).
+pub fn html(c: &Comparison, h: &mut String) {
+    let e = |x: &str| html_escape(x);
+    let v = &c.verdict;
+    h.push_str(&format!(
+        "<p class=verdict><b>Verdict: {}</b> — {}</p>\n",
+        e(&headline(v)),
+        e(&v.reason)
+    ));
+    if let Some(p) = parity_line(&c.parity) {
+        h.push_str(&format!("<p>{}</p>\n", e(&p)));
+    }
+    if let Some(r) = &c.repeats {
+        h.push_str(
+            "<table><tr><th>runs</th><th>mean</th><th>run-to-run spread</th>\
+             <th>steps within a run</th><th>run means (* = in the tables)</th></tr>\n",
+        );
+        for (label, side) in [("before", &r.before), ("after", &r.after)] {
+            h.push_str(&format!(
+                "<tr><td>{label} ({})</td><td class=n>{}</td><td class=n>{:.1}%</td>\
+                 <td class=n>±{:.1}%</td><td>{}</td></tr>\n",
+                side.runs.len(),
+                e(&fmt_us(side.mean_us)),
+                side.spread_pct,
+                side.within_pct,
+                e(&run_means(side))
+            ));
+        }
+        h.push_str("</table>\n");
+        if let Some(n) = ratio_note(r) {
+            h.push_str(&format!("<p>{}</p>\n", e(&n)));
+        }
+    }
+}

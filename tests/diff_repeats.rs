@@ -1,0 +1,329 @@
+//! Repeated runs and comparable sides on real captures (issue 34): torch on the CPU, made at
+//! test time by `tests/diff_repeats.py` (a small MLP, one thread; three processes, each one run
+//! of the experiment: two captures of the program, one with an extra matmul per step, and in
+//! the first a capture with batch 64 instead of 32).
+//!
+//! * A control (the same program, 3 runs against 3 runs) passes a 5 % gate: `check` exits 0,
+//!   and the verdict is not a regression.
+//! * The injected regression (one extra 1024 × 1024 matmul per step) is caught on 3 runs against
+//!   3: verdict `regression`, `check` exits 1.
+//! * The run means, their change, and Welch's t and degrees of freedom on the logarithms of the
+//!   run means equal a hand computation from `analyze` of each capture.
+//! * Batch 32 against batch 64: the mismatch leads the caveats (`not the same workload: batch 32
+//!   → 64`), and the verdict judges the time per sample, equal to the step time ÷ 32 and ÷ 64.
+//!
+//! Needs a Python that imports torch (`$STALLSCOPE_TORCH_PYTHON`, else `python3` with
+//! `$STALLSCOPE_PY_DEPS` on its path as `scripts/test` sets it, else `python3`, else the first
+//! `~/.cache/stallscope-python/deps-*` holding torch); without one the test says SKIPPED,
+//! unless `STALLSCOPE_REQUIRE_TORCH=1`.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use serde_json::Value;
+
+/// A command that runs Python with torch importable, or `None` (after a loud SKIPPED line).
+fn torch_python() -> Option<Command> {
+    let imports = |c: &mut Command| {
+        c.args(["-c", "import torch"])
+            .output()
+            .is_ok_and(|o| o.status.success())
+    };
+    let with = |d: Option<&std::ffi::OsStr>| {
+        let mut c = Command::new("python3");
+        if let Some(d) = d {
+            c.env("PYTHONPATH", d);
+        }
+        c
+    };
+    if let Some(p) = std::env::var_os("STALLSCOPE_TORCH_PYTHON") {
+        assert!(
+            imports(&mut Command::new(&p)),
+            "STALLSCOPE_TORCH_PYTHON cannot import torch"
+        );
+        return Some(Command::new(p));
+    }
+    let mut dirs: Vec<Option<std::ffi::OsString>> = vec![std::env::var_os("STALLSCOPE_PY_DEPS")]
+        .into_iter()
+        .filter(|d| d.is_some())
+        .collect();
+    dirs.push(None);
+    let cache = std::env::var_os("STALLSCOPE_PY_CACHE")
+        .map(PathBuf::from)
+        .or_else(|| {
+            std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache/stallscope-python"))
+        });
+    if let Some(Ok(rd)) = cache.map(std::fs::read_dir) {
+        let mut found: Vec<PathBuf> = rd
+            .flatten()
+            .map(|d| d.path())
+            .filter(|d| {
+                d.file_name()
+                    .is_some_and(|n| n.to_string_lossy().starts_with("deps-"))
+                    && d.join("torch").is_dir()
+            })
+            .collect();
+        found.sort();
+        dirs.extend(found.into_iter().map(|d| Some(d.into_os_string())));
+    }
+    for d in dirs {
+        if imports(&mut with(d.as_deref())) {
+            return Some(with(d.as_deref()));
+        }
+    }
+    if std::env::var("STALLSCOPE_REQUIRE_TORCH").as_deref() == Ok("1") {
+        panic!("no Python with torch but STALLSCOPE_REQUIRE_TORCH=1");
+    }
+    eprintln!("\n*** SKIPPED repeated-run captures: no Python with torch ***\n");
+    None
+}
+
+fn run(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_stallscope"))
+        .args(args)
+        .env("NO_COLOR", "1")
+        .output()
+        .expect("run stallscope")
+}
+
+fn f(v: &Value) -> f64 {
+    v.as_f64().unwrap_or_else(|| panic!("not a number: {v}"))
+}
+
+fn json_of(out: &Output) -> Value {
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "{e}: exit {:?}: {}",
+            out.status.code(),
+            String::from_utf8_lossy(&out.stderr)
+        )
+    })
+}
+
+fn mean(v: &[f64]) -> f64 {
+    v.iter().sum::<f64>() / v.len() as f64
+}
+
+fn var(v: &[f64]) -> f64 {
+    let m = mean(v);
+    v.iter().map(|x| (x - m) * (x - m)).sum::<f64>() / (v.len() - 1) as f64
+}
+
+/// `diff --before … --after … --format json`.
+fn diff_runs(before: &[String], after: &[String], extra: &[&str]) -> Value {
+    let mut args: Vec<&str> = vec!["diff", "--before"];
+    args.extend(before.iter().map(|s| s.as_str()));
+    args.push("--after");
+    args.extend(after.iter().map(|s| s.as_str()));
+    args.extend(["--format", "json"]);
+    args.extend_from_slice(extra);
+    let out = run(&args);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    json_of(&out)
+}
+
+/// `check NEW… --baseline BASE… --max-regression 5%`: (exit code, stderr).
+fn check_runs(base: &[String], new: &[String]) -> (i32, String) {
+    let mut args: Vec<&str> = vec!["check"];
+    args.extend(new.iter().map(|s| s.as_str()));
+    args.push("--baseline");
+    args.extend(base.iter().map(|s| s.as_str()));
+    args.extend(["--max-regression", "5%"]);
+    let out = run(&args);
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// The step time of a capture by `analyze`.
+fn step_time(path: &str) -> f64 {
+    f(&common::analyze_json(Path::new(path), &[])["step_time_us"])
+}
+
+#[test]
+fn repeated_runs_control_regression_and_batch_parity_on_real_captures() {
+    let Some(_) = torch_python() else { return };
+    let dir = std::env::temp_dir().join(format!("stallscope-repeats-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    for r in 1..=3 {
+        let mut py = torch_python().unwrap();
+        py.arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/diff_repeats.py"))
+            .arg(&dir)
+            .arg(r.to_string())
+            .env("OMP_NUM_THREADS", "1");
+        if r == 1 {
+            py.arg("batch64");
+        }
+        let out = py.output().unwrap();
+        assert!(
+            out.status.success() && String::from_utf8_lossy(&out.stdout).contains("ok"),
+            "capture run {r}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let files = |name: &str| -> Vec<String> {
+        (1..=3)
+            .map(|r| {
+                dir.join(format!("{name}_{r}.json"))
+                    .to_string_lossy()
+                    .into_owned()
+            })
+            .collect()
+    };
+    let (a, b, x) = (files("control_a"), files("control_b"), files("extra"));
+
+    // ---- the control: 3 runs against 3 runs of the same program ----
+    let c = diff_runs(&a, &b, &[]);
+    let v = &c["verdict"];
+    let r = &c["repeats"];
+    eprintln!(
+        "control: {} — runs before {:?}, after {:?}",
+        v["reason"], r["before"]["runs"], r["after"]["runs"]
+    );
+    assert_eq!(v["basis"], "runs", "{v}");
+    assert_ne!(v["kind"], "regression", "{v}");
+    // by hand: the run means are the captures' step times; their change, Welch's t and df
+    let tb: Vec<f64> = a.iter().map(|p| step_time(p)).collect();
+    let ta: Vec<f64> = b.iter().map(|p| step_time(p)).collect();
+    for (side, t) in [("before", &tb), ("after", &ta)] {
+        let got: Vec<f64> = r[side]["runs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|x| f(&x["mean_us"]))
+            .collect();
+        for (g, w) in got.iter().zip(t.iter()) {
+            assert!(
+                (g - w).abs() < 1e-6 * w,
+                "{side}: run mean {g} vs analyze {w}"
+            );
+        }
+    }
+    let ch = mean(&ta) - mean(&tb);
+    assert!((f(&r["change_us"]) - ch).abs() < 1e-6 * ch.abs().max(1.0));
+    // the test is on the logarithms of the run means
+    let (lb, la): (Vec<f64>, Vec<f64>) = (
+        tb.iter().map(|x| x.ln()).collect(),
+        ta.iter().map(|x| x.ln()).collect(),
+    );
+    let dl = mean(&la) - mean(&lb);
+    let ratio = (dl.exp() - 1.0) * 100.0;
+    assert!(
+        (f(&r["ratio_pct"]) - ratio).abs() < 1e-6,
+        "{} vs {ratio}",
+        r["ratio_pct"]
+    );
+    assert!((f(&v["change_pct"]) - ratio).abs() < 1e-6);
+    let (qb, qa) = (var(&lb) / 3.0, var(&la) / 3.0);
+    let t = dl / (qb + qa).sqrt();
+    let df = (qb + qa).powi(2) / (qb * qb / 2.0 + qa * qa / 2.0);
+    assert!(
+        (f(&r["t"]) - t).abs() < 1e-9 * t.abs().max(1.0),
+        "{} vs {t}",
+        r["t"]
+    );
+    assert!((f(&r["df"]) - df).abs() < 1e-9 * df, "{} vs {df}", r["df"]);
+    // the gate passes, and says why in one line
+    let (code, err) = check_runs(&a, &b);
+    assert_eq!(code, 0, "control failed a 5% gate: {err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+
+    // ---- the injected regression: an extra matmul per step, 3 runs against 3 ----
+    let c = diff_runs(&a, &x, &[]);
+    let v = &c["verdict"];
+    eprintln!(
+        "regression: {} — runs after {:?}",
+        v["reason"], c["repeats"]["after"]["runs"]
+    );
+    assert_eq!(v["kind"], "regression", "{v}");
+    assert!(f(&v["change_pct"]) > 5.0);
+    let (code, err) = check_runs(&a, &x);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.starts_with("stallscope check: REGRESSION"), "{err}");
+    // every format carries the verdict and the runs
+    let mut args: Vec<&str> = vec!["diff", "--before"];
+    args.extend(a.iter().map(|s| s.as_str()));
+    args.push("--after");
+    args.extend(x.iter().map(|s| s.as_str()));
+    for (fmt, needle) in [
+        ("table", "Verdict: REGRESSION"),
+        ("md", "**Verdict: REGRESSION**"),
+        ("html", "<b>Verdict: REGRESSION</b>"),
+    ] {
+        let mut a2 = args.clone();
+        a2.extend(["--format", fmt]);
+        let out = run(&a2);
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(text.contains(needle), "{fmt}: {text}");
+        assert!(text.contains("run-to-run spread"), "{fmt}: {text}");
+        if fmt == "table" {
+            for l in text.lines() {
+                assert!(l.chars().count() <= 100, "over 100 columns: {l}");
+            }
+        }
+    }
+    // one capture per side: judged on the steps, and it says the runs were not measured
+    let out = run(&["diff", &a[0], &x[0], "--format", "json"]);
+    let one = json_of(&out);
+    assert_eq!(one["verdict"]["basis"], "steps");
+    assert!(one["repeats"].is_null());
+    assert!(
+        one["verdict"]["reason"]
+            .as_str()
+            .unwrap()
+            .contains("the run-to-run spread is not measured"),
+        "{}",
+        one["verdict"]
+    );
+
+    // ---- batch 32 against batch 64: reported first, judged per sample ----
+    let b64 = dir.join("batch64_1.json").to_string_lossy().into_owned();
+    let out = run(&["diff", &a[0], &b64, "--format", "json"]);
+    let c = json_of(&out);
+    let first = c["caveats"][0].as_str().unwrap();
+    assert!(
+        first.starts_with("not the same workload: batch 32 → 64"),
+        "{}",
+        c["caveats"]
+    );
+    let p = &c["parity"];
+    assert_eq!(p["same_workload"], false);
+    let n = &p["normalization"];
+    assert_eq!(n["unit"], "sample");
+    assert_eq!(
+        (f(&n["per_step_before"]), f(&n["per_step_after"])),
+        (32.0, 64.0)
+    );
+    let (s32, s64) = (step_time(&a[0]), step_time(&b64));
+    assert!((f(&n["before_us"]) - s32 / 32.0).abs() < 1e-9 * s32);
+    assert!((f(&n["after_us"]) - s64 / 64.0).abs() < 1e-9 * s64);
+    assert_eq!(c["verdict"]["unit"], "sample");
+    let batch = p["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["what"] == "batch")
+        .unwrap();
+    assert_eq!(batch["status"], "differs");
+    let dtype = p["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["what"] == "dtype mix")
+        .unwrap();
+    assert_eq!(dtype["status"], "same");
+    assert_eq!(dtype["before"], "float");
+    eprintln!("batch: {first}; {}", c["verdict"]["reason"]);
+    // the same program at the same batch: parity holds
+    let c = json_of(&run(&["diff", &a[0], &b[0], "--format", "json"]));
+    assert_eq!(c["parity"]["same_workload"], true, "{}", c["parity"]);
+    let _ = std::fs::remove_dir_all(&dir);
+}
