@@ -859,7 +859,7 @@ fn html_sides(h: &mut String, c: &Comparison) {
     for cv in &c.caveats {
         h.push_str(&format!("<p class=caveat>Caveat: {}</p>\n", e(cv)));
     }
-    super::render_loop::html(c, &mut h); // verdict, parity, runs (render_loop.rs)
+    super::render_loop::html(c, h); // verdict, parity, runs (render_loop.rs)
     h.push_str(&format!(
         "<table><tr><th></th><th>before</th><th>after</th></tr>\
          <tr><td>input</td><td>{}</td><td>{}</td></tr>\
