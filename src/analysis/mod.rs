@@ -26,6 +26,7 @@ pub mod ranks;
 pub mod roofline;
 pub mod step_timeline;
 pub mod timeline;
+pub mod workload;
 
 pub use host::HostFacts;
 // compatibility paths (`crate::analysis::gaps::…`) for code written before the host family
@@ -121,6 +122,9 @@ pub struct Analysis {
     pub parallel: bool,
     /// What the capture check reads of the events ([`capture::check_with`]).
     pub capture: capture::CaptureFacts,
+    /// What the trace says about the workload of the window (first layer, its input shape,
+    /// dtype mix), for `diff`'s same-workload check.
+    pub workload: workload::Workload,
 }
 
 impl Analysis {
@@ -324,6 +328,7 @@ fn analyze_window(trace: &Trace, pre: &Prepared, selection: win::Window, par: bo
         .notes
         .extend(devices_db::missing_peak_notes(&trace.devices));
     selection.notes.extend(implausible_notes);
+    let workload = workload::workload(trace, window.start, window.end);
     Analysis {
         steps,
         iteration_kinds,
@@ -344,6 +349,7 @@ fn analyze_window(trace: &Trace, pre: &Prepared, selection: win::Window, par: bo
         host_facts: Mutex::new(Some(host)),
         parallel: par,
         capture: pre.capture.clone(),
+        workload,
     }
 }
 

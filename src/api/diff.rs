@@ -85,8 +85,8 @@ impl DiffRequest {
         self.before_runs.is_empty()
             && self.after_runs.is_empty()
             && [&self.before, &self.after]
-            .iter()
-            .all(|p| !(p.is_file() && super::input::is_saved_report(p)))
+                .iter()
+                .all(|p| !(p.is_file() && super::input::is_saved_report(p)))
     }
 }
 
@@ -110,7 +110,9 @@ pub fn diff(req: &DiffRequest) -> Result<Compared, SideError> {
             warnings,
         });
     }
-    let before: Vec<&PathBuf> = std::iter::once(&req.before).chain(&req.before_runs).collect();
+    let before: Vec<&PathBuf> = std::iter::once(&req.before)
+        .chain(&req.before_runs)
+        .collect();
     let after: Vec<&PathBuf> = std::iter::once(&req.after).chain(&req.after_runs).collect();
     let load = |ps: &[&PathBuf], which| -> Result<Vec<Loaded>, SideError> {
         ps.iter().map(|p| load_side(p, which, &opts)).collect()
@@ -118,15 +120,13 @@ pub fn diff(req: &DiffRequest) -> Result<Compared, SideError> {
     let b = load(&before, Which::Before)?;
     let a = load(&after, Which::After)?;
     let names = |ps: &[&PathBuf]| -> Vec<String> {
-        ps.iter().map(|p| p.to_string_lossy().into_owned()).collect()
+        ps.iter()
+            .map(|p| p.to_string_lossy().into_owned())
+            .collect()
     };
     let comparison =
         crate::diff::compare_repeats(&b, &a, (&names(&before), &names(&after)), &req.options);
-    let warnings = b
-        .into_iter()
-        .chain(a)
-        .flat_map(|l| l.warnings)
-        .collect();
+    let warnings = b.into_iter().chain(a).flat_map(|l| l.warnings).collect();
     Ok(Compared {
         comparison,
         warnings,
@@ -165,7 +165,6 @@ fn report_with_other_key_order(path: &Path) -> bool {
 pub fn load_side(path: &Path, which: Which, opts: &SideOptions) -> Result<Loaded, SideError> {
     let name = which.as_str();
     let p = path.to_string_lossy().into_owned();
-    let mut workload = None;
     let kind = match guess(path) {
         Ok(k) => k,
         Err(super::input::GuessError::Input(e)) => {
@@ -241,17 +240,11 @@ pub fn load_side(path: &Path, which: Which, opts: &SideOptions) -> Result<Loaded
                 .iter()
                 .map(|w| (p.clone(), w.clone()))
                 .collect();
-            workload = Some(crate::diff::workload::workload(
-                &out.trace,
-                out.analysis.window.start,
-                out.analysis.window.end,
-            ));
             (out.report, warnings)
         }
     };
-    let mut side = Side::from_report(&report)
+    let side = Side::from_report(&report)
         .map_err(|e| SideError(format!("{name} side: {}: {e}", path.display())))?;
-    side.workload = workload;
     Ok(Loaded {
         side,
         saved: false,

@@ -49,7 +49,8 @@ pub mod render_loop;
 pub mod repeats;
 pub mod side;
 pub mod stats;
-pub mod workload;
+/// The workload facts of a side (found with the analysis).
+pub use crate::analysis::workload;
 
 use std::collections::{BTreeMap, HashMap};
 

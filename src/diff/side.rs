@@ -294,7 +294,10 @@ impl Side {
     /// read (so the numbers parse to the same last bit either way).
     pub fn from_report(r: &Report) -> Result<Side, String> {
         let text = serde_json::to_vec(r).map_err(|e| e.to_string())?;
-        serde_json::from_slice(&text).map_err(|e| e.to_string())
+        let mut side: Side = serde_json::from_slice(&text).map_err(|e| e.to_string())?;
+        // not in the JSON: a report made in this process carries it beside
+        side.workload = r.workload.clone();
+        Ok(side)
     }
 }
 

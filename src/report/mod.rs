@@ -675,6 +675,12 @@ pub struct Report {
     /// is then the full report of the slowest rank, or of `--rank`). Absent for one file.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ranks: Option<ranks::RanksSection>,
+    /// What the trace says about the workload of the window (first layer and its input shape,
+    /// dtype mix: `analysis::workload`), kept with a report made in this process for `diff`'s
+    /// same-workload check, whichever front door made it. Not part of the JSON report (a
+    /// saved report compares as "unknown" on these checks).
+    #[serde(skip)]
+    pub workload: Option<analysis::workload::Workload>,
 }
 
 impl Report {
@@ -695,6 +701,7 @@ impl Report {
         };
         let avg = &a.steps.average;
         Report {
+            workload: Some(a.workload.clone()),
             schema_version: SCHEMA_VERSION,
             generator: format!("stallscope {}", env!("CARGO_PKG_VERSION")),
             source: SourceInfo {

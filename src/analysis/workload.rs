@@ -1,9 +1,9 @@
-//! What a trace says about the workload of a side's window: its first layer operator and the
+//! What a trace says about the workload of the window: its first layer operator and the
 //! shape of that layer's data input (`record_shapes=True`), and the dtype mix of its layer
-//! operators. Read when a side is loaded from a trace ([`super::side::load_side`]); compared by
-//! [`super::parity`].
+//! operators. Found with the analysis (so that every report made in this process carries it,
+//! whichever front door made it); compared by `diff::parity` before two sides are compared.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::model::{CpuKind, Trace};
 
@@ -30,7 +30,7 @@ const LAYER_OPS: &[(&str, usize)] = &[
 ];
 
 /// What the trace says about the workload of a side's window.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Workload {
     /// The first layer operator of the window with recorded shapes.
     pub first_layer: Option<String>,
@@ -73,14 +73,27 @@ fn dims_of(text: &str) -> Option<Vec<serde_json::Value>> {
 pub fn workload(trace: &Trace, start: i64, end: i64) -> Workload {
     let mut w = Workload::default();
     let mut counts: std::collections::BTreeMap<String, u64> = Default::default();
+    // a name's place in LAYER_OPS, found once per name (0: not looked up, 1: not a layer op)
+    let mut memo: Vec<u8> = Vec::new();
     for e in &trace.cpu {
         if e.kind != CpuKind::Op || e.start < start || e.start >= end || e.external_id == 0 {
             continue;
         }
-        let name = trace.name(e.name);
-        let Some(&(_, data)) = LAYER_OPS.iter().find(|(n, _)| *n == name) else {
+        let id = e.name.0 as usize;
+        if id >= memo.len() {
+            memo.resize(id + 1, 0);
+        }
+        if memo[id] == 0 {
+            let n = trace.name(e.name);
+            memo[id] = LAYER_OPS
+                .iter()
+                .position(|(l, _)| *l == n)
+                .map_or(1, |i| i as u8 + 2);
+        }
+        if memo[id] == 1 {
             continue;
-        };
+        }
+        let (name, data) = LAYER_OPS[memo[id] as usize - 2];
         let Some(shape) = trace.op_shapes.get(&e.external_id) else {
             continue;
         };
