@@ -147,19 +147,16 @@ fn step_time(path: &str) -> f64 {
     f(&common::analyze_json(Path::new(path), &[])["step_time_us"])
 }
 
-#[test]
-fn repeated_runs_control_regression_and_batch_parity_on_real_captures() {
-    let Some(_) = torch_python() else { return };
-    let dir = std::env::temp_dir().join(format!("stallscope-repeats-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
+/// Three runs of tests/diff_repeats.py into `dir` (each a process capturing the control's two
+/// sides and the extra matmul, in a rotating order; the first also batch 64 when asked).
+fn capture_runs(dir: &Path, with_batch64: bool) {
     for r in 1..=3 {
         let mut py = torch_python().unwrap();
         py.arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/diff_repeats.py"))
-            .arg(&dir)
+            .arg(dir)
             .arg(r.to_string())
             .env("OMP_NUM_THREADS", "1");
-        if r == 1 {
+        if r == 1 && with_batch64 {
             py.arg("batch64");
         }
         let out = py.output().unwrap();
@@ -169,6 +166,15 @@ fn repeated_runs_control_regression_and_batch_parity_on_real_captures() {
             String::from_utf8_lossy(&out.stderr)
         );
     }
+}
+
+#[test]
+fn repeated_runs_control_regression_and_batch_parity_on_real_captures() {
+    let Some(_) = torch_python() else { return };
+    let dir = std::env::temp_dir().join(format!("stallscope-repeats-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    capture_runs(&dir, true);
     let files = |name: &str| -> Vec<String> {
         (1..=3)
             .map(|r| {
@@ -178,10 +184,34 @@ fn repeated_runs_control_regression_and_batch_parity_on_real_captures() {
             })
             .collect()
     };
-    let (a, b, x) = (files("control_a"), files("control_b"), files("extra"));
+    let (mut a, mut b, x) = (files("control_a"), files("control_b"), files("extra"));
 
     // ---- the control: 3 runs against 3 runs of the same program ----
-    let c = diff_runs(&a, &b, &[]);
+    let mut c = diff_runs(&a, &b, &[]);
+    if c["verdict"]["kind"] == "regression" {
+        // A gate at p < 0.05 flags about one control in twenty by chance (docs/diff.md: on a
+        // regression, capture again before failing). Do what the docs tell CI to do: capture
+        // the control again; twice in a row fails the test.
+        eprintln!(
+            "control flagged once, captured again: {}",
+            c["verdict"]["reason"]
+        );
+        let again = dir.join("again");
+        std::fs::create_dir_all(&again).unwrap();
+        capture_runs(&again, false);
+        let files = |name: &str| -> Vec<String> {
+            (1..=3)
+                .map(|r| {
+                    again
+                        .join(format!("{name}_{r}.json"))
+                        .to_string_lossy()
+                        .into_owned()
+                })
+                .collect()
+        };
+        (a, b) = (files("control_a"), files("control_b"));
+        c = diff_runs(&a, &b, &[]);
+    }
     let v = &c["verdict"];
     let r = &c["repeats"];
     eprintln!(
