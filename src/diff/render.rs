@@ -540,7 +540,7 @@ fn md_change_row(out: &mut dyn Write, c: &crate::diff::Change) -> io::Result<()>
 }
 
 /// Splits text at spaces into lines of at most `w` characters.
-fn wrap(text: &str, w: usize) -> Vec<String> {
+pub(super) fn wrap(text: &str, w: usize) -> Vec<String> {
     let mut lines = Vec::new();
     let mut cur = String::new();
     for word in text.split(' ') {

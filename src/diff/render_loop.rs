@@ -11,26 +11,9 @@ use super::Comparison;
 use crate::report::html::escape as html_escape;
 use crate::report::markdown::escape as md_escape;
 use crate::report::terminal::{fmt_us, sanitize};
+use super::render::wrap;
 use crate::text::shorten_middle;
 
-/// Splits text at spaces into lines of at most `w` characters.
-fn wrap(text: &str, w: usize) -> Vec<String> {
-    let mut lines = Vec::new();
-    let mut cur = String::new();
-    for word in text.split(' ') {
-        if !cur.is_empty() && cur.chars().count() + 1 + word.chars().count() > w {
-            lines.push(std::mem::take(&mut cur));
-        }
-        if !cur.is_empty() {
-            cur.push(' ');
-        }
-        cur.push_str(word);
-    }
-    if !cur.is_empty() {
-        lines.push(cur);
-    }
-    lines.into_iter().map(|l| shorten_middle(&l, w)).collect()
-}
 
 /// `Verdict: REGRESSION` and friends, upper case for the terminal headline.
 fn headline(v: &Verdict) -> String {
