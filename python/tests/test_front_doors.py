@@ -25,8 +25,8 @@ def inputs() -> list[Path]:
     for root in roots:
         for d, _, names in os.walk(root):
             low = [n.lower() for n in names]
-            files += [Path(d) / n for n, l in zip(names, low) if l.endswith(SUFFIXES)]
-            if sum(l.endswith((".json", ".json.gz")) for l in low) >= 2:
+            files += [Path(d) / n for n, lo in zip(names, low) if lo.endswith(SUFFIXES)]
+            if sum(lo.endswith((".json", ".json.gz")) for lo in low) >= 2:
                 folders.append(Path(d))
     return sorted(files) + sorted(folders)
 

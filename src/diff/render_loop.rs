@@ -6,14 +6,13 @@
 use std::io::{self, Write};
 
 use super::parity::{Parity, ParityStatus};
+use super::render::wrap;
 use super::repeats::{Repeats, SideRuns, Verdict};
 use super::Comparison;
 use crate::report::html::escape as html_escape;
 use crate::report::markdown::escape as md_escape;
 use crate::report::terminal::{fmt_us, sanitize};
-use super::render::wrap;
 use crate::text::shorten_middle;
-
 
 /// `Verdict: REGRESSION` and friends, upper case for the terminal headline.
 fn headline(v: &Verdict) -> String {
