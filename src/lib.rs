@@ -13,6 +13,8 @@
 //! server) and the Python package. No module imports from a later stage (ARCHITECTURE.md has
 //! the order; `tests/architecture.rs` checks it).
 
+#![deny(missing_docs)]
+
 pub mod analysis;
 pub mod api;
 pub mod cli;

@@ -58,7 +58,12 @@ pub fn shorten_middle(s: &str, max: usize) -> String {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Part<'a> {
     /// Text; `first` for the part the sentence starts with.
-    Text { text: &'a str, first: bool },
+    Text {
+        /// The text.
+        text: &'a str,
+        /// True for the part the sentence starts with.
+        first: bool,
+    },
     /// The inside of a matched pair of backticks.
     Code(&'a str),
     /// An unmatched backtick (the last one of an odd count), before the text that follows it.

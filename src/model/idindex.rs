@@ -16,7 +16,12 @@ const EMPTY: u32 = u32::MAX;
 /// A map from non-zero `u64` ids to `u32` values below `u32::MAX`, dense or hashed.
 pub enum IdIndex {
     /// `slots[id - base]`, `EMPTY` when absent.
-    Dense { base: u64, slots: Vec<u32> },
+    Dense {
+        /// The smallest id.
+        base: u64,
+        /// One value per id from `base`.
+        slots: Vec<u32>,
+    },
     /// Any other id set.
     Hashed(HashMap<u64, u32>),
 }
@@ -100,7 +105,12 @@ impl IdIndex {
 /// slots per id, so at most the 8 bytes per id a list takes), a hash set otherwise.
 pub enum IdSet {
     /// Bit `id - base` of `bits`.
-    Dense { base: u64, bits: Vec<u64> },
+    Dense {
+        /// The smallest id.
+        base: u64,
+        /// One bit per id from `base`.
+        bits: Vec<u64>,
+    },
     /// Any other id set.
     Hashed(super::fasthash::HashSet<u64>),
 }

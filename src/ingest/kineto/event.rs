@@ -222,22 +222,39 @@ impl<'de> Deserialize<'de> for Dim3 {
 /// The `args` fields stallscope reads.
 #[derive(Debug, Default, Clone)]
 pub struct RawArgs<'a> {
+    /// `args["External id"]`: links an operator, its launches and their kernels.
     pub external_id: Num,
+    /// `args.correlation`: links a runtime launch and its device activity.
     pub correlation: Num,
+    /// `args.device`: the device index of a device activity.
     pub device: Num,
+    /// `args.stream`: the stream of a device activity.
     pub stream: Num,
+    /// `args["blocks per SM"]`.
     pub blocks_per_sm: Num,
+    /// `args["warps per SM"]`.
     pub warps_per_sm: Num,
+    /// `args["est. achieved occupancy %"]`.
     pub occupancy: Num,
+    /// `args["registers per thread"]`.
     pub registers: Num,
+    /// `args["shared memory"]`, bytes.
     pub shared_memory: Num,
+    /// `args.grid`: the launch grid.
     pub grid: Dim3,
+    /// `args.block`: the thread block.
     pub block: Dim3,
+    /// `args.bytes` of a copy or fill (or a memory event).
     pub bytes: Num,
+    /// `args["graph id"]`: a CUDA graph replay.
     pub graph_id: Num,
+    /// `args["Python module id"]` of a Python frame.
     pub python_module_id: Num,
+    /// `args["Device Type"]` of a memory event.
     pub device_type: Num,
+    /// `args["Device Id"]` of a memory event.
     pub device_id: Num,
+    /// `args["Total Allocated"]` of a memory event, bytes.
     pub total_allocated: Num,
     /// `args.name` (metadata events).
     pub name: BStr<'a>,
@@ -426,8 +443,11 @@ impl fmt::Debug for Decoded {
 /// One `traceEvents` entry, borrowing from the input.
 #[derive(Debug, Default)]
 pub struct RawEvent<'a> {
+    /// `ph`: the event phase (`X`, `i`, `M`, `s`, `f`, …).
     pub ph: BStr<'a>,
+    /// `cat`: the category (`kernel`, `cpu_op`, `cuda_runtime`, …).
     pub cat: BStr<'a>,
+    /// `name`.
     pub name: BStr<'a>,
     /// Raw JSON text of `pid` (what a `&RawValue` holds).
     pub pid: Option<&'a str>,
@@ -439,6 +459,7 @@ pub struct RawEvent<'a> {
     pub dur: Option<&'a str>,
     /// Raw JSON text of `id`.
     pub id: Option<&'a str>,
+    /// The `args` fields read.
     pub args: RawArgs<'a>,
     /// What the fast parser already decoded from the texts above.
     pub decoded: Decoded,
