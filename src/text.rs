@@ -112,6 +112,25 @@ pub fn printable(s: &str) -> String {
     out
 }
 
+/// Splits text at spaces into lines of at most `w` characters.
+pub fn wrap(text: &str, w: usize) -> Vec<String> {
+    let mut lines = Vec::new();
+    let mut cur = String::new();
+    for word in text.split(' ') {
+        if !cur.is_empty() && cur.chars().count() + 1 + word.chars().count() > w {
+            lines.push(std::mem::take(&mut cur));
+        }
+        if !cur.is_empty() {
+            cur.push(' ');
+        }
+        cur.push_str(word);
+    }
+    if !cur.is_empty() {
+        lines.push(cur);
+    }
+    lines.into_iter().map(|l| shorten_middle(&l, w)).collect()
+}
+
 #[cfg(test)]
 mod printable_tests {
     use super::printable;

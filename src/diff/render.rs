@@ -11,7 +11,7 @@ use crate::report::html::escape as html_escape;
 use crate::report::markdown::escape as md_escape;
 use crate::report::terminal::sanitize;
 use crate::report::units::{fmt_bytes, fmt_us};
-use crate::text::shorten_middle;
+use crate::text::{shorten_middle, wrap};
 
 /// Output format of a comparison.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -537,25 +537,6 @@ fn md_change_row(out: &mut dyn Write, c: &crate::diff::Change) -> io::Result<()>
         fmt_us(c.after_us),
         signed(c.change_us)
     )
-}
-
-/// Splits text at spaces into lines of at most `w` characters.
-pub(super) fn wrap(text: &str, w: usize) -> Vec<String> {
-    let mut lines = Vec::new();
-    let mut cur = String::new();
-    for word in text.split(' ') {
-        if !cur.is_empty() && cur.chars().count() + 1 + word.chars().count() > w {
-            lines.push(std::mem::take(&mut cur));
-        }
-        if !cur.is_empty() {
-            cur.push(' ');
-        }
-        cur.push_str(word);
-    }
-    if !cur.is_empty() {
-        lines.push(cur);
-    }
-    lines.into_iter().map(|l| shorten_middle(&l, w)).collect()
 }
 
 fn markdown(c: &Comparison, top: usize, out: &mut dyn Write) -> io::Result<()> {

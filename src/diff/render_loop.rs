@@ -6,13 +6,12 @@
 use std::io::{self, Write};
 
 use super::parity::{Parity, ParityStatus};
-use super::render::wrap;
 use super::repeats::{Repeats, SideRuns, Verdict};
 use super::Comparison;
 use crate::report::html::escape as html_escape;
 use crate::report::markdown::escape as md_escape;
 use crate::report::terminal::{fmt_us, sanitize};
-use crate::text::shorten_middle;
+use crate::text::{shorten_middle, wrap};
 
 /// `Verdict: REGRESSION` and friends, upper case for the terminal headline.
 fn headline(v: &Verdict) -> String {
