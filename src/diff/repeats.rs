@@ -533,38 +533,21 @@ fn ln_gamma(x: f64) -> f64 {
 
 /// The continued fraction of the incomplete beta function (modified Lentz).
 fn beta_cf(a: f64, b: f64, x: f64) -> f64 {
-    const TINY: f64 = 1e-300;
     let (qab, qap, qam) = (a + b, a + 1.0, a - 1.0);
     let mut c = 1.0;
-    let mut d = 1.0 - qab * x / qap;
-    if d.abs() < TINY {
-        d = TINY;
-    }
-    d = 1.0 / d;
+    let mut d = 1.0 / off_zero(1.0 - qab * x / qap);
     let mut h = d;
     for m in 1..=300 {
         let m = m as f64;
         let m2 = 2.0 * m;
         let aa = m * (b - m) * x / ((qam + m2) * (a + m2));
-        d = 1.0 + aa * d;
-        if d.abs() < TINY {
-            d = TINY;
-        }
-        c = 1.0 + aa / c;
-        if c.abs() < TINY {
-            c = TINY;
-        }
+        d = off_zero(1.0 + aa * d);
+        c = off_zero(1.0 + aa / c);
         d = 1.0 / d;
         h *= d * c;
         let aa = -(a + m) * (qab + m) * x / ((a + m2) * (qap + m2));
-        d = 1.0 + aa * d;
-        if d.abs() < TINY {
-            d = TINY;
-        }
-        c = 1.0 + aa / c;
-        if c.abs() < TINY {
-            c = TINY;
-        }
+        d = off_zero(1.0 + aa * d);
+        c = off_zero(1.0 + aa / c);
         d = 1.0 / d;
         let del = d * c;
         h *= del;
@@ -573,6 +556,17 @@ fn beta_cf(a: f64, b: f64, x: f64) -> f64 {
         }
     }
     h
+}
+
+/// `x`, or a tiny number when it is closer to zero (Lentz's guard against a zero
+/// denominator).
+fn off_zero(x: f64) -> f64 {
+    const TINY: f64 = 1e-300;
+    if x.abs() < TINY {
+        TINY
+    } else {
+        x
+    }
 }
 
 /// The regularized incomplete beta function I_x(a, b).
