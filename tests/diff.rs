@@ -624,3 +624,58 @@ fn host_side_change_on_real_cpu_captures() {
     assert_eq!(m["device"], -1);
     assert_eq!(m["peak_change"], 0);
 }
+
+/// `check`'s exit code tells the three outcomes apart (docs/diff.md): 0 pass, 1 regression,
+/// 3 inconclusive (nothing failed, but the step-time verdict could not tell), each with its
+/// stderr line and the JSON's `check.outcome`. Real CPU captures: a per-sample Python loss
+/// loop and its vectorized replacement (samples/make_torch_cpu_loss_loop.py).
+#[test]
+fn check_exit_codes_tell_pass_regression_and_inconclusive_apart() {
+    let (lp, vec) = (
+        common::sample("torch_cpu_loss_loop.json.gz"),
+        common::sample("torch_cpu_loss_vector.json.gz"),
+    );
+    let check = |new: &Path, base: &Path, extra: &[&str]| -> (i32, String, Value) {
+        let mut args = vec!["check", s(new), "--baseline", s(base), "--format", "json"];
+        args.extend_from_slice(extra);
+        let out = run(&args);
+        let err = String::from_utf8_lossy(&out.stderr).into_owned();
+        let json: Value = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
+        (out.status.code().unwrap_or(-1), err, json)
+    };
+    // the same capture, 6 steps a side: no change beyond noise → pass, 0
+    let (code, err, j) = check(&lp, &lp, &[]);
+    assert_eq!(code, 0, "{err}");
+    assert!(err.starts_with("stallscope check: ok"), "{err}");
+    assert_eq!(j["check"]["outcome"], "pass");
+    // the loop back in place of the vectorized loss: +241 % → regression, 1
+    let (code, err, j) = check(&lp, &vec, &[]);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.starts_with("stallscope check: REGRESSION"), "{err}");
+    assert_eq!(j["check"]["outcome"], "regression");
+    // two steps a side: the noise cannot be judged; the same capture (+0 %) and the
+    // vectorized loss (−71 %) are inconclusive, 3; the loop back in place (+241 %) still fails
+    for (new, base) in [(&lp, &lp), (&vec, &lp)] {
+        let (code, err, j) = check(new, base, &["--steps", "3..4"]);
+        assert_eq!(code, 3, "{err}");
+        assert!(err.starts_with("stallscope check: INCONCLUSIVE"), "{err}");
+        assert!(err.contains("too few steps"), "{err}");
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert_eq!(j["check"]["outcome"], "inconclusive");
+        assert_eq!(j["verdict"]["kind"], "inconclusive");
+        assert_eq!(j["check"]["failed"], false);
+    }
+    let (code, err, j) = check(&lp, &vec, &["--steps", "3..4"]);
+    assert_eq!(code, 1, "{err}");
+    assert_eq!(j["check"]["outcome"], "regression");
+    // a budget without a step-time limit does not judge the step time: pass
+    let dir = scratch("exit3");
+    let toml = dir.join("b.toml");
+    std::fs::write(&toml, "[budget]\ngpu_idle_share = 100.0\n").unwrap();
+    let (code, err, _) = check(&lp, &lp, &["--steps", "3..4", "--budget", s(&toml)]);
+    assert_eq!(code, 0, "{err}");
+    // the help says it
+    let help = String::from_utf8(run(&["check", "--help"]).stdout).unwrap();
+    assert!(help.contains("3 inconclusive"), "{help}");
+    let _ = std::fs::remove_dir_all(dir);
+}

@@ -3,8 +3,9 @@
 //! of the experiment: two captures of the program, one with an extra matmul per step, and in
 //! the first a capture with batch 64 instead of 32).
 //!
-//! * A control (the same program, 3 runs against 3 runs) passes a 5 % gate: `check` exits 0,
-//!   and the verdict is not a regression.
+//! * A control (the same program, 3 runs against 3 runs) passes a 5 % gate: the verdict is not
+//!   a regression, and `check` exits 0 (3 when the verdict is `inconclusive`: the gate does
+//!   not fail, and says the runs spread too much to tell).
 //! * The injected regression (one extra 1024 × 1024 matmul per step) is caught on 3 runs against
 //!   3: verdict `regression`, `check` exits 1.
 //! * The run means, their change, and Welch's t and degrees of freedom on the logarithms of the
@@ -261,9 +262,11 @@ fn repeated_runs_control_regression_and_batch_parity_on_real_captures() {
         r["t"]
     );
     assert!((f(&r["df"]) - df).abs() < 1e-9 * df, "{} vs {df}", r["df"]);
-    // the gate passes, and says why in one line
+    // the gate does not fail, and says why in one line: exit 0 (pass), or 3 when the verdict
+    // is inconclusive (a spread wider than the budget on a loaded machine)
     let (code, err) = check_runs(&a, &b);
-    assert_eq!(code, 0, "control failed a 5% gate: {err}");
+    let want = if v["kind"] == "inconclusive" { 3 } else { 0 };
+    assert_eq!(code, want, "control failed a 5% gate: {err}");
     assert_eq!(err.lines().count(), 1, "{err}");
 
     // ---- the injected regression: an extra matmul per step, 3 runs against 3 ----

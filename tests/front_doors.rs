@@ -149,3 +149,132 @@ fn the_command_the_mcp_tool_and_the_api_agree_on_every_input() {
     }
     eprintln!("front doors agree on {reports} reports and {errors} errors");
 }
+
+/// The ResNet-50 worker 0 with `num_workers=0`, captured twice, against the same program with
+/// `num_workers=4`, captured twice (the TensorBoard plugin's samples): repeated runs.
+fn repeated_runs() -> Option<(Vec<PathBuf>, Vec<PathBuf>)> {
+    let stem = "tbprof/tb_plugin__samples__resnet50_num_workers_";
+    let f = |rest: &str| common::corpus_file(&format!("{stem}{rest}.pt.trace.json.gz"));
+    Some((
+        vec![
+            f("0__worker0.1623143089861")?,
+            f("0__worker0.1623143566756")?,
+        ],
+        vec![
+            f("4__worker0.1623212756351")?,
+            f("4__worker0.1623213129365")?,
+        ],
+    ))
+}
+
+/// A repeated-run `diff` and `check` (`--before A1 A2 --after B1 B2`; `check B1 B2 --baseline
+/// A1 A2 --max-regression 5%`) is one comparison through the command, the api's typed
+/// requests (`api::diff`, `api::check`) and the MCP `diff` tool (`before_runs`, `after_runs`,
+/// `max_regression`); `python/tests/test_diff.py` holds Python's `diff([...], [...])` and
+/// `check` to the command.
+#[test]
+fn a_repeated_run_diff_and_check_are_one_answer_through_every_door() {
+    let Some((before, after)) = repeated_runs() else {
+        return;
+    };
+    let s = |p: &PathBuf| p.to_string_lossy().into_owned();
+    let server = stallscope::mcp::Server::new(&stallscope::mcp::ServeOptions {
+        roots: vec![common::corpus_dir().unwrap().canonicalize().unwrap()],
+        cache_entries: 8,
+        cache_bytes: 1 << 30,
+        load: LoadSettings {
+            threads: Some(1),
+            ..LoadSettings::from_env()
+        },
+    });
+    let req = api::DiffRequest {
+        before: before[0].clone(),
+        after: after[0].clone(),
+        before_runs: before[1..].to_vec(),
+        after_runs: after[1..].to_vec(),
+        load: LoadSettings {
+            threads: Some(1),
+            ..LoadSettings::from_env()
+        },
+        ..api::DiffRequest::default()
+    };
+    let input = |max_regression: Option<f64>| stallscope::mcp::tools::DiffInput {
+        before: s(&before[0]),
+        after: s(&after[0]),
+        before_runs: before[1..].iter().map(s).collect(),
+        after_runs: after[1..].iter().map(s).collect(),
+        max_regression,
+        window: Default::default(),
+        detail: true,
+    };
+    let mcp = |max_regression| {
+        let mut v = server.diff_now(&input(max_regression)).unwrap();
+        v.as_object_mut().unwrap().remove("cached");
+        v
+    };
+
+    // diff
+    let mut args = vec!["diff".to_string(), "--before".into()];
+    args.extend(before.iter().map(s));
+    args.push("--after".into());
+    args.extend(after.iter().map(s));
+    args.extend(["--format", "json", "--threads", "1", "-q"].map(String::from));
+    let args: Vec<&str> = args.iter().map(|a| a.as_str()).collect();
+    let cmd: Value = serde_json::from_slice(&common::ok_run(&args).stdout).unwrap();
+    assert_eq!(cmd["verdict"]["basis"], "runs", "{}", cmd["verdict"]);
+    assert_eq!(
+        cmd["repeats"]["before"]["runs"].as_array().unwrap().len(),
+        2
+    );
+    let lib = serde_json::to_value(&api::diff(&req).unwrap().comparison).unwrap();
+    assert_eq!(cmd, lib, "the api's repeated-run diff is not the command's");
+    assert_eq!(
+        cmd,
+        mcp(None),
+        "the MCP tool's repeated-run diff is not the command's"
+    );
+
+    // check, 5 % budget
+    let mut args = vec!["check".to_string()];
+    args.extend(after.iter().map(s));
+    args.push("--baseline".into());
+    args.extend(before.iter().map(s));
+    args.extend(
+        [
+            "--max-regression",
+            "5%",
+            "--format",
+            "json",
+            "--threads",
+            "1",
+            "-q",
+        ]
+        .map(String::from),
+    );
+    let args: Vec<&str> = args.iter().map(|a| a.as_str()).collect();
+    let out = common::stallscope(&args);
+    let cmd: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let outcome = cmd["check"]["outcome"].as_str().unwrap().to_string();
+    let code = match outcome.as_str() {
+        "pass" => 0,
+        "regression" => 1,
+        "inconclusive" => 3,
+        o => panic!("outcome {o}"),
+    };
+    assert_eq!(out.status.code(), Some(code), "{outcome}");
+    let creq = api::CheckRequest {
+        diff: req.clone(),
+        budget: api::budget(None, Some(5.0)),
+    };
+    let lib = serde_json::to_value(&api::check(&creq).unwrap().comparison).unwrap();
+    assert_eq!(cmd, lib, "the api's check is not the command's");
+    assert_eq!(
+        cmd,
+        mcp(Some(5.0)),
+        "the MCP tool's check is not the command's"
+    );
+    eprintln!(
+        "repeated runs: {} — check {outcome}",
+        cmd["verdict"]["reason"]
+    );
+}

@@ -328,14 +328,32 @@ impl DiffSide {
     }
 }
 
+/// One side of `diff`: one capture (a path or a `NativeReport`), or a list or tuple of them
+/// (repeated runs of the same program).
+fn diff_sides(v: &Bound<'_, PyAny>, which: Which) -> PyResult<Vec<DiffSide>> {
+    if v.is_instance_of::<pyo3::types::PyList>() || v.is_instance_of::<pyo3::types::PyTuple>() {
+        let items: Vec<Bound<'_, PyAny>> = v.try_iter()?.collect::<PyResult<_>>()?;
+        if items.is_empty() {
+            return Err(PyValueError::new_err(format!(
+                "{} side: an empty list of captures",
+                which.as_str()
+            )));
+        }
+        return items.iter().map(|i| DiffSide::extract(i, which)).collect();
+    }
+    Ok(vec![DiffSide::extract(v, which)?])
+}
+
 /// Compares two profiles like `stallscope diff BEFORE AFTER`. Each side is a path (trace,
-/// folder of ranks, Nsight Systems export or saved JSON report) or a `NativeReport`; the
-/// window options apply to the paths that are analyzed (a report is compared as it is). A
-/// side that cannot be loaded is `TraceError` whose message starts with `before side:` or
-/// `after side:` and whose `path` is that side's.
+/// folder of ranks, Nsight Systems export or saved JSON report) or a `NativeReport`, or a list
+/// of them (repeated runs: `stallscope diff --before A1 A2 --after B1 B2`); the window options
+/// apply to the paths that are analyzed (a report is compared as it is). With `check`, the
+/// comparison is judged like `stallscope check` against the budget file `budget` and
+/// `max_regression` (percent; both absent: 5 %). A side that cannot be loaded is `TraceError`
+/// whose message starts with `before side:` or `after side:` and whose `path` is that side's.
 #[pyfunction]
 #[pyo3(signature = (before, after, *, steps=None, time=None, focus=None, all_steps=false,
-    threads=None))]
+    threads=None, max_regression=None, budget=None, check=false))]
 #[allow(clippy::too_many_arguments)]
 fn diff(
     py: Python<'_>,
@@ -346,18 +364,44 @@ fn diff(
     focus: Option<String>,
     all_steps: bool,
     threads: Option<usize>,
+    max_regression: Option<f64>,
+    budget: Option<PathBuf>,
+    check: bool,
 ) -> PyResult<NativeComparison> {
     if threads == Some(0) {
         return Err(PyValueError::new_err(
             "threads must be at least 1 (None uses every core)",
         ));
     }
+    if let Some(p) = max_regression {
+        if !(p.is_finite() && p >= 0.0) {
+            return Err(PyValueError::new_err(format!(
+                "max_regression must be a percentage >= 0, not {p}"
+            )));
+        }
+    }
     let window = window_spec(steps, time, focus, all_steps)?;
     let (b, a) = (
-        DiffSide::extract(before, Which::Before)?,
-        DiffSide::extract(after, Which::After)?,
+        diff_sides(before, Which::Before)?,
+        diff_sides(after, Which::After)?,
     );
-    let labels = (b.label(), a.label());
+    let labels: (Vec<String>, Vec<String>) = (
+        b.iter().map(DiffSide::label).collect(),
+        a.iter().map(DiffSide::label).collect(),
+    );
+    let budget = if check {
+        let file = match &budget {
+            Some(p) => Some(
+                stallscope::diff::check::read_budget(p)
+                    .map_err(|e| PyValueError::new_err(format!("budget: {e}")))?,
+            ),
+            None => None,
+        };
+        Some(api::budget(file, max_regression))
+    } else {
+        max_regression.map(|p| api::budget(None, Some(p)))
+    };
+    let options = budget.as_ref().map(api::check_options).unwrap_or_default();
     let opts = api::DiffRequest {
         window,
         load: LoadSettings {
@@ -369,27 +413,40 @@ fn diff(
     .side_options();
     let out = py.detach(|| {
         no_panic("diff", || {
-            let (lb, la) = match (&b, &a) {
-                (DiffSide::Path(pb), DiffSide::Path(pa)) => api::load_pair(pb, pa, &opts),
-                _ => (b.load(Which::Before, &opts), a.load(Which::After, &opts)),
+            let (lb, la) = match (&b[..], &a[..]) {
+                ([DiffSide::Path(pb)], [DiffSide::Path(pa)]) => {
+                    let (lb, la) = api::load_pair(pb, pa, &opts);
+                    (vec![lb?], vec![la?])
+                }
+                _ => {
+                    let load = |ss: &[DiffSide], which| -> Result<Vec<Loaded>, SideError> {
+                        ss.iter().map(|s| s.load(which, &opts)).collect()
+                    };
+                    (load(&b, Which::Before)?, load(&a, Which::After)?)
+                }
             };
-            let (lb, la) = (lb?, la?);
-            Ok::<_, SideError>(stallscope::diff::compare(
-                &lb,
-                &la,
-                (&labels.0, &labels.1),
-                &stallscope::diff::DiffOptions::default(),
-            ))
+            let mut c = api::compare_loaded(&lb, &la, (&labels.0, &labels.1), &options);
+            if check {
+                if let Some(budget) = &budget {
+                    api::judge(&mut c, budget);
+                }
+            }
+            Ok::<_, SideError>(c)
         })
     })?;
     match out {
         Ok(comparison) => Ok(NativeComparison { comparison }),
         Err(e) => {
-            let path = if e.0.starts_with("after side") {
+            // the capture named in the message, else the side's first
+            let side = if e.0.starts_with("after side") {
                 &labels.1
             } else {
                 &labels.0
             };
+            let path = side
+                .iter()
+                .find(|l| e.0.contains(l.as_str()))
+                .unwrap_or(&side[0]);
             let err = TraceError::new_err(e.to_string());
             let value = err.value(py);
             value.setattr("path", path)?;

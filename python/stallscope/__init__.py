@@ -12,6 +12,9 @@ released::
     report.save_html("report.html")   # the HTML report; in Jupyter, just show `report`
     cmp = stallscope.diff("before.json.gz", report)   # paths, saved reports or Reports
     cmp.summary                       # the step-time change and the noise test, in words
+    runs = stallscope.diff(["a1.json.gz", "a2.json.gz"], ["b1.json.gz", "b2.json.gz"])
+    runs.verdict["kind"]              # judged against the run-to-run spread
+    stallscope.check("new.json.gz", baseline="base.json").outcome   # pass / regression / inconclusive
 
     with stallscope.profile(skip=10, warmup=2, active=5, out="traces/") as prof:
         for batch in loader:
@@ -29,7 +32,7 @@ Importing stallscope imports neither torch nor pandas nor polars nor ray. See do
 """
 
 from ._capture import phase, profile
-from ._diff import DIFF_VIEWS, Comparison, diff
+from ._diff import DIFF_VIEWS, Comparison, check, diff
 from ._native import __version__
 from ._report import VIEWS, Finding, Report, TraceError, analyze
 from ._summary import Summary, merge, merge_summaries, summarize
@@ -44,6 +47,7 @@ __all__ = [
     "TraceError",
     "__version__",
     "analyze",
+    "check",
     "diff",
     "merge",
     "merge_summaries",

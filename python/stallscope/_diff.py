@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING, Any, Union
+from typing import TYPE_CHECKING, Any, Sequence, Union
 
 from . import _native
 from ._report import (
@@ -19,7 +19,7 @@ from ._view import _NativeView
 if TYPE_CHECKING:  # pragma: no cover
     import pandas
 
-__all__ = ["Comparison", "DIFF_VIEWS", "diff"]
+__all__ = ["Comparison", "DIFF_VIEWS", "check", "diff"]
 
 #: The tables `Comparison.to_pandas` builds.
 DIFF_VIEWS = (
@@ -31,7 +31,12 @@ DIFF_VIEWS = (
     "phases",
     "findings",
     "breakdown",
+    "runs",
+    "check",
 )
+
+# Columns of the ``runs`` table: one row per capture of each side (repeated runs).
+_RUN_COLUMNS = ("side", "path", "steps", "mean_us", "stdev_us", "representative")
 
 # Columns of the kernels, ops and phases tables: the JSON rows with `before` and `after`
 # (calls and µs per step) flattened.
@@ -48,6 +53,8 @@ _ITEM_COLUMNS = (
 )
 
 Side = Union[PathLike, Report]
+#: One side of `diff`: one capture, or several captures of the same program (repeated runs).
+Sides = Union[Side, Sequence[Side]]
 
 
 class Comparison(_NativeView):
@@ -91,6 +98,41 @@ class Comparison(_NativeView):
     def summary(self) -> str:
         """One sentence: the step-time change and the noise test's result in words."""
         return self._d()["summary"]
+
+    @property
+    def verdict(self) -> dict[str, Any]:
+        """The typed verdict on the step time: ``kind`` (``regression``, ``within_budget``,
+        ``improvement``, ``no_change``, ``inconclusive``), ``basis`` (``runs`` with several
+        captures per side, else ``steps``), ``unit`` (``step`` or ``sample``), ``change_pct``,
+        ``budget_pct``, ``p_value`` and ``reason`` (one line)."""
+        return self._d()["verdict"]
+
+    @property
+    def parity(self) -> dict[str, Any]:
+        """Whether the sides are the same workload: ``checks`` (device, batch, first-layer
+        input, dtype mix, step definition, window kind: ``same``, ``differs``, ``unknown``),
+        ``same_workload``, ``normalization`` (per sample) and ``not_comparable``."""
+        return self._d()["parity"]
+
+    @property
+    def repeats(self) -> dict[str, Any] | None:
+        """Several captures per side: each side's ``runs`` and spreads, the change of the run
+        means, Welch's ``t``, ``df`` and ``p_value`` on their logarithms; None with one capture
+        per side."""
+        return self._d().get("repeats")
+
+    @property
+    def check(self) -> dict[str, Any] | None:
+        """`check` only: ``outcome`` (``pass``, ``regression``, ``inconclusive``: the
+        command's exit code 0, 1, 3), ``failed``, the one-line ``summary`` and every budget
+        ``metrics`` row; None for `diff`."""
+        return self._d().get("check")
+
+    @property
+    def outcome(self) -> str | None:
+        """`check` only: ``"pass"``, ``"regression"`` or ``"inconclusive"``."""
+        c = self.check
+        return None if c is None else c["outcome"]
 
     @property
     def step_time(self) -> dict[str, Any]:
@@ -160,11 +202,35 @@ class Comparison(_NativeView):
         JSON rows' members; ``kernels``, ``ops`` and ``phases`` have ``name``, ``status``,
         ``calls_before``, ``calls_after``, ``before_us``, ``after_us``, ``change_us``,
         ``category`` and ``note`` (calls and µs per step; None where a side lacks the row);
-        ``findings`` has the JSON rows' members. See docs/python.md.
+        ``findings`` has the JSON rows' members; ``runs`` (repeated runs) has ``side``,
+        ``path``, ``steps``, ``mean_us``, ``stdev_us`` and ``representative`` (the run the
+        tables compare), one row per capture, empty with one capture per side; ``check`` has
+        the budget's metrics (empty for `diff`). See docs/python.md.
         """
         if view not in DIFF_VIEWS:
             raise ValueError(f"view must be one of {', '.join(DIFF_VIEWS)}, not {view!r}")
-        records = self._d()[view]
+        if view == "runs":
+            rows = []
+            for side in ("before", "after"):
+                r = (self.repeats or {}).get(side)
+                if r is None:
+                    continue
+                for i, run in enumerate(r["runs"]):
+                    rows.append(
+                        [
+                            side,
+                            run["path"],
+                            run["steps"],
+                            run["mean_us"],
+                            run["stdev_us"],
+                            i == r["representative"],
+                        ]
+                    )
+            return list(_RUN_COLUMNS), rows
+        if view == "check":
+            records = (self.check or {}).get("metrics", [])
+        else:
+            records = self._d()[view]
         if view in ("kernels", "ops", "phases"):
             rows = []
             for r in records:
@@ -226,25 +292,40 @@ def _side(v: Side, which: str) -> Any:
     raise TypeError(f"{which} must be a path or a Report, not {type(v).__name__}")
 
 
+def _sides(v: Sides, which: str) -> Any:
+    """One capture as it is; a list or tuple of captures as a list (repeated runs)."""
+    if isinstance(v, (list, tuple)):
+        if not v:
+            raise ValueError(f"{which}: an empty list of captures")
+        return [_side(x, which) for x in v]
+    return _side(v, which)
+
+
 def diff(
-    before: Side,
-    after: Side,
+    before: Sides,
+    after: Sides,
     *,
     steps: StepRange | None = None,
     time: TimeRange | None = None,
     focus: str | None = None,
     all_steps: bool = False,
     threads: int | None = None,
+    max_regression: float | None = None,
 ) -> Comparison:
     """Compare two profiles in this process, like ``stallscope diff BEFORE AFTER``.
 
     Args:
         before: the baseline: a trace, a folder of per-rank traces, an Nsight Systems export,
-            a saved JSON report (``stallscope analyze --format json``), or a `Report`.
+            a saved JSON report (``stallscope analyze --format json``), or a `Report`; or a
+            list of them, several captures of the same program (repeated runs, as
+            ``stallscope diff --before A1 A2 A3 --after B1 B2 B3``): the change is then
+            judged against the spread between runs (`Comparison.repeats`, ``runs`` table).
         after: the new profile (same kinds).
         steps, time, focus, all_steps: the window of the sides that are analyzed here (as in
             `analyze`; a saved report or a `Report` is compared with its own window).
         threads: parser threads over both sides (default: every core; two traces share them).
+        max_regression: the step-time regression the verdict tolerates, percent (default 5,
+            as ``--max-regression``).
 
     Returns:
         The `Comparison`: the data of ``stallscope diff --format json``.
@@ -252,16 +333,58 @@ def diff(
     Raises:
         TraceError: a side could not be read; the message starts with ``before side:`` or
             ``after side:`` and ``.path`` is that side's path.
-        ValueError: a bad window or option.
+        ValueError: a bad window or option, or an empty list of captures.
         TypeError: a side is neither a path nor a `Report`.
     """
     native = _native.diff(
-        _side(before, "before"),
-        _side(after, "after"),
+        _sides(before, "before"),
+        _sides(after, "after"),
         steps=_steps_arg(steps),
         time=_time_arg(time),
         focus=focus,
         all_steps=all_steps,
         threads=threads,
+        max_regression=max_regression,
+    )
+    return Comparison(native)
+
+
+def check(
+    new: Sides,
+    baseline: Sides,
+    *,
+    max_regression: float | None = None,
+    budget: PathLike | None = None,
+    steps: StepRange | None = None,
+    time: TimeRange | None = None,
+    focus: str | None = None,
+    all_steps: bool = False,
+    threads: int | None = None,
+) -> Comparison:
+    """Judge a profile against a baseline and a budget, like ``stallscope check NEW
+    --baseline BASE``.
+
+    ``new`` and ``baseline`` are sides as in `diff` (one capture, or a list of captures:
+    repeated runs). ``max_regression`` (percent) overrides the budget file's step-time
+    limit; with neither, the step time may grow by 5 %. The returned `Comparison` has
+    `Comparison.check` (every budget metric) and `Comparison.outcome`: ``"pass"``,
+    ``"regression"`` or ``"inconclusive"`` (the command's exit codes 0, 1 and 3); its
+    ``check["summary"]`` is the command's stderr line.
+
+    Raises:
+        TraceError, TypeError: as `diff`.
+        ValueError: as `diff`, or an unreadable or invalid budget file.
+    """
+    native = _native.diff(
+        _sides(baseline, "baseline"),
+        _sides(new, "new"),
+        steps=_steps_arg(steps),
+        time=_time_arg(time),
+        focus=focus,
+        all_steps=all_steps,
+        threads=threads,
+        max_regression=max_regression,
+        budget=None if budget is None else os.fspath(budget),
+        check=True,
     )
     return Comparison(native)

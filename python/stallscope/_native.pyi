@@ -39,14 +39,17 @@ class NativeComparison:
     def table(self, top: int) -> str: ...
 
 def diff(
-    before: str | NativeReport,
-    after: str | NativeReport,
+    before: str | NativeReport | list[str | NativeReport],
+    after: str | NativeReport | list[str | NativeReport],
     *,
     steps: str | None = None,
     time: str | None = None,
     focus: str | None = None,
     all_steps: bool = False,
     threads: int | None = None,
+    max_regression: float | None = None,
+    budget: str | None = None,
+    check: bool = False,
 ) -> NativeComparison: ...
 def cli(argv: list[str]) -> int: ...
 def summarize(

@@ -100,3 +100,65 @@ def test_a_bad_side_is_a_trace_error_naming_it(tmp_path):
         stallscope.diff(RESNET, 3)  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="steps"):
         stallscope.diff(RESNET, RESNET, steps="x..y")
+
+
+def _runs():
+    stem = "tbprof/tb_plugin__samples__resnet50_num_workers_"
+    before = [
+        corpus_file(f"{stem}0__worker0.1623143089861.pt.trace.json.gz"),
+        corpus_file(f"{stem}0__worker0.1623143566756.pt.trace.json.gz"),
+    ]
+    after = [
+        corpus_file(f"{stem}4__worker0.1623212756351.pt.trace.json.gz"),
+        corpus_file(f"{stem}4__worker0.1623213129365.pt.trace.json.gz"),
+    ]
+    return before, after
+
+
+def test_repeated_runs_equal_the_command(tmp_path):
+    """``diff([...], [...])`` is ``stallscope diff --before A1 A2 --after B1 B2``; ``check``
+    is ``stallscope check B1 B2 --baseline A1 A2`` with its outcome and exit code."""
+    before, after = _runs()
+    p = run(
+        "diff", "--before", *map(str, before), "--after", *map(str, after),
+        "--format", "json", "--quiet",
+    )
+    cmd = json.loads(p.stdout)
+    c = stallscope.diff(before, after)
+    assert c.to_dict() == cmd
+    assert c.verdict == cmd["verdict"] and c.verdict["basis"] == "runs"
+    assert c.repeats == cmd["repeats"] and c.parity == cmd["parity"]
+    assert c.check is None and c.outcome is None
+    # a tuple and Reports are sides too
+    reps = [stallscope.analyze(x) for x in before]
+    assert stallscope.diff(tuple(reps), after).to_dict()["repeats"] == cmd["repeats"]
+    # the runs table: one row per capture, the representative marked
+    cols, rows = c.table("runs")
+    assert cols == ["side", "path", "steps", "mean_us", "stdev_us", "representative"]
+    assert [r[1] for r in rows] == [str(x) for x in before + after]
+    for side in ("before", "after"):
+        got = [r[3] for r in rows if r[0] == side]
+        assert got == [x["mean_us"] for x in cmd["repeats"][side]["runs"]]
+        assert sum(r[5] for r in rows if r[0] == side) == 1
+    # check, 5 % budget: the command's JSON, and its exit code from the outcome
+    p = run(
+        "check", *map(str, after), "--baseline", *map(str, before),
+        "--max-regression", "5%", "--format", "json", "--quiet", check=False,
+    )
+    k = stallscope.check(after, before, max_regression=5)
+    assert k.to_dict() == json.loads(p.stdout)
+    assert p.returncode == {"pass": 0, "regression": 1, "inconclusive": 3}[k.outcome]
+    assert p.stderr.strip().splitlines()[-1] == k.check["summary"]
+    assert [r[0] for r in k.table("check")[1]] == [m["metric"] for m in k.check["metrics"]]
+    with pytest.raises(ValueError, match="empty list"):
+        stallscope.diff([], after)
+
+
+def test_check_inconclusive_and_pass_on_samples():
+    """Two steps a side: too few to judge the noise, the outcome is ``inconclusive`` (exit 3);
+    all six steps: ``pass``."""
+    loop = SAMPLES / "torch_cpu_loss_loop.json.gz"
+    assert stallscope.check(loop, loop, steps="3..4").outcome == "inconclusive"
+    assert stallscope.check(loop, loop).outcome == "pass"
+    p = run("check", str(loop), "--baseline", str(loop), "--steps", "3..4", check=False)
+    assert p.returncode == 3

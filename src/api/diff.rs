@@ -4,6 +4,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::analysis::AnalyzeOptions;
+use crate::diff::check::{Budget, Percent};
 use crate::diff::side::{read_saved, Loaded, Side, SideError, Which};
 use crate::diff::{Comparison, DiffOptions};
 use crate::ingest::LoadOptions;
@@ -131,6 +132,76 @@ pub fn diff(req: &DiffRequest) -> Result<Compared, SideError> {
         comparison,
         warnings,
     })
+}
+
+/// What `check` judges: the comparison `diff` makes of [`DiffRequest`] (the baseline is
+/// `before`, the new profile `after`; several captures per side through `before_runs` and
+/// `after_runs`), and the budget it is held to. The command builds one from its flags, the
+/// MCP server's `diff` tool from `max_regression`, the Python module's `check` from its
+/// arguments.
+#[derive(Debug, Clone, Default)]
+pub struct CheckRequest {
+    /// The sides, their window and reading settings (`options.budget_pct` is replaced by the
+    /// budget's step-time limit).
+    pub diff: DiffRequest,
+    /// The thresholds; [`budget`] makes the command's from a budget file and a limit.
+    pub budget: Budget,
+}
+
+/// The budget `check` applies: the file's (or none), with `max_regression` (percent)
+/// overriding its step-time limit; with neither, the step time may grow by
+/// [`crate::diff::repeats::DEFAULT_BUDGET_PCT`].
+pub fn budget(file: Option<Budget>, max_regression: Option<f64>) -> Budget {
+    let had_file = file.is_some();
+    let mut b = file.unwrap_or_default();
+    if let Some(p) = max_regression {
+        b.step_time = Some(Percent(p));
+    } else if !had_file {
+        b.step_time = Some(Percent(crate::diff::repeats::DEFAULT_BUDGET_PCT));
+    }
+    b
+}
+
+/// The comparison settings under `budget`: the verdict (of repeated runs, or per sample) is
+/// judged against its step-time limit (default [`crate::diff::repeats::DEFAULT_BUDGET_PCT`]).
+pub fn check_options(budget: &Budget) -> DiffOptions {
+    DiffOptions {
+        budget_pct: budget
+            .step_time
+            .map(|p| p.0)
+            .unwrap_or(crate::diff::repeats::DEFAULT_BUDGET_PCT),
+        ..DiffOptions::default()
+    }
+}
+
+/// Loads the sides of `req`, compares them and judges the comparison against the budget:
+/// the answer's `comparison.check` holds the outcome (`pass`, `regression`, `inconclusive`).
+/// Errors as [`diff`].
+pub fn check(req: &CheckRequest) -> Result<Compared, SideError> {
+    let mut d = req.diff.clone();
+    d.options = check_options(&req.budget);
+    let mut out = diff(&d)?;
+    judge(&mut out.comparison, &req.budget);
+    Ok(out)
+}
+
+/// Judges a comparison (made with [`check_options`] of the same budget) against the budget,
+/// into `c.check`.
+pub fn judge(c: &mut Comparison, budget: &Budget) {
+    let result = crate::diff::check::check(c, budget);
+    c.check = Some(result);
+}
+
+/// Sides already loaded (a front door's cached or in-process reports), compared: one capture
+/// per side as [`crate::diff::compare`], several (repeated runs) as
+/// [`crate::diff::compare_repeats`]. `names` label each capture, in order.
+pub fn compare_loaded(
+    before: &[Loaded],
+    after: &[Loaded],
+    names: (&[String], &[String]),
+    options: &DiffOptions,
+) -> Comparison {
+    crate::diff::compare_repeats(before, after, names, options)
 }
 
 /// A report made in this process as a side (the MCP server's cached reports, Python's

@@ -4,7 +4,7 @@
 //! whichever door it came through.
 //!
 //! What crosses the boundary: requests ([`AnalyzeRequest`], [`SummarizeRequest`],
-//! [`DiffRequest`], [`TraceRequest`] for `phases`, `memory` and `slice`), each with its
+//! [`DiffRequest`], [`CheckRequest`], [`TraceRequest`] for `phases`, `memory` and `slice`), each with its
 //! [`LoadSettings`]; back come a [`crate::report::Report`] (or a
 //! [`crate::multirank::Summary`], a [`crate::diff::Comparison`], a slice plan), the reading
 //! warnings, and typed errors ([`AnalyzeError`]: the input could not be read, or the request
@@ -37,7 +37,10 @@ pub mod request;
 pub mod sections;
 
 pub use analyze::{analyze, analyze_with, sort_ops, OpSort};
-pub use diff::{diff, load_pair, load_side, report_side, Compared, DiffRequest, SideOptions};
+pub use diff::{
+    budget, check, check_options, compare_loaded, diff, judge, load_pair, load_side, report_side,
+    CheckRequest, Compared, DiffRequest, SideOptions,
+};
 pub use folder::{finish_summary, merge_files, merge_summaries, summarize, SummarizeRequest};
 pub use input::{guess, GuessError, Input};
 pub use load::LoadSettings;

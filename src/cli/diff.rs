@@ -45,7 +45,12 @@ findings. Without --budget or --max-regression the step time may grow by 5%.
 One summary line goes to stderr; the budget table (or --format md/json/html: the full
 comparison with the budget) to stdout or -o.
 
-Exit codes: 0 within budget, 1 regression, 2 unreadable input or bad arguments.";
+Exit codes: 0 pass (every budget within its limit), 1 regression (a budget failed; also a
+step-time estimate over the limit that the noise could not judge), 2 unreadable input or bad
+arguments, 3 inconclusive (nothing failed, but the step-time verdict could not tell: too few
+steps or runs, or a run-to-run spread a budget-sized regression could hide in; the stderr line
+starts `stallscope check: INCONCLUSIVE` and says why). In CI, to warn rather than fail on 3:
+  stallscope check ... || [ $? -eq 3 ]";
 
 /// Output formats of `diff` and `check`.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
@@ -91,8 +96,16 @@ pub(super) struct SidesArgs {
     pub(super) quiet: bool,
 }
 
+/// The long help (`--help`) of a command with the window flags: its own text, then the
+/// window's (the flattened window flags' `after_long_help` would otherwise replace the
+/// command's).
+fn with_window(help: &str) -> String {
+    format!("{help}\n\n{}", super::args::WINDOW_HELP)
+}
+
 /// `DiffArgs`.
 #[derive(clap::Args, Debug)]
+#[command(after_long_help = with_window(DIFF_HELP))]
 pub(super) struct DiffArgs {
     /// The baseline: trace, Nsight Systems export, folder of ranks, or saved JSON report.
     #[arg(required_unless_present = "before_runs")]
@@ -129,6 +142,7 @@ pub(super) struct DiffArgs {
 
 /// `CheckArgs`.
 #[derive(clap::Args, Debug)]
+#[command(after_long_help = with_window(CHECK_HELP))]
 pub(super) struct CheckArgs {
     /// The new profile: trace, Nsight Systems export, folder of ranks, or saved JSON report
     /// (several: captures of it, repeated runs).
@@ -237,38 +251,42 @@ pub(super) fn run_diff(args: DiffArgs, load: LoadSettings) -> Result<(), (i32, S
     write_out(&args.output, &buf)
 }
 
-/// `check`: the comparison judged against the budget; exit 1 on a regression.
+/// `check`: the comparison judged against the budget; exit 1 on a regression, 3 when the
+/// step-time verdict is inconclusive and nothing failed.
 pub(super) fn run_check(args: CheckArgs, load: LoadSettings) -> Result<(), (i32, String)> {
-    let mut budget = match &args.budget {
-        Some(p) => {
-            crate::diff::check::read_budget(p).map_err(|e| (2, format!("error: budget: {e}")))?
-        }
-        None => Default::default(),
+    let file = match &args.budget {
+        Some(p) => Some(
+            crate::diff::check::read_budget(p).map_err(|e| (2, format!("error: budget: {e}")))?,
+        ),
+        None => None,
     };
-    if let Some(p) = args.max_regression {
-        budget.step_time = Some(crate::diff::check::Percent(p));
-    } else if args.budget.is_none() {
-        budget.step_time = Some(crate::diff::check::Percent(5.0));
-    }
+    let budget = api::budget(file, args.max_regression);
     // the verdict of repeated runs is judged against the step-time limit
-    let options = crate::diff::DiffOptions {
-        budget_pct: budget
-            .step_time
-            .map(|p| p.0)
-            .unwrap_or(crate::diff::repeats::DEFAULT_BUDGET_PCT),
-        ..Default::default()
+    let options = api::check_options(&budget);
+    let req = api::CheckRequest {
+        diff: args
+            .sides
+            .request(&args.baseline, &args.trace, load, options)?,
+        budget,
     };
-    let mut c = compare_sides(&args.baseline, &args.trace, &args.sides, load, options)?;
-    let result = crate::diff::check::check(&c, &budget);
+    let out = api::check(&req).map_err(|e| (2, format!("error: {e}")))?;
+    if !args.sides.quiet {
+        for (p, w) in &out.warnings {
+            print_warning(p, w);
+        }
+    }
+    let c = out.comparison;
+    let Some(result) = &c.check else {
+        return Err((1, "error: the comparison was not judged".to_string()));
+    };
     eprintln!("{}", result.summary);
-    let failed = result.failed;
-    c.check = Some(result);
+    let code = result.outcome.exit_code();
     let mut buf = Vec::new();
     crate::diff::render::render_check(&c, args.format.to_report(), &mut buf)
         .map_err(|e| (1, format!("error: rendering the comparison: {e}")))?;
     write_out(&args.output, &buf)?;
-    if failed {
-        return Err((1, String::new()));
+    if code != 0 {
+        return Err((code, String::new()));
     }
     Ok(())
 }

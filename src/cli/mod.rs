@@ -114,7 +114,7 @@ enum Command {
     #[command(after_help = DIFF_HELP)]
     Diff(DiffArgs),
     /// Gate CI on regressions: compare a profile with a baseline; exit 0 within budget, 1 on a
-    /// regression over its threshold and beyond noise, 2 on unreadable input.
+    /// regression over its threshold and beyond noise, 2 on unreadable input, 3 inconclusive.
     #[command(after_help = CHECK_HELP)]
     Check(CheckArgs),
     /// Serve the analyses to coding agents: a Model Context Protocol server on standard input

@@ -29,6 +29,10 @@
 //! step-time metric is the comparison's [`super::repeats::Verdict`], judged against the same
 //! limit: it fails on a regression, or on an inconclusive estimate over the limit when the
 //! noise could not be measured.
+//!
+//! The [`Outcome`] tells scripts three cases apart (the command's exit code): `pass` (0),
+//! `regression` (1: a budget failed), `inconclusive` (3: nothing failed, but the step-time
+//! verdict could not tell: too few steps or runs, or a spread a regression could hide in).
 
 use serde::{Deserialize, Serialize};
 
@@ -153,9 +157,37 @@ pub struct MetricResult {
     pub note: String,
 }
 
+/// What `check` concludes, for scripts (the command's exit code: 0, 1, 3).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Outcome {
+    /// Every budget within its limit, and the step time judged (exit 0).
+    Pass,
+    /// A budget failed (exit 1): a regression, or a step-time estimate over the limit that
+    /// the noise could not judge.
+    Regression,
+    /// No budget failed, but the step-time verdict is `inconclusive` (exit 3): too few steps
+    /// or runs, or a run-to-run spread that a budget-sized regression could hide in.
+    Inconclusive,
+}
+
+impl Outcome {
+    /// The command's exit code: 0 pass, 1 regression, 3 inconclusive (2 is unreadable input
+    /// or bad arguments).
+    pub fn exit_code(self) -> i32 {
+        match self {
+            Outcome::Pass => 0,
+            Outcome::Regression => 1,
+            Outcome::Inconclusive => 3,
+        }
+    }
+}
+
 /// The outcome of `check`.
 #[derive(Debug, Clone, Serialize)]
 pub struct CheckResult {
+    /// `pass`, `regression` or `inconclusive`.
+    pub outcome: Outcome,
     /// Every metric.
     pub metrics: Vec<MetricResult>,
     /// Any failed.
@@ -341,15 +373,27 @@ pub fn check(c: &Comparison, b: &Budget) -> CheckResult {
         });
     }
     let failed = m.iter().any(|r| r.failed);
-    let summary = summary_line(c, &m, failed);
+    // inconclusive: the step time is budgeted, and its verdict could not tell (with one
+    // capture per side that is the noise test's `too few steps`)
+    let inconclusive =
+        b.step_time.is_some() && c.verdict.kind == super::repeats::VerdictKind::Inconclusive;
+    let outcome = if failed {
+        Outcome::Regression
+    } else if inconclusive {
+        Outcome::Inconclusive
+    } else {
+        Outcome::Pass
+    };
+    let summary = summary_line(c, &m, outcome);
     CheckResult {
+        outcome,
         metrics: m,
         failed,
         summary,
     }
 }
 
-fn summary_line(c: &Comparison, m: &[MetricResult], failed: bool) -> String {
+fn summary_line(c: &Comparison, m: &[MetricResult], outcome: Outcome) -> String {
     let bad: Vec<String> = m
         .iter()
         .filter(|r| r.failed)
@@ -362,13 +406,19 @@ fn summary_line(c: &Comparison, m: &[MetricResult], failed: bool) -> String {
             )
         })
         .collect();
-    if failed {
+    if outcome == Outcome::Regression {
         format!(
             "stallscope check: REGRESSION: {}; {} of {} budgets failed; {}",
             bad.join(", "),
             bad.len(),
             m.len(),
             c.summary
+        )
+    } else if outcome == Outcome::Inconclusive {
+        format!(
+            "stallscope check: INCONCLUSIVE: step time {}; {} budgets within limits",
+            c.verdict.reason,
+            m.len(),
         )
     } else {
         format!(

@@ -241,6 +241,17 @@ impl Server {
         self.state.analyze(&roots, a)
     }
 
+    /// The `diff` tool's answer, computed in this thread (as [`Server::analyze_now`]).
+    pub fn diff_now(&self, d: &DiffInput) -> Result<Value, String> {
+        let roots = self
+            .state
+            .fixed_roots
+            .clone()
+            .or_else(|| self.state.cwd_roots.clone())
+            .ok_or("refused: no allowed root (the working directory is unreadable)")?;
+        self.state.diff(&roots, d)
+    }
+
     /// The folders this call may read: `--root`, else the client's roots when it has any,
     /// else the working directory. MCP roots are deprecated from protocol 2026-07-28 on
     /// (SEP-2577: the request fails there and the working directory applies); clients of the
@@ -407,6 +418,11 @@ impl Server {
         with the noise test (Mann-Whitney U on the per-step durations: faster, slower, \
         within_noise or too_few_steps), the top contributors to the change (kernels, copies, \
         host parts; they add up to the change), and the findings resolved, new and changed. \
+        Several captures per side (before_runs, after_runs: repeated runs of one program) \
+        judge the change against the run-to-run spread, with a typed verdict (regression, \
+        within_budget, improvement, no_change, inconclusive, with the reason); \
+        max_regression=5 judges it as `stallscope check` (outcome pass, regression or \
+        inconclusive). \
         The same numbers as `stallscope diff --format json`; detail=true for all of it. \
         `cached` says which sides' analyses were reused."
     )]
@@ -415,26 +431,58 @@ impl Server {
         peer: Peer<RoleServer>,
         Parameters(d): Parameters<DiffInput>,
     ) -> CallToolResult {
+        self.run(peer, move |st, roots| st.diff(roots, &d)).await
+    }
+}
+
+impl State {
+    /// The answer of the `diff` tool: each capture of each side through [`State::side`]
+    /// (cached), compared by the api (several captures per side: repeated runs), judged
+    /// against `max_regression` when given.
+    fn diff(&self, roots: &Roots, d: &DiffInput) -> Result<Value, String> {
         use crate::diff::Which;
-        self.run(peer, move |st, roots| {
-            let (b, cb) = st.side(roots, &d.before, &d.window, Which::Before)?;
-            let (a, ca) = st.side(roots, &d.after, &d.window, Which::After)?;
-            let c = crate::diff::compare(
-                &b,
-                &a,
-                (&d.before, &d.after),
-                &crate::diff::DiffOptions::default(),
-            );
+        let names = |first: &String, more: &[String]| -> Vec<String> {
+            std::iter::once(first).chain(more).cloned().collect()
+        };
+        let (nb, na) = (
+            names(&d.before, &d.before_runs),
+            names(&d.after, &d.after_runs),
+        );
+        let mut cached = Vec::new();
+        let mut load = |ps: &[String], which| -> Result<Vec<crate::diff::Loaded>, String> {
+            ps.iter()
+                .map(|p| {
+                    let (l, c) = self.side(roots, p, &d.window, which)?;
+                    cached.push(c);
+                    Ok(l)
+                })
+                .collect()
+        };
+        if let Some(p) = d.max_regression {
+            if !(p.is_finite() && p >= 0.0) {
+                return Err(format!("max_regression must be a percentage ≥ 0, not {p}"));
+            }
+        }
+        let b = load(&nb, Which::Before)?;
+        let a = load(&na, Which::After)?;
+        let budget = d.max_regression.map(|p| api::budget(None, Some(p)));
+        let options = budget.as_ref().map(api::check_options).unwrap_or_default();
+        let mut c = api::compare_loaded(&b, &a, (&nb, &na), &options);
+        if let Some(budget) = &budget {
+            api::judge(&mut c, budget);
+        }
+        let (cb, ca) = cached.split_at(nb.len());
+        let all = |x: &[bool]| x.iter().all(|c| *c);
+        {
             let mut v = if d.detail {
                 serde_json::to_value(&c)
                     .map_err(|e| format!("internal error: serializing the comparison: {e}"))?
             } else {
                 tools::diff_summary(&c)?
             };
-            v["cached"] = json!({"before": cb, "after": ca});
+            v["cached"] = json!({"before": all(cb), "after": all(ca)});
             Ok(v)
-        })
-        .await
+        }
     }
 }
 

@@ -123,6 +123,20 @@ pub struct DiffInput {
     pub before: String,
     /// The new profile (same kinds).
     pub after: String,
+    /// Further captures of the baseline (repeated runs of the same program, after
+    /// `before`): the change is judged against the spread between runs (Welch's t on the
+    /// logarithms of the run means), as `stallscope diff --before A1 A2 A3 --after B1 B2 B3`.
+    #[serde(default)]
+    pub before_runs: Vec<String>,
+    /// Further captures of the new profile (after `after`).
+    #[serde(default)]
+    pub after_runs: Vec<String>,
+    /// Judge the comparison as `stallscope check --max-regression PCT` does: the step-time
+    /// limit in percent (e.g. 5); the answer gets `check` with `outcome` (`pass`,
+    /// `regression`, `inconclusive`), its one-line `summary` and every metric. The verdict is
+    /// judged against it too (default 5).
+    #[serde(default)]
+    pub max_regression: Option<f64>,
     #[serde(flatten)]
     #[allow(missing_docs)]
     pub window: WindowInput,
@@ -282,8 +296,9 @@ pub fn detail(rep: &Report) -> Result<Value, String> {
 /// Contributors listed by `diff` without `detail`.
 pub const SUMMARY_CONTRIBUTORS: usize = 5;
 
-/// The answer of `diff` without `detail`: the sides' verdicts, the step-time change with the
-/// noise test, the top contributors, and the findings resolved, new and changed, cut from the
+/// The answer of `diff` without `detail`: the sides' verdicts, the comparison's typed verdict,
+/// parity and repeated runs (null with one capture per side), the budget check (null without
+/// `max_regression`), the step-time change with the noise test, the top contributors, and the findings resolved, new and changed, cut from the
 /// comparison the command prints with `stallscope diff --format json`.
 pub fn diff_summary(c: &crate::diff::Comparison) -> Result<Value, String> {
     let side = |s: &crate::diff::SideInfo| {
@@ -315,6 +330,10 @@ pub fn diff_summary(c: &crate::diff::Comparison) -> Result<Value, String> {
         "after": side(&c.after),
         "caveats": c.caveats,
         "summary": c.summary,
+        "verdict": to_value(&c.verdict)?,
+        "parity": to_value(&c.parity)?,
+        "repeats": to_value(&c.repeats)?,
+        "check": to_value(&c.check)?,
         "step_time": to_value(&c.step_time)?,
         "contributors": first(&c.contributors, SUMMARY_CONTRIBUTORS)
             .iter()
