@@ -576,3 +576,85 @@ fn hostile_names_render_as_text_in_the_browser() {
     );
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// The diff page at 1280 px stays inside the window (issue 34): repeated runs of real CPU
+/// captures (a per-sample Python loss loop against its vectorized replacement) under a folder
+/// whose name is 200 characters without a break opportunity, so the paths, the caveats and the
+/// runs cannot fit unbroken. A probe writes the page's scroll width and every element that
+/// reaches past the window's right edge into `<body data-fit>`; none may. The sides' paths are
+/// shortened in the middle with the whole path in `title` (shown on hover). A screenshot goes
+/// to `<target>/test-output/diff.png`.
+#[test]
+fn diff_page_fits_1280_px_with_long_paths() {
+    let Some(bin) = browser("diff_page_fits_1280_px_with_long_paths") else {
+        return;
+    };
+    let dir = scratch("diff-fit");
+    let deep = dir.join(format!("run_{}", "x".repeat(200)));
+    std::fs::create_dir_all(&deep).unwrap();
+    let mut sides: [Vec<String>; 2] = [Vec::new(), Vec::new()];
+    for (i, (name, sample)) in [
+        ("loop", "torch_cpu_loss_loop.json.gz"),
+        ("vector", "torch_cpu_loss_vector.json.gz"),
+    ]
+    .iter()
+    .enumerate()
+    {
+        for r in 1..=2 {
+            let p = deep.join(format!("{name}_capture_{r}_{}.json.gz", "y".repeat(60)));
+            std::fs::copy(common::sample(sample), &p).unwrap();
+            sides[i].push(p.to_string_lossy().into_owned());
+        }
+    }
+    let page = output_dir().join("diff.html");
+    let mut args = vec!["diff", "--before"];
+    args.extend(sides[0].iter().map(|s| s.as_str()));
+    args.push("--after");
+    args.extend(sides[1].iter().map(|s| s.as_str()));
+    args.extend(["--format", "html", "-o", page.to_str().unwrap()]);
+    common::ok_run(&args);
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert_no_external_urls(&html);
+    // the whole path on hover, a shortened one shown
+    let full = format!("title=\"{}\"", sides[0][0]);
+    assert!(html.contains(&full), "no title with the whole path");
+    assert!(
+        !html.contains(&format!(">{}<", sides[0][0])),
+        "the whole path is shown"
+    );
+    let probe = "<script>(function(){var vw=window.innerWidth;\
+        var wide=[].slice.call(document.querySelectorAll('body *')).filter(function(e){\
+        return e.getBoundingClientRect().right>vw+0.5;}).map(function(e){\
+        return e.tagName+':'+(e.textContent||'').slice(0,40);});\
+        document.body.setAttribute('data-fit','scroll='+document.documentElement.scrollWidth+\
+        ' view='+vw+' wide='+wide.length+' '+JSON.stringify(wide.slice(0,5)));})();</script>";
+    let probed = dir.join("diff-probed.html");
+    std::fs::write(&probed, html.replace("</body>", &format!("{probe}</body>"))).unwrap();
+    let run = chromium(
+        &bin,
+        &probed,
+        &["--window-size=1280,900".into(), "--dump-dom".into()],
+    );
+    let fit = attr(&run.stdout, "data-fit").expect("the probe ran");
+    eprintln!("diff page at 1280 px: {fit}");
+    let field = |k: &str| -> u64 {
+        fit.split(' ')
+            .find_map(|p| p.strip_prefix(&format!("{k}=")))
+            .unwrap()
+            .parse()
+            .unwrap()
+    };
+    assert_eq!(field("view"), 1280, "{fit}");
+    assert!(field("scroll") <= 1280, "horizontal overflow: {fit}");
+    assert_eq!(field("wide"), 0, "elements past the right edge: {fit}");
+    let shot = output_dir().join("diff.png");
+    chromium(
+        &bin,
+        &page,
+        &[
+            "--window-size=1280,900".into(),
+            format!("--screenshot={}", shot.display()),
+        ],
+    );
+    let _ = std::fs::remove_dir_all(dir);
+}

@@ -828,7 +828,9 @@ fn html_sides(h: &mut String, c: &Comparison) {
         td.n{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}\
         .bar{height:7px;margin:1px 0}.b{background:#8aa4c8}.a{background:#e0904a}td:nth-child(3){width:40%}\
         .caveat{background:#fff4d6;padding:.4em .8em}.key span{display:inline-block;width:12px;height:8px;margin:0 4px}\
-        </style></head><body>\n");
+        </style>");
+    h.push_str(super::render_loop::HTML_FIT_CSS);
+    h.push_str("</head><body>\n");
     h.push_str(&format!(
         "<h1>Step time {} → {} ({}, {})</h1>\n<p>{}</p>\n",
         fmt_us(st.before.mean_us),
@@ -846,8 +848,8 @@ fn html_sides(h: &mut String, c: &Comparison) {
          <tr><td>input</td><td>{}</td><td>{}</td></tr>\
          <tr><td>verdict</td><td>{}</td><td>{}</td></tr>\
          <tr><td>steps</td><td>{} ({})</td><td>{} ({})</td></tr></table>\n",
-        e(&c.before.path),
-        e(&c.after.path),
+        super::render_loop::html_path(&c.before.path),
+        super::render_loop::html_path(&c.after.path),
         e(&c.before.verdict),
         e(&c.after.verdict),
         c.before.steps,

@@ -141,6 +141,27 @@ pub fn markdown(c: &Comparison, out: &mut dyn Write) -> io::Result<()> {
     Ok(())
 }
 
+/// What keeps the diff page inside a 1280 px window (a second style element, after the
+/// page's own): any word of a cell, paragraph or heading may break (kernel names, paths and
+/// caveats without spaces), numbers stay on one line, a first column keeps room for its
+/// label words (`verdict`, `increased`), and tables no wider than the page.
+pub const HTML_FIT_CSS: &str = "<style>td,th,p,h1,h2{overflow-wrap:anywhere}\
+    td:first-child{min-width:5em}table{max-width:100%}\
+    .path{font-family:ui-monospace,monospace;font-size:12px}</style>";
+
+/// Characters of a path shown in the HTML page; longer ones lose their middle.
+pub const HTML_PATH_CHARS: usize = 72;
+
+/// A path in the HTML page: shortened in the middle to [`HTML_PATH_CHARS`], the whole path
+/// in its `title` (shown on hover), escaped.
+pub fn html_path(p: &str) -> String {
+    format!(
+        "<span class=path title=\"{}\">{}</span>",
+        html_escape(p),
+        html_escape(&crate::text::shorten_middle(p, HTML_PATH_CHARS))
+    )
+}
+
 /// The HTML block (appended to the page body by the caller).
 pub fn html(c: &Comparison, h: &mut String) {
     let e = |x: &str| html_escape(x);
