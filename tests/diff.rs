@@ -42,6 +42,10 @@ fn scratch(name: &str) -> PathBuf {
     d
 }
 
+fn json_str(s: &str) -> Value {
+    Value::String(s.to_string())
+}
+
 fn f(v: &Value) -> f64 {
     v.as_f64().unwrap_or_else(|| panic!("not a number: {v}"))
 }
@@ -125,20 +129,22 @@ fn a_trace_against_itself_and_its_saved_report_changes_nothing() {
     let mut saved = diff_json(&base, &t, &[]);
     assert_eq!(saved["before"]["kind"], "report");
     let mut traced = c.clone();
-    // a saved report carries no input shapes: its first-layer checks are unknown (the rest of
-    // the parity, and everything else, is the same)
-    for ch in saved["parity"]["checks"].as_array().unwrap() {
-        let shapes = ["first layer", "batch", "first-layer input", "dtype mix"];
-        if shapes.contains(&ch["what"].as_str().unwrap()) {
-            assert_eq!(ch["status"], "unknown", "{ch}");
-            assert_eq!(ch["before"], "unknown", "{ch}");
-        } else {
-            assert_eq!(ch["status"], "same", "{ch}");
-        }
-    }
+    // a saved report carries the workload (first layer, batch, input, dtypes): the parity is
+    // the trace's, check for check
+    assert_eq!(saved["parity"], traced["parity"]);
+    let batch = saved["parity"]["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["what"] == "batch")
+        .unwrap()
+        .clone();
+    assert_eq!(
+        (&batch["before"], &batch["status"]),
+        (&json_str("32"), &json_str("same"))
+    );
     for v in [&mut saved, &mut traced] {
         v["before"] = Value::Null;
-        v["parity"] = Value::Null;
     }
     assert_eq!(saved, traced);
     let out = run(&[
@@ -677,5 +683,60 @@ fn check_exit_codes_tell_pass_regression_and_inconclusive_apart() {
     // the help says it
     let help = String::from_utf8(run(&["check", "--help"]).stdout).unwrap();
     assert!(help.contains("3 inconclusive"), "{help}");
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+/// Saved reports carry the workload facts (the report's `workload`, docs/json-report.md), so
+/// `diff saved_a.json saved_b.json` checks parity as the traces do: a three-layer MLP at batch
+/// 64 against the loss-loop model at batch 32 (real CPU captures) is `not the same workload`
+/// from the saved reports too. A report saved before `workload` was added (the key removed)
+/// still reads, its shape checks `unknown`.
+#[test]
+fn saved_reports_carry_the_workload_and_diff_checks_their_parity() {
+    let (a, b) = (
+        common::sample("torch_cpu_mlp_two_phases.pt.trace.json.gz"),
+        common::sample("torch_cpu_loss_loop.json.gz"),
+    );
+    let dir = scratch("workload");
+    let (ja, jb) = (dir.join("a.json"), dir.join("b.json"));
+    for (t, j) in [(&a, &ja), (&b, &jb)] {
+        common::ok_run(&["analyze", s(t), "--format", "json", "-o", s(j)]);
+    }
+    let report: Value = serde_json::from_slice(&std::fs::read(&ja).unwrap()).unwrap();
+    let w = &report["workload"];
+    assert_eq!(w["first_input"], serde_json::json!([64, 64]), "{w}");
+    assert!(
+        w["first_layer"].as_str().unwrap().starts_with("aten::"),
+        "{w}"
+    );
+    let traced = diff_json(&a, &b, &[]);
+    let saved = diff_json(&ja, &jb, &[]);
+    assert_eq!(saved["before"]["kind"], "report");
+    assert_eq!(saved["parity"], traced["parity"]);
+    assert_eq!(saved["parity"]["same_workload"], false);
+    assert_eq!(saved["caveats"][0], traced["caveats"][0]);
+    assert!(
+        saved["caveats"][0]
+            .as_str()
+            .unwrap()
+            .starts_with("not the same workload: batch 64 → 32"),
+        "{}",
+        saved["caveats"]
+    );
+    assert_eq!(saved["verdict"], traced["verdict"]);
+    // an older report, without `workload`: read as before, its shape checks unknown
+    let mut old = report.clone();
+    old.as_object_mut().unwrap().remove("workload");
+    let jo = dir.join("old.json");
+    std::fs::write(&jo, serde_json::to_vec(&old).unwrap()).unwrap();
+    let c = diff_json(&jo, &jb, &[]);
+    for ch in c["parity"]["checks"].as_array().unwrap() {
+        if ["first layer", "batch", "first-layer input", "dtype mix"]
+            .contains(&ch["what"].as_str().unwrap())
+        {
+            assert_eq!(ch["status"], "unknown", "{ch}");
+        }
+    }
+    assert_eq!(c["step_time"], saved["step_time"]);
     let _ = std::fs::remove_dir_all(dir);
 }

@@ -19,8 +19,10 @@
 //! differs otherwise, or the step definitions differ, the verdict says the step times cannot be
 //! compared.
 //!
-//! The shapes come from the trace: a side read from a saved JSON report (which carries no input
-//! shapes) or a folder of ranks has them `unknown`, and nothing is claimed about them.
+//! The shapes come from the trace, kept in the report's `workload` (so a saved JSON report
+//! carries them, and a folder of ranks has those of the rank whose report it is); a report
+//! saved before `workload` was added, or a trace without recorded shapes, has them `unknown`,
+//! and nothing is claimed about them.
 
 use serde::Serialize;
 

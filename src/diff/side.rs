@@ -63,9 +63,9 @@ pub struct Side {
     /// The memory timeline (`profile_memory=True`).
     #[serde(default)]
     pub memory: Option<SideMemory>,
-    /// What the trace says about the workload (first-layer input, dtype mix): filled when the
-    /// side is a trace read on the spot; a saved report does not carry it.
-    #[serde(skip)]
+    /// What the trace says about the workload (first-layer input, dtype mix), from the
+    /// report's `workload` (absent in reports saved by versions before it was added).
+    #[serde(default)]
     pub workload: Option<super::workload::Workload>,
 }
 
@@ -294,10 +294,7 @@ impl Side {
     /// read (so the numbers parse to the same last bit either way).
     pub fn from_report(r: &Report) -> Result<Side, String> {
         let text = serde_json::to_vec(r).map_err(|e| e.to_string())?;
-        let mut side: Side = serde_json::from_slice(&text).map_err(|e| e.to_string())?;
-        // not in the JSON: a report made in this process carries it beside
-        side.workload = r.workload.clone();
-        Ok(side)
+        serde_json::from_slice(&text).map_err(|e| e.to_string())
     }
 }
 

@@ -676,10 +676,11 @@ pub struct Report {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ranks: Option<ranks::RanksSection>,
     /// What the trace says about the workload of the window (first layer and its input shape,
-    /// dtype mix: `analysis::workload`), kept with a report made in this process for `diff`'s
-    /// same-workload check, whichever front door made it. Not part of the JSON report (a
-    /// saved report compares as "unknown" on these checks).
-    #[serde(skip)]
+    /// dtype mix: `analysis::workload`), for `diff`'s same-workload check, whichever front
+    /// door made the report and whether it was saved first. Absent from reports of stallscope
+    /// versions before it was added (added without a version change, docs/json-report.md):
+    /// such a saved report compares as "unknown" on these checks.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub workload: Option<analysis::workload::Workload>,
 }
 
