@@ -360,3 +360,95 @@ fn repeated_runs_control_regression_and_batch_parity_on_real_captures() {
     assert_eq!(c["parity"]["same_workload"], true, "{}", c["parity"]);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A memory change on real CPU captures made here (`profile_memory=True`, one process per
+/// side): the same small MLP step, the after side holding one more 16 MiB buffer
+/// (`torch.empty`) through each step.
+/// `diff` compares the CPU's memory peak (device -1): it rises by exactly 16 MiB, equal to the
+/// difference of the two captures' peaks by `analyze`, and the bytes live at the peak grow by
+/// 16 MiB under the operator that allocated them.
+#[test]
+fn cpu_memory_change_on_real_captures() {
+    let Some(mut py) = torch_python() else { return };
+    let dir = std::env::temp_dir().join(format!("stallscope-memdiff-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let script = r#"
+import sys, torch, torch.nn as nn
+from torch.profiler import ProfilerActivity, profile, schedule
+torch.set_num_threads(1)
+def capture(path, extra):
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(256, 512), nn.ReLU(), nn.Linear(512, 10))
+    opt = torch.optim.SGD(model.parameters(), lr=0.01)
+    x, y = torch.randn(32, 256), torch.randint(0, 10, (32,))
+    def step():
+        buf = torch.empty(4 * 1024 * 1024, dtype=torch.float32) if extra else None
+        opt.zero_grad()
+        nn.functional.cross_entropy(model(x), y).backward()
+        opt.step()
+        del buf
+    for _ in range(3):
+        step()
+    with profile(activities=[ProfilerActivity.CPU], schedule=schedule(wait=1, warmup=1, active=5),
+                 record_shapes=True, profile_memory=True,
+                 on_trace_ready=lambda p: p.export_chrome_trace(path)) as p:
+        for _ in range(7):
+            step()
+            p.step()
+capture(sys.argv[1], sys.argv[2] == "after")
+print("ok")
+"#;
+    // each side in its own process, so both start from the same allocator state
+    for side in ["before", "after"] {
+        let out = py
+            .args(["-c", script])
+            .arg(dir.join(format!("{side}.json")))
+            .arg(side)
+            .env("OMP_NUM_THREADS", "1")
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success() && String::from_utf8_lossy(&out.stdout).contains("ok"),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        py = torch_python().unwrap();
+    }
+    let (b, a) = (dir.join("before.json"), dir.join("after.json"));
+    let (b, a) = (b.to_str().unwrap(), a.to_str().unwrap());
+    let c = json_of(&run(&["diff", b, a, "--format", "json"]));
+    let m = c["memory"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["device"] == -1)
+        .unwrap_or_else(|| panic!("no CPU memory in {}", c["memory"]));
+    // by hand: the peaks `analyze` finds on each capture
+    let peak = |p: &str| -> i64 {
+        let r = common::analyze_json(Path::new(p), &[]);
+        r["memory"]["devices"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|d| d["device"] == -1)
+            .unwrap()["peak_allocated"]
+            .as_i64()
+            .unwrap()
+    };
+    let (pb, pa) = (peak(b), peak(a));
+    eprintln!("CPU peak {pb} → {pa}: {m}");
+    assert_eq!(m["peak_before"].as_i64(), Some(pb));
+    assert_eq!(m["peak_after"].as_i64(), Some(pa));
+    assert_eq!(m["peak_change"].as_i64(), Some(pa - pb));
+    assert_eq!(pa - pb, 16 << 20, "the extra buffer is 16 MiB");
+    let grew: i64 = m["live_by_op"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["name"].as_str().unwrap().contains("empty"))
+        .map(|r| r["change"].as_i64().unwrap())
+        .sum();
+    assert_eq!(grew, 16 << 20, "{}", m["live_by_op"]);
+    let _ = std::fs::remove_dir_all(&dir);
+}
