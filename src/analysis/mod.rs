@@ -184,11 +184,11 @@ struct Prepared {
 }
 
 /// Whether to run on two threads, and the [`Prepared`] facts: the steps and their compile
-/// work on the calling thread, the annotations and the sync calls beside them (two halves of
-/// similar length at 215 MB: ~32 and ~25 ms).
+/// work on the calling thread, the annotations, the sync calls and the capture facts beside
+/// them (two halves of similar length: 51 and 47 M instructions at 108 MB).
 fn prepare(trace: &Trace, opts: &AnalyzeOptions) -> (bool, Prepared) {
     let par = opts.parallel(trace);
-    let ((steps, compile, capture), (annotations, sync_calls)) = join(
+    let ((steps, compile), (annotations, sync_calls, capture)) = join(
         par,
         || {
             let mut tt = crate::timings::Timings::nested();
@@ -196,9 +196,7 @@ fn prepare(trace: &Trace, opts: &AnalyzeOptions) -> (bool, Prepared) {
             tt.lap("analyze steps");
             let compile = win::compile_work(trace, &steps.steps);
             tt.lap("analyze compile");
-            let capture = capture::CaptureFacts::of(trace);
-            tt.lap("analyze capture facts");
-            (steps, compile, capture)
+            (steps, compile)
         },
         || {
             let mut tt = crate::timings::Timings::nested();
@@ -206,7 +204,9 @@ fn prepare(trace: &Trace, opts: &AnalyzeOptions) -> (bool, Prepared) {
             tt.lap("analyze annotations (beside)");
             let s = sync_calls::sync_calls(trace);
             tt.lap("analyze syncs (beside)");
-            (a, s)
+            let capture = capture::CaptureFacts::of(trace);
+            tt.lap("analyze capture facts (beside)");
+            (a, s, capture)
         },
     );
     let pre = Prepared {
@@ -253,8 +253,6 @@ fn analyze_window(trace: &Trace, pre: &Prepared, selection: win::Window, par: bo
             tt.lap("analyze devices");
             let timeline = timeline::gpu_timeline_auto(trace, Some(window));
             tt.lap("analyze timeline");
-            let kernels = kernels::kernel_table(trace, window);
-            tt.lap("analyze kernels");
             let step_timeline = step_timeline::step_timeline_with(
                 trace,
                 &steps.steps,
@@ -283,23 +281,26 @@ fn analyze_window(trace: &Trace, pre: &Prepared, selection: win::Window, par: bo
             let compiled =
                 compiled::compiled_facts(trace, &selection.mask, &selection.compile.spans);
             tt.lap("analyze graph replays, compiled code");
+            // the host facts' torch patterns, on this side: the host facts' side is the longer
+            let patterns = host::patterns::torch_patterns(trace, &selection.mask);
+            tt.lap("analyze torch patterns");
             (
                 ops,
                 phases,
                 devices,
                 timeline,
-                kernels,
                 step_timeline,
                 gpu_metrics,
                 (efficiency, implausible_notes),
                 memory,
                 graphs,
                 compiled,
+                patterns,
             )
         },
         || {
             let mut tt = crate::timings::Timings::nested();
-            let r = HostFacts::compute_with(
+            let r = HostFacts::compute_but_patterns(
                 trace,
                 &selection.mask,
                 &steps.steps,
@@ -307,22 +308,28 @@ fn analyze_window(trace: &Trace, pre: &Prepared, selection: win::Window, par: bo
                 sync_calls,
             );
             tt.lap("analyze host facts (beside)");
-            r
+            // the kernel table on this side too: the two sides take about as long
+            let kernels = kernels::kernel_table(trace, window);
+            tt.lap("analyze kernels (beside)");
+            (r, kernels)
         },
     );
+    let (host, kernels) = host;
     let (
         ops,
         phases,
         devices,
         timeline,
-        kernels,
         step_timeline,
         gpu_metrics,
         (efficiency, implausible_notes),
         memory,
         graphs,
         compiled,
+        patterns,
     ) = views;
+    let mut host = host;
+    host.patterns = patterns;
     let mut selection = selection;
     selection
         .notes

@@ -64,6 +64,23 @@ impl HostFacts {
         compile: &IntervalSet,
         sync_calls: &[(u32, sync_calls::SyncKind)],
     ) -> HostFacts {
+        let mut facts = Self::compute_but_patterns(trace, mask, steps, compile, sync_calls);
+        let mut tt = crate::timings::Timings::nested();
+        facts.patterns = patterns::torch_patterns(trace, mask);
+        tt.lap("host: torch patterns");
+        facts
+    }
+
+    /// [`HostFacts::compute_with`] without the torch patterns (left empty): the caller finds
+    /// them elsewhere (the analysis, beside the other facts on the other thread, which they
+    /// balance) and sets [`HostFacts::patterns`].
+    pub fn compute_but_patterns(
+        trace: &Trace,
+        mask: &IntervalSet,
+        steps: &[steps::Step],
+        compile: &IntervalSet,
+        sync_calls: &[(u32, sync_calls::SyncKind)],
+    ) -> HostFacts {
         let mut tt = crate::timings::Timings::nested();
         let launch = launch::analyze_launches(trace, mask);
         tt.lap("host: launches");
@@ -71,13 +88,11 @@ impl HostFacts {
         tt.lap("host: gaps");
         let syncs = syncs::analyze_syncs_with(trace, mask, steps, &gaps, sync_calls);
         tt.lap("host: syncs");
-        let patterns = patterns::torch_patterns(trace, mask);
-        tt.lap("host: torch patterns");
         HostFacts {
             launch,
             gaps,
             syncs,
-            patterns,
+            patterns: patterns::TorchPatterns::default(),
             mask: mask.clone(),
             steps: steps.to_vec(),
             compile: compile.clone(),

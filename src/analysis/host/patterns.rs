@@ -31,6 +31,7 @@
 
 use serde::Serialize;
 
+use crate::model::fast::HashSet;
 use crate::model::{CpuKind, Interval, IntervalSet, Ns, Trace, NONE};
 
 /// Repeats of the same indexing sequence that make a for-loop-indexing match (the matcher's).
@@ -82,6 +83,17 @@ struct Tree {
 }
 
 impl Tree {
+    /// No tree (no candidate needs one): every lookup is out of range and never made.
+    fn empty() -> Tree {
+        Tree {
+            member: Vec::new(),
+            parent: Vec::new(),
+            last_child: Vec::new(),
+            next: Vec::new(),
+            prev: Vec::new(),
+        }
+    }
+
     fn build(trace: &Trace) -> Tree {
         let n = trace.cpu.len();
         let mut t = Tree {
@@ -195,31 +207,37 @@ impl<'a> Collector<'a> {
         self.m.host_ns += e.dur;
         self.spans.push((e.thread, e.interval()));
     }
-    /// Adds the device time launched inside the spans.
-    fn finish(mut self) -> PatternMatch {
-        if self.spans.is_empty() {
-            return self.m;
+    /// Adds the device time launched inside each collector's spans: one pass over the device
+    /// events for all of them.
+    fn finish_all<const N: usize>(trace: &Trace, mut all: [Collector<'a>; N]) -> [PatternMatch; N] {
+        let mut busy = false;
+        for c in &mut all {
+            c.spans.sort_by_key(|&(th, iv)| (th, iv.start));
+            busy |= !c.spans.is_empty();
         }
-        self.spans.sort_by_key(|&(th, iv)| (th, iv.start));
-        for g in &self.trace.gpu {
-            if g.launch == NONE || g.kind == crate::model::GpuKind::Annotation {
-                continue;
-            }
-            let Some(l) = self.trace.cpu.get(g.launch as usize) else {
-                continue;
-            };
-            let k = self
-                .spans
-                .partition_point(|&(th, iv)| (th, iv.start) <= (l.thread, l.start));
-            if k > 0 {
-                let (th, iv) = self.spans[k - 1];
-                if th == l.thread && l.start < iv.end {
-                    self.m.device_ns += g.dur;
-                    self.m.device_events += 1;
+        if busy {
+            for g in &trace.gpu {
+                if g.launch == NONE || g.kind == crate::model::GpuKind::Annotation {
+                    continue;
+                }
+                let Some(l) = trace.cpu.get(g.launch as usize) else {
+                    continue;
+                };
+                for c in all.iter_mut().filter(|c| !c.spans.is_empty()) {
+                    let k = c
+                        .spans
+                        .partition_point(|&(th, iv)| (th, iv.start) <= (l.thread, l.start));
+                    if k > 0 {
+                        let (th, iv) = c.spans[k - 1];
+                        if th == l.thread && l.start < iv.end {
+                            c.m.device_ns += g.dur;
+                            c.m.device_events += 1;
+                        }
+                    }
                 }
             }
         }
-        self.m
+        all.map(|c| c.m)
     }
 }
 
@@ -230,26 +248,97 @@ const INIT_OPS: [&str; 4] = [
     "aten::uniform_",
 ];
 
-/// Finds the six patterns in the window.
-pub fn torch_patterns(trace: &Trace, mask: &IntervalSet) -> TorchPatterns {
-    let tree = Tree::build(trace);
-    let name = |i: u32| trace.name(trace.cpu[i as usize].name);
-    let mut copy = Collector::new(trace);
-    let mut zero = Collector::new(trace);
-    let mut conv = Collector::new(trace);
-    let mut mm = Collector::new(trace);
-    let mut opt = Collector::new(trace);
-    let mut lp = Collector::new(trace);
-    let mut in_loop = vec![false; 0];
-    for (i, e) in trace.cpu.iter().enumerate() {
-        if !in_window(mask, e.start) {
-            continue;
+/// What a name can be in the patterns (found once per interned name).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Role {
+    /// No pattern starts at it.
+    None,
+    /// `aten::to`: an extra copy when it is a pure move after a host initialiser.
+    To,
+    /// `aten::zero_`: under `zero_grad`.
+    Zero,
+    /// `aten::conv2d`: with a bias, before a batch norm.
+    Conv,
+    /// `aten::mm`/`bmm`/`addmm`: half inputs with unaligned dims.
+    Mm,
+    /// `aten::select`: the start of a for-loop's body.
+    Select,
+    /// A Python frame of a single-tensor optimizer.
+    Optimizer,
+}
+
+impl Role {
+    fn of(n: &str) -> Role {
+        match n {
+            "aten::to" => Role::To,
+            "aten::zero_" => Role::Zero,
+            "aten::conv2d" => Role::Conv,
+            "aten::mm" | "aten::bmm" | "aten::addmm" => Role::Mm,
+            "aten::select" => Role::Select,
+            _ if ["adam", "sgd", "adamw"].iter().any(|o| {
+                n.strip_suffix(o)
+                    .is_some_and(|s| s.ends_with("_single_tensor_"))
+            }) =>
+            {
+                Role::Optimizer
+            }
+            _ => Role::None,
         }
-        let ui = i as u32;
-        let in_tree = tree.member[i];
+    }
+
+    /// The kinds of event the role applies to.
+    fn applies_to(self, kind: CpuKind) -> bool {
+        match self {
+            Role::None => false,
+            Role::Optimizer => matches!(kind, CpuKind::PythonFunction | CpuKind::Python),
+            _ => kind == CpuKind::Op,
+        }
+    }
+
+    /// Whether matching it needs the containment tree.
+    fn needs_tree(self) -> bool {
+        matches!(self, Role::To | Role::Zero | Role::Conv | Role::Select)
+    }
+}
+
+/// Finds the six patterns in the window.
+///
+/// The calls that can start a pattern are found first by their (memoised) names; the
+/// containment tree over the host events is built only when one of them needs it, and the
+/// device time inside the matched spans is found in one pass over the device events.
+pub fn torch_patterns(trace: &Trace, mask: &IntervalSet) -> TorchPatterns {
+    let mut roles = crate::model::fast::NameMemo::new(trace, Role::of);
+    let candidates: Vec<(u32, Role)> = trace
+        .cpu
+        .iter()
+        .enumerate()
+        .filter_map(|(i, e)| {
+            let r = roles.get(e.name);
+            (r.applies_to(e.kind) && in_window(mask, e.start)).then_some((i as u32, r))
+        })
+        .collect();
+    let mut found = [
+        Collector::new(trace),
+        Collector::new(trace),
+        Collector::new(trace),
+        Collector::new(trace),
+        Collector::new(trace),
+        Collector::new(trace),
+    ];
+    let tree = if candidates.iter().any(|c| c.1.needs_tree()) {
+        Tree::build(trace)
+    } else {
+        Tree::empty()
+    };
+    let [copy, zero, conv, mm, opt, lp] = &mut found;
+    let name = |i: u32| trace.name(trace.cpu[i as usize].name);
+    let mut in_loop: HashSet<u32> = HashSet::default();
+    for &(ui, role) in &candidates {
+        let i = ui as usize;
+        let e = &trace.cpu[i];
         let n = trace.name(e.name);
-        match (e.kind, n) {
-            (CpuKind::Op, "aten::to") if is_pure_move(trace, &tree, ui) => {
+        match role {
+            Role::To if is_pure_move(trace, &tree, ui) => {
                 // the op before the move; under a Python frame of the call (`with_stack=True`:
                 // `<built-in method to …>`), the matcher's choice: the frame before that frame
                 let par = tree.parent[i];
@@ -269,21 +358,21 @@ pub fn torch_patterns(trace: &Trace, mask: &IntervalSet) -> TorchPatterns {
                     copy.add(i, dims_text(trace, i).map(str::to_string));
                 }
             }
-            (CpuKind::Op, "aten::zero_") => {
+            Role::Zero => {
                 let par = tree.parent[i];
                 if (par == NONE || name(par) != "aten::zeros") && under_zero_grad(&tree, ui, &name)
                 {
                     zero.add(i, dims_text(trace, i).map(str::to_string));
                 }
             }
-            (CpuKind::Op, "aten::conv2d") => {
+            Role::Conv => {
                 let has_bias =
                     input_types(trace, i).is_some_and(|t| t.len() >= 3 && !t[2].is_empty());
                 if has_bias && followed_by_batchnorm(trace, &tree, ui, &name) {
                     conv.add(i, dims_text(trace, i).map(str::to_string));
                 }
             }
-            (CpuKind::Op, "aten::mm" | "aten::bmm" | "aten::addmm") => {
+            Role::Mm => {
                 let half = input_types(trace, i).is_some_and(|t| {
                     t.first().is_some_and(|d| {
                         matches!(d.trim_start_matches("c10::"), "Half" | "BFloat16")
@@ -297,49 +386,39 @@ pub fn torch_patterns(trace: &Trace, mask: &IntervalSet) -> TorchPatterns {
                     }
                 }
             }
-            (CpuKind::Op, "aten::select") if in_tree => {
-                if in_loop.is_empty() {
-                    in_loop = vec![false; trace.cpu.len()];
-                }
-                if !in_loop[i] {
-                    if let Some((body, reps)) = loop_at(&tree, ui, &name) {
-                        // every op of the run belongs to the loop
-                        let mut c = ui;
-                        for _ in 0..body.len() * reps {
-                            in_loop[c as usize] = true;
-                            lp.add_span(c as usize);
-                            c = tree.next[c as usize];
-                        }
-                        lp.m.calls += 1;
-                        lp.m.iterations += reps as u64;
-                        if lp.m.first.is_none() {
-                            lp.m.first = Some((n.to_string(), e.start, 0));
-                        }
-                        let text = body.join(" → ");
-                        if lp.m.examples.len() < 3 && !lp.m.examples.contains(&text) {
-                            lp.m.examples.push(text);
-                        }
+            Role::Select if tree.member[i] && !in_loop.contains(&ui) => {
+                if let Some((body, reps)) = loop_at(&tree, ui, &name) {
+                    // every op of the run belongs to the loop
+                    let mut c = ui;
+                    for _ in 0..body.len() * reps {
+                        in_loop.insert(c);
+                        lp.add_span(c as usize);
+                        c = tree.next[c as usize];
+                    }
+                    lp.m.calls += 1;
+                    lp.m.iterations += reps as u64;
+                    if lp.m.first.is_none() {
+                        lp.m.first = Some((n.to_string(), e.start, 0));
+                    }
+                    let text = body.join(" → ");
+                    if lp.m.examples.len() < 3 && !lp.m.examples.contains(&text) {
+                        lp.m.examples.push(text);
                     }
                 }
             }
-            (CpuKind::PythonFunction | CpuKind::Python, _)
-                if ["adam", "sgd", "adamw"].iter().any(|o| {
-                    n.strip_suffix(o)
-                        .is_some_and(|s| s.ends_with("_single_tensor_"))
-                }) =>
-            {
-                opt.add(i, Some(n.to_string()));
-            }
+            Role::Optimizer => opt.add(i, Some(n.to_string())),
             _ => {}
         }
     }
+    drop(tree);
+    let [copy, zero, conv, mm, opt, lp] = Collector::finish_all(trace, found);
     TorchPatterns {
-        extra_cuda_copy: copy.finish(),
-        for_loop_indexing: lp.finish(),
-        grad_not_set_to_none: zero.finish(),
-        conv_bias_before_batchnorm: conv.finish(),
-        matmul_dim_not_aligned: mm.finish(),
-        optimizer_single_tensor: opt.finish(),
+        extra_cuda_copy: copy,
+        for_loop_indexing: lp,
+        grad_not_set_to_none: zero,
+        conv_bias_before_batchnorm: conv,
+        matmul_dim_not_aligned: mm,
+        optimizer_single_tensor: opt,
     }
 }
 

@@ -559,7 +559,7 @@ impl Worker {
         let name = self.name(name_str);
         self.p
             .extremes
-            .see(start, start.saturating_add(dur), offset, name);
+            .see(start, start.saturating_add(dur.max(0)), offset, name);
         let a = &e.args;
         match class {
             Class::Cpu(kind) => {
@@ -1802,7 +1802,13 @@ pub fn read_from<R: Read + Send>(
         Some(c) => (c.start, c.dur),
         None => (gpu[i - cpu.len()].start, gpu[i - cpu.len()].dur),
     };
-    if let Some(b) = outliers::Bounds::of(n, span) {
+    // every kept event is inside its block's extremes: no block beyond the bounds, no far event
+    let beyond = |b: &outliers::Bounds| {
+        merger.extremes.iter().any(|x| {
+            x.low.is_some_and(|m| m.at < b.lo) || x.high.is_some_and(|m| m.at > b.hi)
+        })
+    };
+    if let Some(b) = outliers::Bounds::of(n, span).filter(beyond) {
         let mut far = 0u64;
         let mut keep = |start: Ns, dur: Ns| {
             let f = b.far(start, dur);
