@@ -336,17 +336,16 @@ def diff(
         ValueError: a bad window or option, or an empty list of captures.
         TypeError: a side is neither a path nor a `Report`.
     """
-    native = _native.diff(
+    return _compare(
         _sides(before, "before"),
         _sides(after, "after"),
-        steps=_steps_arg(steps),
-        time=_time_arg(time),
+        steps=steps,
+        time=time,
         focus=focus,
         all_steps=all_steps,
         threads=threads,
         max_regression=max_regression,
     )
-    return Comparison(native)
 
 
 def check(
@@ -375,16 +374,44 @@ def check(
         TraceError, TypeError: as `diff`.
         ValueError: as `diff`, or an unreadable or invalid budget file.
     """
-    native = _native.diff(
+    return _compare(
         _sides(baseline, "baseline"),
         _sides(new, "new"),
-        steps=_steps_arg(steps),
-        time=_time_arg(time),
+        steps=steps,
+        time=time,
         focus=focus,
         all_steps=all_steps,
         threads=threads,
         max_regression=max_regression,
         budget=None if budget is None else os.fspath(budget),
         check=True,
+    )
+
+
+def _compare(
+    before: Any,
+    after: Any,
+    *,
+    steps: StepRange | None,
+    time: TimeRange | None,
+    focus: str | None,
+    all_steps: bool,
+    threads: int | None,
+    max_regression: float | None,
+    budget: str | None = None,
+    check: bool = False,
+) -> Comparison:
+    """The one call of the native comparison behind `diff` and `check`."""
+    native = _native.diff(
+        before,
+        after,
+        steps=_steps_arg(steps),
+        time=_time_arg(time),
+        focus=focus,
+        all_steps=all_steps,
+        threads=threads,
+        max_regression=max_regression,
+        budget=budget,
+        check=check,
     )
     return Comparison(native)

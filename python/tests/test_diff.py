@@ -124,8 +124,14 @@ def test_repeated_runs_equal_the_command(tmp_path):
     is ``stallscope check B1 B2 --baseline A1 A2`` with its outcome and exit code."""
     before, after = _runs()
     p = run(
-        "diff", "--before", *map(str, before), "--after", *map(str, after),
-        "--format", "json", "--quiet",
+        "diff",
+        "--before",
+        *map(str, before),
+        "--after",
+        *map(str, after),
+        "--format",
+        "json",
+        "--quiet",
     )
     cmd = json.loads(p.stdout)
     c = stallscope.diff(before, after)
@@ -146,8 +152,16 @@ def test_repeated_runs_equal_the_command(tmp_path):
         assert sum(r[5] for r in rows if r[0] == side) == 1
     # check, 5 % budget: the command's JSON, and its exit code from the outcome
     p = run(
-        "check", *map(str, after), "--baseline", *map(str, before),
-        "--max-regression", "5%", "--format", "json", "--quiet", check=False,
+        "check",
+        *map(str, after),
+        "--baseline",
+        *map(str, before),
+        "--max-regression",
+        "5%",
+        "--format",
+        "json",
+        "--quiet",
+        check=False,
     )
     k = stallscope.check(after, before, max_regression=5)
     assert k.to_dict() == json.loads(p.stdout)

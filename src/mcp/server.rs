@@ -232,24 +232,21 @@ impl Server {
     /// the working directory) as the allowed roots: the tool without a client, for tests and
     /// embedders. The error is the tool error's text.
     pub fn analyze_now(&self, a: &AnalyzeInput) -> Result<Value, String> {
-        let roots = self
-            .state
-            .fixed_roots
-            .clone()
-            .or_else(|| self.state.cwd_roots.clone())
-            .ok_or("refused: no allowed root (the working directory is unreadable)")?;
-        self.state.analyze(&roots, a)
+        self.state.analyze(&self.roots_now()?, a)
     }
 
     /// The `diff` tool's answer, computed in this thread (as [`Server::analyze_now`]).
     pub fn diff_now(&self, d: &DiffInput) -> Result<Value, String> {
-        let roots = self
-            .state
+        self.state.diff(&self.roots_now()?, d)
+    }
+
+    /// The roots of a call made without a client: `--root`, else the working directory.
+    fn roots_now(&self) -> Result<Roots, String> {
+        self.state
             .fixed_roots
             .clone()
             .or_else(|| self.state.cwd_roots.clone())
-            .ok_or("refused: no allowed root (the working directory is unreadable)")?;
-        self.state.diff(&roots, d)
+            .ok_or_else(|| "refused: no allowed root (the working directory is unreadable)".into())
     }
 
     /// The folders this call may read: `--root`, else the client's roots when it has any,
