@@ -14,7 +14,7 @@ released::
     cmp.summary                       # the step-time change and the noise test, in words
     runs = stallscope.diff(["a1.json.gz", "a2.json.gz"], ["b1.json.gz", "b2.json.gz"])
     runs.verdict["kind"]              # judged against the run-to-run spread
-    stallscope.check("new.json.gz", baseline="base.json").outcome   # pass / regression / inconclusive
+    stallscope.check("new.json.gz", baseline="base.json").outcome  # pass/regression/inconclusive
 
     with stallscope.profile(skip=10, warmup=2, active=5, out="traces/") as prof:
         for batch in loader:

@@ -1804,9 +1804,10 @@ pub fn read_from<R: Read + Send>(
     };
     // every kept event is inside its block's extremes: no block beyond the bounds, no far event
     let beyond = |b: &outliers::Bounds| {
-        merger.extremes.iter().any(|x| {
-            x.low.is_some_and(|m| m.at < b.lo) || x.high.is_some_and(|m| m.at > b.hi)
-        })
+        merger
+            .extremes
+            .iter()
+            .any(|x| x.low.is_some_and(|m| m.at < b.lo) || x.high.is_some_and(|m| m.at > b.hi))
     };
     if let Some(b) = outliers::Bounds::of(n, span).filter(beyond) {
         let mut far = 0u64;
