@@ -97,6 +97,15 @@ pub fn signed_percent(v: Option<f64>) -> String {
     }
 }
 
+/// The plural ending of a count: `""` for one, `"s"` otherwise.
+pub fn plural(n: usize) -> &'static str {
+    if n == 1 {
+        ""
+    } else {
+        "s"
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
