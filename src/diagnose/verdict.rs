@@ -20,7 +20,7 @@
 use super::host::{
     between_graphs, break_claim, compute_site, in_replay, is_idle_claim, is_launch_claim, max_claim,
 };
-use super::{count, fmt_us, pct, Facts, Finding};
+use super::{count, fmt_us_sentence, pct, Facts, Finding};
 use crate::analysis::gaps::{Band, Cause};
 use crate::model::classify::KernelCategory;
 use serde::{Deserialize, Serialize};
@@ -183,13 +183,13 @@ pub fn no_steady_state(
     let window = f.window_ns.max(1) as f64;
     let kernels: i64 = f.a.kernels.iter().map(|k| k.total).sum();
     let mut shows = vec![
-        format!("kernels {}", fmt_us(kernels as f64 / 1000.0)),
+        format!("kernels {}", fmt_us_sentence(kernels as f64 / 1000.0)),
         format!("GPU idle {}", pct(p.idle as f64 / window)),
     ];
     if f.a.selection.compile.total > 0 {
         shows.push(format!(
             "{} of first-call compile/module-load work",
-            fmt_us(f.a.selection.compile.total as f64 / 1000.0)
+            fmt_us_sentence(f.a.selection.compile.total as f64 / 1000.0)
         ));
     }
     let (un, _) = max_claim(f, |_, c| c == Cause::Untraced);
@@ -198,7 +198,7 @@ pub fn no_steady_state(
     if un > 0 && 100 * un >= f.window_ns && !check.unreliable("host_device_timing") {
         shows.push(format!(
             "{} of GPU idle with nothing traced on the host",
-            fmt_us(un as f64 / 1000.0)
+            fmt_us_sentence(un as f64 / 1000.0)
         ));
     }
     Some(format!(
@@ -375,7 +375,7 @@ fn classified_of(
                 "Timing unreliable: the device clock looks offset by {} from the host's, so the \
                  GPU's idle {idle_s} cannot be blamed on the host or the device (see the capture \
                  check); kernel times and GPU busy time stand",
-                fmt_us(check.clock_offset as f64 / 1000.0)
+                fmt_us_sentence(check.clock_offset as f64 / 1000.0)
             ),
         );
     }
@@ -414,7 +414,7 @@ fn classified_of(
         "breaks" => format!(
             "Graph breaks: GPU idle {idle_s}, {} per step waiting for eager code between \
              compiled graphs ({} breaks per step)",
-            fmt_us(per_step(br)),
+            fmt_us_sentence(per_step(br)),
             count(f.a.compiled.breaks / f.n_steps as u64)
         ),
         "dataloader" => {
@@ -431,12 +431,12 @@ fn classified_of(
         }
         "sync" => format!(
             "Sync-bound: GPU idle {idle_s}, {} per step idle after {}",
-            fmt_us(per_step(sy)),
+            fmt_us_sentence(per_step(sy)),
             super::host::syncs_per_step(f.syncs.calls.len() as u64, f.n_steps)
         ),
         "compile" => format!(
             "Compile in the window: GPU idle {idle_s}, {} of compile/autotune work",
-            fmt_us(f.gaps.compile_time as f64 / 1000.0)
+            fmt_us_sentence(f.gaps.compile_time as f64 / 1000.0)
         ),
         "launch" => {
             let gaps = p
@@ -466,7 +466,7 @@ fn classified_of(
             format!(
                 "Host-bound: GPU idle {idle_s}, {} per step in gaps of 1 ms and more while the \
                  host {}",
-                fmt_us(per_step(ho)),
+                fmt_us_sentence(per_step(ho)),
                 if 2 * al > ho {
                     "allocated memory (cudaMalloc/cudaFree)"
                 } else {
@@ -478,7 +478,7 @@ fn classified_of(
             let mut v = format!(
                 "Host-bound (CPU work): GPU idle {idle_s}, {} per step while the host ran work \
                  that launches nothing on the GPU",
-                fmt_us(per_step(hc))
+                fmt_us_sentence(per_step(hc))
             );
             if let Some((Some(name), _, _)) = compute_site(f) {
                 v.push_str(&format!(", mostly in {}", super::short(&name, 80)));
@@ -487,20 +487,20 @@ fn classified_of(
         }
         "untraced" => format!(
             "Host-bound: GPU idle {idle_s}, {} per step with nothing traced on the host",
-            fmt_us(per_step(un))
+            fmt_us_sentence(per_step(un))
         ),
         "queued" => {
             let mut v = format!(
                 "Device-side stalls: GPU idle {idle_s} with work already queued ({} per step \
                  waiting on events, other streams or devices)",
-                fmt_us(per_step(qu))
+                fmt_us_sentence(per_step(qu))
             );
             if let Some(d) = first_start_delay(f) {
                 if d > CLOCK_OFFSET_HINT {
                     v.push_str(&format!(
                         "; the first kernel started {} after its launch returned, which \
                          suggests a host/device clock offset in the trace",
-                        fmt_us(d as f64 / 1000.0)
+                        fmt_us_sentence(d as f64 / 1000.0)
                     ));
                 }
             }
