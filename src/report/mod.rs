@@ -64,7 +64,28 @@ pub struct SourceInfo {
     pub trace_start_us: f64,
     /// The trace's `distributedInfo` (backend, rank, world size), when recorded.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub distributed: Option<crate::model::Distributed>,
+    pub distributed: Option<DistributedInfo>,
+}
+
+/// The trace's `distributedInfo` ([`crate::model::Distributed`], field for field).
+#[derive(Debug, Clone, Default, Serialize, serde::Deserialize)]
+pub struct DistributedInfo {
+    /// Backend (`nccl`, `gloo`, ...).
+    pub backend: Option<String>,
+    /// This file's rank.
+    pub rank: Option<i64>,
+    /// World size.
+    pub world_size: Option<i64>,
+}
+
+impl DistributedInfo {
+    fn new(d: &crate::model::Distributed) -> Self {
+        DistributedInfo {
+            backend: d.backend.clone(),
+            rank: d.rank,
+            world_size: d.world_size,
+        }
+    }
 }
 
 /// One device. Field for field [`analysis::gpu::GpuSummary`] (`device` → `id`), kept apart on
@@ -191,11 +212,38 @@ pub struct TrustInfo {
     /// Device clock offset found, µs (0 when none).
     pub clock_offset_us: f64,
     /// What limits the numbers: `id`, `finding`, `effect`, `unreliable`.
-    pub issues: Vec<analysis::capture::TrustIssue>,
+    pub issues: Vec<TrustIssueInfo>,
     /// Device clocks shifted before the analysis (`clock-offset-corrected`; empty when none,
     /// and always with `--no-clock-correction`).
     #[serde(default)]
     pub clock_corrections: Vec<ClockCorrectionInfo>,
+}
+
+/// One property of the capture that limits its numbers ([`analysis::capture::TrustIssue`],
+/// field for field).
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
+pub struct TrustIssueInfo {
+    /// Stable id (see [`analysis::capture`]).
+    #[serde(deserialize_with = "crate::text::static_words::one")]
+    pub id: crate::text::static_words::Word,
+    /// What was found, with figures.
+    pub finding: String,
+    /// What it does to the numbers.
+    pub effect: String,
+    /// Classes of numbers it makes unreliable (`host_device_timing`, `device_busy`, …).
+    #[serde(deserialize_with = "crate::text::static_words::vec")]
+    pub unreliable: Vec<&'static str>,
+}
+
+impl TrustIssueInfo {
+    fn new(i: analysis::capture::TrustIssue) -> Self {
+        TrustIssueInfo {
+            id: i.id,
+            finding: i.finding,
+            effect: i.effect,
+            unreliable: i.unreliable,
+        }
+    }
 }
 
 /// One device clock correction ([`crate::model::clock::ClockCorrection`]), in µs.
@@ -225,7 +273,7 @@ impl TrustInfo {
         TrustInfo {
             ok: c.issues.is_empty(),
             clock_offset_us: us(c.clock_offset),
-            issues: c.issues,
+            issues: c.issues.into_iter().map(TrustIssueInfo::new).collect(),
             clock_corrections: trace
                 .clock_corrections
                 .iter()
@@ -718,7 +766,7 @@ impl Report {
                 compressed_bytes: trace.source.compressed_bytes,
                 events: trace.source.events,
                 trace_start_us: us(origin),
-                distributed: trace.distributed.clone(),
+                distributed: trace.distributed.as_ref().map(DistributedInfo::new),
             },
             warnings: trace.warnings.clone(),
             verdict: diagnosis.verdict,
