@@ -14,6 +14,52 @@ pub fn count(n: u64) -> String {
     out
 }
 
+/// Formats ns with an adaptive unit: `812 ns`, `41.3 µs`, `177.59 ms`, `2.41 s`; zero is
+/// `0 ns`.
+pub fn fmt_ns(ns: f64) -> String {
+    let a = ns.abs();
+    if a < 1000.0 {
+        format!("{ns:.0} ns")
+    } else if a < 1e6 {
+        format!("{:.1} µs", ns / 1e3)
+    } else if a < 1e9 {
+        format!("{:.2} ms", ns / 1e6)
+    } else {
+        format!("{:.2} s", ns / 1e9)
+    }
+}
+
+/// Formats µs with an adaptive unit: `812 ns`, `41.3 µs`, `177.59 ms`, `2.41 s`; zero is `0`
+/// (a table cell). Every renderer's durations.
+pub fn fmt_us(v: f64) -> String {
+    let a = v.abs();
+    if a == 0.0 {
+        "0".into()
+    } else if a < 1.0 {
+        format!("{:.0} ns", v * 1000.0)
+    } else if a < 1000.0 {
+        format!("{v:.1} µs")
+    } else if a < 1_000_000.0 {
+        format!("{:.2} ms", v / 1000.0)
+    } else {
+        format!("{:.2} s", v / 1_000_000.0)
+    }
+}
+
+/// The variant of [`fmt_us`] that the diagnosis writes into its sentences: zero reads `0 ns`,
+/// and the value is scaled by way of ns ([`fmt_ns`] of `us × 1000`), so on a rounding edge
+/// its last digit may differ from [`fmt_us`]'s. Kept apart so that neither output moves a
+/// byte.
+pub fn fmt_us_sentence(us: f64) -> String {
+    fmt_ns(us * 1000.0)
+}
+
+/// A 0..1 ratio as a percentage with one decimal: `0.125` → `12.5%`. The one percentage
+/// formatter of the diagnosis and the renderers.
+pub fn pct(x: f64) -> String {
+    format!("{:.1}%", x * 100.0)
+}
+
 /// Bytes with binary units: `1536` → `1.5 KiB`, one decimal from KiB up.
 pub fn fmt_bytes(b: u64) -> String {
     let f = b as f64;
@@ -129,6 +175,24 @@ pub fn wrap(text: &str, w: usize) -> Vec<String> {
         lines.push(cur);
     }
     lines.into_iter().map(|l| shorten_middle(&l, w)).collect()
+}
+
+#[cfg(test)]
+mod unit_tests {
+    use super::*;
+
+    #[test]
+    fn durations_and_percentages() {
+        assert_eq!(fmt_ns(812.0), "812 ns");
+        assert_eq!(fmt_ns(0.0), "0 ns");
+        assert_eq!(fmt_us(0.0), "0");
+        assert_eq!(fmt_us_sentence(0.0), "0 ns");
+        assert_eq!(fmt_us(41.25), "41.2 µs");
+        assert_eq!(fmt_us_sentence(177_592.0), "177.59 ms");
+        assert_eq!(fmt_us(177_592.0), "177.59 ms");
+        assert_eq!(pct(0.125), "12.5%");
+        assert_eq!(pct(0.4126), "41.3%");
+    }
 }
 
 #[cfg(test)]

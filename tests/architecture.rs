@@ -691,3 +691,250 @@ fn the_boundary_checks_find_what_they_should() {
     let p = pipeline_outside_the_api(&files);
     assert_eq!(p, vec!["report/mod.rs:1: Report::new(".to_string()]);
 }
+
+/// The stages below the report: a serialized report field may name their value words
+/// (fieldless enums), never their structs.
+const BELOW_REPORT: &[&str] = &["model", "ingest", "window", "analysis", "diagnose"];
+
+/// Report fields that still serialize a lower stage's struct as it is (`Type.field`, the
+/// struct named), each to be mirrored when it next changes (ARCHITECTURE.md, "Report types
+/// are mirrors"). This list only shrinks: an entry that no longer holds fails the test.
+const UNMIRRORED: &[(&str, &str)] = &[
+    ("Report.warnings", "model::Warning"),
+    ("Report.findings", "diagnose::Finding"),
+    ("Report.efficiency", "analysis::efficiency::Efficiency"),
+    ("Report.memory", "analysis::memory::MemoryAnalysis"),
+    ("NcuLaunchInfo.kernel", "ingest::ncu::NcuKernel"),
+    ("RanksSection.findings", "diagnose::Finding"),
+];
+
+/// The `use crate::…` names of a (stripped) file: the name as written → its path from the
+/// crate root (`Finding` → `diagnose::Finding`, `analysis` → `analysis`).
+fn used_names(src: &str) -> BTreeMap<String, String> {
+    let mut names = BTreeMap::new();
+    for line in src.lines() {
+        let Some(rest) = line.trim().strip_prefix("use crate::") else {
+            continue;
+        };
+        let rest = rest.trim_end_matches(';');
+        let (base, items) = match rest.find('{') {
+            Some(i) => (
+                rest[..i].trim_end_matches("::"),
+                rest[i + 1..].trim_end_matches('}').split(',').collect(),
+            ),
+            None => match rest.rfind("::") {
+                Some(i) => (&rest[..i], vec![&rest[i + 2..]]),
+                None => ("", vec![rest]),
+            },
+        };
+        for item in items {
+            let item = item.trim();
+            if item.is_empty() || item.contains('{') {
+                continue;
+            }
+            let (path, alias) = match item.split_once(" as ") {
+                Some((p, a)) => (p.trim(), a.trim()),
+                None => (item, item.rsplit("::").next().unwrap()),
+            };
+            let full = if path == "self" {
+                base.to_string()
+            } else if base.is_empty() {
+                path.to_string()
+            } else {
+                format!("{base}::{path}")
+            };
+            let alias = if path == "self" {
+                base.rsplit("::").next().unwrap()
+            } else {
+                alias
+            };
+            names.insert(alias.to_string(), full);
+        }
+    }
+    names
+}
+
+/// Serialized structs of a (stripped) file: name → its fields as (name, type), the fields
+/// under `#[serde(skip)]` left out.
+fn serialized_fields(src: &str) -> Vec<(String, String, String)> {
+    let mut out = Vec::new();
+    let mut rest = src;
+    while let Some(at) = rest.find("#[derive(") {
+        rest = &rest[at..];
+        let derive_end = rest.find(")]").unwrap_or(rest.len());
+        let serializes = rest[..derive_end].contains("Serialize");
+        let Some(open) = rest.find('{') else { break };
+        let head = &rest[..open];
+        let name = head
+            .split_once("struct ")
+            .filter(|_| !head[derive_end..].contains(';'))
+            .map(|(_, n)| n.split(['<', ' ', '\n']).next().unwrap().to_string());
+        // the body, to its matching brace
+        let mut depth = 0;
+        let mut end = open;
+        for (i, c) in rest[open..].char_indices() {
+            match c {
+                '{' => depth += 1,
+                '}' => {
+                    depth -= 1;
+                    if depth == 0 {
+                        end = open + i;
+                        break;
+                    }
+                }
+                _ => {}
+            }
+        }
+        if let (true, Some(name)) = (serializes, name) {
+            let body = &rest[open + 1..end];
+            let mut items = Vec::new();
+            let (mut d, mut start) = (0i32, 0);
+            for (i, c) in body.char_indices() {
+                match c {
+                    '(' | '[' | '<' | '{' => d += 1,
+                    ')' | ']' | '>' | '}' => d -= 1,
+                    ',' if d == 0 => {
+                        items.push(&body[start..i]);
+                        start = i + 1;
+                    }
+                    _ => {}
+                }
+            }
+            items.push(&body[start..]);
+            for item in items {
+                if item.contains("serde(skip)") {
+                    continue;
+                }
+                let Some(p) = item.find("pub ") else { continue };
+                let Some((field, ty)) = item[p + 4..].split_once(':') else {
+                    continue;
+                };
+                out.push((
+                    name.clone(),
+                    field.trim().to_string(),
+                    ty.split_whitespace().collect::<String>(),
+                ));
+            }
+        }
+        rest = &rest[end.max(1)..];
+    }
+    out
+}
+
+/// The lower-stage paths a field type names (`Option<crate::model::Warning>` →
+/// `model::Warning`), resolved through the file's imports.
+fn lower_stage_types(ty: &str, used: &BTreeMap<String, String>) -> Vec<String> {
+    let mut out = Vec::new();
+    for word in ty.split(|c: char| !(c.is_alphanumeric() || c == '_' || c == ':')) {
+        let path = word.strip_prefix("crate::").unwrap_or(word);
+        let Some(head) = path.split("::").next().filter(|h| !h.is_empty()) else {
+            continue;
+        };
+        let full = if BELOW_REPORT.contains(&head) {
+            path.to_string()
+        } else if let Some(base) = used.get(head) {
+            path.replacen(head, base, 1)
+        } else {
+            continue;
+        };
+        if BELOW_REPORT.contains(&full.split("::").next().unwrap()) && full.contains("::") {
+            out.push(full);
+        }
+    }
+    out
+}
+
+/// Whether `name` is an enum without data in any variant somewhere in `src/` (a value word,
+/// serialized as one string).
+fn is_value_word(name: &str, files: &[(PathBuf, ModPath, String)]) -> bool {
+    files.iter().any(|(_, _, src)| {
+        let src = strip(src);
+        src.find(&format!("pub enum {name} {{")).is_some_and(|at| {
+            let body = &src[at..];
+            let open = body.find('{').unwrap();
+            let close = body.find('}').unwrap();
+            !body[open + 1..close].contains(['(', '{'])
+        })
+    })
+}
+
+/// Report fields serializing a lower stage's struct: `Type.field: path`.
+fn unmirrored_fields(files: &[(PathBuf, ModPath, String)]) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    for (_, _, src) in files
+        .iter()
+        .filter(|(_, m, _)| m.first().is_some_and(|m| m == "report"))
+    {
+        let src = strip(src);
+        let used = used_names(&src);
+        for (ty_name, field, ty) in serialized_fields(&src) {
+            for path in lower_stage_types(&ty, &used) {
+                let last = path.rsplit("::").next().unwrap();
+                if !is_value_word(last, files) {
+                    out.push((format!("{ty_name}.{field}"), path));
+                }
+            }
+        }
+    }
+    out
+}
+
+/// "Report types are mirrors": a report field that serializes an analysis, diagnose (or any
+/// lower-stage) struct fails, unless it is one of the listed, shrinking exceptions.
+#[test]
+fn report_types_are_mirrors() {
+    let found = unmirrored_fields(&src_files());
+    let new: Vec<String> = found
+        .iter()
+        .filter(|(f, p)| !UNMIRRORED.contains(&(f.as_str(), p.as_str())))
+        .map(|(f, p)| format!("{f}: {p}"))
+        .collect();
+    assert!(
+        new.is_empty(),
+        "report fields serializing a lower stage's struct (mirror them in report/):\n{}",
+        new.join("\n")
+    );
+    let stale: Vec<String> = UNMIRRORED
+        .iter()
+        .filter(|(f, p)| !found.iter().any(|(g, q)| g == f && q == p))
+        .map(|(f, p)| format!("{f}: {p}"))
+        .collect();
+    assert!(
+        stale.is_empty(),
+        "mirrored now: remove from UNMIRRORED:\n{}",
+        stale.join("\n")
+    );
+}
+
+/// The mirror check itself: a struct of a lower stage in a serialized field is found, by its
+/// full path or through an import; a value word, a skipped field and a report type are not.
+#[test]
+fn the_mirror_check_finds_lower_structs() {
+    let file = |rel: &str, src: &str| {
+        let m = module_of(Path::new(rel)).unwrap();
+        (PathBuf::from(rel), m, src.to_string())
+    };
+    let files = vec![
+        file(
+            "report/mod.rs",
+            "use crate::analysis::gaps::{GapFacts, Other};\n\
+             #[derive(Debug, Serialize)]\npub struct Info {\n\
+             /// doc\n pub a: Option<crate::diagnose::Finding>,\n pub b: Vec<GapFacts>,\n\
+             pub c: crate::model::Kind,\n #[serde(skip)]\n pub d: crate::analysis::X,\n\
+             pub e: BTreeMap<String, f64>,\n pub f: Mine,\n}\n\
+             #[derive(Debug)]\npub struct NotSerialized {\n pub g: crate::analysis::Y,\n}\n",
+        ),
+        file(
+            "model/mod.rs",
+            "pub enum Kind {\n A,\n B,\n}\npub enum Data {\n A(u32),\n}\n",
+        ),
+    ];
+    let found = unmirrored_fields(&files);
+    assert_eq!(
+        found,
+        vec![
+            ("Info.a".to_string(), "diagnose::Finding".to_string()),
+            ("Info.b".to_string(), "analysis::gaps::GapFacts".to_string()),
+        ]
+    );
+}

@@ -285,31 +285,112 @@ pub fn has_formula(name: &str) -> bool {
     FORMULAS.contains(&base) || POINTWISE.contains(&base)
 }
 
-/// Cost of one call, or `None` when the operator has no formula or the shapes do not fit it.
-pub fn op_cost(name: &str, dims: &[Arg], types: &[String], concrete: &[String]) -> Option<OpCost> {
-    let base = name.strip_prefix("aten::").unwrap_or(name);
-    let ty = |i: usize| types.get(i).map(|s| s.as_str()).unwrap_or("");
-    let shape = |i: usize| dims.get(i).and_then(|a| a.shape());
-    let elem_of = |i: usize| dtype_bytes(ty(i));
-    let mk = |kind, flops: f64, bytes: f64, elem: f64, i: usize| {
+/// One call's recorded arguments, as the cost formulas read them.
+struct Call<'a> {
+    /// The operator's name as recorded.
+    name: &'a str,
+    /// Without its `aten::` prefix.
+    base: &'a str,
+    /// The shapes of the arguments.
+    dims: &'a [Arg],
+    /// Their dtypes.
+    types: &'a [String],
+    /// Their concrete values (scalars and int lists), as text.
+    concrete: &'a [String],
+}
+
+impl<'a> Call<'a> {
+    /// The dtype of argument `i` (empty when unknown).
+    fn ty(&self, i: usize) -> &'a str {
+        self.types.get(i).map(|s| s.as_str()).unwrap_or("")
+    }
+
+    /// The shape of argument `i`, when a tensor.
+    fn shape(&self, i: usize) -> Option<&'a [i64]> {
+        self.dims.get(i).and_then(|a| a.shape())
+    }
+
+    /// Bytes per element of argument `i`.
+    fn elem(&self, i: usize) -> Option<f64> {
+        dtype_bytes(self.ty(i))
+    }
+
+    /// The cost, when finite and moving some bytes; the dtype is argument `i`'s.
+    fn cost(&self, kind: CostKind, flops: f64, bytes: f64, elem: f64, i: usize) -> Option<OpCost> {
         (flops.is_finite() && bytes.is_finite() && bytes > 0.0).then_some(OpCost {
             kind,
             flops,
             bytes,
             elem,
-            dtype: intern_dtype(ty(i)),
+            dtype: intern_dtype(self.ty(i)),
             from_args: false,
         })
+    }
+}
+
+/// Cost of one call, or `None` when the operator has no formula or the shapes do not fit it.
+pub fn op_cost(name: &str, dims: &[Arg], types: &[String], concrete: &[String]) -> Option<OpCost> {
+    let c = Call {
+        name,
+        base: name.strip_prefix("aten::").unwrap_or(name),
+        dims,
+        types,
+        concrete,
     };
-    match base {
+    match c.base {
+        "mm" | "addmm" | "bmm" | "baddbmm" | "matmul" | "linear" => gemm_cost(&c),
+        "conv1d"
+        | "conv2d"
+        | "conv3d"
+        | "convolution"
+        | "_convolution"
+        | "cudnn_convolution"
+        | "slow_conv_dilated2d"
+        | "slow_conv_dilated3d" => conv_cost(&c),
+        "scaled_dot_product_attention"
+        | "_scaled_dot_product_flash_attention"
+        | "_scaled_dot_product_efficient_attention"
+        | "_scaled_dot_product_cudnn_attention"
+        | "_flash_attn_forward"
+        | "flash_attn::_flash_attn_forward" => attention_cost(&c),
+        "layer_norm"
+        | "native_layer_norm"
+        | "group_norm"
+        | "native_group_norm"
+        | "batch_norm"
+        | "native_batch_norm"
+        | "cudnn_batch_norm"
+        | "_batch_norm_impl_index" => norm_cost(&c),
+        "rms_norm" | "_fused_rms_norm" => rms_norm_cost(&c),
+        "softmax" | "_softmax" | "log_softmax" | "_log_softmax" => {
+            let x = c.shape(0)?;
+            let e = c.elem(0)?;
+            let n = numel(x);
+            c.cost(CostKind::Softmax, 5.0 * n, 2.0 * n * e, e, 0)
+        }
+        "sum" | "mean" | "amax" | "amin" | "norm" | "linalg_vector_norm" => {
+            let x = c.shape(0)?;
+            let e = c.elem(0)?;
+            let n = numel(x);
+            c.cost(CostKind::Reduction, n, n * e, e, 0)
+        }
+        _ if POINTWISE.contains(&c.base) => pointwise_cost(&c),
+        _ => None,
+    }
+}
+
+/// Matrix products (`mm`, `addmm`, `bmm`, `baddbmm`, `matmul`, `linear`): 2·m·k·n FLOPs
+/// (times the batch), the operands and the result read or written once.
+fn gemm_cost(c: &Call) -> Option<OpCost> {
+    match c.base {
         "mm" => {
-            let (a, b) = (shape(0)?, shape(1)?);
+            let (a, b) = (c.shape(0)?, c.shape(1)?);
             if a.len() != 2 || b.len() != 2 {
                 return None;
             }
             let (m, k, n) = (a[0] as f64, a[1] as f64, b[1] as f64);
-            let e = elem_of(0)?;
-            mk(
+            let e = c.elem(0)?;
+            c.cost(
                 CostKind::Gemm,
                 2.0 * m * k * n,
                 (m * k + k * n + m * n) * e,
@@ -318,29 +399,29 @@ pub fn op_cost(name: &str, dims: &[Arg], types: &[String], concrete: &[String]) 
             )
         }
         "addmm" => {
-            let (c, a, b) = (shape(0)?, shape(1)?, shape(2)?);
+            let (input, a, b) = (c.shape(0)?, c.shape(1)?, c.shape(2)?);
             if a.len() != 2 || b.len() != 2 {
                 return None;
             }
             let (m, k, n) = (a[0] as f64, a[1] as f64, b[1] as f64);
-            let e = elem_of(1)?;
-            mk(
+            let e = c.elem(1)?;
+            c.cost(
                 CostKind::Gemm,
                 2.0 * m * k * n + m * n,
-                (m * k + k * n + m * n + numel(c)) * e,
+                (m * k + k * n + m * n + numel(input)) * e,
                 e,
                 1,
             )
         }
         "bmm" | "baddbmm" => {
-            let off = usize::from(base == "baddbmm");
-            let (a, b) = (shape(off)?, shape(off + 1)?);
+            let off = usize::from(c.base == "baddbmm");
+            let (a, b) = (c.shape(off)?, c.shape(off + 1)?);
             if a.len() != 3 || b.len() != 3 {
                 return None;
             }
             let (bt, m, k, n) = (a[0] as f64, a[1] as f64, a[2] as f64, b[2] as f64);
-            let e = elem_of(off)?;
-            mk(
+            let e = c.elem(off)?;
+            c.cost(
                 CostKind::Gemm,
                 2.0 * bt * m * k * n,
                 bt * (m * k + k * n + m * n) * e,
@@ -349,15 +430,15 @@ pub fn op_cost(name: &str, dims: &[Arg], types: &[String], concrete: &[String]) 
             )
         }
         "matmul" => {
-            let (a, b) = (shape(0)?, shape(1)?);
+            let (a, b) = (c.shape(0)?, c.shape(1)?);
             if a.len() < 2 || b.len() < 2 {
                 return None;
             }
             let (m, k) = (a[a.len() - 2] as f64, a[a.len() - 1] as f64);
             let n = b[b.len() - 1] as f64;
             let batch = numel(&a[..a.len() - 2]).max(numel(&b[..b.len() - 2]));
-            let e = elem_of(0)?;
-            mk(
+            let e = c.elem(0)?;
+            c.cost(
                 CostKind::Gemm,
                 2.0 * batch * m * k * n,
                 (numel(a) + numel(b) + batch * m * n) * e,
@@ -366,16 +447,16 @@ pub fn op_cost(name: &str, dims: &[Arg], types: &[String], concrete: &[String]) 
             )
         }
         "linear" => {
-            let (x, w) = (shape(0)?, shape(1)?);
+            let (x, w) = (c.shape(0)?, c.shape(1)?);
             if x.is_empty() || w.len() != 2 {
                 return None;
             }
             let k = *x.last()? as f64;
             let m = numel(&x[..x.len() - 1]);
             let n = w[0] as f64;
-            let e = elem_of(0)?;
-            let bias = shape(2).map(numel).unwrap_or(0.0);
-            mk(
+            let e = c.elem(0)?;
+            let bias = c.shape(2).map(numel).unwrap_or(0.0);
+            c.cost(
                 CostKind::Gemm,
                 2.0 * m * k * n,
                 (m * k + n * k + m * n + bias) * e,
@@ -383,198 +464,186 @@ pub fn op_cost(name: &str, dims: &[Arg], types: &[String], concrete: &[String]) 
                 0,
             )
         }
-        "conv1d"
-        | "conv2d"
-        | "conv3d"
-        | "convolution"
-        | "_convolution"
-        | "cudnn_convolution"
-        | "slow_conv_dilated2d"
-        | "slow_conv_dilated3d" => {
-            let (x, w) = (shape(0)?, shape(1)?);
-            if x.len() < 3 || w.len() != x.len() {
-                return None;
-            }
-            let sp = x.len() - 2;
-            // (stride, padding, dilation, groups) positions per signature
-            let (si, pi, di, gi): (usize, usize, usize, Option<usize>) = match base {
-                "cudnn_convolution" => (3, 2, 4, Some(5)),
-                "slow_conv_dilated2d" | "slow_conv_dilated3d" => (4, 5, 6, None),
-                "convolution" | "_convolution" => {
-                    if concrete.get(6).map(|s| s.trim()) == Some("True") {
-                        return None; // transposed
-                    }
-                    (3, 4, 5, Some(8))
-                }
-                _ => (3, 4, 5, Some(6)),
-            };
-            let stride = expand(&concrete_ints(concrete.get(si)?)?, sp);
-            let pad = expand(&concrete_ints(concrete.get(pi)?)?, sp);
-            let dil = expand(&concrete_ints(concrete.get(di)?)?, sp);
-            let groups = match gi {
-                Some(g) => concrete
-                    .get(g)
-                    .and_then(|s| concrete_ints(s))
-                    .and_then(|v| v.first().copied())
-                    .unwrap_or(1)
-                    .max(1),
-                None => 1,
-            };
-            if stride.len() != sp || pad.len() != sp || dil.len() != sp {
-                return None;
-            }
-            let mut out_sp = 1.0;
-            for i in 0..sp {
-                let (inp, k) = (x[2 + i], w[2 + i]);
-                let s = stride[i].max(1);
-                let o = (inp + 2 * pad[i] - dil[i].max(1) * (k - 1) - 1) / s + 1;
-                if o <= 0 {
-                    return None;
-                }
-                out_sp *= o as f64;
-            }
-            let (n, cin, cout) = (x[0] as f64, x[1] as f64, w[0] as f64);
-            let kernel = numel(&w[2..]);
-            let e = elem_of(0)?;
-            let flops = 2.0 * n * cout * out_sp * (cin / groups as f64) * kernel;
-            let bytes = (numel(x) + numel(w) + n * cout * out_sp) * e;
-            mk(CostKind::Conv, flops, bytes, e, 0)
-        }
-        "scaled_dot_product_attention"
-        | "_scaled_dot_product_flash_attention"
-        | "_scaled_dot_product_efficient_attention"
-        | "_scaled_dot_product_cudnn_attention"
-        | "_flash_attn_forward"
-        | "flash_attn::_flash_attn_forward" => {
-            let (q, k, v) = (shape(0)?, shape(1)?, shape(2)?);
-            if q.len() != 4 || k.len() != 4 || v.len() != 4 {
-                return None;
-            }
-            // [B, H, L, D] for SDPA; [B, L, H, D] for flash_attn
-            let flash = name.contains("flash_attn::") || base == "_flash_attn_forward";
-            let (b, h, l, d, s, dv) = if flash {
-                (q[0], q[2], q[1], q[3], k[1], v[3])
-            } else {
-                (q[0], q[1], q[2], q[3], k[2], v[3])
-            };
-            let (b, h, l, d, s, dv) = (b as f64, h as f64, l as f64, d as f64, s as f64, dv as f64);
-            let e = elem_of(0)?;
-            // `is_causal` (SDPA: argument 5; `_scaled_dot_product_flash_attention`: 4;
-            // `_efficient_` and `_cudnn_`: 6) masks half of a square score matrix
-            let causal_at = match base {
-                "scaled_dot_product_attention" => Some(5),
-                "_scaled_dot_product_flash_attention" => Some(4),
-                "_scaled_dot_product_efficient_attention"
-                | "_scaled_dot_product_cudnn_attention" => Some(6),
-                _ => None,
-            };
-            let causal = causal_at
-                .and_then(|i| concrete.get(i))
-                .is_some_and(|v| v.trim() == "True")
-                && l == s;
-            let flops = (2.0 * b * h * l * s * d + 2.0 * b * h * l * s * dv)
-                / if causal { 2.0 } else { 1.0 };
-            let bytes = (numel(q) + numel(k) + numel(v) + b * h * l * dv) * e;
-            mk(CostKind::Attention, flops, bytes, e, 0)
-        }
-        "layer_norm"
-        | "native_layer_norm"
-        | "group_norm"
-        | "native_group_norm"
-        | "batch_norm"
-        | "native_batch_norm"
-        | "cudnn_batch_norm"
-        | "_batch_norm_impl_index" => {
-            let x = shape(0)?;
-            let e = elem_of(0)?;
-            let params: f64 = (1..dims.len()).filter_map(shape).map(numel).sum();
-            let n = numel(x);
-            mk(CostKind::Norm, 8.0 * n, (2.0 * n + params) * e, e, 0)
-        }
-        "rms_norm" | "_fused_rms_norm" => {
-            // TraceLens's RMSNorm: per row of C normalized elements, 2C + 2 (squares, sum,
-            // mean, rsqrt), then 2 per element to scale by the rsqrt and the weight (1 without
-            // a weight); bytes: input and output once, plus the weight
-            let x = shape(0)?;
-            let e = elem_of(0)?;
-            let n = numel(x);
-            let weight = shape(2).filter(|w| !w.is_empty()).map(numel);
-            let c = weight.or_else(|| {
-                let list = concrete.get(1)?;
-                let v: Option<Vec<f64>> = list
-                    .trim()
-                    .trim_start_matches('[')
-                    .trim_end_matches(']')
-                    .split(',')
-                    .map(|d| d.trim().parse::<f64>().ok())
-                    .collect();
-                v.filter(|v| !v.is_empty()).map(|v| v.iter().product())
-            })?;
-            if c <= 0.0 {
-                return None;
-            }
-            let flops = n / c * (2.0 * c + 2.0) + if weight.is_some() { 2.0 * n } else { n };
-            mk(
-                CostKind::Norm,
-                flops,
-                (2.0 * n + weight.unwrap_or(0.0)) * e,
-                e,
-                0,
-            )
-        }
-        "softmax" | "_softmax" | "log_softmax" | "_log_softmax" => {
-            let x = shape(0)?;
-            let e = elem_of(0)?;
-            let n = numel(x);
-            mk(CostKind::Softmax, 5.0 * n, 2.0 * n * e, e, 0)
-        }
-        "sum" | "mean" | "amax" | "amin" | "norm" | "linalg_vector_norm" => {
-            let x = shape(0)?;
-            let e = elem_of(0)?;
-            let n = numel(x);
-            mk(CostKind::Reduction, n, n * e, e, 0)
-        }
-        _ if POINTWISE.contains(&base) => {
-            // tensors among the inputs, their bytes; the output takes the largest shape
-            let mut read = 0.0;
-            let mut out: f64 = 0.0;
-            let mut out_elem = 0.0;
-            let mut first = None;
-            for (i, a) in dims.iter().enumerate() {
-                match a {
-                    Arg::Tensor(s) if !s.is_empty() => {
-                        let e = elem_of(i)?;
-                        let n = numel(s);
-                        read += n * e;
-                        if n > out {
-                            out = n;
-                            out_elem = e;
-                        }
-                        first.get_or_insert(i);
-                    }
-                    Arg::List(l) => {
-                        let e = elem_of(i).unwrap_or(4.0);
-                        let n: f64 = l.iter().map(|s| numel(s)).sum();
-                        read += n * e;
-                        out = out.max(n);
-                        out_elem = e;
-                        first.get_or_insert(i);
-                    }
-                    _ => {}
-                }
-            }
-            let first = first?;
-            let write = out * out_elem;
-            // in-place and fill ops write their first argument: no extra read for fill_/zero_
-            let read = if matches!(base, "fill_" | "zero_") {
-                0.0
-            } else {
-                read
-            };
-            mk(CostKind::Elementwise, out, read + write, out_elem, first)
-        }
         _ => None,
     }
+}
+
+/// Convolutions: 2 FLOPs per multiply-add over the output, the input, weight and output
+/// moved once; stride, padding, dilation and groups from the concrete arguments.
+fn conv_cost(c: &Call) -> Option<OpCost> {
+    let (x, w) = (c.shape(0)?, c.shape(1)?);
+    if x.len() < 3 || w.len() != x.len() {
+        return None;
+    }
+    let sp = x.len() - 2;
+    // (stride, padding, dilation, groups) positions per signature
+    let (si, pi, di, gi): (usize, usize, usize, Option<usize>) = match c.base {
+        "cudnn_convolution" => (3, 2, 4, Some(5)),
+        "slow_conv_dilated2d" | "slow_conv_dilated3d" => (4, 5, 6, None),
+        "convolution" | "_convolution" => {
+            if c.concrete.get(6).map(|s| s.trim()) == Some("True") {
+                return None; // transposed
+            }
+            (3, 4, 5, Some(8))
+        }
+        _ => (3, 4, 5, Some(6)),
+    };
+    let stride = expand(&concrete_ints(c.concrete.get(si)?)?, sp);
+    let pad = expand(&concrete_ints(c.concrete.get(pi)?)?, sp);
+    let dil = expand(&concrete_ints(c.concrete.get(di)?)?, sp);
+    let groups = match gi {
+        Some(g) => c
+            .concrete
+            .get(g)
+            .and_then(|s| concrete_ints(s))
+            .and_then(|v| v.first().copied())
+            .unwrap_or(1)
+            .max(1),
+        None => 1,
+    };
+    if stride.len() != sp || pad.len() != sp || dil.len() != sp {
+        return None;
+    }
+    let mut out_sp = 1.0;
+    for i in 0..sp {
+        let (inp, k) = (x[2 + i], w[2 + i]);
+        let s = stride[i].max(1);
+        let o = (inp + 2 * pad[i] - dil[i].max(1) * (k - 1) - 1) / s + 1;
+        if o <= 0 {
+            return None;
+        }
+        out_sp *= o as f64;
+    }
+    let (n, cin, cout) = (x[0] as f64, x[1] as f64, w[0] as f64);
+    let kernel = numel(&w[2..]);
+    let e = c.elem(0)?;
+    let flops = 2.0 * n * cout * out_sp * (cin / groups as f64) * kernel;
+    let bytes = (numel(x) + numel(w) + n * cout * out_sp) * e;
+    c.cost(CostKind::Conv, flops, bytes, e, 0)
+}
+
+/// Scaled dot-product and flash attention: Q·Kᵀ and P·V, halved when causal over a square
+/// score matrix; Q, K, V and the output moved once.
+fn attention_cost(c: &Call) -> Option<OpCost> {
+    let (q, k, v) = (c.shape(0)?, c.shape(1)?, c.shape(2)?);
+    if q.len() != 4 || k.len() != 4 || v.len() != 4 {
+        return None;
+    }
+    // [B, H, L, D] for SDPA; [B, L, H, D] for flash_attn
+    let flash = c.name.contains("flash_attn::") || c.base == "_flash_attn_forward";
+    let (b, h, l, d, s, dv) = if flash {
+        (q[0], q[2], q[1], q[3], k[1], v[3])
+    } else {
+        (q[0], q[1], q[2], q[3], k[2], v[3])
+    };
+    let (b, h, l, d, s, dv) = (b as f64, h as f64, l as f64, d as f64, s as f64, dv as f64);
+    let e = c.elem(0)?;
+    // `is_causal` (SDPA: argument 5; `_scaled_dot_product_flash_attention`: 4;
+    // `_efficient_` and `_cudnn_`: 6) masks half of a square score matrix
+    let causal_at = match c.base {
+        "scaled_dot_product_attention" => Some(5),
+        "_scaled_dot_product_flash_attention" => Some(4),
+        "_scaled_dot_product_efficient_attention" | "_scaled_dot_product_cudnn_attention" => {
+            Some(6)
+        }
+        _ => None,
+    };
+    let causal = causal_at
+        .and_then(|i| c.concrete.get(i))
+        .is_some_and(|v| v.trim() == "True")
+        && l == s;
+    let flops =
+        (2.0 * b * h * l * s * d + 2.0 * b * h * l * s * dv) / if causal { 2.0 } else { 1.0 };
+    let bytes = (numel(q) + numel(k) + numel(v) + b * h * l * dv) * e;
+    c.cost(CostKind::Attention, flops, bytes, e, 0)
+}
+
+/// Layer, group and batch norms: 8 FLOPs per element, input and output once plus the
+/// parameters.
+fn norm_cost(c: &Call) -> Option<OpCost> {
+    let x = c.shape(0)?;
+    let e = c.elem(0)?;
+    let params: f64 = (1..c.dims.len())
+        .filter_map(|i| c.shape(i))
+        .map(numel)
+        .sum();
+    let n = numel(x);
+    c.cost(CostKind::Norm, 8.0 * n, (2.0 * n + params) * e, e, 0)
+}
+
+/// RMS norm, as TraceLens counts it.
+fn rms_norm_cost(c: &Call) -> Option<OpCost> {
+    // TraceLens's RMSNorm: per row of C normalized elements, 2C + 2 (squares, sum,
+    // mean, rsqrt), then 2 per element to scale by the rsqrt and the weight (1 without
+    // a weight); bytes: input and output once, plus the weight
+    let x = c.shape(0)?;
+    let e = c.elem(0)?;
+    let n = numel(x);
+    let weight = c.shape(2).filter(|w| !w.is_empty()).map(numel);
+    let row = weight.or_else(|| {
+        let list = c.concrete.get(1)?;
+        let v: Option<Vec<f64>> = list
+            .trim()
+            .trim_start_matches('[')
+            .trim_end_matches(']')
+            .split(',')
+            .map(|d| d.trim().parse::<f64>().ok())
+            .collect();
+        v.filter(|v| !v.is_empty()).map(|v| v.iter().product())
+    })?;
+    if row <= 0.0 {
+        return None;
+    }
+    let flops = n / row * (2.0 * row + 2.0) + if weight.is_some() { 2.0 * n } else { n };
+    c.cost(
+        CostKind::Norm,
+        flops,
+        (2.0 * n + weight.unwrap_or(0.0)) * e,
+        e,
+        0,
+    )
+}
+
+/// Pointwise operators: one FLOP per output element; every tensor input read, the
+/// output written.
+fn pointwise_cost(c: &Call) -> Option<OpCost> {
+    // tensors among the inputs, their bytes; the output takes the largest shape
+    let mut read = 0.0;
+    let mut out: f64 = 0.0;
+    let mut out_elem = 0.0;
+    let mut first = None;
+    for (i, a) in c.dims.iter().enumerate() {
+        match a {
+            Arg::Tensor(s) if !s.is_empty() => {
+                let e = c.elem(i)?;
+                let n = numel(s);
+                read += n * e;
+                if n > out {
+                    out = n;
+                    out_elem = e;
+                }
+                first.get_or_insert(i);
+            }
+            Arg::List(l) => {
+                let e = c.elem(i).unwrap_or(4.0);
+                let n: f64 = l.iter().map(|s| numel(s)).sum();
+                read += n * e;
+                out = out.max(n);
+                out_elem = e;
+                first.get_or_insert(i);
+            }
+            _ => {}
+        }
+    }
+    let first = first?;
+    let write = out * out_elem;
+    // in-place and fill ops write their first argument: no extra read for fill_/zero_
+    let read = if matches!(c.base, "fill_" | "zero_") {
+        0.0
+    } else {
+        read
+    };
+    c.cost(CostKind::Elementwise, out, read + write, out_elem, first)
 }
 
 /// The cost of a call known only by the profiler's `flops` argument: the kind from the name,

@@ -3,7 +3,7 @@
 //! device-side bound by the host's wait for the device ([`cap`]). Used by the rules of
 //! [`super::device`], [`super::roofline`], [`super::transfer`] and [`super::ncu`].
 
-use super::{fmt_us, metric, Evidence, Facts, Finding};
+use super::{fmt_us_sentence, metric, Evidence, Facts, Finding};
 use crate::analysis::roofline::{self, OpPoint};
 use crate::model::classify::{self, KernelCategory};
 use crate::model::fast::NameMemo;
@@ -109,8 +109,8 @@ pub fn cap(f: &Facts, raw_us: f64, e: &mut Evidence) -> f64 {
             "capped at {} per step: the host waits for the GPU only that long per step; the \
              rest of the step is host work, so a faster GPU alone cannot save more (up to {} \
              once the host-side findings are fixed)",
-            fmt_us(slack),
-            fmt_us(raw_us)
+            fmt_us_sentence(slack),
+            fmt_us_sentence(raw_us)
         ));
         slack
     } else {

@@ -1,7 +1,7 @@
 //! Rules on `torch.compile`d code ([`crate::analysis::compiled`]): `graph-breaks`.
 
 use super::host::break_claim;
-use super::{count, fmt_ns, fmt_us, metric, short, Evidence, Facts, Finding};
+use super::{count, fmt_ns, fmt_us_sentence, metric, short, Evidence, Facts, Finding};
 
 /// Share of the step of GPU idle between graphs above which `graph-breaks` fires.
 pub const BREAK_SHARE: f64 = 0.01;
@@ -39,9 +39,9 @@ fn graph_breaks(f: &Facts) -> Option<Finding> {
     e.facts.push(format!(
         "eager host work between graphs: {} per step; the GPU sat idle {} per step between the \
          graphs' work ({} of it waiting for that host work)",
-        fmt_us(host),
-        fmt_us(f.per_step_us(c.gpu_idle_between)),
-        fmt_us(rec)
+        fmt_us_sentence(host),
+        fmt_us_sentence(f.per_step_us(c.gpu_idle_between)),
+        fmt_us_sentence(rec)
     ));
     if let Some(b) = c.broken.first() {
         e.facts.push(format!(
@@ -79,7 +79,7 @@ fn graph_breaks(f: &Facts) -> Option<Finding> {
             "Graph breaks: {} breaks per step, the GPU waits {} per step for eager code between \
              compiled graphs",
             fmt_count(c.breaks as f64 / steps),
-            fmt_us(rec)
+            fmt_us_sentence(rec)
         ),
         recoverable_us: rec,
         recoverable_basis: "device idle, per step, between the work of consecutive graphs of \

@@ -8,7 +8,9 @@ use crate::model::fast::{HashMap, NameMemo};
 
 use super::claims::{cap, Claims, CAP_BASIS};
 use super::roofline::{ATTAINABLE_BANDWIDTH, ATTAINABLE_COMPUTE};
-use super::{count, fmt_ns, fmt_us, metric, pct, short, Evidence, Facts, Finding, Severity};
+use super::{
+    count, fmt_ns, fmt_us_sentence, metric, pct, short, Evidence, Facts, Finding, Severity,
+};
 use crate::analysis::devices_db::{self, DeviceSpec};
 use crate::analysis::roofline::CostKind;
 use crate::model::classify::{self, KernelCategory, Precision};
@@ -153,7 +155,7 @@ fn fallback_kernel(f: &Facts, claims: &mut Claims) -> Option<Finding> {
     let mut e = Evidence::default();
     e.facts.push(format!(
         "{} per step in PyTorch's fallback convolution path = {} of kernel time",
-        fmt_us(f.per_step_us(total)),
+        fmt_us_sentence(f.per_step_us(total)),
         pct(share)
     ));
     let mut ops_v: Vec<(String, (u64, Ns, u32))> = by_op.into_iter().collect();
@@ -371,7 +373,7 @@ fn fp32_matmul(f: &Facts, claims: &mut Claims) -> Option<Finding> {
     e.facts.push(format!(
         "{} per step in GEMM/convolution kernels that do not use tensor cores = {} of kernel \
          time, on a device that has them",
-        fmt_us(f.per_step_us(total)),
+        fmt_us_sentence(f.per_step_us(total)),
         pct(share)
     ));
     for d in &f.a.devices {
@@ -479,7 +481,7 @@ fn fp32_matmul(f: &Facts, claims: &mut Claims) -> Option<Finding> {
         if tf32 {
             e.facts.push(format!(
                 "with TF32 alone (inputs unchanged): {} per step",
-                fmt_us(tf32_ns / f.n_steps as f64 / 1000.0)
+                fmt_us_sentence(tf32_ns / f.n_steps as f64 / 1000.0)
             ));
             metric(
                 &mut e,

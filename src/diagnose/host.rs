@@ -3,7 +3,9 @@
 
 use std::collections::BTreeMap;
 
-use super::{count, fmt_ns, fmt_us, metric, pct, short, Evidence, Facts, Finding, Severity};
+use super::{
+    count, fmt_ns, fmt_us_sentence, metric, pct, short, Evidence, Facts, Finding, Severity,
+};
 use crate::analysis::gaps::{Band, Cause, DeviceGaps, Gap, BANDS, CAUSES};
 use crate::analysis::launch::QUEUE_FULL_DEPTH;
 use crate::model::{CpuKind, Interval, Ns, NONE};
@@ -187,7 +189,7 @@ fn dataloader_stall(f: &Facts) -> Option<Finding> {
     if has_device {
         e.facts.push(format!(
             "the GPU sat idle {} per step while the DataLoader produced the next batch",
-            fmt_us(f.per_step_us(idle))
+            fmt_us_sentence(f.per_step_us(idle))
         ));
     }
     let per_step: Vec<String> =
@@ -337,7 +339,7 @@ fn host_sync(f: &Facts) -> Option<Finding> {
         count(n),
         syncs_per_step(n, f.n_steps),
         fmt_ns(s.wait as f64),
-        fmt_us(rec)
+        fmt_us_sentence(rec)
     ));
     if s.per_step.len() > 1 {
         let per: Vec<String> =
@@ -425,7 +427,7 @@ fn host_sync(f: &Facts) -> Option<Finding> {
         title: format!(
             "Host syncs drain the GPU: {}, {} of GPU idle after them per step",
             syncs_per_step(n, f.n_steps),
-            fmt_us(rec)
+            fmt_us_sentence(rec)
         ),
         recoverable_us: rec,
         recoverable_basis: "device idle time of the gaps that opened while the host was \
@@ -469,7 +471,7 @@ fn compile_in_window(f: &Facts) -> Option<Finding> {
     if idle > 0 {
         e.facts.push(format!(
             "the GPU sat idle {} per step during it",
-            fmt_us(f.per_step_us(idle))
+            fmt_us_sentence(f.per_step_us(idle))
         ));
     }
     let in_window: Vec<String> = cw
@@ -568,7 +570,7 @@ fn launch_bound(f: &Facts) -> Option<Finding> {
         "GPU {} idle {} per step in {} gaps under 1 ms that waited for the host ({} of them \
          10-50 µs)",
         d.device,
-        fmt_us(rec),
+        fmt_us_sentence(rec),
         count(host_late.len() as u64),
         count(mid as u64)
     ));
@@ -677,7 +679,7 @@ fn launch_bound(f: &Facts) -> Option<Finding> {
         severity: f.severity(rec),
         title: format!(
             "CPU launch-bound: the GPU waits {} per step for the host between kernels",
-            fmt_us(rec)
+            fmt_us_sentence(rec)
         ),
         recoverable_us: rec,
         recoverable_basis: "device idle time in gaps under 1 ms while the launching thread \
@@ -954,7 +956,7 @@ fn host_compute(f: &Facts) -> Option<Finding> {
         "GPU {} idle {} per step while the launching thread ran host work that launched \
          nothing on the GPU (operators on CPU tensors, Python without GPU work)",
         d.device,
-        fmt_us(rec)
+        fmt_us_sentence(rec)
     ));
     e.facts.push(format!(
         "by gap length: {}",
@@ -983,12 +985,12 @@ fn host_compute(f: &Facts) -> Option<Finding> {
     let title = match site.as_ref().and_then(|s| s.0.as_deref()) {
         Some(n) => format!(
             "Host CPU work the GPU waits for: {} per step, mostly in {}",
-            fmt_us(rec),
+            fmt_us_sentence(rec),
             short(n, 80)
         ),
         None => format!(
             "Host CPU work the GPU waits for: {} per step in work that launches nothing on it",
-            fmt_us(rec)
+            fmt_us_sentence(rec)
         ),
     };
     Some(Finding {
@@ -1044,7 +1046,7 @@ fn queue_full(f: &Facts) -> Option<Finding> {
             "{} launch calls made on a full queue; the host waited {} per step in them beyond \
              a normal launch ({})",
             count(l.queue_full_launches),
-            fmt_us(f.per_step_us(l.blocked_launch_time)),
+            fmt_us_sentence(f.per_step_us(l.blocked_launch_time)),
             fmt_ns(l.launch_p50 as f64)
         ));
     }

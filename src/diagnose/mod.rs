@@ -24,7 +24,7 @@
 //!
 //! 1. [`finding`]: the shared types every rule builds ([`Severity`], [`Evidence`],
 //!    [`Location`], [`Finding`], [`Diagnosis`]), rounding ([`round3`], [`metric`]) and ranking
-//!    ([`rank`]); [`words`]: how rules write numbers into sentences ([`fmt_ns`], [`fmt_us`],
+//!    ([`rank`]); [`words`]: how rules write numbers into sentences ([`fmt_ns`], [`fmt_us_sentence`],
 //!    [`pct`], [`count`], [`short`]).
 //! 2. [`facts`]: [`Facts`], what every rule reads, computed once.
 //! 3. [`claims`]: what the device-side rules share (a kernel claimed once, the host-wait cap).
@@ -89,4 +89,4 @@ pub(crate) mod testutil;
 pub use facts::Facts;
 pub use finding::{metric, rank, round3, Diagnosis, Evidence, Finding, Location, Severity};
 pub use run::{diagnose, diagnose_facts};
-pub use words::{count, fmt_ns, fmt_us, pct, short};
+pub use words::{count, fmt_ns, fmt_us_sentence, pct, short};

@@ -25,7 +25,9 @@
 use std::collections::HashMap;
 
 use super::claims::{cap, CAP_BASIS};
-use super::{count, fmt_us, metric, pct, short, Diagnosis, Evidence, Facts, Finding, Severity};
+use super::{
+    count, fmt_us_sentence, metric, pct, short, Diagnosis, Evidence, Facts, Finding, Severity,
+};
 use crate::analysis::ncu::NcuAnalysis;
 use crate::ingest::ncu::{Bound, NcuKernel, NcuRule};
 use crate::model::{NameId, Ns};
@@ -519,7 +521,7 @@ fn finding(c: &Ctx, r: usize, all: &[[Option<Issue>; 6]], claimed: &[[f64; 6]]) 
         kernels.len(),
         rows.len(),
         if rows.len() == 1 { "" } else { "s" },
-        fmt_us(time),
+        fmt_us_sentence(time),
         if c.f.is_some() {
             " of trace time not claimed by an earlier rule"
         } else {
@@ -536,8 +538,8 @@ fn finding(c: &Ctx, r: usize, all: &[[Option<Issue>; 6]], claimed: &[[f64; 6]]) 
             ks.bound
                 .map(|b| format!(" ({}-bound)", b.as_str()))
                 .unwrap_or_default(),
-            fmt_us(row.weight),
-            fmt_us(row.rec),
+            fmt_us_sentence(row.weight),
+            fmt_us_sentence(row.rec),
             ks.id,
             row.detail
         ));
@@ -562,7 +564,7 @@ fn finding(c: &Ctx, r: usize, all: &[[Option<Issue>; 6]], claimed: &[[f64; 6]]) 
         e.facts.push(format!(
             "{} {per} of these kernels' time is already claimed by an earlier device-side rule \
              and not counted again",
-            fmt_us(taken)
+            fmt_us_sentence(taken)
         ));
     }
     if unjoined > 0 {
@@ -629,23 +631,23 @@ fn finding(c: &Ctx, r: usize, all: &[[Option<Issue>; 6]], claimed: &[[f64; 6]]) 
         "ncu-register-spills" => format!(
             "Register spills to local memory in {n_k} profiled {} ({} {per})",
             kern(n_k),
-            fmt_us(time)
+            fmt_us_sentence(time)
         ),
         "ncu-bank-conflicts" => format!(
             "Shared-memory bank conflicts ≥ {BANK_CONFLICT_PCT:.0}% in {n_k} profiled {} ({} \
              {per})",
             kern(n_k),
-            fmt_us(time)
+            fmt_us_sentence(time)
         ),
         "ncu-l2-hit-rate" => format!(
             "Low L2 hit rate on memory-bound {} ({n_k}, {} {per})",
             kern(n_k),
-            fmt_us(time)
+            fmt_us_sentence(time)
         ),
         "ncu-occupancy" => format!(
             "Occupancy below reach in {n_k} profiled {} ({} {per}; limiter: {})",
             kern(n_k),
-            fmt_us(time),
+            fmt_us_sentence(time),
             if causes.is_empty() {
                 "-".to_string()
             } else {
@@ -665,7 +667,7 @@ fn finding(c: &Ctx, r: usize, all: &[[Option<Issue>; 6]], claimed: &[[f64; 6]]) 
         _ => format!(
             "Other Nsight Compute warnings on {n_k} {} ({} {per})",
             kern(n_k),
-            fmt_us(time)
+            fmt_us_sentence(time)
         ),
     };
     Some(Finding {
@@ -965,7 +967,7 @@ pub fn standalone(n: &NcuAnalysis) -> Diagnosis {
         "Nsight Compute only ({} launches, {} under ncu; no timeline, so findings weigh each \
          launch by its ncu duration)",
         n.report.kernels.len(),
-        fmt_us(total)
+        fmt_us_sentence(total)
     );
     if !parts.is_empty() {
         verdict.push_str(&format!(": by time {}", parts.join(", ")));
@@ -994,7 +996,7 @@ pub fn standalone(n: &NcuAnalysis) -> Diagnosis {
         verdict.push_str(&format!(
             "; largest lead `{}` (up to {})",
             top.id,
-            fmt_us(top.recoverable_us)
+            fmt_us_sentence(top.recoverable_us)
         ));
     }
     Diagnosis {

@@ -18,7 +18,7 @@
 use std::collections::HashMap;
 
 use super::claims::{cap, Claims, CAP_BASIS};
-use super::{count, fmt_us, pct, Evidence, Facts, Finding};
+use super::{count, fmt_us_sentence, pct, Evidence, Facts, Finding};
 use crate::analysis::roofline::OpPoint;
 
 /// Share of kernel time in one class (memory- or compute-bound ops) from which its rule
@@ -159,12 +159,14 @@ fn class_finding(f: &Facts, id: &'static str, pts: &[&OpPoint]) -> Option<Findin
         } else {
             "compute-bound"
         },
-        fmt_us(f.per_step_us(time)),
+        fmt_us_sentence(f.per_step_us(time)),
         pct(time as f64 / kt),
-        fmt_us(pts.iter().map(|p| p.ideal).sum::<f64>() / f.n_steps as f64 / 1000.0),
+        fmt_us_sentence(pts.iter().map(|p| p.ideal).sum::<f64>() / f.n_steps as f64 / 1000.0),
         ATTAINABLE_COMPUTE * 100.0,
         ATTAINABLE_BANDWIDTH * 100.0,
-        fmt_us(pts.iter().map(|p| attainable_ns(p)).sum::<f64>() / f.n_steps as f64 / 1000.0)
+        fmt_us_sentence(
+            pts.iter().map(|p| attainable_ns(p)).sum::<f64>() / f.n_steps as f64 / 1000.0
+        )
     ));
     for (name, a) in rows.iter().take(6) {
         let t = a.time.max(1) as f64;
@@ -195,7 +197,7 @@ fn class_finding(f: &Facts, id: &'static str, pts: &[&OpPoint]) -> Option<Findin
                 format!(" {}", super::short(&shape, 60))
             },
             count(a.calls),
-            fmt_us(f.per_step_us(a.time)),
+            fmt_us_sentence(f.per_step_us(a.time)),
             tflops,
             share(
                 tflops,
@@ -276,7 +278,7 @@ fn class_finding(f: &Facts, id: &'static str, pts: &[&OpPoint]) -> Option<Findin
             } else {
                 "Compute-bound"
             },
-            fmt_us(raw)
+            fmt_us_sentence(raw)
         ),
         recoverable_us: rec,
         recoverable_basis: format!(

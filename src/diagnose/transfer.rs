@@ -4,7 +4,9 @@
 use std::collections::HashMap;
 
 use super::claims::{cap, CAP_BASIS};
-use super::{count, fmt_ns, fmt_us, metric, pct, short, Evidence, Facts, Finding, Severity};
+use super::{
+    count, fmt_ns, fmt_us_sentence, metric, pct, short, Evidence, Facts, Finding, Severity,
+};
 use crate::model::classify::KernelCategory;
 use crate::model::{GpuKind, Interval, IntervalSet, Ns};
 use crate::text::fmt_bytes;
@@ -45,7 +47,7 @@ fn exposed_communication(f: &Facts) -> Option<Finding> {
         t.device,
         fmt_ns(t.total_comm as f64),
         fmt_ns(t.exposed_comm as f64),
-        fmt_us(raw),
+        fmt_us_sentence(raw),
         pct(f.share_of_step(raw))
     ));
     if t.total_comm > 0 {
@@ -166,7 +168,7 @@ fn host_communication(f: &Facts) -> Option<Finding> {
     e.facts.push(format!(
         "no device activity: host collectives take {} per step = {} of the step (step \
          breakdown, communication), and no compute overlaps them",
-        fmt_us(raw),
+        fmt_us_sentence(raw),
         pct(share)
     ));
     for (name, calls, total) in host_collectives(f).iter().take(4) {
@@ -300,7 +302,7 @@ fn pageable_memcpy(f: &Facts) -> Option<(Finding, HashMap<i32, Ns>)> {
     e.facts.push(format!(
         "not overlapped by any kernel: {} per step; the host spent {} in the copy calls \
          (it stages pageable data through a pinned buffer)",
-        fmt_us(rec),
+        fmt_us_sentence(rec),
         fmt_ns(host as f64)
     ));
     if let Some(i) = first {
@@ -327,7 +329,7 @@ fn pageable_memcpy(f: &Facts) -> Option<(Finding, HashMap<i32, Ns>)> {
             severity: f.severity(rec),
             title: format!(
                 "Host-to-device copies from pageable memory: {} per step exposed",
-                fmt_us(rec)
+                fmt_us_sentence(rec)
             ),
             recoverable_us: rec,
             recoverable_basis: "device time of pageable host-to-device copies not overlapped \

@@ -20,7 +20,7 @@
 use super::host::{
     between_graphs, break_claim, compute_site, in_replay, is_idle_claim, is_launch_claim, max_claim,
 };
-use super::{count, fmt_us, pct, Facts, Finding};
+use super::{count, fmt_us_sentence, pct, Facts, Finding};
 use crate::analysis::gaps::{Band, Cause};
 use crate::model::classify::KernelCategory;
 use serde::{Deserialize, Serialize};
@@ -183,13 +183,13 @@ pub fn no_steady_state(
     let window = f.window_ns.max(1) as f64;
     let kernels: i64 = f.a.kernels.iter().map(|k| k.total).sum();
     let mut shows = vec![
-        format!("kernels {}", fmt_us(kernels as f64 / 1000.0)),
+        format!("kernels {}", fmt_us_sentence(kernels as f64 / 1000.0)),
         format!("GPU idle {}", pct(p.idle as f64 / window)),
     ];
     if f.a.selection.compile.total > 0 {
         shows.push(format!(
             "{} of first-call compile/module-load work",
-            fmt_us(f.a.selection.compile.total as f64 / 1000.0)
+            fmt_us_sentence(f.a.selection.compile.total as f64 / 1000.0)
         ));
     }
     let (un, _) = max_claim(f, |_, c| c == Cause::Untraced);
@@ -198,7 +198,7 @@ pub fn no_steady_state(
     if un > 0 && 100 * un >= f.window_ns && !check.unreliable("host_device_timing") {
         shows.push(format!(
             "{} of GPU idle with nothing traced on the host",
-            fmt_us(un as f64 / 1000.0)
+            fmt_us_sentence(un as f64 / 1000.0)
         ));
     }
     Some(format!(
@@ -243,143 +243,202 @@ fn classified_of(
     findings: &[Finding],
     check: &crate::analysis::capture::CaptureCheck,
 ) -> (VerdictClass, String) {
-    use VerdictClass as V;
     if let Some(v) = no_steady_state(f, check) {
-        return (V::NoSteadyState, v);
+        return (VerdictClass::NoSteadyState, v);
     }
     let Some(p) = f.gaps.primary() else {
-        if f.trace.gpu.iter().any(|g| g.is_activity()) {
-            return (
-                V::NoDeviceWorkInWindow,
-                "No GPU activity in the analyzed window: only host work was recorded there".into(),
-            );
-        }
-        let avg = &f.a.steps.average;
-        // host collectives (gloo, MPI, UCC on CPU): nothing overlaps them; in a synchronous
-        // job that time is mostly the wait for the other ranks
-        if avg.total > 0.0
-            && avg.communication / avg.total >= COMM_BOUND_SHARE
-            && avg.communication >= avg.dataloader
-        {
-            let names = super::transfer::host_collectives(f);
-            let mut v = format!(
-                "Communication-bound (host-only trace, no GPU activity): {} of the step inside \
-                 host collectives",
-                pct(avg.communication / avg.total)
-            );
-            if let Some((name, _, _)) = names.first() {
-                v.push_str(&format!(", mostly `{}`", super::short(name, 60)));
-            }
-            v.push_str(", waiting for the other ranks or the transfer");
-            return (V::CommunicationBound, v);
-        }
-        if avg.total > 0.0 && avg.dataloader / avg.total > super::host::DATALOADER_SHARE {
-            return (
-                V::HostOnly,
-                format!(
-                    "Host-only trace (no GPU activity): DataLoader {} of the step",
-                    pct(avg.dataloader / avg.total)
-                ),
-            );
-        }
-        return (
-            V::HostOnly,
-            "Host-only trace: no GPU activity recorded (CPU-only run, or CUDA activities \
-                not profiled)"
-                .into(),
-        );
+        return host_only(f);
     };
-    let window = f.window_ns.max(1) as f64;
-    let busy = p.busy as f64 / window;
-    let idle = p.idle as f64 / window;
-    let queue_full = findings.iter().any(|x| x.id == "queue-full");
     let comm =
         f.a.timeline
             .iter()
             .map(|t| t.exposed_comm)
             .max()
             .unwrap_or(0);
-    let comm_share = f.share_of_step(f.per_step_us(comm));
-    if (busy >= GPU_BOUND_BUSY || queue_full) && comm_share >= COMM_BOUND_SHARE {
+    if let Some(v) = device_busy(f, p, findings, comm) {
+        return v;
+    }
+    let pools = Pools::of(f, comm);
+    let (kind, amount) = pools.largest();
+    let idle_s = pct(p.idle as f64 / f.window_ns.max(1) as f64);
+    if let Some(v) = idle_not_blamed(check, kind, amount, &idle_s) {
+        return v;
+    }
+    idle_by_pool(f, p, &pools, kind, amount, &idle_s)
+}
+
+/// The verdict of a window without device work: no GPU activity in it, or a host-only trace
+/// (bound by host collectives, by the DataLoader, or by nothing named).
+fn host_only(f: &Facts) -> (VerdictClass, String) {
+    use VerdictClass as V;
+    if f.trace.gpu.iter().any(|g| g.is_activity()) {
         return (
+            V::NoDeviceWorkInWindow,
+            "No GPU activity in the analyzed window: only host work was recorded there".into(),
+        );
+    }
+    let avg = &f.a.steps.average;
+    // host collectives (gloo, MPI, UCC on CPU): nothing overlaps them; in a synchronous
+    // job that time is mostly the wait for the other ranks
+    if avg.total > 0.0
+        && avg.communication / avg.total >= COMM_BOUND_SHARE
+        && avg.communication >= avg.dataloader
+    {
+        let names = super::transfer::host_collectives(f);
+        let mut v = format!(
+            "Communication-bound (host-only trace, no GPU activity): {} of the step inside \
+             host collectives",
+            pct(avg.communication / avg.total)
+        );
+        if let Some((name, _, _)) = names.first() {
+            v.push_str(&format!(", mostly `{}`", super::short(name, 60)));
+        }
+        v.push_str(", waiting for the other ranks or the transfer");
+        return (V::CommunicationBound, v);
+    }
+    if avg.total > 0.0 && avg.dataloader / avg.total > super::host::DATALOADER_SHARE {
+        return (
+            V::HostOnly,
+            format!(
+                "Host-only trace (no GPU activity): DataLoader {} of the step",
+                pct(avg.dataloader / avg.total)
+            ),
+        );
+    }
+    (
+        V::HostOnly,
+        "Host-only trace: no GPU activity recorded (CPU-only run, or CUDA activities \
+            not profiled)"
+            .into(),
+    )
+}
+
+/// The verdict of a busy device (busy at least [`GPU_BOUND_BUSY`] of the window, or its launch
+/// queue full): bound by exposed communication, or by the GPU (its copies, or the kernel
+/// category that dominates); `None` when the device is not busy.
+fn device_busy(
+    f: &Facts,
+    p: &crate::analysis::host::gaps::DeviceGaps,
+    findings: &[Finding],
+    comm: i64,
+) -> Option<(VerdictClass, String)> {
+    use VerdictClass as V;
+    let busy = p.busy as f64 / f.window_ns.max(1) as f64;
+    let queue_full = findings.iter().any(|x| x.id == "queue-full");
+    if !(busy >= GPU_BOUND_BUSY || queue_full) {
+        return None;
+    }
+    let comm_share = f.share_of_step(f.per_step_us(comm));
+    if comm_share >= COMM_BOUND_SHARE {
+        return Some((
             V::CommunicationBound,
             format!(
                 "Communication-bound: exposed communication {} of the step (GPU busy {})",
                 pct(comm_share),
                 pct(busy)
             ),
-        );
+        ));
     }
-    if busy >= GPU_BOUND_BUSY || queue_full {
-        let mut v = format!("GPU-bound: {} busy", pct(busy));
-        // A device kept busy mostly by copies is bound by transfers, not by its kernels.
-        let copies = f.a.timeline.iter().find(|t| t.device == p.device);
-        match copies {
-            Some(t) if t.exposed_memcpy > t.computation && p.busy > 0 => v.push_str(&format!(
-                ", {} of it copies with no kernel running",
-                pct(t.exposed_memcpy as f64 / p.busy as f64)
-            )),
-            _ => {
-                if let Some(c) = category_phrase(f) {
-                    v.push_str(&format!(", {c}"));
-                }
+    let mut v = format!("GPU-bound: {} busy", pct(busy));
+    // A device kept busy mostly by copies is bound by transfers, not by its kernels.
+    let copies = f.a.timeline.iter().find(|t| t.device == p.device);
+    match copies {
+        Some(t) if t.exposed_memcpy > t.computation && p.busy > 0 => v.push_str(&format!(
+            ", {} of it copies with no kernel running",
+            pct(t.exposed_memcpy as f64 / p.busy as f64)
+        )),
+        _ => {
+            if let Some(c) = category_phrase(f) {
+                v.push_str(&format!(", {c}"));
             }
         }
-        if queue_full {
-            v.push_str(&format!(
-                "; launch queue full ({} pending launches)",
-                count(f.launch.max_depth() as u64)
-            ));
-        }
-        return (V::GpuBound, v);
     }
-    // largest pool of lost device time
-    let per_step = |ns: i64| f.per_step_us(ns);
-    let (dl, _) = max_claim(f, |_, c| c == Cause::Dataloader);
-    let (sy, _) = max_claim(f, |_, c| c == Cause::Sync);
-    let (co, _) = max_claim(f, |_, c| c == Cause::Compile);
-    let (la, _) = max_claim(f, is_launch_claim);
-    let (ho, _) = max_claim(f, |b, c| is_idle_claim(b, c) && c != Cause::Untraced);
-    let (un, _) = max_claim(f, |_, c| c == Cause::Untraced);
-    let (hc, _) = max_claim(f, |_, c| c == Cause::HostCompute);
-    let (qu, _) = max_claim(f, |_, c| c == Cause::Queued);
-    let (br, _) = break_claim(f);
-    let pools = [
-        ("dataloader", dl),
-        ("sync", sy),
-        ("compile", co),
-        ("launch", la),
-        ("host", ho),
-        ("compute", hc),
-        ("untraced", un),
-        ("queued", qu),
-        ("breaks", br),
-        ("comm", comm),
-    ];
-    let (kind, amount) = pools
+    if queue_full {
+        v.push_str(&format!(
+            "; launch queue full ({} pending launches)",
+            count(f.launch.max_depth() as u64)
+        ));
+    }
+    Some((V::GpuBound, v))
+}
+
+/// The pools of lost device time per cause (the largest claim of each), ns.
+struct Pools {
+    dataloader: i64,
+    sync: i64,
+    compile: i64,
+    launch: i64,
+    host: i64,
+    compute: i64,
+    untraced: i64,
+    queued: i64,
+    breaks: i64,
+    comm: i64,
+}
+
+impl Pools {
+    fn of(f: &Facts, comm: i64) -> Pools {
+        Pools {
+            dataloader: max_claim(f, |_, c| c == Cause::Dataloader).0,
+            sync: max_claim(f, |_, c| c == Cause::Sync).0,
+            compile: max_claim(f, |_, c| c == Cause::Compile).0,
+            launch: max_claim(f, is_launch_claim).0,
+            host: max_claim(f, |b, c| is_idle_claim(b, c) && c != Cause::Untraced).0,
+            untraced: max_claim(f, |_, c| c == Cause::Untraced).0,
+            compute: max_claim(f, |_, c| c == Cause::HostCompute).0,
+            queued: max_claim(f, |_, c| c == Cause::Queued).0,
+            breaks: break_claim(f).0,
+            comm,
+        }
+    }
+
+    /// The largest pool and its size (the first of equals in this order; `host`, 0 without).
+    fn largest(&self) -> (&'static str, i64) {
+        [
+            ("dataloader", self.dataloader),
+            ("sync", self.sync),
+            ("compile", self.compile),
+            ("launch", self.launch),
+            ("host", self.host),
+            ("compute", self.compute),
+            ("untraced", self.untraced),
+            ("queued", self.queued),
+            ("breaks", self.breaks),
+            ("comm", self.comm),
+        ]
         .iter()
         .copied()
         .max_by_key(|(_, v)| *v)
-        .unwrap_or(("host", 0));
-    let idle_s = pct(idle);
-    // idle time blamed on the host or the device compares host and device clocks: with an
-    // offset between them (the capture check) the verdict does not rest on it
+        .unwrap_or(("host", 0))
+    }
+}
+
+/// The verdict when the capture check forbids blaming the idle time: idle time blamed on the
+/// host or the device compares host and device clocks, so with an offset between them
+/// (the capture check) the verdict does not rest on it; with device records missing, the
+/// idle time is no idle, sync or compile time.
+fn idle_not_blamed(
+    check: &crate::analysis::capture::CaptureCheck,
+    kind: &str,
+    amount: i64,
+    idle_s: &str,
+) -> Option<(VerdictClass, String)> {
+    use VerdictClass as V;
     let timed = matches!(
         kind,
         "sync" | "launch" | "host" | "compute" | "untraced" | "queued" | "breaks"
     );
     if timed && amount > 0 && check.unreliable("host_device_timing") {
-        return (
+        return Some((
             V::TimingUnreliable,
             format!(
                 "Timing unreliable: the device clock looks offset by {} from the host's, so the \
                  GPU's idle {idle_s} cannot be blamed on the host or the device (see the capture \
                  check); kernel times and GPU busy time stand",
-                fmt_us(check.clock_offset as f64 / 1000.0)
+                fmt_us_sentence(check.clock_offset as f64 / 1000.0)
             ),
-        );
+        ));
     }
-    // device records missing: the idle time is no idle, sync or compile time
     if (timed || kind == "compile") && amount > 0 && check.unreliable("device_records") {
         let ids: Vec<&str> = check
             .issues
@@ -387,7 +446,7 @@ fn classified_of(
             .filter(|i| i.unreliable.contains(&"device_records"))
             .map(|i| i.id)
             .collect();
-        return (
+        return Some((
             V::DeviceRecordsIncomplete,
             format!(
                 "Device records incomplete: the GPU's idle {idle_s} cannot be blamed on the host \
@@ -395,8 +454,22 @@ fn classified_of(
                  check); kernel times stand",
                 ids.join(", ")
             ),
-        );
+        ));
     }
+    None
+}
+
+/// The verdict of an idle device by its largest pool of lost time (`kind`, `amount` ns).
+fn idle_by_pool(
+    f: &Facts,
+    p: &crate::analysis::host::gaps::DeviceGaps,
+    pools: &Pools,
+    kind: &str,
+    amount: i64,
+    idle_s: &str,
+) -> (VerdictClass, String) {
+    use VerdictClass as V;
+    let per_step = |ns: i64| f.per_step_us(ns);
     let class = match kind {
         _ if amount == 0 => V::IdleUnexplained,
         "breaks" => V::GraphBreaks,
@@ -414,7 +487,7 @@ fn classified_of(
         "breaks" => format!(
             "Graph breaks: GPU idle {idle_s}, {} per step waiting for eager code between \
              compiled graphs ({} breaks per step)",
-            fmt_us(per_step(br)),
+            fmt_us_sentence(per_step(pools.breaks)),
             count(f.a.compiled.breaks / f.n_steps as u64)
         ),
         "dataloader" => {
@@ -431,12 +504,12 @@ fn classified_of(
         }
         "sync" => format!(
             "Sync-bound: GPU idle {idle_s}, {} per step idle after {}",
-            fmt_us(per_step(sy)),
+            fmt_us_sentence(per_step(pools.sync)),
             super::host::syncs_per_step(f.syncs.calls.len() as u64, f.n_steps)
         ),
         "compile" => format!(
             "Compile in the window: GPU idle {idle_s}, {} of compile/autotune work",
-            fmt_us(f.gaps.compile_time as f64 / 1000.0)
+            fmt_us_sentence(f.gaps.compile_time as f64 / 1000.0)
         ),
         "launch" => {
             let gaps = p
@@ -466,8 +539,8 @@ fn classified_of(
             format!(
                 "Host-bound: GPU idle {idle_s}, {} per step in gaps of 1 ms and more while the \
                  host {}",
-                fmt_us(per_step(ho)),
-                if 2 * al > ho {
+                fmt_us_sentence(per_step(pools.host)),
+                if 2 * al > pools.host {
                     "allocated memory (cudaMalloc/cudaFree)"
                 } else {
                     "ran other work"
@@ -478,7 +551,7 @@ fn classified_of(
             let mut v = format!(
                 "Host-bound (CPU work): GPU idle {idle_s}, {} per step while the host ran work \
                  that launches nothing on the GPU",
-                fmt_us(per_step(hc))
+                fmt_us_sentence(per_step(pools.compute))
             );
             if let Some((Some(name), _, _)) = compute_site(f) {
                 v.push_str(&format!(", mostly in {}", super::short(&name, 80)));
@@ -487,20 +560,20 @@ fn classified_of(
         }
         "untraced" => format!(
             "Host-bound: GPU idle {idle_s}, {} per step with nothing traced on the host",
-            fmt_us(per_step(un))
+            fmt_us_sentence(per_step(pools.untraced))
         ),
         "queued" => {
             let mut v = format!(
                 "Device-side stalls: GPU idle {idle_s} with work already queued ({} per step \
                  waiting on events, other streams or devices)",
-                fmt_us(per_step(qu))
+                fmt_us_sentence(per_step(pools.queued))
             );
             if let Some(d) = first_start_delay(f) {
                 if d > CLOCK_OFFSET_HINT {
                     v.push_str(&format!(
                         "; the first kernel started {} after its launch returned, which \
                          suggests a host/device clock offset in the trace",
-                        fmt_us(d as f64 / 1000.0)
+                        fmt_us_sentence(d as f64 / 1000.0)
                     ));
                 }
             }
@@ -508,7 +581,7 @@ fn classified_of(
         }
         _ => format!(
             "Communication-bound: exposed communication {} of the step, GPU idle {idle_s}",
-            pct(f.share_of_step(per_step(comm)))
+            pct(f.share_of_step(per_step(pools.comm)))
         ),
     };
     (class, text)

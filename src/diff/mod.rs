@@ -495,10 +495,6 @@ fn side_info(s: &Side, path: &str, saved: bool) -> SideInfo {
     }
 }
 
-fn pct(change: f64, base: f64) -> Option<f64> {
-    (base != 0.0).then(|| change / base * 100.0)
-}
-
 /// Status of a row present on both sides: by device time and, when the row has one, by host
 /// time; a measure counts when its change exceeds its tolerance, and the larger counted change
 /// decides. Neither beyond its tolerance: unchanged with equal calls, else by calls.
@@ -915,7 +911,7 @@ fn device_share(s: &Side) -> f64 {
 fn ranked_by(b: &Side, a: &Side) -> RankedBy {
     let (x, y) = (device_share(b), device_share(a));
     let host = (x + y) / 2.0 < HOST_BOUND_DEVICE_SHARE;
-    let pct = |v: f64| format!("{:.0}%", v * 100.0);
+    let pct = crate::report::units::ratio_whole;
     RankedBy {
         basis: if host {
             TimeBasis::Host
@@ -1249,7 +1245,7 @@ pub fn compare(
     let noise = stats::mann_whitney(&b.step_durations(), &a.step_durations(), opts.alpha);
     let step_time = StepTimeChange {
         change_us: change,
-        change_pct: pct(change, b.step_time_us),
+        change_pct: stats::change_pct(change, b.step_time_us),
         median_change_us: sa.median_us - sb.median_us,
         before: sb,
         after: sa,

@@ -211,7 +211,7 @@ fn bytes(v: i64) -> String {
 fn memory_heading(m: &super::MemoryChange) -> String {
     format!(
         "{} memory peak {} → {} ({})",
-        crate::report::memory_device_label(m.device),
+        crate::report::layout::memory::memory_device_label(m.device),
         bytes(m.peak_before),
         bytes(m.peak_after),
         signed_bytes(m.peak_change)

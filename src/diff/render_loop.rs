@@ -11,6 +11,7 @@ use super::Comparison;
 use crate::report::html::escape as html_escape;
 use crate::report::markdown::escape as md_escape;
 use crate::report::terminal::{fmt_us, sanitize};
+use crate::report::units::percent;
 use crate::text::{shorten_middle, wrap};
 
 /// `Verdict: REGRESSION` and friends, upper case for the terminal headline.
@@ -46,13 +47,32 @@ fn parity_line(p: &Parity) -> Option<String> {
     Some(format!("{head}: {}", known.join(", ")))
 }
 
+/// One side's runs laid out once for the three formats: the mean, the run-to-run spread
+/// (`4.2%`) and the spread of steps within a run (`±1.3%`).
+struct RunCells {
+    mean: String,
+    spread: String,
+    within: String,
+}
+
+impl RunCells {
+    fn of(s: &SideRuns) -> Self {
+        RunCells {
+            mean: fmt_us(s.mean_us),
+            spread: percent(Some(s.spread_pct)),
+            within: format!("±{}", percent(Some(s.within_pct))),
+        }
+    }
+}
+
 fn runs_summary(label: &str, s: &SideRuns) -> String {
+    let c = RunCells::of(s);
     format!(
-        "{label} {} runs, mean {}, run-to-run spread {:.1}%, steps within a run ±{:.1}%",
+        "{label} {} runs, mean {}, run-to-run spread {}, steps within a run {}",
         s.runs.len(),
-        fmt_us(s.mean_us),
-        s.spread_pct,
-        s.within_pct
+        c.mean,
+        c.spread,
+        c.within
     )
 }
 
@@ -123,13 +143,14 @@ pub fn markdown(c: &Comparison, out: &mut dyn Write) -> io::Result<()> {
             "| runs | mean | run-to-run spread | steps within a run | run means (* = in the tables) |\n|---|---|---|---|---|"
         )?;
         for (label, side) in [("before", &r.before), ("after", &r.after)] {
+            let c = RunCells::of(side);
             writeln!(
                 out,
-                "| {label} ({}) | {} | {:.1}% | ±{:.1}% | {} |",
+                "| {label} ({}) | {} | {} | {} | {} |",
                 side.runs.len(),
-                fmt_us(side.mean_us),
-                side.spread_pct,
-                side.within_pct,
+                c.mean,
+                c.spread,
+                c.within,
                 e(&run_means(side))
             )?;
         }
@@ -180,13 +201,14 @@ pub fn html(c: &Comparison, h: &mut String) {
              <th>steps within a run</th><th>run means (* = in the tables)</th></tr>\n",
         );
         for (label, side) in [("before", &r.before), ("after", &r.after)] {
+            let c = RunCells::of(side);
             h.push_str(&format!(
-                "<tr><td>{label} ({})</td><td class=n>{}</td><td class=n>{:.1}%</td>\
-                 <td class=n>±{:.1}%</td><td>{}</td></tr>\n",
+                "<tr><td>{label} ({})</td><td class=n>{}</td><td class=n>{}</td>\
+                 <td class=n>{}</td><td>{}</td></tr>\n",
                 side.runs.len(),
-                e(&fmt_us(side.mean_us)),
-                side.spread_pct,
-                side.within_pct,
+                e(&c.mean),
+                c.spread,
+                c.within,
                 e(&run_means(side))
             ));
         }

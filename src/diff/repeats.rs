@@ -187,10 +187,6 @@ fn sample_sd(v: &[f64]) -> f64 {
     (v.iter().map(|x| (x - m) * (x - m)).sum::<f64>() / (v.len() - 1) as f64).sqrt()
 }
 
-fn pct(change: f64, base: f64) -> Option<f64> {
-    (base > 0.0).then(|| change / base * 100.0)
-}
-
 /// One side's runs from each capture's per-step durations (µs, already per sample when
 /// normalized) and path.
 pub fn side_runs(runs: &[(String, Vec<f64>)]) -> SideRuns {
@@ -322,7 +318,7 @@ pub fn compare_runs(before: SideRuns, after: SideRuns, alpha: f64) -> Repeats {
     };
     Repeats {
         change_us: change,
-        change_pct: pct(change, before.mean_us),
+        change_pct: super::stats::change_pct(change, before.mean_us),
         ratio_pct: usable.then(|| ratio_pct(dl)),
         interval_pct: interval,
         t,

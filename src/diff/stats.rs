@@ -63,6 +63,12 @@ pub struct NoiseTest {
     pub reason: Option<String>,
 }
 
+/// `change` as a percentage of `base` (`+12.5`), absent when `base` is not positive: a step
+/// or mean duration of zero has no percentage. The one percentage change of the comparison.
+pub fn change_pct(change: f64, base: f64) -> Option<f64> {
+    (base > 0.0).then(|| change / base * 100.0)
+}
+
 /// Runs the test on the per-step durations (any unit). `alpha` is the two-sided level.
 pub fn mann_whitney(before: &[f64], after: &[f64], alpha: f64) -> NoiseTest {
     let (n1, n2) = (before.len(), after.len());

@@ -174,7 +174,7 @@ impl CompiledInfo {
         summary.push_str(&format!(
             "; {:.1}% of kernel time launched inside them (graph replays apart), {:.1}% with no \
              aten operator below",
-            pct(c.compiled_kernel_time, c.kernel_time),
+            percent_of(c.compiled_kernel_time, c.kernel_time),
             share * 100.0
         ));
         let hides_detail = (share >= HIDDEN_SHARE).then(|| {
@@ -208,7 +208,8 @@ impl CompiledInfo {
     }
 }
 
-fn pct(part: Ns, total: Ns) -> f64 {
+/// `part` as a percentage of `total` (a number, not text; 0 without a total).
+fn percent_of(part: Ns, total: Ns) -> f64 {
     if total > 0 {
         part as f64 * 100.0 / total as f64
     } else {

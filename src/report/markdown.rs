@@ -10,7 +10,7 @@
 use std::io::{self, Write};
 
 use super::units::{self, fmt_bytes, fmt_count, fmt_pct, fmt_us};
-use super::{layout, BreakdownUs, RenderOptions, Renderer, Report};
+use super::{layout, RenderOptions, Renderer, Report};
 use crate::text::shorten_middle;
 use crate::text::{code_parts, Part};
 
@@ -109,13 +109,10 @@ fn table(
     Ok(())
 }
 
-fn breakdown_cells(b: &BreakdownUs) -> Vec<String> {
-    b.parts().iter().map(|(_, v)| fmt_us(*v)).collect()
-}
-
 /// Operators and phases ranked by time lost against their roofline, per step (the terminal's
 /// Efficiency section).
 fn efficiency_section(r: &Report, top: usize, out: &mut dyn Write) -> io::Result<()> {
+    use layout::efficiency;
     let Some(e) = &r.efficiency else {
         return Ok(());
     };
@@ -124,11 +121,11 @@ fn efficiency_section(r: &Report, top: usize, out: &mut dyn Write) -> io::Result
     }
     writeln!(out, "### Efficiency")?;
     writeln!(out)?;
-    writeln!(out, "{}.", escape(&super::efficiency_subtitle(e)))?;
+    writeln!(out, "{}.", escape(&efficiency::efficiency_subtitle(e)))?;
     writeln!(out)?;
     let row = |name: String, x: &crate::analysis::efficiency::EfficiencyRow| {
         let mut v = vec![escape(&shorten_middle(&name, NAME_WIDTH))];
-        v.extend(super::efficiency_cells(x));
+        v.extend(efficiency::efficiency_cells(x));
         v
     };
     let rows: Vec<Vec<String>> = e
@@ -143,38 +140,38 @@ fn efficiency_section(r: &Report, top: usize, out: &mut dyn Write) -> io::Result
                 .map(|p| row(format!("phase {}", p.name), p)),
         )
         .collect();
-    let right: Vec<bool> = (0..super::EFFICIENCY_COLUMNS.len())
+    let right: Vec<bool> = (0..efficiency::EFFICIENCY_COLUMNS.len())
         .map(|i| i > 0)
         .collect();
-    table(out, &super::EFFICIENCY_COLUMNS, &right, &rows)?;
+    table(out, &efficiency::EFFICIENCY_COLUMNS, &right, &rows)?;
     writeln!(out)
 }
 
 /// Per device: the memory peak, the allocator's share, churn per step and what is live at
 /// the peak (the terminal's memory section).
 fn memory_section(r: &Report, out: &mut dyn Write) -> io::Result<()> {
+    use layout::memory;
     let Some(m) = &r.memory else {
         return Ok(());
     };
     for d in &m.devices {
-        writeln!(out, "### {} memory", super::memory_device_label(d.device))?;
+        writeln!(out, "### {} memory", memory::memory_device_label(d.device))?;
         writeln!(out)?;
-        writeln!(out, "{}.", rich(&super::memory_summary(d)))?;
+        writeln!(out, "{}.", rich(&memory::memory_summary(d)))?;
         writeln!(out)?;
-        if !d.blocks_known || d.live_at_peak.is_empty() {
+        let live = memory::live_at_peak(d);
+        if live.is_empty() {
             continue;
         }
-        let rows: Vec<Vec<String>> = d
-            .live_at_peak
-            .iter()
-            .take(6)
+        let rows: Vec<Vec<String>> = live
+            .into_iter()
             .map(|g| {
                 vec![
-                    escape(&shorten_middle(&g.op, NAME_WIDTH)),
-                    escape(&shorten_middle(&g.phase, 40)),
-                    fmt_count(g.blocks),
-                    fmt_bytes(g.bytes),
-                    super::share_of_peak(g.bytes, d),
+                    escape(&shorten_middle(g.op, NAME_WIDTH)),
+                    escape(&shorten_middle(g.phase, 40)),
+                    g.blocks,
+                    g.bytes,
+                    g.share,
                 ]
             })
             .collect();
@@ -214,30 +211,29 @@ fn ranks_section(sec: &super::ranks::RanksSection, out: &mut dyn Write) -> io::R
         sec.spread
     )?;
     writeln!(out)?;
-    let rows: Vec<Vec<String>> = sec
-        .ranks
-        .iter()
-        .zip(sec.distinct_names())
-        .map(|(row, name)| {
-            vec![
-                if row.rank == sec.slowest_rank {
+    let rows: Vec<Vec<String>> = layout::ranks::lines(sec)
+        .into_iter()
+        .map(|line| {
+            let row = line.row;
+            let mut cells = vec![
+                if line.slowest {
                     format!("**{}** (slowest)", row.rank)
                 } else {
                     row.rank.to_string()
                 },
-                escape(&shorten_middle(&name, NAME_WIDTH)),
+                escape(&shorten_middle(&line.name, NAME_WIDTH)),
                 fmt_count(row.steps as u64),
-                fmt_us(row.step_time_us),
+                line.step,
                 fmt_pct(row.utilization),
-                fmt_us(row.per_step(row.computation_us)),
-                fmt_us(row.per_step(row.exposed_comm_us)),
-                fmt_us(row.per_step(row.overlapped_comm_us)),
-                fmt_us(row.per_step(row.idle_us)),
+            ];
+            cells.extend(line.per_step);
+            cells.push(
                 row.top_finding
                     .as_ref()
                     .map(|f| format!("`{}` {}", f.id, fmt_us(f.recoverable_us)))
                     .unwrap_or_else(|| "-".into()),
-            ]
+            );
+            cells
         })
         .collect();
     table(
@@ -294,22 +290,7 @@ fn ranks_section(sec: &super::ranks::RanksSection, out: &mut dyn Write) -> io::R
         writeln!(out)?;
     }
     spans_section(sec, out)?;
-    for (i, f) in sec.findings.iter().enumerate() {
-        writeln!(
-            out,
-            "{}. **{}** · {} — up to {} per step",
-            i + 1,
-            f.severity.as_str(),
-            rich(&f.title),
-            fmt_us(f.recoverable_us)
-        )?;
-        for fact in f.evidence.facts.iter().take(4) {
-            writeln!(out, "   - {}", rich(fact.trim()))?;
-        }
-        for a in f.advice.iter().take(3) {
-            writeln!(out, "   - *Do:* {}", rich(a))?;
-        }
-    }
+    finding_items(&layout::findings::items(None, &sec.findings), out)?;
     if !sec.findings.is_empty() {
         writeln!(out)?;
     }
@@ -511,32 +492,40 @@ fn diagnosis(r: &Report, out: &mut dyn Write) -> io::Result<()> {
         writeln!(
             out,
             "> **Efficiency:** {}",
-            rich(&super::efficiency_headline(e))
+            rich(&layout::efficiency::efficiency_headline(e))
         )?;
         writeln!(out)?;
     }
-    let shown: Vec<_> = r
-        .findings
-        .iter()
-        .filter(|f| f.severity.as_str() != "info")
-        .take(8)
-        .collect();
+    let (shown, more) = layout::findings::above_info(r, 8);
     if shown.is_empty() {
         return Ok(());
     }
     writeln!(out, "### Findings")?;
     writeln!(out)?;
-    for (i, f) in shown.iter().enumerate() {
-        let share = layout::share_of_step(r, f.recoverable_us)
+    finding_items(&shown, out)?;
+    if more > 0 {
+        writeln!(out)?;
+        writeln!(out, "{}.", layout::findings::more_sentence(more))?;
+    }
+    writeln!(out)
+}
+
+/// Findings as a numbered list, each with its first four facts and three pieces of advice;
+/// `(12.5% of the step)` after the time when the share is known.
+fn finding_items(items: &[layout::findings::FindingItem], out: &mut dyn Write) -> io::Result<()> {
+    for item in items {
+        let f = item.finding;
+        let share = item
+            .share_of_step
             .map(|x| format!(" ({} of the step)", units::ratio(x)))
             .unwrap_or_default();
         writeln!(
             out,
             "{}. **{}** · {} — up to {} per step{}",
-            i + 1,
+            item.number,
             f.severity.as_str(),
             rich(&f.title),
-            fmt_us(f.recoverable_us),
+            item.recoverable,
             share
         )?;
         for fact in f.evidence.facts.iter().take(4) {
@@ -546,16 +535,7 @@ fn diagnosis(r: &Report, out: &mut dyn Write) -> io::Result<()> {
             writeln!(out, "   - *Do:* {}", rich(a))?;
         }
     }
-    let more = r.findings.len() - shown.len();
-    if more > 0 {
-        writeln!(out)?;
-        writeln!(
-            out,
-            "{more} more finding{} in the HTML or JSON report.",
-            if more == 1 { "" } else { "s" }
-        )?;
-    }
-    writeln!(out)
+    Ok(())
 }
 
 /// CUDA graphs and compiled code, when the capture has them.
@@ -600,22 +580,24 @@ fn steps_section(r: &Report, out: &mut dyn Write) -> io::Result<()> {
     headers.extend(r.breakdown_us.parts().iter().map(|(k, _)| *k));
     let right: Vec<bool> = headers.iter().enumerate().map(|(i, _)| i > 0).collect();
     let mut rows = Vec::new();
-    for (i, s) in r.steps.iter().enumerate() {
-        if n > 12 && i == 6 {
-            let mut gap = vec![format!("… {} more", n - 11)];
-            gap.extend(vec![String::new(); headers.len() - 1]);
-            rows.push(gap);
+    for line in layout::steps::steps(r) {
+        match line {
+            layout::steps::StepLine::Fold(more) => {
+                let mut gap = vec![more];
+                gap.extend(vec![String::new(); headers.len() - 1]);
+                rows.push(gap);
+            }
+            layout::steps::StepLine::Step(s) => {
+                let mut row = vec![escape(&s.label), s.total];
+                row.extend(s.parts);
+                rows.push(row);
+            }
         }
-        if n > 12 && (6..n - 5).contains(&i) {
-            continue;
-        }
-        let mut row = vec![escape(&s.labelled(&s.name)), fmt_us(s.duration_us)];
-        row.extend(breakdown_cells(&s.breakdown_us));
-        rows.push(row);
     }
-    let mut avg = vec!["**average**".to_string(), fmt_us(r.step_time_us)];
-    avg.extend(breakdown_cells(&r.breakdown_us));
-    rows.push(avg);
+    let (avg, parts) = layout::steps::average(r);
+    let mut row = vec!["**average**".to_string(), avg];
+    row.extend(parts);
+    rows.push(row);
     table(out, &headers, &right, &rows)?;
     writeln!(out)?;
     writeln!(out, "</details>")?;
@@ -670,27 +652,23 @@ fn phases_section(r: &Report, top: usize, out: &mut dyn Write) -> io::Result<()>
     if r.phases.is_empty() {
         return Ok(());
     }
-    let shown: Vec<&super::PhaseInfo> = r
-        .phases
-        .iter()
-        .filter(|p| p.depth == 0 || p.gpu_share >= 0.01)
-        .take(top.min(15))
-        .collect();
+    let shown = layout::phases::major(r, top.min(15));
     writeln!(out, "### Phases ({} of {})", shown.len(), r.phases.len())?;
     writeln!(out)?;
     let rows: Vec<Vec<String>> = shown
         .iter()
-        .map(|p| {
+        .map(|row| {
+            let p = row.phase;
             vec![
                 format!(
                     "{}{}",
                     "&emsp;".repeat(p.depth as usize),
                     escape(&shorten_middle(&p.name, NAME_WIDTH))
                 ),
-                fmt_count(p.calls),
-                fmt_us(p.gpu_us),
-                units::ratio(p.gpu_share),
-                fmt_us(p.cpu_total_us),
+                row.calls.clone(),
+                row.gpu.clone(),
+                row.gpu_share.clone(),
+                row.cpu_total.clone(),
             ]
         })
         .collect();

@@ -20,6 +20,13 @@ pub mod ranks;
 pub mod terminal;
 pub mod units;
 
+// the efficiency and memory sentences under their old paths (they live in `layout` now)
+pub use layout::efficiency::{
+    efficiency_cells, efficiency_headline, efficiency_subtitle, precision_label, si,
+    EFFICIENCY_COLUMNS,
+};
+pub use layout::memory::{memory_device_label, memory_summary, share_of_peak};
+
 /// µs as the reports write them (`1.23 ms`), for the renderers beside the terminal's.
 pub(crate) use units::fmt_us;
 
@@ -57,7 +64,28 @@ pub struct SourceInfo {
     pub trace_start_us: f64,
     /// The trace's `distributedInfo` (backend, rank, world size), when recorded.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub distributed: Option<crate::model::Distributed>,
+    pub distributed: Option<DistributedInfo>,
+}
+
+/// The trace's `distributedInfo` ([`crate::model::Distributed`], field for field).
+#[derive(Debug, Clone, Default, Serialize, serde::Deserialize)]
+pub struct DistributedInfo {
+    /// Backend (`nccl`, `gloo`, ...).
+    pub backend: Option<String>,
+    /// This file's rank.
+    pub rank: Option<i64>,
+    /// World size.
+    pub world_size: Option<i64>,
+}
+
+impl DistributedInfo {
+    fn new(d: &crate::model::Distributed) -> Self {
+        DistributedInfo {
+            backend: d.backend.clone(),
+            rank: d.rank,
+            world_size: d.world_size,
+        }
+    }
 }
 
 /// One device. Field for field [`analysis::gpu::GpuSummary`] (`device` → `id`), kept apart on
@@ -184,11 +212,38 @@ pub struct TrustInfo {
     /// Device clock offset found, µs (0 when none).
     pub clock_offset_us: f64,
     /// What limits the numbers: `id`, `finding`, `effect`, `unreliable`.
-    pub issues: Vec<analysis::capture::TrustIssue>,
+    pub issues: Vec<TrustIssueInfo>,
     /// Device clocks shifted before the analysis (`clock-offset-corrected`; empty when none,
     /// and always with `--no-clock-correction`).
     #[serde(default)]
     pub clock_corrections: Vec<ClockCorrectionInfo>,
+}
+
+/// One property of the capture that limits its numbers ([`analysis::capture::TrustIssue`],
+/// field for field).
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
+pub struct TrustIssueInfo {
+    /// Stable id (see [`analysis::capture`]).
+    #[serde(deserialize_with = "crate::text::static_words::one")]
+    pub id: crate::text::static_words::Word,
+    /// What was found, with figures.
+    pub finding: String,
+    /// What it does to the numbers.
+    pub effect: String,
+    /// Classes of numbers it makes unreliable (`host_device_timing`, `device_busy`, …).
+    #[serde(deserialize_with = "crate::text::static_words::vec")]
+    pub unreliable: Vec<&'static str>,
+}
+
+impl TrustIssueInfo {
+    fn new(i: analysis::capture::TrustIssue) -> Self {
+        TrustIssueInfo {
+            id: i.id,
+            finding: i.finding,
+            effect: i.effect,
+            unreliable: i.unreliable,
+        }
+    }
 }
 
 /// One device clock correction ([`crate::model::clock::ClockCorrection`]), in µs.
@@ -218,7 +273,7 @@ impl TrustInfo {
         TrustInfo {
             ok: c.issues.is_empty(),
             clock_offset_us: us(c.clock_offset),
-            issues: c.issues,
+            issues: c.issues.into_iter().map(TrustIssueInfo::new).collect(),
             clock_corrections: trace
                 .clock_corrections
                 .iter()
@@ -712,7 +767,7 @@ impl Report {
                 compressed_bytes: trace.source.compressed_bytes,
                 events: trace.source.events,
                 trace_start_us: us(origin),
-                distributed: trace.distributed.clone(),
+                distributed: trace.distributed.as_ref().map(DistributedInfo::new),
             },
             warnings: trace.warnings.clone(),
             verdict: diagnosis.verdict,
@@ -1219,175 +1274,6 @@ impl PhaseInfo {
                 .collect(),
         }
     }
-}
-
-/// Short name of a precision as in [`analysis::efficiency::precision`]: `bf16`, `fp16`,
-/// `fp8`, `tf32`, `fp32`, or the dtype itself.
-pub fn precision_label(dtype: &str) -> &str {
-    match dtype {
-        "bfloat16" => "bf16",
-        "half" => "fp16",
-        "float8" => "fp8",
-        "float" => "fp32",
-        d => d,
-    }
-}
-
-/// FLOPs or bytes with an SI prefix: `5.77 T`, `51.5 G`.
-pub fn si(v: f64) -> String {
-    let (d, p) = [(1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")]
-        .into_iter()
-        .find(|(d, _)| v.abs() >= *d)
-        .unwrap_or((1.0, ""));
-    let x = v / d;
-    if x >= 100.0 {
-        format!("{x:.0} {p}")
-    } else if x >= 10.0 {
-        format!("{x:.1} {p}")
-    } else {
-        format!("{x:.2} {p}")
-    }
-}
-
-/// The one-line efficiency summary of the terminal report and the HTML headline: "MFU 16.6%
-/// of bf16 dense peak on H100 SXM (164 of 989 TFLOP/s); 100% of matrix-kernel time
-/// accounted for".
-pub fn efficiency_headline(e: &analysis::efficiency::Efficiency) -> String {
-    let accounted = match e.accounted_share {
-        Some(a) => format!("{:.0}% of matrix-kernel time accounted for", a * 100.0),
-        None => "no matrix kernel in the window".into(),
-    };
-    let devices = if e.devices > 1 {
-        format!(" ×{}", e.devices)
-    } else {
-        String::new()
-    };
-    if let Some(why) = &e.mfu_unknown {
-        return format!(
-            "{}FLOP per step, {:.1} TFLOP/s where known; {why}",
-            si(e.flops_per_step),
-            e.achieved_tflops
-        );
-    }
-    match (e.mfu, e.peak_tflops, &e.device) {
-        (Some(m), Some(p), Some(d)) => format!(
-            "MFU {:.1}% of {} dense peak on {}{} ({:.1} of {:.0} TFLOP/s); {}",
-            m * 100.0,
-            precision_label(e.dtype),
-            d,
-            devices,
-            e.achieved_tflops,
-            p * e.devices.max(1) as f64,
-            accounted
-        ),
-        (_, _, Some(d)) => format!(
-            "{}FLOP per step, {:.1} TFLOP/s; {} has no {} peak in the table: no MFU; {}",
-            si(e.flops_per_step),
-            e.achieved_tflops,
-            d,
-            precision_label(e.dtype),
-            accounted
-        ),
-        _ => format!(
-            "{}FLOP per step, {:.1} TFLOP/s; device not in the peak table: no MFU; {}",
-            si(e.flops_per_step),
-            e.achieved_tflops,
-            accounted
-        ),
-    }
-}
-
-/// The efficiency section's subtitle: FLOPs and bytes per step, and how the rows are ranked
-/// (terminal and Markdown).
-pub fn efficiency_subtitle(e: &analysis::efficiency::Efficiency) -> String {
-    let lost = e.ops.first().is_some_and(|o| o.lost_us.is_some());
-    format!(
-        "per step: {}FLOP, {}B moved at least; {}",
-        si(e.flops_per_step),
-        si(e.bytes_per_step),
-        if lost {
-            "ranked by time lost against the roofline"
-        } else {
-            "ranked by device time (no peaks for this device)"
-        }
-    )
-}
-
-/// Columns of the efficiency table, for [`efficiency_cells`].
-pub const EFFICIENCY_COLUMNS: [&str; 7] = [
-    "operator / phase",
-    "calls",
-    "device",
-    "TFLOP/s",
-    "GB/s",
-    "roofline",
-    "lost",
-];
-
-/// One row of the efficiency table (after its name): calls, device time, achieved TFLOP/s
-/// and GB/s, roofline time and time lost (`-` without peaks).
-pub fn efficiency_cells(x: &analysis::efficiency::EfficiencyRow) -> [String; 6] {
-    use units::{fmt_count, fmt_us, fmt_us_or_dash as dash};
-    [
-        fmt_count(x.calls),
-        fmt_us(x.device_us),
-        format!("{:.1}", x.achieved_tflops),
-        format!("{:.0}", x.achieved_gbs),
-        dash(x.roofline_us),
-        dash(x.lost_us),
-    ]
-}
-
-/// The name of a memory timeline's device as the renderers print it: `CPU` for host memory
-/// ([`crate::model::memory::CPU_DEVICE`]), `GPU N` otherwise.
-pub fn memory_device_label(device: i64) -> String {
-    if device == crate::model::memory::CPU_DEVICE as i64 {
-        "CPU".to_string()
-    } else {
-        format!("GPU {device}")
-    }
-}
-
-/// The one-paragraph summary of a device's memory over the window (terminal and Markdown):
-/// the peak and when, the allocator's share, allocations per step.
-pub fn memory_summary(d: &analysis::memory::DeviceMemory) -> String {
-    use units::{fmt_bytes, fmt_bytes_signed as b, fmt_count, fmt_us};
-    let n = d.churn.len().max(1) as f64;
-    let allocs: u64 = d.churn.iter().map(|c| c.allocs).sum();
-    let bytes: u64 = d.churn.iter().map(|c| c.alloc_bytes).sum();
-    let mut line = format!(
-        "peak allocated {}{} at {} ({}); at the window start {}",
-        b(d.peak_allocated),
-        d.capacity
-            .map(|c| format!(" of {}", fmt_bytes(c)))
-            .unwrap_or_default(),
-        fmt_us(d.peak_at_us),
-        d.peak_step.as_deref().unwrap_or("outside the steps"),
-        b(d.start_allocated)
-    );
-    if d.reserved_at_peak >= 0 {
-        line.push_str(&format!(
-            "; reserved {} ({} held by the caching allocator)",
-            b(d.reserved_at_peak),
-            b(d.held_at_peak)
-        ));
-    }
-    if !d.churn.is_empty() {
-        line.push_str(&format!(
-            "; {} allocations ({}) per step",
-            fmt_count((allocs as f64 / n).round() as u64),
-            fmt_bytes((bytes as f64 / n) as u64)
-        ));
-    }
-    if d.recorded_peak < 0 {
-        line.push_str("; the trace has no `Total Allocated`: totals count from the first event");
-    }
-    line
-}
-
-/// Share of the peak a live group holds, `12.3%`.
-pub fn share_of_peak(bytes: u64, d: &analysis::memory::DeviceMemory) -> String {
-    units::ratio(bytes as f64 / d.peak_allocated.max(1) as f64)
 }
 
 /// The JSON of `stallscope memory` on torch's memory-timeline export: the peak, when, and the

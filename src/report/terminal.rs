@@ -219,49 +219,28 @@ fn write_steps(r: &Report, width: usize, st: &Style, out: &mut dyn Write) -> io:
         st.dim(&format!("average {unit} {}", fmt_us(r.step_time_us)))
     )?;
     if iterations {
-        write_wrapped(
-            out,
-            "  found by: ",
-            &format!(
-                "{} (rule {})",
-                r.steps_found.description,
-                r.steps_found.rule.as_str()
-            ),
-            4,
-            width,
-        )?;
+        let found = &r.steps_found;
+        let by = format!("{} (rule {})", found.description, found.rule.as_str());
+        write_wrapped(out, "  found by: ", &by, 4, width)?;
     }
     let mut t = Table::new(&[
         unit, "total", "kernel", "memcpy", "memset", "comm", "runtime", "dataldr", "cpu", "other",
     ]);
-    let cells = |name: String, total: f64, b: &super::BreakdownUs| {
-        let mut v = vec![name, fmt_us(total)];
-        v.extend(b.parts().iter().map(|(_, x)| fmt_us(*x)));
-        v
-    };
-    let show: Vec<&super::StepInfo> = if n > 12 {
-        r.steps
-            .iter()
-            .take(6)
-            .chain(r.steps.iter().skip(n - 5))
-            .collect()
-    } else {
-        r.steps.iter().collect()
-    };
-    for (i, s) in show.iter().enumerate() {
-        if n > 12 && i == 6 {
-            t.row(vec![format!("… {} more", n - 11)]);
+    for line in layout::steps::steps(r) {
+        match line {
+            layout::steps::StepLine::Fold(more) => t.row(vec![more]),
+            // `ProfilerStep#101` → `#101`: the column stays narrow enough for 100 columns
+            layout::steps::StepLine::Step(s) => {
+                let mut row = vec![sanitize(&s.short_label), s.total];
+                row.extend(s.parts);
+                t.row(row);
+            }
         }
-        // `ProfilerStep#101` → `#101`: the column stays narrow enough for 100 columns
-        let label = s
-            .name
-            .strip_prefix("ProfilerStep")
-            .or_else(|| s.name.strip_prefix("Iteration"))
-            .unwrap_or(&s.name);
-        let label = s.labelled(label);
-        t.row(cells(sanitize(&label), s.duration_us, &s.breakdown_us));
     }
-    t.row(cells("average".into(), r.step_time_us, &r.breakdown_us));
+    let (avg, parts) = layout::steps::average(r);
+    let mut row = vec!["average".to_string(), avg];
+    row.extend(parts);
+    t.row(row);
     if r.step_time_us > 0.0 {
         let mut pct = vec!["share".to_string(), "100%".to_string()];
         pct.extend(layout::step_parts(r).into_iter().map(|p| p.share));
@@ -407,7 +386,7 @@ fn write_diagnosis(r: &Report, width: usize, st: &Style, out: &mut dyn Write) ->
         write_wrapped(
             out,
             &st.bold("Efficiency: "),
-            &sanitize(&super::efficiency_headline(e)),
+            &sanitize(&layout::efficiency::efficiency_headline(e)),
             12,
             width + st.bold("").len(),
         )?;
@@ -424,27 +403,29 @@ fn write_diagnosis(r: &Report, width: usize, st: &Style, out: &mut dyn Write) ->
             "ranked by time recoverable per step (upper bounds; --format json for all evidence)"
         )
     )?;
-    write_finding_items(&r.findings, width, st, out)
+    write_finding_items(
+        &layout::findings::items(Some(r), &r.findings),
+        width,
+        st,
+        out,
+    )
 }
 
 /// Findings, one numbered block each.
 fn write_finding_items(
-    findings: &[crate::diagnose::Finding],
+    items: &[layout::findings::FindingItem],
     width: usize,
     st: &Style,
     out: &mut dyn Write,
 ) -> io::Result<()> {
-    for (i, f) in findings.iter().enumerate() {
+    for item in items {
+        let f = item.finding;
         let head = format!(
             "{:>2}. {:<6} {:<21} {:>13}  ",
-            i + 1,
+            item.number,
             f.severity.as_str(),
             f.id,
-            if f.recoverable_us > 0.0 {
-                format!("{}/step", fmt_us(f.recoverable_us))
-            } else {
-                "-".to_string()
-            }
+            item.per_step
         );
         let title = sanitize(&f.title);
         if f.severity == crate::diagnose::Severity::Info {
@@ -466,18 +447,8 @@ fn write_finding_items(
         for fact in f.evidence.facts.iter().take(3) {
             write_wrapped(out, "      ", &sanitize(fact.trim_start()), 8, width)?;
         }
-        if let Some(l) = f.evidence.locations.first() {
-            let at = format!(
-                "at {}{}: {} {} ({})",
-                fmt_us(l.start_us),
-                l.step
-                    .as_ref()
-                    .map(|s| format!(" in {}", sanitize(s)))
-                    .unwrap_or_default(),
-                l.what,
-                sanitize(&l.name),
-                fmt_us(l.duration_us)
-            );
+        if let Some(at) = item.first_location() {
+            let at = sanitize(&at);
             writeln!(
                 out,
                 "      {}",
@@ -517,12 +488,8 @@ fn write_ranks(
     )?;
     write_verdict(&sec.verdict, width, st, out)?;
     // one unit for the table: ms unless the median step is under 1 ms
-    let (unit, scale) = if sec.median_step_time_us >= 1000.0 {
-        ("ms", 1000.0)
-    } else {
-        ("µs", 1.0)
-    };
-    let num = |v: f64| format!("{:.2}", v / scale);
+    let (unit, scale) = layout::ranks::table_unit(sec.median_step_time_us);
+    let num = |v: f64| layout::ranks::in_unit(v, scale);
     writeln!(out)?;
     writeln!(
         out,
@@ -548,29 +515,26 @@ fn write_ranks(
     ]);
     t.flex = 1;
     t.left = vec![0, 1, 9];
-    for (row, name) in sec.ranks.iter().zip(sec.distinct_names()) {
-        let mark = if row.rank == sec.slowest_rank {
-            "*"
-        } else {
-            ""
-        };
-        t.row(vec![
+    for line in layout::ranks::lines(sec) {
+        let row = line.row;
+        let mark = if line.slowest { "*" } else { "" };
+        let mut cells = vec![
             format!("{}{mark}", row.rank),
-            sanitize(&name),
+            sanitize(&line.name),
             fmt_count(row.steps as u64),
             num(row.step_time_us),
             row.utilization
                 .map(units::ratio)
                 .unwrap_or_else(|| "-".into()),
-            num(row.per_step(row.computation_us)),
-            num(row.per_step(row.exposed_comm_us)),
-            num(row.per_step(row.overlapped_comm_us)),
-            num(row.per_step(row.idle_us)),
+        ];
+        cells.extend(line.per_step_us.map(num));
+        cells.push(
             row.top_finding
                 .as_ref()
                 .map(|f| f.id.clone())
                 .unwrap_or_else(|| "-".into()),
-        ]);
+        );
+        t.row(cells);
     }
     t.write(out, width, st)?;
     if let Some((what, rows)) = sec.arrival_table() {
@@ -631,7 +595,8 @@ fn write_ranks(
             st.heading(&format!("Across ranks ({})", sec.findings.len())),
             st.dim("ranked by time recoverable per step (upper bounds)")
         )?;
-        write_finding_items(&sec.findings, width, st, out)?;
+        let items = layout::findings::items(None, &sec.findings);
+        write_finding_items(&items, width, st, out)?;
     }
     writeln!(out)?;
     let what = if sec.shown.why == "requested" {
@@ -786,11 +751,7 @@ fn write_phases_section(
     st: &Style,
     out: &mut dyn Write,
 ) -> io::Result<()> {
-    if !r
-        .phases
-        .iter()
-        .any(|p| p.path != crate::analysis::phases::UNANNOTATED)
-    {
+    if !layout::phases::annotated(r) {
         return Ok(());
     }
     writeln!(out)?;
@@ -800,7 +761,6 @@ fn write_phases_section(
         st.heading("Phases"),
         st.dim("user annotations and the device work launched inside (`stallscope phases`)")
     )?;
-    let top = if top == 0 { usize::MAX } else { top };
     let mut t = Table::new(&[
         "phase",
         "calls",
@@ -810,22 +770,8 @@ fn write_phases_section(
         "gpu span",
         "share",
     ]);
-    let mut roots = 0usize;
-    let mut children = 0usize;
-    let mut hidden = 0usize;
-    for p in &r.phases {
-        if p.depth == 0 {
-            roots += 1;
-            children = 0;
-        } else {
-            children += 1;
-        }
-        let show = p.depth == 0 && (roots <= top || p.path == crate::analysis::phases::UNANNOTATED)
-            || p.depth == 1 && roots <= top && children <= 3;
-        if !show {
-            hidden += 1;
-            continue;
-        }
+    let (rows, hidden) = layout::phases::roots_and_children(r, top);
+    for p in &rows {
         t.row(phase_row(p, false));
     }
     t.write(out, width, st)?;
@@ -858,12 +804,12 @@ fn write_efficiency_section(
         out,
         "{}  {}",
         st.heading("Efficiency"),
-        st.dim(&super::efficiency_subtitle(e))
+        st.dim(&layout::efficiency::efficiency_subtitle(e))
     )?;
-    let mut t = Table::new(&super::EFFICIENCY_COLUMNS);
+    let mut t = Table::new(&layout::efficiency::EFFICIENCY_COLUMNS);
     let row = |name: String, x: &crate::analysis::efficiency::EfficiencyRow| {
         let mut v = vec![name];
-        v.extend(super::efficiency_cells(x));
+        v.extend(layout::efficiency::efficiency_cells(x));
         v
     };
     for o in e.ops.iter().take(top) {
@@ -890,7 +836,6 @@ pub fn write_memory_export(
     width: usize,
     out: &mut dyn Write,
 ) -> io::Result<()> {
-    use crate::ingest::torch_memory::CATEGORIES;
     writeln!(
         out,
         "{}",
@@ -904,31 +849,17 @@ pub fn write_memory_export(
             width
         )
     )?;
-    let Some(i) = t.peak() else {
+    let Some(p) = layout::memory::export_peak(t) else {
         return writeln!(out, "  no entries");
     };
-    let total: i64 = t.sizes[i].iter().sum();
-    let last = t.times.last().copied().unwrap_or(0);
-    let first = t.times.iter().copied().find(|&x| x >= 0).unwrap_or(0);
     writeln!(
         out,
         "  peak {} at timestamp #{} ({} after the first timed entry, {} before the last)",
-        fmt_bytes(total.max(0) as u64),
-        i,
-        fmt_us((t.times[i].max(first) - first) as f64 / 1000.0),
-        fmt_us((last - t.times[i].max(first)) as f64 / 1000.0)
+        p.bytes, p.index, p.after_first, p.before_last
     )?;
     let mut tb = Table::new(&["category", "at the peak", "share", "at the end"]);
-    let end = t.sizes[t.sizes.len() - 1];
-    let mut rows: Vec<(usize, i64)> = t.sizes[i].iter().copied().enumerate().collect();
-    rows.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
-    for (c, v) in rows {
-        tb.row(vec![
-            CATEGORIES[c].to_string(),
-            units::fmt_bytes_signed(v),
-            units::ratio(v as f64 / total.max(1) as f64),
-            units::fmt_bytes_signed(end[c]),
-        ]);
+    for row in p.rows {
+        tb.row(row.to_vec());
     }
     tb.write(out, width, &Style { color: false })
 }
@@ -941,6 +872,7 @@ fn write_memory_section(
     st: &Style,
     out: &mut dyn Write,
 ) -> io::Result<()> {
+    use layout::memory;
     let Some(m) = &r.memory else {
         return Ok(());
     };
@@ -949,12 +881,13 @@ fn write_memory_section(
         writeln!(
             out,
             "{}  {}",
-            st.heading(&format!("{} memory", super::memory_device_label(d.device))),
+            st.heading(&format!("{} memory", memory::memory_device_label(d.device))),
             st.dim("from profile_memory events; `stallscope memory --format csv` for the timeline")
         )?;
-        let line = super::memory_summary(d);
+        let line = memory::memory_summary(d);
         write_wrapped(out, "  ", &sanitize(&line), 2, width)?;
-        if !d.blocks_known || d.live_at_peak.is_empty() {
+        let live = memory::live_at_peak(d);
+        if live.is_empty() {
             continue;
         }
         let mut t = Table::new(&[
@@ -964,13 +897,13 @@ fn write_memory_section(
             "bytes",
             "share",
         ]);
-        for g in d.live_at_peak.iter().take(6) {
+        for g in live {
             t.row(vec![
-                sanitize(&shorten_middle(&g.op, 40)),
-                sanitize(&shorten_middle(&g.phase, 28)),
-                fmt_count(g.blocks),
-                fmt_bytes(g.bytes),
-                super::share_of_peak(g.bytes, d),
+                sanitize(&shorten_middle(g.op, 40)),
+                sanitize(&shorten_middle(g.phase, 28)),
+                g.blocks,
+                g.bytes,
+                g.share,
             ]);
         }
         t.write(out, width, st)?;
@@ -978,16 +911,16 @@ fn write_memory_section(
     Ok(())
 }
 
-fn phase_row(p: &super::PhaseInfo, mean: bool) -> Vec<String> {
-    let mut v = vec![phase_label(p), fmt_count(p.calls), fmt_us(p.cpu_total_us)];
+fn phase_row(p: &layout::phases::PhaseRow, mean: bool) -> Vec<String> {
+    let mut v = vec![phase_label(p.phase), p.calls.clone(), p.cpu_total.clone()];
     if mean {
-        v.push(fmt_us(p.cpu_mean_us));
+        v.push(p.cpu_mean.clone());
     }
     v.extend([
-        fmt_count(p.kernel_count),
-        fmt_us(p.gpu_us),
-        fmt_us(p.gpu_span_us),
-        units::ratio(p.share),
+        p.kernels.clone(),
+        p.gpu.clone(),
+        p.gpu_span.clone(),
+        p.share.clone(),
     ]);
     v
 }
@@ -1012,11 +945,7 @@ pub fn write_phases_tree(
         writeln!(out, "no device work and no user annotation in this window")?;
         return Ok(());
     }
-    if !r
-        .phases
-        .iter()
-        .any(|p| p.path != crate::analysis::phases::UNANNOTATED)
-    {
+    if !layout::phases::annotated(r) {
         writeln!(
             out,
             "no user annotations (record_function ranges) in this window: all device work is \
@@ -1024,7 +953,7 @@ pub fn write_phases_tree(
         )?;
     }
     // backward share of the GPU time, when the window has backward work
-    let bwd = r.phases.iter().any(|p| p.backward_kernel_count > 0);
+    let bwd = layout::phases::has_backward(r);
     let mut headers = vec![
         "phase",
         "calls",
@@ -1039,19 +968,11 @@ pub fn write_phases_tree(
         headers.push("bwd");
     }
     let mut t = Table::new(&headers);
-    let mut hidden = 0usize;
-    for p in &r.phases {
-        if depth > 0 && p.depth >= depth {
-            hidden += 1;
-            continue;
-        }
+    let (rows, hidden) = layout::phases::down_to(r, depth);
+    for p in &rows {
         let mut row = phase_row(p, true);
         if bwd {
-            row.push(if p.gpu_us > 0.0 {
-                units::ratio_whole(p.backward_gpu_us / p.gpu_us)
-            } else {
-                "-".into()
-            });
+            row.push(p.backward.clone());
         }
         t.row(row);
     }

@@ -2,31 +2,17 @@
 //! bytes and counts. Terminal, Markdown, HTML, CSV and the comparison renderers
 //! (`diff::render`) call these and nothing else, so a unit prints the same everywhere.
 //!
+//! The duration, percentage, byte and count formatters are defined once, in [`crate::text`]
+//! (below the diagnosis, which writes the same units into its sentences), and named here.
 //! Two spellings differ between outputs today and are kept, byte for byte, as explicit
 //! variants rather than silently unified:
 //! - a zero duration prints `0` here ([`fmt_us`]) but `0 ns` in the diagnosis' sentences
-//!   (`diagnose::fmt_us`, below the report in import order, so it keeps its own);
+//!   ([`crate::text::fmt_us_sentence`], which also scales by way of ns);
 //! - a ratio prints with two decimals in the device columns ([`fmt_pct`]: `41.25%`) and
-//!   with one everywhere else ([`ratio`], [`share`]: `41.3%`).
+//!   with one everywhere else ([`ratio`], [`share`]: `41.3%`, [`crate::text::pct`]).
 
 pub use crate::text::count as fmt_count;
-pub use crate::text::fmt_bytes;
-
-/// Formats µs with an adaptive unit: `812 ns`, `41.3 µs`, `177.59 ms`, `2.41 s`; zero is `0`.
-pub fn fmt_us(v: f64) -> String {
-    let a = v.abs();
-    if a == 0.0 {
-        "0".into()
-    } else if a < 1.0 {
-        format!("{:.0} ns", v * 1000.0)
-    } else if a < 1000.0 {
-        format!("{v:.1} µs")
-    } else if a < 1_000_000.0 {
-        format!("{:.2} ms", v / 1000.0)
-    } else {
-        format!("{:.2} s", v / 1_000_000.0)
-    }
-}
+pub use crate::text::{fmt_bytes, fmt_us};
 
 /// [`fmt_us`] of a value that may be missing: `-` without one.
 pub fn fmt_us_or_dash(v: Option<f64>) -> String {
@@ -58,10 +44,8 @@ pub fn fmt_pct(v: Option<f64>) -> String {
     }
 }
 
-/// A 0..1 ratio as a percentage with one decimal: `0.4125` → `41.3%`.
-pub fn ratio(x: f64) -> String {
-    format!("{:.1}%", x * 100.0)
-}
+/// A 0..1 ratio as a percentage with one decimal: `0.125` → `12.5%` ([`crate::text::pct`]).
+pub use crate::text::pct as ratio;
 
 /// A 0..1 ratio as a whole percentage: `0.4125` → `41%`.
 pub fn ratio_whole(x: f64) -> String {
@@ -94,6 +78,15 @@ pub fn signed_percent(v: Option<f64>) -> String {
         Some(p) if p < 0.0 => format!("−{:.1}%", -p),
         Some(_) => "0%".into(),
         None => "-".into(),
+    }
+}
+
+/// The plural ending of a count: `""` for one, `"s"` otherwise.
+pub fn plural(n: usize) -> &'static str {
+    if n == 1 {
+        ""
+    } else {
+        "s"
     }
 }
 

@@ -259,12 +259,7 @@ pub(super) fn phases_chart(s: &mut String, r: &Report) {
     }
     const MAX_ROWS: usize = 30;
     // every root, and the phases below that launched at least 1 % of the device time
-    let shown: Vec<&crate::report::PhaseInfo> = r
-        .phases
-        .iter()
-        .filter(|p| p.depth == 0 || p.gpu_share >= 0.01)
-        .take(MAX_ROWS)
-        .collect();
+    let shown = crate::report::layout::phases::major(r, MAX_ROWS);
     s.push_str(r#"<section id="phases"><h2>Phases</h2>"#);
     w!(
         s,
@@ -275,7 +270,7 @@ pub(super) fn phases_chart(s: &mut String, r: &Report) {
     legend(s, &PHASE_KINDS);
     let max = shown
         .iter()
-        .map(|p| p.gpu_us)
+        .map(|p| p.phase.gpu_us)
         .fold(0.0f64, f64::max)
         .max(1e-9);
     let (width, label_w, value_w) = (1200.0, 340.0, 300.0);
@@ -287,7 +282,8 @@ pub(super) fn phases_chart(s: &mut String, r: &Report) {
         r#"<svg class="chart" data-chart="phases" viewBox="0 0 {width} {}" role="img" aria-label="Device time per phase">"#,
         n1(height)
     );
-    for (i, p) in shown.iter().enumerate() {
+    for (i, row) in shown.iter().enumerate() {
+        let p = row.phase;
         let y = row_h * i as f64 + 2.0;
         let indent = 14.0 * p.depth.min(12) as f64;
         let chars = ((label_w - 12.0 - indent) / 7.0).max(8.0) as usize;
@@ -325,11 +321,11 @@ pub(super) fn phases_chart(s: &mut String, r: &Report) {
             r#"<text class="m" x="{}" y="{}">{} · {} · {} call{} · host {}</text>"#,
             n1(label_w + plot_w + 8.0),
             n1(y + 14.0),
-            escape(&fmt_us(p.gpu_us)),
-            units::ratio(p.gpu_share),
-            fmt_count(p.calls),
-            if p.calls == 1 { "" } else { "s" },
-            escape(&fmt_us(p.cpu_total_us))
+            escape(&row.gpu),
+            row.gpu_share,
+            row.calls,
+            units::plural(p.calls as usize),
+            escape(&row.cpu_total)
         );
     }
     s.push_str("</svg></section>");
@@ -649,7 +645,7 @@ pub(super) fn memory_chart(s: &mut String, r: &Report) {
         w!(
             s,
             r#"<h3>{} <span style="font-weight:400;color:var(--muted)">peak {}{} at +{}{}</span></h3>"#,
-            crate::report::memory_device_label(d.device),
+            crate::report::layout::memory::memory_device_label(d.device),
             escape(&units::fmt_bytes_signed(d.peak_allocated)),
             d.capacity
                 .map(|c| format!(" of {}", fmt_bytes(c)))
@@ -669,7 +665,7 @@ pub(super) fn memory_chart(s: &mut String, r: &Report) {
             s,
             r#"<svg class="chart" data-chart="memory" viewBox="0 0 {width} {}" role="img" aria-label="{} memory over the window">"#,
             n1(height),
-            crate::report::memory_device_label(d.device)
+            crate::report::layout::memory::memory_device_label(d.device)
         );
         for i in 0..=4 {
             let v = ymax * i as f64 / 4.0;

@@ -6,7 +6,7 @@ use std::fmt::Write as _;
 
 use super::charts::{cat_index, CAT_COLORS};
 use super::{escape, n1, n3, num_td, rich};
-use crate::report::units::{self, fmt_count, fmt_pct, fmt_us};
+use crate::report::units::{fmt_pct, fmt_us};
 use crate::report::{layout, Report};
 use crate::text::shorten_middle;
 
@@ -27,7 +27,7 @@ pub(super) fn diagnosis(s: &mut String, r: &Report) {
         w!(
             s,
             r#"<div class="verdict"><span class="vlabel">Efficiency</span>{}</div>"#,
-            escape(&crate::report::efficiency_headline(e))
+            escape(&layout::efficiency::efficiency_headline(e))
         );
     }
     if r.findings.is_empty() {
@@ -35,23 +35,25 @@ pub(super) fn diagnosis(s: &mut String, r: &Report) {
     } else {
         w!(
             s,
-            r#"<p class="note">{} finding{}, by the time each fix could recover per step (an upper bound; pools of time are never claimed twice). Open one for its evidence and what to do.</p>"#,
-            r.findings.len(),
-            if r.findings.len() == 1 { "" } else { "s" }
+            r#"<p class="note">{}, by the time each fix could recover per step (an upper bound; pools of time are never claimed twice). Open one for its evidence and what to do.</p>"#,
+            layout::findings::count(r.findings.len())
         );
     }
-    for (i, f) in r.findings.iter().enumerate() {
+    for item in layout::findings::items(Some(r), &r.findings) {
+        let f = item.finding;
         let sev = f.severity.as_str();
-        let share = layout::share_of_step(r, f.recoverable_us).map(|x| x.clamp(0.0, 1.0));
+        let share = item.share_clamped();
         w!(
             s,
             r#"<details class="finding sev-{sev}"{}><summary><span class="sev">{sev}</span><span class="ftitle">{}</span><span class="rec">up to {} per step{}</span><span class="recbar"><i style="width:{}%"></i></span></summary><div class="fbody">"#,
-            if i == 0 && sev != "info" { " open" } else { "" },
+            if item.number == 1 && sev != "info" {
+                " open"
+            } else {
+                ""
+            },
             rich(&f.title),
-            escape(&fmt_us(f.recoverable_us)),
-            share
-                .map(|x| format!(" · {} of the step", units::ratio(x)))
-                .unwrap_or_default(),
+            escape(&item.recoverable),
+            layout::findings::share_phrase(" · ", share),
             n1(share.unwrap_or(0.0) * 100.0)
         );
         if !f.evidence.facts.is_empty() {
@@ -232,14 +234,15 @@ pub(super) fn ops_table(s: &mut String, r: &Report, top: usize) {
 
 /// Operators and phases ranked by time lost against their roofline.
 pub(super) fn efficiency_table(s: &mut String, r: &Report, top: usize) {
+    use layout::efficiency;
     let Some(e) = &r.efficiency else {
         return;
     };
     w!(
         s,
         r#"<section id="efficiency"><h2>Efficiency</h2><p class="note">Per step: {}FLOP and at least {}B moved by the calls with known FLOPs (recorded shapes, or <code>flops</code> from <code>with_flops=True</code>). Operators and top-level phases ranked by the time their kernels lost against the roofline max(FLOPs ÷ peak, bytes ÷ bandwidth); click a column to sort.</p>"#,
-        escape(&crate::report::si(e.flops_per_step)),
-        escape(&crate::report::si(e.bytes_per_step))
+        escape(&efficiency::si(e.flops_per_step)),
+        escape(&efficiency::si(e.bytes_per_step))
     );
     s.push_str(r#"<div class="tablewrap"><table class="sortable"><thead><tr><th class="t">kind</th><th class="name">name</th><th data-type="num">calls</th><th data-type="num">device / step</th><th data-type="num">FLOP / step</th><th data-type="num">TFLOP/s</th><th data-type="num">GB/s</th><th data-type="num">roofline / step</th><th data-type="num">lost / step</th><th class="t">dtype</th></tr></thead><tbody>"#);
     let rows = e
@@ -256,21 +259,18 @@ pub(super) fn efficiency_table(s: &mut String, r: &Report, top: usize) {
             escape(&x.name),
             escape(&shorten_middle(&x.name, 90))
         );
-        num_td(s, x.calls as f64, &fmt_count(x.calls));
-        num_td(s, x.device_us, &fmt_us(x.device_us));
-        num_td(s, x.flops, &crate::report::si(x.flops));
-        num_td(s, x.achieved_tflops, &format!("{:.1}", x.achieved_tflops));
-        num_td(s, x.achieved_gbs, &format!("{:.0}", x.achieved_gbs));
-        let opt = |s: &mut String, v: Option<f64>| match v {
-            Some(v) => num_td(s, v, &fmt_us(v)),
-            None => num_td(s, 0.0, "-"),
-        };
-        opt(s, x.roofline_us);
-        opt(s, x.lost_us);
+        let [calls, device, tflops, gbs, roofline, lost] = efficiency::efficiency_cells(x);
+        num_td(s, x.calls as f64, &calls);
+        num_td(s, x.device_us, &device);
+        num_td(s, x.flops, &efficiency::si(x.flops));
+        num_td(s, x.achieved_tflops, &tflops);
+        num_td(s, x.achieved_gbs, &gbs);
+        num_td(s, x.roofline_us.unwrap_or(0.0), &roofline);
+        num_td(s, x.lost_us.unwrap_or(0.0), &lost);
         w!(
             s,
             r#"<td class="t">{}</td></tr>"#,
-            escape(crate::report::precision_label(x.dtype))
+            escape(efficiency::precision_label(x.dtype))
         );
     }
     s.push_str("</tbody></table></div></section>");
@@ -294,31 +294,26 @@ pub(super) fn ranks_section(s: &mut String, sec: &crate::report::ranks::RanksSec
             "the slowest"
         }
     );
-    for (row, name) in sec.ranks.iter().zip(sec.distinct_names()) {
+    for line in layout::ranks::lines(sec) {
+        let row = line.row;
         w!(
             s,
             r#"<tr><td data-v="{}">{}</td><td class="t" title="{}">{}</td><td data-v="{}">{}</td>"#,
             row.rank,
-            if row.rank == sec.slowest_rank {
+            if line.slowest {
                 format!("<strong>{}</strong> (slowest)", row.rank)
             } else {
                 row.rank.to_string()
             },
             escape(&row.path),
-            escape(&name),
+            escape(&line.name),
             row.steps,
             row.steps
         );
-        num_td(s, row.step_time_us, &fmt_us(row.step_time_us));
+        num_td(s, row.step_time_us, &line.step);
         num_td(s, row.utilization.unwrap_or(0.0), &fmt_pct(row.utilization));
-        for v in [
-            row.computation_us,
-            row.exposed_comm_us,
-            row.overlapped_comm_us,
-            row.idle_us,
-        ] {
-            let v = row.per_step(v);
-            num_td(s, v, &fmt_us(v));
+        for (v, text) in line.per_step_us.iter().zip(&line.per_step) {
+            num_td(s, *v, text);
         }
         w!(
             s,

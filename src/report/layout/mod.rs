@@ -7,6 +7,17 @@
 //! renderer does both for its format), and numbers are already formatted with
 //! [`super::units`]. Which columns a renderer shows, and their titles, stay its own choice
 //! (the terminal abbreviates to fit 100 columns); the cells are the same in every format.
+//!
+//! The small sections are here; each larger one has its file: [`steps`], [`findings`],
+//! [`phases`], [`memory`], [`efficiency`] (MFU and roofline), [`ranks`]. The window's lines
+//! are [`super::WindowInfo::lines`].
+
+pub mod efficiency;
+pub mod findings;
+pub mod memory;
+pub mod phases;
+pub mod ranks;
+pub mod steps;
 
 use super::units::{self, fmt_count, fmt_us};
 use super::{KernelInfo, OpInfo, Report, TimelineInfo};
