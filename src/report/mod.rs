@@ -736,7 +736,32 @@ pub struct Report {
     /// versions before it was added (added without a version change, docs/json-report.md):
     /// such a saved report compares as "unknown" on these checks.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub workload: Option<analysis::workload::Workload>,
+    pub workload: Option<WorkloadInfo>,
+}
+
+/// The workload facts of the window (`analysis::workload::Workload`, mirrored: same fields in
+/// the same order).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, serde::Deserialize)]
+pub struct WorkloadInfo {
+    /// The first layer operator of the window with recorded shapes.
+    pub first_layer: Option<String>,
+    /// Its data input's shape.
+    pub first_input: Option<Vec<i64>>,
+    /// Layer-operator calls in the window with a recorded dtype.
+    pub layer_calls: u64,
+    /// Data dtype → share of those calls, largest first.
+    pub dtype_mix: Vec<(String, f64)>,
+}
+
+impl From<&analysis::workload::Workload> for WorkloadInfo {
+    fn from(w: &analysis::workload::Workload) -> Self {
+        WorkloadInfo {
+            first_layer: w.first_layer.clone(),
+            first_input: w.first_input.clone(),
+            layer_calls: w.layer_calls,
+            dtype_mix: w.dtype_mix.clone(),
+        }
+    }
 }
 
 impl Report {
@@ -757,7 +782,7 @@ impl Report {
         };
         let avg = &a.steps.average;
         Report {
-            workload: Some(a.workload.clone()),
+            workload: Some(WorkloadInfo::from(&a.workload)),
             schema_version: SCHEMA_VERSION,
             generator: format!("stallscope {}", env!("CARGO_PKG_VERSION")),
             source: SourceInfo {
