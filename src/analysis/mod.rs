@@ -192,11 +192,15 @@ fn prepare(trace: &Trace, opts: &AnalyzeOptions) -> (bool, Prepared) {
         par,
         || {
             let mut tt = crate::timings::Timings::nested();
-            let steps = steps::analyze_steps(trace);
+            let launches = crate::window::records::launches(trace);
+            let stop = crate::window::records::stop_of(&launches);
+            tt.lap("analyze launches");
+            let steps = steps::analyze_steps_with(trace, stop.as_ref());
             tt.lap("analyze steps");
             let compile = win::compile_work(trace, &steps.steps);
             tt.lap("analyze compile");
-            let capture = capture::CaptureFacts::of(trace);
+            let mut capture = capture::CaptureFacts::of_with(trace, &launches);
+            capture.records_cut = steps.records_cut;
             tt.lap("analyze capture facts");
             (steps, compile, capture)
         },
