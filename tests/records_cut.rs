@@ -168,3 +168,35 @@ fn capture_without_steps_is_cut_at_the_stop() {
     assert_eq!(intact["verdict_class"], "launch_bound");
     assert_eq!(r["verdict_class"], "launch_bound");
 }
+
+#[test]
+fn limited_figures_print_their_note_in_every_format() {
+    // HTA's sampled rank 0: a device activity starts 64 ms after its launch with nothing
+    // recorded between (unrecorded-device-work: device records are missing)
+    let Some(p) = common::corpus_file("hta/tests__data__timeline_analysis__sampled_rank-0.json.gz")
+    else {
+        return;
+    };
+    let path = p.to_str().unwrap();
+    let r = common::analyze_json(&p, &[]);
+    let figures: Vec<&str> = r["trust"]["figures"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["figure"].as_str().unwrap())
+        .collect();
+    assert_eq!(figures, ["gpu_summary", "gpu_timeline", "steps"]);
+    let note = "limited by the capture check (unrecorded-device-work): device records are \
+                missing, so idle time is not all idle";
+    assert_eq!(r["trust"]["figures"][0]["note"], note);
+    for format in ["md", "html"] {
+        let out = common::ok_stdout(&["analyze", path, "--format", format]);
+        // the GPU summary (and the GPU timeline beside it in Markdown) and the steps
+        let want = if format == "md" { 2 } else { 3 };
+        assert_eq!(out.matches(note).count(), want, "{format}");
+    }
+    // the terminal wraps it at 100 columns: one `note:` line under each of the three sections
+    let out = common::ok_stdout(&["analyze", path]);
+    let head = "  note: limited by the capture check (unrecorded-device-work): device records";
+    assert_eq!(out.matches(head).count(), 3, "{out}");
+}

@@ -65,6 +65,101 @@ impl CaptureCheck {
     pub fn unreliable(&self, class: &str) -> bool {
         self.issues.iter().any(|i| i.unreliable.contains(&class))
     }
+
+    /// The limits of each printed figure ([`FIGURE_LIMITS`]): for every figure some issue
+    /// limits, the issues and what they do to it.
+    pub fn figure_limits(&self) -> Vec<FigureLimit> {
+        FIGURE_LIMITS
+            .iter()
+            .filter_map(|(figure, classes)| {
+                let hit = |i: &&TrustIssue| i.unreliable.iter().any(|c| classes.contains(c));
+                let issues: Vec<&TrustIssue> = self.issues.iter().filter(hit).collect();
+                if issues.is_empty() {
+                    return None;
+                }
+                let mut what: Vec<&str> = Vec::new();
+                for i in &issues {
+                    for c in i.unreliable.iter().filter(|c| classes.contains(c)) {
+                        let w = class_effect(c);
+                        if !what.contains(&w) {
+                            what.push(w);
+                        }
+                    }
+                }
+                let ids: Vec<&'static str> = issues.iter().map(|i| i.id).collect();
+                Some(FigureLimit {
+                    figure,
+                    note: format!(
+                        "limited by the capture check ({}): {}",
+                        ids.join(", "),
+                        what.join("; ")
+                    ),
+                    issues: ids,
+                })
+            })
+            .collect()
+    }
+}
+
+/// The printed figures, by report section, and the classes of numbers
+/// ([`TrustIssue::unreliable`]) each one rests on: an issue that makes one of them unreliable
+/// is named beside the figure wherever it prints ([`CaptureCheck::figure_limits`]).
+///
+/// | figure | section | classes |
+/// |---|---|---|
+/// | `gpu_summary` | the GPU summary's kernel utilization | `device_busy`, `totals`, `device_records`, `gpu` |
+/// | `gpu_timeline` | the GPU timeline's busy and idle split | `device_busy`, `totals`, `device_records`, `gpu` |
+/// | `steps` | the step breakdown and step times | `device_busy`, `totals`, `device_records`, `host_device_timing`, `steady_state` |
+/// | `kernels` | the kernel table's totals and shares | `device_busy`, `totals`, `gpu` |
+/// | `efficiency` | MFU, TFLOP/s and GB/s | `device_busy`, `totals`, `steady_state` |
+pub const FIGURE_LIMITS: [(&str, &[&str]); 5] = [
+    (
+        "gpu_summary",
+        &["device_busy", "totals", "device_records", "gpu"],
+    ),
+    (
+        "gpu_timeline",
+        &["device_busy", "totals", "device_records", "gpu"],
+    ),
+    (
+        "steps",
+        &[
+            "device_busy",
+            "totals",
+            "device_records",
+            "host_device_timing",
+            "steady_state",
+        ],
+    ),
+    ("kernels", &["device_busy", "totals", "gpu"]),
+    ("efficiency", &["device_busy", "totals", "steady_state"]),
+];
+
+/// What an unreliable class of numbers does to a figure resting on it, in a few words.
+fn class_effect(class: &str) -> &'static str {
+    match class {
+        "device_busy" => "graph replays without kernels are missing from busy time",
+        "totals" => "totals are lower bounds",
+        "device_records" => "device records are missing, so idle time is not all idle",
+        "host_device_timing" => "host-device times are unreliable (device clock offset)",
+        "steady_state" => "it shows warm-up, not the steady state",
+        "gpu" => "no device activity was recorded",
+        _ => "see the capture check",
+    }
+}
+
+/// A printed figure limited by capture-check issues (see [`FIGURE_LIMITS`]).
+#[derive(Clone, Debug, PartialEq, Serialize, serde::Deserialize)]
+pub struct FigureLimit {
+    /// The figure ([`FIGURE_LIMITS`]: `gpu_summary`, `gpu_timeline`, `steps`, `kernels`,
+    /// `efficiency`).
+    #[serde(deserialize_with = "crate::text::static_words::one")]
+    pub figure: crate::text::static_words::Word,
+    /// The ids of the issues that limit it.
+    #[serde(deserialize_with = "crate::text::static_words::vec")]
+    pub issues: Vec<&'static str>,
+    /// The note printed beside it: `limited by the capture check (ids): what they do`.
+    pub note: String,
 }
 
 fn is_graph_launch(name: &str) -> bool {
@@ -140,7 +235,7 @@ pub struct CaptureFacts {
 impl CaptureFacts {
     /// The facts of a trace.
     pub fn of(trace: &Trace) -> CaptureFacts {
-        Self::of_with(trace, &records::launches(trace))
+        Self::of_with(trace, &records::launches(trace).calls)
     }
 
     /// [`CaptureFacts::of`] with the trace's kernel, copy and fill launches found already

@@ -199,7 +199,7 @@ fn prepare(trace: &Trace, opts: &AnalyzeOptions) -> (bool, Prepared) {
             tt.lap("analyze steps");
             let compile = win::compile_work(trace, &steps.steps);
             tt.lap("analyze compile");
-            let mut capture = capture::CaptureFacts::of_with(trace, &launches);
+            let mut capture = capture::CaptureFacts::of_with(trace, &launches.calls);
             capture.records_cut = steps.records_cut;
             tt.lap("analyze capture facts");
             (steps, compile, capture)

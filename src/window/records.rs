@@ -14,7 +14,14 @@
 //!   as they get, from it on they are missing at least as often as present;
 //! * it is a stop only when at least [`STOP_MIN_UNRECORDED`] launches from it on, and most
 //!   of them (over half), have no record, while at most 1 % of the launches before it lack
-//!   one.
+//!   one, and the device activities from it on that are linked to no launch number under
+//!   half of the launches without a record: otherwise the records are there and only their
+//!   links to the launches are missing; and the devices' recorded work leaves them idle over
+//!   [`STOP_MAX_BUSY`] or more of the time from it to the end of the last activity: a device
+//!   busy all along has its queue full, and the launches without a record were waiting in it
+//!   when the capture stopped (an nsys export of two H100s, 753 launches pending, whose
+//!   2,280 launches of its last 250 ms have no record while both devices stay 99.7 % busy,
+//!   is no stop).
 //!
 //! [`crate::window::steps`] cuts the steps there when enough complete steps remain before
 //! it (see its *Steps* rules), and the capture check names the cut.
@@ -32,6 +39,11 @@ pub const STOP_MIN_UNRECORDED: u64 = 10;
 /// Complete `ProfilerStep`s (or server iterations) needed before the stop to cut the steps
 /// there (fewer: nothing is cut and the capture check marks the device records incomplete).
 pub const STOP_MIN_STEPS: usize = 2;
+
+/// The devices' busy share (the union of their recorded activities) from the stop to the
+/// end of the last activity at or over which the launches without a record were queued, not
+/// lost: no stop.
+pub const STOP_MAX_BUSY: f64 = 0.9;
 
 /// Launches with their records needed before the stop to cut a trace without step marks
 /// there (its one step).
@@ -66,14 +78,35 @@ pub struct Launch {
     pub recorded: bool,
 }
 
-/// The kernel, copy and fill launch calls of a trace (see the module docs for which count),
-/// in start order.
-pub fn launches(trace: &Trace) -> Vec<Launch> {
+/// The launch calls of a trace and its device activities linked to none.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Launches {
+    /// The kernel, copy and fill launch calls (see the module docs for which count), in
+    /// start order.
+    pub calls: Vec<Launch>,
+    /// The starts of the device activities linked to no launch call, in order.
+    pub unlinked: Vec<Ns>,
+    /// The union of the device activities (any device), in order.
+    pub busy: Vec<(Ns, Ns)>,
+}
+
+/// The launches of a trace.
+pub fn launches(trace: &Trace) -> Launches {
     let mut recorded = vec![false; trace.cpu.len()];
+    let mut unlinked = Vec::new();
+    let mut busy: Vec<(Ns, Ns)> = Vec::new();
     for g in trace.gpu.iter().filter(|g| g.is_activity()) {
-        if let Some(r) = recorded.get_mut(g.launch as usize) {
-            *r = true;
+        match busy.last_mut() {
+            Some(last) if g.start <= last.1 => last.1 = last.1.max(g.end()),
+            _ => busy.push((g.start, g.end())),
         }
+        match recorded.get_mut(g.launch as usize) {
+            Some(r) => *r = true,
+            None => unlinked.push(g.start),
+        }
+    }
+    if !unlinked.is_sorted() {
+        unlinked.sort_unstable();
     }
     let mut memo = NameMemo::new(trace, launch_class);
     let mut capturing: Vec<u32> = Vec::new();
@@ -107,7 +140,34 @@ pub fn launches(trace: &Trace) -> Vec<Launch> {
     if !out.is_sorted_by_key(|l| l.start) {
         out.sort_by_key(|l| l.start);
     }
-    out
+    if !busy.is_sorted() {
+        // (device events come in start order; a reader that breaks it costs a merge here)
+        busy.sort_unstable();
+        let mut merged: Vec<(Ns, Ns)> = Vec::with_capacity(busy.len());
+        for (a, b) in busy {
+            match merged.last_mut() {
+                Some(last) if a <= last.1 => last.1 = last.1.max(b),
+                _ => merged.push((a, b)),
+            }
+        }
+        busy = merged;
+    }
+    Launches {
+        calls: out,
+        unlinked,
+        busy,
+    }
+}
+
+/// The busy share of `busy` (merged intervals) from `at` to the end of the last one.
+fn busy_share_after(busy: &[(Ns, Ns)], at: Ns) -> f64 {
+    let end = busy.last().map_or(at, |b| b.1);
+    if end <= at {
+        return 0.0;
+    }
+    let k = busy.partition_point(|b| b.1 <= at);
+    let time: Ns = busy[k..].iter().map(|b| b.1 - b.0.max(at)).sum();
+    time as f64 / (end - at) as f64
 }
 
 /// Where device records stop (see the module docs).
@@ -125,8 +185,9 @@ pub struct RecordsStop {
     pub unrecorded_after: u64,
 }
 
-/// Where the device records of `launches` (in start order) stop, if they do.
-pub fn stop_of(launches: &[Launch]) -> Option<RecordsStop> {
+/// Where the device records of `l` stop, if they do.
+pub fn stop_of(l: &Launches) -> Option<RecordsStop> {
+    let launches = &l.calls;
     // the last maximum of the running sum (+1 recorded, -1 not): the launches before it are
     // the longest prefix whose records are as complete as they get
     let (mut sum, mut best, mut cut) = (0i64, 0i64, 0usize);
@@ -146,9 +207,12 @@ pub fn stop_of(launches: &[Launch]) -> Option<RecordsStop> {
         after: tail.len() as u64,
         unrecorded_after: missing(tail),
     };
+    let unlinked_after = (l.unlinked.len() - l.unlinked.partition_point(|t| *t < s.at)) as u64;
     let stops = s.unrecorded_after >= STOP_MIN_UNRECORDED
         && 2 * s.unrecorded_after > s.after
-        && s.unrecorded_before * 100 <= s.before;
+        && s.unrecorded_before * 100 <= s.before
+        && 2 * unlinked_after < s.unrecorded_after
+        && busy_share_after(&l.busy, s.at) < STOP_MAX_BUSY;
     stops.then_some(s)
 }
 
@@ -161,7 +225,7 @@ pub fn stop(trace: &Trace) -> Option<RecordsStop> {
 mod tests {
     use super::*;
 
-    fn seq(pattern: &[(usize, bool)]) -> Vec<Launch> {
+    fn seq(pattern: &[(usize, bool)]) -> Launches {
         let mut out = Vec::new();
         for &(n, recorded) in pattern {
             for _ in 0..n {
@@ -172,7 +236,11 @@ mod tests {
                 });
             }
         }
-        out
+        Launches {
+            calls: out,
+            unlinked: Vec::new(),
+            busy: Vec::new(),
+        }
     }
 
     #[test]
@@ -207,5 +275,20 @@ mod tests {
         }
         p.push((40, false));
         assert_eq!(stop_of(&seq(&p)), None);
+        // the launches after 300 µs have no record, but as many device activities linked to
+        // no launch run from there: the links are missing, not the records
+        let mut l = seq(&[(300, true), (100, false)]);
+        assert!(stop_of(&l).is_some());
+        l.unlinked = (0..100).map(|i| 300_500 + i * 1000).collect();
+        assert_eq!(stop_of(&l), None);
+        // a few unlinked ones (under half) leave the stop standing
+        l.unlinked.truncate(49);
+        assert!(stop_of(&l).is_some());
+        // the device busy from the stop to its last activity (89.9 %, then 90 %): the
+        // launches without a record were queued behind its work when the capture stopped
+        l.busy = vec![(0, 309_900), (320_000, 400_000)];
+        assert!(stop_of(&l).is_some());
+        l.busy = vec![(0, 310_000), (320_000, 400_000)];
+        assert_eq!(stop_of(&l), None);
     }
 }
