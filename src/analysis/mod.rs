@@ -125,6 +125,9 @@ pub struct Analysis {
     /// What the trace says about the workload of the window (first layer, its input shape,
     /// dtype mix), for `diff`'s same-workload check.
     pub workload: workload::Workload,
+    /// Whether the window's steps repeat one set of kernels and shapes (what a CUDA graph
+    /// needs; [`crate::window::repeats`]).
+    pub repetition: crate::window::repeats::Repetition,
 }
 
 impl Analysis {
@@ -333,7 +336,9 @@ fn analyze_window(trace: &Trace, pre: &Prepared, selection: win::Window, par: bo
         .extend(devices_db::missing_peak_notes(&trace.devices));
     selection.notes.extend(implausible_notes);
     let workload = workload::workload(trace, window.start, window.end);
+    let repetition = crate::window::repeats::of(trace, &steps.steps);
     Analysis {
+        repetition,
         steps,
         iteration_kinds,
         window,

@@ -105,6 +105,7 @@ pub mod annotations;
 pub mod compile;
 pub mod iterations;
 pub mod records;
+pub mod repeats;
 pub mod steps;
 
 use compile::step_extent;
