@@ -721,10 +721,10 @@ pub fn analyze_steps_with(trace: &Trace, stop: Option<&RecordsStop>) -> StepAnal
             .count();
         if complete >= records::STOP_MIN_STEPS && complete < kept.len() {
             let reason = format!(
-                "device records stop {} into the capture: {} of the {} launches from there \
-                 have no device record (profiler buffers full or events dropped), against {} \
-                 of the {} before",
-                format!("{:.2} ms", s.at.saturating_sub(trace.start()) as f64 / 1e6),
+                "device records stop {:.2} ms into the capture: {} of the {} launches from \
+                 there have no device record (profiler buffers full or events dropped), \
+                 against {} of the {} before",
+                s.at.saturating_sub(trace.start()) as f64 / 1e6,
                 s.unrecorded_after,
                 s.after,
                 s.unrecorded_before,
