@@ -280,6 +280,21 @@ fn the_checks_see_contradictions() {
     ] {
         assert!(ids.contains(want), "{want} not seen: {v:#?}");
     }
+    // a GPU summary limited by lost device records, printed without a note; with it, none
+    let mut t = r.clone();
+    t["trust"] = serde_json::json!({"issues": [{"id": "launches-without-records",
+        "unreliable": ["device_records", "totals"]}]});
+    let v = common::invariants::violations(&t, None);
+    let notes: Vec<&String> = v.iter().filter(|x| x.starts_with("figure-note")).collect();
+    assert_eq!(notes.len(), 2, "{v:#?}"); // the GPU summary and the steps
+    t["trust"]["figures"] = serde_json::json!([
+        {"figure": "gpu_summary", "issues": ["launches-without-records"],
+         "note": "limited by the capture check (launches-without-records): …"},
+        {"figure": "steps", "issues": ["launches-without-records"],
+         "note": "limited by the capture check (launches-without-records): …"}
+    ]);
+    let v = common::invariants::violations(&t, None);
+    assert!(!v.iter().any(|x| x.starts_with("figure-note")), "{v:#?}");
     // a Sync-bound verdict without host time in syncs
     let mut s = r.clone();
     s["verdict_class"] = "sync_bound".into();

@@ -19,11 +19,13 @@
 //! | `unrecorded-device-work` | a blocking sync or copy waits at least [`UNRECORDED_WAIT`] while no device activity is recorded, or an activity starts at least that long after its launch returned on a device with nothing recorded in between (not when a clock offset explains it) | the device ran work the trace does not hold (launched before the capture, or lost): same effect (`device_records`) |
 //! | `producer-lost-events` | the producer itself reports lost events (nsys `DIAGNOSTIC_EVENT`: "Some CUPTI events might be missing", "Not all CUDA events might have been collected") | same effect (`device_records`) |
 //! | `duplicate-records` | the nsys reader met records written twice under one correlation id: a runtime call's versioned entry point inside the call (`cudaMemcpy_v3020` in `cudaMemcpy`, nsys 2022 exports), or copies/fills with the same stream, start and duration | each counted once (host syncs and launches are not counted twice); nothing is unreliable |
+//! | `records-cut` | the steps were cut where the device records stop ([`crate::window::records`]: most launches from some moment on have no device record, at most 1 % before it) because enough complete steady state remains before it ([`crate::window::steps`], *Steps* 6) | the part after is left out of every figure and listed in the window; the issues of lost records above (`launches-without-records`, `zero-timestamps`, `producer-lost-events`, `tracer-event-cap`) then limit nothing |
 //! | `tracer-event-cap` | an AMD trace whose device activities, or HIP calls plus device activities, number exactly 1,000,000 or 5,000,000: roctracer's event cap (kineto #1081, #1114), past which events are dropped silently | the capture is truncated: totals are lower bounds (`totals`, `device_records`) |
 
 use serde::Serialize;
 
 use crate::model::{clock, CpuKind, GpuKind, Ns, Trace, NONE};
+use crate::window::records::{self, RecordsStop};
 
 /// Threshold of the clock-offset check, ns ([`clock::MIN_OFFSET`]).
 pub const CLOCK_OFFSET_MIN: Ns = clock::MIN_OFFSET;
@@ -63,6 +65,101 @@ impl CaptureCheck {
     pub fn unreliable(&self, class: &str) -> bool {
         self.issues.iter().any(|i| i.unreliable.contains(&class))
     }
+
+    /// The limits of each printed figure ([`FIGURE_LIMITS`]): for every figure some issue
+    /// limits, the issues and what they do to it.
+    pub fn figure_limits(&self) -> Vec<FigureLimit> {
+        FIGURE_LIMITS
+            .iter()
+            .filter_map(|(figure, classes)| {
+                let hit = |i: &&TrustIssue| i.unreliable.iter().any(|c| classes.contains(c));
+                let issues: Vec<&TrustIssue> = self.issues.iter().filter(hit).collect();
+                if issues.is_empty() {
+                    return None;
+                }
+                let mut what: Vec<&str> = Vec::new();
+                for i in &issues {
+                    for c in i.unreliable.iter().filter(|c| classes.contains(c)) {
+                        let w = class_effect(c);
+                        if !what.contains(&w) {
+                            what.push(w);
+                        }
+                    }
+                }
+                let ids: Vec<&'static str> = issues.iter().map(|i| i.id).collect();
+                Some(FigureLimit {
+                    figure,
+                    note: format!(
+                        "limited by the capture check ({}): {}",
+                        ids.join(", "),
+                        what.join("; ")
+                    ),
+                    issues: ids,
+                })
+            })
+            .collect()
+    }
+}
+
+/// The printed figures, by report section, and the classes of numbers
+/// ([`TrustIssue::unreliable`]) each one rests on: an issue that makes one of them unreliable
+/// is named beside the figure wherever it prints ([`CaptureCheck::figure_limits`]).
+///
+/// | figure | section | classes |
+/// |---|---|---|
+/// | `gpu_summary` | the GPU summary's kernel utilization | `device_busy`, `totals`, `device_records`, `gpu` |
+/// | `gpu_timeline` | the GPU timeline's busy and idle split | `device_busy`, `totals`, `device_records`, `gpu` |
+/// | `steps` | the step breakdown and step times | `device_busy`, `totals`, `device_records`, `host_device_timing`, `steady_state` |
+/// | `kernels` | the kernel table's totals and shares | `device_busy`, `totals`, `gpu` |
+/// | `efficiency` | MFU, TFLOP/s and GB/s | `device_busy`, `totals`, `steady_state` |
+pub const FIGURE_LIMITS: [(&str, &[&str]); 5] = [
+    (
+        "gpu_summary",
+        &["device_busy", "totals", "device_records", "gpu"],
+    ),
+    (
+        "gpu_timeline",
+        &["device_busy", "totals", "device_records", "gpu"],
+    ),
+    (
+        "steps",
+        &[
+            "device_busy",
+            "totals",
+            "device_records",
+            "host_device_timing",
+            "steady_state",
+        ],
+    ),
+    ("kernels", &["device_busy", "totals", "gpu"]),
+    ("efficiency", &["device_busy", "totals", "steady_state"]),
+];
+
+/// What an unreliable class of numbers does to a figure resting on it, in a few words.
+fn class_effect(class: &str) -> &'static str {
+    match class {
+        "device_busy" => "graph replays without kernels are missing from busy time",
+        "totals" => "totals are lower bounds",
+        "device_records" => "device records are missing, so idle time is not all idle",
+        "host_device_timing" => "host-device times are unreliable (device clock offset)",
+        "steady_state" => "it shows warm-up, not the steady state",
+        "gpu" => "no device activity was recorded",
+        _ => "see the capture check",
+    }
+}
+
+/// A printed figure limited by capture-check issues (see [`FIGURE_LIMITS`]).
+#[derive(Clone, Debug, PartialEq, Serialize, serde::Deserialize)]
+pub struct FigureLimit {
+    /// The figure ([`FIGURE_LIMITS`]: `gpu_summary`, `gpu_timeline`, `steps`, `kernels`,
+    /// `efficiency`).
+    #[serde(deserialize_with = "crate::text::static_words::one")]
+    pub figure: crate::text::static_words::Word,
+    /// The ids of the issues that limit it.
+    #[serde(deserialize_with = "crate::text::static_words::vec")]
+    pub issues: Vec<&'static str>,
+    /// The note printed beside it: `limited by the capture check (ids): what they do`.
+    pub note: String,
 }
 
 fn is_graph_launch(name: &str) -> bool {
@@ -79,8 +176,8 @@ pub const UNRECORDED_MIN: u64 = 10;
 pub const ZERO_DUR_BYTES: u64 = 8 << 20;
 
 /// Launch calls shorter than this (ns) enqueued nothing: they are not expected to have a
-/// device record.
-pub const NOOP_CALL: Ns = 1_000;
+/// device record ([`records::NOOP_CALL`]).
+pub const NOOP_CALL: Ns = records::NOOP_CALL;
 
 /// The wait from which a blocking call, or an activity's start after its launch, proves
 /// device work the trace does not hold when nothing is recorded on the device (ns, 1 ms).
@@ -88,24 +185,6 @@ pub const UNRECORDED_WAIT: Ns = 1_000_000;
 
 /// roctracer's event caps (kineto #1081: 1 M by default, #1114: raised to 5 M).
 pub const TRACER_CAPS: [u64; 2] = [1_000_000, 5_000_000];
-
-/// What a host call launches on the device: 0 nothing, 1 a kernel, 2 a copy, 3 a fill;
-/// 4 and 5 open and close a graph capture (its launches run nothing).
-fn launch_class(name: &str) -> u8 {
-    if name.contains("StreamBeginCapture") {
-        4
-    } else if name.contains("StreamEndCapture") {
-        5
-    } else if crate::analysis::host::launch::is_kernel_launch(name) {
-        1
-    } else if name.contains("Memcpy") {
-        2
-    } else if name.contains("Memset") {
-        3
-    } else {
-        0
-    }
-}
 
 fn ms(ns: Ns) -> String {
     format!("{:.2} ms", ns as f64 / 1e6)
@@ -148,11 +227,20 @@ pub struct CaptureFacts {
     waited: Ns,
     /// Runtime and driver calls.
     calls: u64,
+    /// Where the steps were cut because the device records stop there
+    /// ([`crate::window::steps::StepAnalysis::records_cut`]), set by the analysis.
+    pub records_cut: Option<RecordsStop>,
 }
 
 impl CaptureFacts {
     /// The facts of a trace.
     pub fn of(trace: &Trace) -> CaptureFacts {
+        Self::of_with(trace, &records::launches(trace).calls)
+    }
+
+    /// [`CaptureFacts::of`] with the trace's kernel, copy and fill launches found already
+    /// ([`records::launches`]).
+    pub fn of_with(trace: &Trace, launches: &[records::Launch]) -> CaptureFacts {
         let mut f = CaptureFacts {
             clock: clock::estimate(trace),
             bounds: crate::window::trace_bounds(trace),
@@ -221,14 +309,10 @@ impl CaptureFacts {
         // recorded on any device (after the first activity: the first CUDA call may wait for
         // the context instead)
         let mut graph_memo = crate::model::fast::NameMemo::new(trace, is_graph_launch);
-        let mut class_memo = crate::model::fast::NameMemo::new(trace, launch_class);
         let mut sync_memo = crate::model::fast::NameMemo::new(trace, |n| {
             crate::analysis::host::sync_calls::sync_kind(n).is_some()
         });
         let first_busy = busy.first().map(|b| b.0).unwrap_or(Ns::MAX);
-        let mut capturing: std::collections::HashSet<u32> = Default::default();
-        let mut unrecorded: Vec<(u8, Ns)> = Vec::new();
-        let mut last_recorded = Ns::MIN;
         for (i, e) in trace.cpu.iter().enumerate() {
             if !matches!(
                 e.kind,
@@ -255,32 +339,21 @@ impl CaptureFacts {
                 }
                 continue;
             }
-            match class_memo.get(e.name) {
-                0 => {}
-                4 => {
-                    capturing.insert(e.thread);
-                }
-                5 => {
-                    capturing.remove(&e.thread);
-                }
-                _ if capturing.contains(&e.thread) => {}
-                // a call that returns in under 1 µs enqueued nothing (zero-size copies and
-                // fills return at once: 22 `cudaMemsetAsync` of 0.1-0.3 µs in
-                // samples/h100_bert_small)
-                _ if e.dur < NOOP_CALL => {}
-                c => {
-                    f.launches[c as usize - 1] += 1;
-                    if launched_graph[i] {
-                        last_recorded = e.start;
-                    } else {
-                        unrecorded.push((c, e.start));
-                    }
-                }
-            }
         }
-        for (c, at) in unrecorded.into_iter().filter(|(_, at)| *at < last_recorded) {
-            f.unrecorded[c as usize - 1] += 1;
-            f.first_unrecorded = f.first_unrecorded.min(at);
+        // kernel/copy/fill launches without a device record, before the last launch that has
+        // one (those after it may have been in flight when the capture stopped)
+        let last_recorded = launches
+            .iter()
+            .rev()
+            .find(|l| l.recorded)
+            .map_or(Ns::MIN, |l| l.start);
+        for l in launches {
+            let c = l.class as usize - 1;
+            f.launches[c] += 1;
+            if !l.recorded && l.start < last_recorded {
+                f.unrecorded[c] += 1;
+                f.first_unrecorded = f.first_unrecorded.min(l.start);
+            }
         }
         f
     }
@@ -490,7 +563,46 @@ pub fn check_with(
             unreliable: vec!["host_attribution"],
         });
     }
+    if let Some(cut) = &facts.records_cut {
+        records_cut_issue(cut, lo, &mut out);
+    }
     out
+}
+
+/// The steps were cut where the device records stop ([`crate::window::records`]): the
+/// issues of lost records no longer limit the figures, which cover only the part before.
+fn records_cut_issue(cut: &RecordsStop, lo: Ns, out: &mut CaptureCheck) {
+    for i in out.issues.iter_mut() {
+        if matches!(
+            i.id,
+            "launches-without-records"
+                | "zero-timestamps"
+                | "producer-lost-events"
+                | "tracer-event-cap"
+        ) {
+            i.unreliable.clear();
+            i.effect.push_str(
+                " — the window was cut where the device records stop (records-cut): every \
+                 figure covers only the part before it",
+            );
+        }
+    }
+    out.issues.push(TrustIssue {
+        id: "records-cut",
+        finding: format!(
+            "device records stop {} into the capture: {} of the {} kernel/copy/fill launches \
+             from there have no device record, {} of the {} before",
+            ms(cut.at.saturating_sub(lo)),
+            cut.unrecorded_after,
+            cut.after,
+            cut.unrecorded_before,
+            cut.before
+        ),
+        effect: "the window ends there: the steps or time after it are left out (listed in the \
+                 window) and the steady state before it is judged on complete records"
+            .into(),
+        unreliable: vec![],
+    });
 }
 
 /// The issues of device records that are missing or carry no time: the reader's

@@ -125,6 +125,9 @@ pub struct Analysis {
     /// What the trace says about the workload of the window (first layer, its input shape,
     /// dtype mix), for `diff`'s same-workload check.
     pub workload: workload::Workload,
+    /// Whether the window's steps repeat one set of kernels and shapes (what a CUDA graph
+    /// needs; [`crate::window::repeats`]).
+    pub repetition: crate::window::repeats::Repetition,
 }
 
 impl Analysis {
@@ -183,20 +186,26 @@ struct Prepared {
     capture: capture::CaptureFacts,
 }
 
-/// Whether to run on two threads, and the [`Prepared`] facts: the steps and their compile
-/// work on the calling thread, the annotations, the sync calls and the capture facts beside
-/// them (two halves of similar length: 51 and 47 M instructions at 108 MB).
+/// Whether to run on two threads, and the [`Prepared`] facts: the launches, the steps (cut
+/// where device records stop), their compile work and the capture facts (which read the
+/// launches and the cut) on the calling thread, the annotations and the sync calls beside them.
 fn prepare(trace: &Trace, opts: &AnalyzeOptions) -> (bool, Prepared) {
     let par = opts.parallel(trace);
-    let ((steps, compile), (annotations, sync_calls, capture)) = join(
+    let ((steps, compile, capture), (annotations, sync_calls)) = join(
         par,
         || {
             let mut tt = crate::timings::Timings::nested();
-            let steps = steps::analyze_steps(trace);
+            let launches = crate::window::records::launches(trace);
+            let stop = crate::window::records::stop_of(&launches);
+            tt.lap("analyze launches");
+            let steps = steps::analyze_steps_with(trace, stop.as_ref());
             tt.lap("analyze steps");
             let compile = win::compile_work(trace, &steps.steps);
             tt.lap("analyze compile");
-            (steps, compile)
+            let mut capture = capture::CaptureFacts::of_with(trace, &launches.calls);
+            capture.records_cut = steps.records_cut;
+            tt.lap("analyze capture facts");
+            (steps, compile, capture)
         },
         || {
             let mut tt = crate::timings::Timings::nested();
@@ -204,9 +213,7 @@ fn prepare(trace: &Trace, opts: &AnalyzeOptions) -> (bool, Prepared) {
             tt.lap("analyze annotations (beside)");
             let s = sync_calls::sync_calls(trace);
             tt.lap("analyze syncs (beside)");
-            let capture = capture::CaptureFacts::of(trace);
-            tt.lap("analyze capture facts (beside)");
-            (a, s, capture)
+            (a, s)
         },
     );
     let pre = Prepared {
@@ -336,7 +343,9 @@ fn analyze_window(trace: &Trace, pre: &Prepared, selection: win::Window, par: bo
         .extend(devices_db::missing_peak_notes(&trace.devices));
     selection.notes.extend(implausible_notes);
     let workload = workload::workload(trace, window.start, window.end);
+    let repetition = crate::window::repeats::of(trace, &steps.steps);
     Analysis {
+        repetition,
         steps,
         iteration_kinds,
         window,

@@ -655,6 +655,16 @@ fn launch_bound(f: &Facts) -> Option<Finding> {
          code needs device results. Then `torch.compile(mode=\"reduce-overhead\")` can \
          replay it with one launch."
             .to_string()
+    } else if let Some(why) = not_static(&f.a.repetition) {
+        e.facts.push(format!(
+            "{why}: a CUDA graph replays one fixed sequence of kernels on \
+                              fixed shapes, so none is advised"
+        ));
+        "Fuse instead of graphing: `torch.compile(model, dynamic=False)` with inputs padded \
+         to a few bucket sizes (one compiled graph per bucket; the steps' shapes then repeat \
+         and `mode=\"reduce-overhead\"` can replay each bucket as a CUDA graph), or \
+         `dynamic=True` when the sizes vary too much to bucket."
+            .to_string()
     } else {
         "Capture the step in a CUDA graph so one launch replays all its kernels: \
          `torch.compile(model, mode=\"reduce-overhead\")`, or `torch.cuda.CUDAGraph` / \
@@ -689,6 +699,25 @@ fn launch_bound(f: &Facts) -> Option<Finding> {
             .into(),
         evidence: e,
         advice,
+    })
+}
+
+/// Why the window's steps are not static (their kernels or recorded shapes change from
+/// step to step, [`crate::window::repeats`]); `None` when they repeat or fewer than two steps
+/// were compared.
+fn not_static(r: &crate::window::repeats::Repetition) -> Option<String> {
+    if let Some((step, n, first, m)) = &r.kernels_differ {
+        return Some(format!(
+            "the steps launch different kernels: {step} ({} kernels) does not repeat {first} \
+             ({} kernels)",
+            count(*n),
+            count(*m)
+        ));
+    }
+    r.shapes_differ.as_ref().map(|(step, first)| {
+        format!(
+            "the recorded input shapes change from step to step: {step}'s differ from {first}'s"
+        )
     })
 }
 
@@ -1491,6 +1520,59 @@ mod tests {
             "{:?}",
             lb.advice
         );
+    }
+
+    /// Launch-bound on steps whose kernels or recorded shapes change from step to step (a
+    /// dynamic batch): no CUDA-graph advice, fusion with bucketing instead, and why.
+    #[test]
+    fn no_graph_advice_when_steps_are_not_static() {
+        // `kernels`: step s launches 200 + 10·s kernels; else every step launches 200, and one
+        // op per step records the batch size s + 1 as its first input dimension
+        let steps = |kernels: bool| {
+            let mut b = TraceBuilder::new().device(0, "NVIDIA A100-SXM4-80GB", 108, 80 << 30);
+            let mut t = 0.0;
+            for s in 0..3 {
+                let start = t;
+                let ext = b.op("aten::embedding", t, 4.0);
+                let dims = if kernels { 1 } else { s + 1 };
+                b.shapes(ext, &format!("[[{dims}, 128]]"), "[\"float\"]", "[\"\"]");
+                t = chatty(
+                    &mut b,
+                    t + 5.0,
+                    200 + if kernels { 10 * s } else { 0 },
+                    25.0,
+                    3.0,
+                );
+                b.annotation(&format!("ProfilerStep#{s}"), start, t - start + 5.0);
+                t += 5.0;
+            }
+            run(&b.build())
+        };
+        for (kernels, why) in [
+            (
+                true,
+                "the steps launch different kernels: ProfilerStep#1 (210 kernels) does not \
+                    repeat ProfilerStep#0 (200 kernels)",
+            ),
+            (
+                false,
+                "the recorded input shapes change from step to step: ProfilerStep#1's \
+                     differ from ProfilerStep#0's",
+            ),
+        ] {
+            let d = steps(kernels);
+            let lb = find(&d, "launch-bound").expect("launch-bound");
+            assert!(
+                lb.advice[0].starts_with("Fuse instead of graphing"),
+                "{:?}",
+                lb.advice
+            );
+            assert!(
+                lb.evidence.facts.iter().any(|f| f.starts_with(why)),
+                "{:?}",
+                lb.evidence.facts
+            );
+        }
     }
 
     fn chatty_with_items(items: bool) -> crate::model::Trace {

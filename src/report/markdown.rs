@@ -144,7 +144,8 @@ fn efficiency_section(r: &Report, top: usize, out: &mut dyn Write) -> io::Result
         .map(|i| i > 0)
         .collect();
     table(out, &efficiency::EFFICIENCY_COLUMNS, &right, &rows)?;
-    writeln!(out)
+    writeln!(out)?;
+    figure_notes(r, &["efficiency"], out)
 }
 
 /// Per device: the memory peak, the allocator's share, churn per step and what is live at
@@ -569,6 +570,7 @@ fn steps_section(r: &Report, out: &mut dyn Write) -> io::Result<()> {
         .collect();
     table(out, &["part", "time", "share"], &[false, true, true], &rows)?;
     writeln!(out)?;
+    figure_notes(r, &["steps"], out)?;
 
     writeln!(
         out,
@@ -602,6 +604,16 @@ fn steps_section(r: &Report, out: &mut dyn Write) -> io::Result<()> {
     writeln!(out)?;
     writeln!(out, "</details>")?;
     writeln!(out)
+}
+
+/// The capture-check notes of the figures a section prints ([`layout::figure_notes`]), as a
+/// quoted line each under its table.
+fn figure_notes(r: &Report, figures: &[&str], out: &mut dyn Write) -> io::Result<()> {
+    for n in layout::figure_notes(r, figures) {
+        writeln!(out, "> Note: {}.", escape(n))?;
+        writeln!(out)?;
+    }
+    Ok(())
 }
 
 /// Per device: its kernel utilization, estimated efficiency and the split of its time.
@@ -644,7 +656,8 @@ fn gpu_section(r: &Report, out: &mut dyn Write) -> io::Result<()> {
         &[false, true, true, true, true, true, true, true, true],
         &rows,
     )?;
-    writeln!(out)
+    writeln!(out)?;
+    figure_notes(r, &["gpu_summary", "gpu_timeline"], out)
 }
 
 /// The phases: roots, and children with at least 1 % of the device time.
@@ -722,7 +735,8 @@ fn kernels_section(r: &Report, top: usize, out: &mut dyn Write) -> io::Result<()
         &[true, false, false, true, true, true, true, false],
         &rows,
     )?;
-    writeln!(out)
+    writeln!(out)?;
+    figure_notes(r, &["kernels"], out)
 }
 
 /// The top operators by device time.

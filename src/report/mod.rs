@@ -217,6 +217,10 @@ pub struct TrustInfo {
     /// and always with `--no-clock-correction`).
     #[serde(default)]
     pub clock_corrections: Vec<ClockCorrectionInfo>,
+    /// The printed figures the issues limit, each with the note printed beside it
+    /// ([`analysis::capture::FIGURE_LIMITS`]; empty when none is limited).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub figures: Vec<analysis::capture::FigureLimit>,
 }
 
 /// One property of the capture that limits its numbers ([`analysis::capture::TrustIssue`],
@@ -273,6 +277,7 @@ impl TrustInfo {
         TrustInfo {
             ok: c.issues.is_empty(),
             clock_offset_us: us(c.clock_offset),
+            figures: c.figure_limits(),
             issues: c.issues.into_iter().map(TrustIssueInfo::new).collect(),
             clock_corrections: trace
                 .clock_corrections

@@ -202,7 +202,8 @@ fn write_devices(r: &Report, width: usize, st: &Style, out: &mut dyn Write) -> i
             d.tensor_cores,
         ]);
     }
-    t.write(out, width, st)
+    t.write(out, width, st)?;
+    write_figure_notes(r, &["gpu_summary"], width, out)
 }
 
 /// The steps (or iterations): the first six and the last five of a long run, the average and
@@ -247,6 +248,7 @@ fn write_steps(r: &Report, width: usize, st: &Style, out: &mut dyn Write) -> io:
         t.row(pct);
     }
     t.write(out, width, st)?;
+    write_figure_notes(r, &["steps"], width, out)?;
     write_iteration_kinds(r, width, out)
 }
 
@@ -277,7 +279,8 @@ fn write_gpu_timeline(r: &Report, width: usize, st: &Style, out: &mut dyn Write)
         row.push(split[3].share.clone());
         t.row(row);
     }
-    t.write(out, width, st)
+    t.write(out, width, st)?;
+    write_figure_notes(r, &["gpu_timeline"], width, out)
 }
 
 /// The top kernels by total time.
@@ -313,7 +316,8 @@ fn write_kernels(
             k.tensor_core.into(),
         ]);
     }
-    t.write(out, width, st)
+    t.write(out, width, st)?;
+    write_figure_notes(r, &["kernels"], width, out)
 }
 
 /// The top operators by device time.
@@ -648,6 +652,20 @@ fn wrap(text: &str, width: usize) -> Vec<String> {
     lines
 }
 
+/// The capture-check notes of the figures a section prints ([`layout::figure_notes`]), one
+/// wrapped line each under its table.
+fn write_figure_notes(
+    r: &Report,
+    figures: &[&str],
+    width: usize,
+    out: &mut dyn Write,
+) -> io::Result<()> {
+    for n in layout::figure_notes(r, figures) {
+        write_wrapped(out, "  note: ", &sanitize(n), 4, width)?;
+    }
+    Ok(())
+}
+
 /// Writes `prefix` + `text` wrapped to `width`, continuation lines indented by `indent`.
 fn write_wrapped(
     out: &mut dyn Write,
@@ -821,7 +839,8 @@ fn write_efficiency_section(
             p,
         ));
     }
-    t.write(out, width, st)
+    t.write(out, width, st)?;
+    write_figure_notes(r, &["efficiency"], width, out)
 }
 
 /// The memory section alone (`stallscope memory`), without colours.

@@ -16,8 +16,9 @@
 //! | [`WindowSpec::Time`] | `--time 1000..2500` | the time range (µs from the trace start, [`Trace::start`]) |
 //! | [`WindowSpec::Focus`] | `--focus NAME` | inside another window, only the time of the annotations named `NAME` (see *Focus*) |
 //!
-//! Steps dropped by the tail rule of [`steps`] are never counted (they are
-//! listed in [`Window::excluded`] with that rule's reason).
+//! Steps dropped by the tail rule of [`steps`], or because the device records stop before
+//! they end ([`records`], *Steps* 6 of [`steps`]), are never counted (they are listed in
+//! [`Window::excluded`] with that rule's reason).
 //!
 //! # What a window counts
 //!
@@ -103,6 +104,8 @@
 pub mod annotations;
 pub mod compile;
 pub mod iterations;
+pub mod records;
+pub mod repeats;
 pub mod steps;
 
 use compile::step_extent;
@@ -426,6 +429,7 @@ impl Window {
             .collect();
         let mut a = StepAnalysis::of(steps, all.from_profiler_steps, all.rule, dropped);
         a.left_out = all.left_out.clone();
+        a.records_cut = all.records_cut;
         a
     }
 }

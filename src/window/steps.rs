@@ -63,6 +63,16 @@
 //!    [`StepAnalysis::dropped`] with the reason.
 //! 5. **All-steps span** ([`StepAnalysis::span`]) = first kept step start .. last kept step
 //!    end. Gaps between steps (there are none after extension) would be inside the span.
+//! 6. **Where device records stop** ([`super::records`]: from some launch on, most launches
+//!    have no device record while at most 1 % before it lack one): with step marks, the
+//!    kept steps whose host span ends after that launch began are dropped with the reason
+//!    when at least [`records::STOP_MIN_STEPS`] steps end before it; a trace without step
+//!    marks has its one step end there when at least [`records::STOP_MIN_LAUNCHES`]
+//!    launches with their records come before it, the rest listed in
+//!    [`StepAnalysis::left_out`] ([`AFTER_RECORDS_STOP`]). Either way
+//!    [`StepAnalysis::records_cut`] says where, and the capture check names the cut
+//!    (`records-cut`). With fewer complete steps or launches before the stop nothing is cut
+//!    and the capture check marks the device records incomplete.
 //!
 //! ## Breakdown
 //!
@@ -124,6 +134,7 @@
 use crate::model::fast::{HashSet, NameMemo};
 
 use super::iterations::{self, IterationPhase, StepRule};
+use super::records::{self, RecordsStop};
 use crate::model::classify;
 use crate::model::{
     CpuKind, GpuKind, Interval, IntervalSet, Ns, Remainder, SourceFormat, Trace, UnionBuilder, NONE,
@@ -211,14 +222,19 @@ pub struct StepAnalysis {
     /// Steps dropped by the tail rule.
     pub dropped: Vec<DroppedStep>,
     /// Parts of a trace without step marks left out of its one step: set-up before the first
-    /// device work, an idle tail after the last (see *Steps* 1).
+    /// device work, an idle tail after the last, the part after its device records stop (see
+    /// *Steps* 1 and 6).
     pub left_out: Vec<LeftOut>,
+    /// Where the steps were cut because the device records stop there (*Steps* 6); `None`
+    /// when they were not.
+    pub records_cut: Option<RecordsStop>,
 }
 
 /// A part of the trace left out of every step, and why.
 #[derive(Clone, Debug, PartialEq)]
 pub struct LeftOut {
-    /// What it is: [`SETUP_BEFORE_DEVICE`] or [`TAIL_AFTER_DEVICE`].
+    /// What it is: [`SETUP_BEFORE_DEVICE`], [`TAIL_AFTER_DEVICE`] or
+    /// [`AFTER_RECORDS_STOP`].
     pub what: &'static str,
     /// Its span.
     pub span: Interval,
@@ -230,6 +246,10 @@ pub const SETUP_BEFORE_DEVICE: &str = "set-up before the first device work";
 /// [`LeftOut::what`] of the host time after the last device work of a trace without step
 /// marks.
 pub const TAIL_AFTER_DEVICE: &str = "idle tail after the last device work";
+/// [`LeftOut::what`] of the part of a trace without step marks after its device records
+/// stop ([`super::records`]).
+pub const AFTER_RECORDS_STOP: &str =
+    "the part after the device records stop (most of its launches have no device record)";
 
 impl StepAnalysis {
     /// The analysis of `steps` (in time order): their average ([`average_of`]) and their span
@@ -253,6 +273,7 @@ impl StepAnalysis {
             rule,
             dropped,
             left_out: Vec::new(),
+            records_cut: None,
         }
     }
 }
@@ -669,8 +690,20 @@ pub fn average_of(steps: &[Step]) -> AverageBreakdown {
 
 /// Finds the steps and splits each one's time by role.
 pub fn analyze_steps(trace: &Trace) -> StepAnalysis {
+    analyze_steps_with(trace, records::stop(trace).as_ref())
+}
+
+/// [`analyze_steps`] with where the trace's device records stop found already
+/// ([`records::stop`]).
+pub fn analyze_steps_with(trace: &Trace, stop: Option<&RecordsStop>) -> StepAnalysis {
     let (mut hosts, rule) = host_steps(trace);
-    let left_out = trim_to_device(trace, rule, &mut hosts);
+    let mut left_out = trim_to_device(trace, rule, &mut hosts);
+    let mut records_cut = None;
+    if let (Some(s), StepRule::WholeTrace) = (stop, rule) {
+        if cut_whole_trace(s, &mut hosts, &mut left_out) {
+            records_cut = Some(*s);
+        }
+    }
     let from_profiler_steps = rule == StepRule::ProfilerStep;
     if hosts.is_empty() {
         return StepAnalysis {
@@ -679,7 +712,36 @@ pub fn analyze_steps(trace: &Trace) -> StepAnalysis {
             ..StepAnalysis::default()
         };
     }
-    let (kept, dropped) = extend_and_trim(trace, &hosts, rule != StepRule::WholeTrace);
+    let (mut kept, mut dropped) = extend_and_trim(trace, &hosts, rule != StepRule::WholeTrace);
+    if let (Some(s), false) = (stop, rule == StepRule::WholeTrace) {
+        // the steps whose host span ends after the stop hold launches without records
+        let complete = hosts[..kept.len()]
+            .iter()
+            .take_while(|h| h.host.end <= s.at)
+            .count();
+        if complete >= records::STOP_MIN_STEPS && complete < kept.len() {
+            let reason = format!(
+                "device records stop {:.2} ms into the capture: {} of the {} launches from \
+                 there have no device record (profiler buffers full or events dropped), \
+                 against {} of the {} before",
+                s.at.saturating_sub(trace.start()) as f64 / 1e6,
+                s.unrecorded_after,
+                s.after,
+                s.unrecorded_before,
+                s.before
+            );
+            let cut: Vec<DroppedStep> = hosts[complete..kept.len()]
+                .iter()
+                .map(|h| DroppedStep {
+                    name: h.name.clone(),
+                    reason: reason.clone(),
+                })
+                .collect();
+            dropped.splice(0..0, cut);
+            kept.truncate(complete);
+            records_cut = Some(*s);
+        }
+    }
     let roles = role_sets(trace);
     let steps: Vec<Step> = hosts
         .into_iter()
@@ -696,7 +758,29 @@ pub fn analyze_steps(trace: &Trace) -> StepAnalysis {
         .collect();
     let mut a = StepAnalysis::of(steps, from_profiler_steps, rule, dropped);
     a.left_out = left_out;
+    a.records_cut = records_cut;
     a
+}
+
+/// *Steps* 6 on a trace without step marks: its one step ends where the device records stop
+/// when at least [`records::STOP_MIN_LAUNCHES`] launches with their records come before
+/// (the rest is left out); true when it was cut.
+fn cut_whole_trace(s: &RecordsStop, hosts: &mut [HostStep], left_out: &mut Vec<LeftOut>) -> bool {
+    let [h] = hosts else {
+        return false;
+    };
+    let complete = s.before - s.unrecorded_before;
+    if complete < records::STOP_MIN_LAUNCHES || s.at <= h.host.start || s.at >= h.host.end {
+        return false;
+    }
+    // an idle tail after the last device work begins later than the stop: the cut covers it
+    left_out.retain(|l| l.what != TAIL_AFTER_DEVICE);
+    left_out.push(LeftOut {
+        what: AFTER_RECORDS_STOP,
+        span: Interval::new(s.at, h.host.end),
+    });
+    h.host = Interval::new(h.host.start, s.at);
+    true
 }
 
 /// Hull of the device activities and the host calls that launched them.
@@ -975,6 +1059,111 @@ mod tests {
         let a = analyze_steps(&b.build());
         assert_eq!(names(&a), ["ProfilerStep#7"]);
         assert!(a.dropped.is_empty());
+    }
+
+    /// `steps` `ProfilerStep`s of 100 µs, each launching 10 kernels; from step `lossy` on,
+    /// only every third launch has its kernel recorded.
+    fn lossy_steps(steps: usize, lossy: usize) -> Trace {
+        let mut b = TraceBuilder::new();
+        for s in 0..steps {
+            let t0 = 100.0 * s as f64;
+            b.annotation(&format!("ProfilerStep#{s}"), t0, 100.0);
+            for j in 0..10 {
+                let at = t0 + 5.0 + 9.0 * j as f64;
+                let corr = b.runtime("cudaLaunchKernel", 0, at, 2.0);
+                if s < lossy || j % 3 == 0 {
+                    b.gpu(GpuKind::Kernel, "gemm", 0, 7, at + 3.0, 5.0, corr);
+                }
+            }
+        }
+        b.build()
+    }
+
+    #[test]
+    fn steps_cut_where_device_records_stop() {
+        let t = lossy_steps(6, 4);
+        let stop = records::stop(&t).unwrap();
+        // the running sum peaks after the first (recorded) launch of step 4
+        assert_eq!((stop.before, stop.unrecorded_before), (41, 0));
+        assert_eq!((stop.after, stop.unrecorded_after), (19, 12));
+        assert_eq!(stop.at, 414 * US);
+        let a = analyze_steps(&t);
+        assert_eq!(
+            names(&a),
+            [
+                "ProfilerStep#0",
+                "ProfilerStep#1",
+                "ProfilerStep#2",
+                "ProfilerStep#3"
+            ]
+        );
+        assert_eq!(a.records_cut, Some(stop));
+        let dropped: Vec<&str> = a.dropped.iter().map(|d| d.name.as_str()).collect();
+        assert_eq!(dropped, ["ProfilerStep#4", "ProfilerStep#5"]);
+        assert!(
+            a.dropped[0].reason.starts_with(
+                "device records stop 0.41 ms into the capture: 12 of the 19 launches from there \
+                 have no device record"
+            ),
+            "{}",
+            a.dropped[0].reason
+        );
+        // one complete step before the stop: too little to judge, nothing is cut
+        let a = analyze_steps(&lossy_steps(6, 1));
+        assert_eq!(a.steps.len(), 6);
+        assert_eq!(a.records_cut, None);
+        // complete records: nothing is cut
+        let a = analyze_steps(&lossy_steps(6, 6));
+        assert_eq!((a.steps.len(), a.records_cut), (6, None));
+    }
+
+    #[test]
+    fn step_without_marks_cut_where_device_records_stop() {
+        // 150 launches with their kernels, then 60 of which only every third has one (the
+        // last kernel ends at 2083 µs: the step ended there before the cut)
+        let mut b = TraceBuilder::new();
+        b.op("aten::mm", 0.0, 3000.0);
+        for j in 0..210 {
+            let at = 5.0 + 10.0 * j as f64;
+            let corr = b.runtime("cudaLaunchKernel", 0, at, 2.0);
+            if j < 150 || j % 3 == 0 {
+                b.gpu(GpuKind::Kernel, "gemm", 0, 7, at + 3.0, 5.0, corr);
+            }
+        }
+        let t = b.build();
+        let stop = records::stop(&t).unwrap();
+        assert_eq!(
+            (stop.before, stop.after, stop.unrecorded_after),
+            (151, 59, 40)
+        );
+        let a = analyze_steps(&t);
+        assert_eq!(a.records_cut, Some(stop));
+        assert_eq!(a.steps[0].host_span, iv(5, 1515));
+        assert_eq!(
+            a.left_out,
+            [
+                LeftOut {
+                    what: SETUP_BEFORE_DEVICE,
+                    span: iv(0, 5)
+                },
+                LeftOut {
+                    what: AFTER_RECORDS_STOP,
+                    span: iv(1515, 2083)
+                }
+            ]
+        );
+        // fewer than 100 complete launches before the stop: nothing is cut
+        let mut b = TraceBuilder::new();
+        b.op("aten::mm", 0.0, 3000.0);
+        for j in 0..120 {
+            let at = 5.0 + 10.0 * j as f64;
+            let corr = b.runtime("cudaLaunchKernel", 0, at, 2.0);
+            if j < 60 || j % 3 == 0 {
+                b.gpu(GpuKind::Kernel, "gemm", 0, 7, at + 3.0, 5.0, corr);
+            }
+        }
+        let a = analyze_steps(&b.build());
+        assert_eq!(a.records_cut, None);
     }
 
     #[test]

@@ -27,7 +27,11 @@
 //!   same cause;
 //! - `class-vs-first`: the first finding above `info`, when it names a host-side idle cause,
 //!   names the verdict's (an idle-cause verdict);
-//! - `sync-evidence`: a Sync-bound verdict has a `host-sync` finding with host time in syncs.
+//! - `sync-evidence`: a Sync-bound verdict has a `host-sync` finding with host time in syncs;
+//! - `figure-note`: every printed figure a capture-check issue limits carries a note naming
+//!   the issue (`trust.figures`, which every renderer prints beside the figure): an issue
+//!   whose `unreliable` classes include one the figure rests on ([`FIGURES`]), and a figure
+//!   printed when its section is not empty.
 #![allow(dead_code)]
 
 use serde_json::Value;
@@ -358,7 +362,79 @@ pub fn violations(r: &Value, span_us: Option<f64>) -> Vec<String> {
             bad.push("sync-evidence: Sync-bound verdict without host time in syncs".into());
         }
     }
+    figure_notes(r, &mut bad);
     bad
+}
+
+/// The printed figures (their JSON section) and the classes of numbers each rests on (the
+/// rule of docs/rules.md, stated here independently of the code that applies it).
+pub const FIGURES: [(&str, &str, &[&str]); 5] = [
+    (
+        "gpu_summary",
+        "devices",
+        &["device_busy", "totals", "device_records", "gpu"],
+    ),
+    (
+        "gpu_timeline",
+        "gpu_timeline",
+        &["device_busy", "totals", "device_records", "gpu"],
+    ),
+    (
+        "steps",
+        "steps",
+        &[
+            "device_busy",
+            "totals",
+            "device_records",
+            "host_device_timing",
+            "steady_state",
+        ],
+    ),
+    ("kernels", "kernels", &["device_busy", "totals", "gpu"]),
+    (
+        "efficiency",
+        "efficiency",
+        &["device_busy", "totals", "steady_state"],
+    ),
+];
+
+/// `figure-note` violations of a report.
+fn figure_notes(r: &Value, bad: &mut Vec<String>) {
+    let notes = r["trust"]["figures"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    for issue in r["trust"]["issues"].as_array().into_iter().flatten() {
+        let id = issue["id"].as_str().unwrap_or("");
+        let classes: Vec<&str> = issue["unreliable"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|c| c.as_str())
+            .collect();
+        for (figure, section, rests_on) in FIGURES {
+            let printed = match &r[section] {
+                Value::Array(a) => !a.is_empty(),
+                Value::Object(_) => true,
+                _ => false,
+            };
+            if !printed || !classes.iter().any(|c| rests_on.contains(c)) {
+                continue;
+            }
+            let noted = notes.iter().any(|n| {
+                n["figure"] == figure
+                    && n["issues"]
+                        .as_array()
+                        .is_some_and(|i| i.iter().any(|x| x == id))
+                    && n["note"].as_str().is_some_and(|t| t.contains(id))
+            });
+            if !noted {
+                bad.push(format!(
+                    "figure-note: `{figure}` prints without a note naming `{id}` ({classes:?})"
+                ));
+            }
+        }
+    }
 }
 
 /// The check id of a violation (`check: …`).

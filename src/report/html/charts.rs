@@ -126,6 +126,9 @@ pub(super) fn steps_chart(s: &mut String, r: &Report) {
         s,
         r#"<section id="steps"><h2>Where each {unit}'s time goes</h2>"#
     );
+    for n in crate::report::layout::figure_notes(r, &["steps"]) {
+        w!(s, r#"<p class="note warn">Note: {}.</p>"#, escape(n));
+    }
     if found.rule.is_iteration() {
         w!(
             s,
@@ -338,6 +341,9 @@ pub(super) fn split_chart(s: &mut String, r: &Report) {
     }
     s.push_str(r#"<section id="gpu-split"><h2>GPU time split</h2>"#);
     s.push_str(r#"<p class="note">Over the analyzed window, on the union of all streams of each device: computation, communication not hidden by computation, copies not hidden by either, and idle time.</p>"#);
+    for n in crate::report::layout::figure_notes(r, &["gpu_timeline"]) {
+        w!(s, r#"<p class="note warn">Note: {}.</p>"#, escape(n));
+    }
     let labels = [
         "computation",
         "exposed communication",

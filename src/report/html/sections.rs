@@ -147,6 +147,14 @@ pub(super) fn cards(s: &mut String, r: &Report) {
     s.push_str("</div>");
 }
 
+/// The capture-check notes of the figures a section prints ([`layout::figure_notes`]), a
+/// caveat paragraph each, pushed before the section closes.
+pub(super) fn figure_notes(s: &mut String, r: &Report, figures: &[&str]) {
+    for n in layout::figure_notes(r, figures) {
+        w!(s, r#"<p class="note warn">Note: {}.</p>"#, escape(n));
+    }
+}
+
 pub(super) fn kernels_table(s: &mut String, r: &Report, top: usize) {
     if r.kernels.is_empty() {
         return;
@@ -198,7 +206,9 @@ pub(super) fn kernels_table(s: &mut String, r: &Report, top: usize) {
         }
         w!(s, r#"<td class="t">{}</td></tr>"#, row.tensor_core);
     }
-    s.push_str("</tbody></table></div></section>");
+    s.push_str("</tbody></table></div>");
+    figure_notes(s, r, &["kernels"]);
+    s.push_str("</section>");
 }
 
 pub(super) fn ops_table(s: &mut String, r: &Report, top: usize) {
@@ -273,7 +283,9 @@ pub(super) fn efficiency_table(s: &mut String, r: &Report, top: usize) {
             escape(efficiency::precision_label(x.dtype))
         );
     }
-    s.push_str("</tbody></table></div></section>");
+    s.push_str("</tbody></table></div>");
+    figure_notes(s, r, &["efficiency"]);
+    s.push_str("</section>");
 }
 
 /// A folder of ranks: the verdict over the ranks, the sortable per-rank table and the
@@ -387,7 +399,9 @@ pub(super) fn devices_table(s: &mut String, r: &Report) {
             d.tensor_cores
         );
     }
-    s.push_str("</tbody></table></div></section>");
+    s.push_str("</tbody></table></div>");
+    figure_notes(s, r, &["gpu_summary"]);
+    s.push_str("</section>");
 }
 
 /// CUDA/HIP graph replays and compiled code, when the capture has them.

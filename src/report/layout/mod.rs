@@ -82,6 +82,28 @@ pub fn capture_check(r: &Report) -> Notes {
     }
 }
 
+/// The note printed beside a figure that capture-check issues limit (`figure` as in
+/// [`crate::analysis::capture::FIGURE_LIMITS`]), `None` when nothing limits it.
+pub fn figure_note<'a>(r: &'a Report, figure: &str) -> Option<&'a str> {
+    r.trust
+        .figures
+        .iter()
+        .find(|f| f.figure == figure)
+        .map(|f| f.note.as_str())
+}
+
+/// The notes of `figures` ([`figure_note`]) that some issue limits, each once, in order: what
+/// a section printing those figures prints beside them.
+pub fn figure_notes<'a>(r: &'a Report, figures: &[&str]) -> Vec<&'a str> {
+    let mut out: Vec<&str> = Vec::new();
+    for n in figures.iter().filter_map(|f| figure_note(r, f)) {
+        if !out.contains(&n) {
+            out.push(n);
+        }
+    }
+    out
+}
+
 /// CUDA/HIP graph replays and compiled code, when the capture has them.
 pub fn compiled(r: &Report) -> Option<Notes> {
     if r.graphs.is_none() && r.compiled.is_none() {
