@@ -472,7 +472,10 @@ fn the_shown_rank_is_the_slowest_over_the_common_window() {
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     let merged = common::ok_run(&args).stdout;
     let want = common::ok_run(&["analyze", d, "-f", "json", "-j", "2"]).stdout;
-    assert_eq!(String::from_utf8_lossy(&merged), String::from_utf8_lossy(&want));
+    assert_eq!(
+        String::from_utf8_lossy(&merged),
+        String::from_utf8_lossy(&want)
+    );
     let _ = std::fs::remove_dir_all(&sums);
 }
 
