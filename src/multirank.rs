@@ -7,8 +7,9 @@
 //! before the next file starts on that worker. Summaries merge ([`Summary::merge`]): the facts
 //! of every rank are kept, and only one full report: the slowest rank's (by
 //! [`ranks::is_slower`], the order [`ranks::summarize`] uses), or the rank asked for with
-//! `--rank`. At most `jobs` files are in flight, so peak memory is about `jobs` × one rank
-//! plus that one report. The cross-rank summary and rules run over the facts alone
+//! `--rank`; when the ranks, compared over their common window, make another rank the slowest,
+//! [`finish_with`] asks the caller for that rank's report again. At most `jobs` files are in
+//! flight, so peak memory is about `jobs` × one rank plus that one report. The cross-rank summary and rules run over the facts alone
 //! ([`ranks::summarize`], [`diagnose::ranks::diagnose_ranks`]) when the merged summary is
 //! finished into the folder's report ([`finish`]).
 //!
