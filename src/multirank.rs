@@ -9,9 +9,10 @@
 //! [`ranks::is_slower`], the order [`ranks::summarize`] uses), or the rank asked for with
 //! `--rank`; when the ranks, compared over their common window, make another rank the slowest,
 //! [`finish_with`] asks the caller for that rank's report again. At most `jobs` files are in
-//! flight, so peak memory is about `jobs` × one rank plus that one report. The cross-rank summary and rules run over the facts alone
-//! ([`ranks::summarize`], [`diagnose::ranks::diagnose_ranks`]) when the merged summary is
-//! finished into the folder's report ([`finish`]).
+//! flight, so peak memory is about `jobs` × one rank plus that one report. The cross-rank
+//! summary and rules run over the facts alone ([`ranks::summarize`],
+//! [`diagnose::ranks::diagnose_ranks`]) when the merged summary is finished into the folder's
+//! report ([`finish`]).
 //!
 //! `analyze DIR` merges the summaries in memory; `stallscope summarize TRACE` writes one to a
 //! file (JSON, docs/summary.md) and `stallscope merge` (or `analyze` on a folder of
