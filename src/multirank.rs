@@ -7,10 +7,12 @@
 //! before the next file starts on that worker. Summaries merge ([`Summary::merge`]): the facts
 //! of every rank are kept, and only one full report: the slowest rank's (by
 //! [`ranks::is_slower`], the order [`ranks::summarize`] uses), or the rank asked for with
-//! `--rank`. At most `jobs` files are in flight, so peak memory is about `jobs` × one rank
-//! plus that one report. The cross-rank summary and rules run over the facts alone
-//! ([`ranks::summarize`], [`diagnose::ranks::diagnose_ranks`]) when the merged summary is
-//! finished into the folder's report ([`finish`]).
+//! `--rank`; when the ranks, compared over their common window, make another rank the slowest,
+//! [`finish_with`] asks the caller for that rank's report again. At most `jobs` files are in
+//! flight, so peak memory is about `jobs` × one rank plus that one report. The cross-rank
+//! summary and rules run over the facts alone ([`ranks::summarize`],
+//! [`diagnose::ranks::diagnose_ranks`]) when the merged summary is finished into the folder's
+//! report ([`finish`]).
 //!
 //! `analyze DIR` merges the summaries in memory; `stallscope summarize TRACE` writes one to a
 //! file (JSON, docs/summary.md) and `stallscope merge` (or `analyze` on a folder of
@@ -393,7 +395,26 @@ pub fn analyze_folder_with(
     }
     let st = state.into_inner().unwrap_or_else(|e| e.into_inner());
     let shown_dir = dir.to_string_lossy().into_owned();
-    finish(st, &shown_dir, jobs, listing.ignored, opts.rank)
+    // the slowest rank over the common window may not be the one kept: run it again
+    let load = LoadOptions {
+        progress: None,
+        ..opts.load.clone()
+    };
+    let again = FolderOptions {
+        load,
+        ..opts.clone()
+    };
+    let fetch = |target: &RankFacts| {
+        let file = files
+            .iter()
+            .find(|f| f.path.to_string_lossy() == target.path.as_str())?;
+        let hint = RankHint {
+            name_rank: file.name_rank,
+            index: file.index,
+        };
+        Summary::of_file(&target.path, hint, &again, run).shown
+    };
+    finish_with(st, &shown_dir, jobs, listing.ignored, opts.rank, &fetch)
 }
 
 /// Reads `*.summary.json` files and merges them (`stallscope merge`, or `analyze` on a
@@ -416,11 +437,32 @@ pub fn merge_files(paths: &[String], wanted: Option<i64>) -> Result<Summary, Loa
 /// summaries are those of one folder's files. An error when no rank was read, or when
 /// `wanted` names no rank (or a rank whose report the summaries do not keep).
 pub fn finish(
+    st: Summary,
+    folder: &str,
+    jobs: usize,
+    ignored: usize,
+    wanted: Option<i64>,
+) -> Result<FolderReport, FolderError> {
+    finish_with(st, folder, jobs, ignored, wanted, &|_| None)
+}
+
+/// The full report of a rank that the summary did not keep, when the caller can give it again
+/// (`analyze DIR` runs the rank's file again, `merge` reads its summary file again): see
+/// [`finish_with`].
+pub type FetchReport<'a> = dyn Fn(&RankFacts) -> Option<ShownReport> + 'a;
+
+/// [`finish`], showing the slowest rank chosen after the common window
+/// ([`ranks::summarize`]): a summary keeps the report of the rank slowest in its own window
+/// (a merge sees one pair of ranks at a time), and when the ranks are then compared over the
+/// steps they have in common another rank can be the slowest. Its report is asked of `fetch`
+/// (by the rank's facts); without it (`None`) the kept report is shown.
+pub fn finish_with(
     mut st: Summary,
     folder: &str,
     jobs: usize,
     ignored: usize,
     wanted: Option<i64>,
+    fetch: &FetchReport<'_>,
 ) -> Result<FolderReport, FolderError> {
     renumber_by_order(&mut st);
     if st.ranks.is_empty() {
@@ -439,6 +481,21 @@ pub fn finish(
         )));
     }
     let summary = ranks::summarize(std::mem::take(&mut st.ranks));
+    if wanted.is_none() {
+        let slow = &summary.ranks[summary.slowest];
+        let kept = st.shown.as_ref().map(|s| &s.facts);
+        // spans of one process are one entry: any of its captures is that rank's report
+        let same = kept.is_some_and(|k| {
+            k.rank == slow.rank
+                && (k.path == slow.path || summary.spans.iter().any(|s| s.rank == slow.rank))
+        });
+        if !same {
+            if let Some(mut o) = fetch(slow) {
+                o.facts.rank = slow.rank;
+                st.shown = Some(o);
+            }
+        }
+    }
     let shown = st
         .shown
         .take()

@@ -426,6 +426,59 @@ fn one_window_for_the_ranks() {
     assert_eq!(r["arrivals"]["matched"], 2, "{:#}", r["arrivals"]);
 }
 
+/// `hiccup`: over its own window rank 0 is the slowest (its step 5 waited in the all-reduce
+/// for rank 1's sleep); over the common steps 2 and 3 rank 2 is. The full report shown is the
+/// slowest rank's over the common window, as the table marks it (one story), and `merge` of
+/// the ranks' summaries, each keeping its own report, shows the same one: byte for byte the
+/// report of `analyze DIR`.
+#[test]
+fn the_shown_rank_is_the_slowest_over_the_common_window() {
+    let dir = gloo_dir("hiccup");
+    let d = dir.to_str().unwrap();
+    let folder = json_of(&["analyze", d, "-f", "json"]);
+    let r = &folder["ranks"];
+    assert_eq!(r["slowest_rank"], 2, "{:#}", r["shown"]);
+    assert_eq!(r["shown"]["rank"], r["slowest_rank"], "{:#}", r["shown"]);
+    assert_eq!(r["shown"]["why"], "slowest");
+    // rank 0 is the slowest over its own window: the kept report was another rank's
+    let own: Vec<f64> = (0..3)
+        .map(|i| {
+            let file = dir.join(format!("rank{i}.pt.trace.json.gz"));
+            f(&json_of(&["analyze", file.to_str().unwrap(), "-f", "json"])["step_time_us"])
+        })
+        .collect();
+    assert!(own[0] > own[1] && own[0] > own[2], "{own:?}");
+    let text = common::ok_run(&["analyze", d, "--color", "never"]);
+    let text = String::from_utf8_lossy(&text.stdout).into_owned();
+    assert!(text.contains("══ Rank 2, the slowest"), "{text}");
+    // merge of the summaries: the same report
+    let sums = std::env::temp_dir().join(format!("stallscope-hiccup-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&sums);
+    std::fs::create_dir_all(&sums).unwrap();
+    let mut args = vec!["merge".to_string()];
+    for i in 0..3 {
+        let file = dir.join(format!("rank{i}.pt.trace.json.gz"));
+        let out = sums.join(format!("rank{i}.summary.json"));
+        common::ok_run(&[
+            "summarize",
+            file.to_str().unwrap(),
+            "-q",
+            "-o",
+            out.to_str().unwrap(),
+        ]);
+        args.push(out.to_string_lossy().into_owned());
+    }
+    args.extend(["-f", "json", "-j", "2"].map(String::from));
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let merged = common::ok_run(&args).stdout;
+    let want = common::ok_run(&["analyze", d, "-f", "json", "-j", "2"]).stdout;
+    assert_eq!(
+        String::from_utf8_lossy(&merged),
+        String::from_utf8_lossy(&want)
+    );
+    let _ = std::fs::remove_dir_all(&sums);
+}
+
 /// The arrivals table (terminal and Markdown): one row per rank with its last arrivals, the
 /// wait it caused and waited per step, and the culprit's own cause; within 100 columns.
 #[test]

@@ -113,7 +113,14 @@ pub fn merge_summaries(
     folder: Option<(&str, usize)>,
 ) -> Result<Analyzed, AnalyzeError> {
     let merged = merge_files(paths, rank)?;
-    finish_summary(merged, rank, jobs, folder)
+    // the slowest rank over the common window: its report from its own summary file
+    let fetch = |target: &crate::analysis::ranks::RankFacts| {
+        paths.iter().find_map(|p| {
+            let s = Summary::from_json(p, &std::fs::read(p).ok()?).ok()?;
+            s.shown.filter(|o| o.facts.path == target.path)
+        })
+    };
+    finish_summary_with(merged, rank, jobs, folder, &fetch)
 }
 
 /// The folder's report from a merged summary (see [`merge_summaries`]); without `folder`,
@@ -124,6 +131,18 @@ pub fn finish_summary(
     jobs: usize,
     folder: Option<(&str, usize)>,
 ) -> Result<Analyzed, AnalyzeError> {
+    finish_summary_with(merged, rank, jobs, folder, &|_| None)
+}
+
+/// [`finish_summary`] with a way to the report of a rank the merged summary did not keep
+/// ([`multirank::finish_with`]).
+fn finish_summary_with(
+    merged: Summary,
+    rank: Option<i64>,
+    jobs: usize,
+    folder: Option<(&str, usize)>,
+    fetch: &multirank::FetchReport<'_>,
+) -> Result<Analyzed, AnalyzeError> {
     let common;
     let (folder, ignored) = match folder {
         Some(f) => f,
@@ -132,7 +151,7 @@ pub fn finish_summary(
             (common.as_str(), 0)
         }
     };
-    let out = multirank::finish(merged, folder, jobs.max(1), ignored, rank)?;
+    let out = multirank::finish_with(merged, folder, jobs.max(1), ignored, rank, fetch)?;
     Ok(Analyzed {
         report: out.report,
         warnings: out.warnings,

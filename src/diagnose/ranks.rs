@@ -725,24 +725,61 @@ fn window_notes(s: &RankSummary) -> Vec<String> {
         .max_by_key(|x| x.1)
         .map(|x| x.0)
         .unwrap_or_default();
-    let odd: Vec<String> = s
+    // a window as the reader says it: a whole trace without step marks is one step "0"
+    let label = |first: &str, last: &str, steps: usize| {
+        if first.is_empty() || first == "0" {
+            "the whole trace, no step marks".to_string()
+        } else if first == last {
+            first.to_string()
+        } else {
+            format!("{first} … {last} ({steps} steps)")
+        }
+    };
+    let common_steps = s
+        .ranks
+        .iter()
+        .find(|r| (r.first_step.as_str(), r.last_step.as_str()) == common)
+        .map_or(0, |r| r.steps);
+    let most = label(common.0, common.1, common_steps);
+    let odd: Vec<&RankFacts> = s
         .ranks
         .iter()
         .filter(|r| (r.first_step.as_str(), r.last_step.as_str()) != common)
-        .map(|r| {
-            format!(
-                "rank {} {} … {} ({} steps)",
-                r.rank, r.first_step, r.last_step, r.steps
-            )
+        .collect();
+    // the other windows, alike ones once: "ranks 9 and 10: the whole trace, no step marks"
+    let mut groups: Vec<(String, Vec<i64>)> = Vec::new();
+    for r in &odd {
+        let l = label(&r.first_step, &r.last_step, r.steps);
+        match groups.iter_mut().find(|g| g.0 == l) {
+            Some(g) => g.1.push(r.rank),
+            None => groups.push((l, vec![r.rank])),
+        }
+    }
+    let why = "their means are over different steps (give every rank the same `--steps`)";
+    if groups.len() > 3 || !s.duplicates.is_empty() {
+        // a folder of unrelated captures: say it once, short
+        return vec![format!(
+            "the ranks' windows cover different steps: {} of {} captures differ from the most \
+             common window ({most}); {why}",
+            odd.len(),
+            s.ranks.len()
+        )];
+    }
+    let who: Vec<String> = groups
+        .iter()
+        .map(|(l, rs)| {
+            let names: Vec<String> = rs.iter().map(|r| r.to_string()).collect();
+            let ranks = match names.len() {
+                1 => format!("rank {}", names[0]),
+                n => format!("ranks {} and {}", names[..n - 1].join(", "), names[n - 1]),
+            };
+            format!("{ranks}: {l}")
         })
         .collect();
     vec![format!(
-        "the ranks' windows cover different steps: most ranks {} … {}, but {}; a step one rank \
-         leaves out (an outlier, a step the profiler cut) is still counted on the others, so \
-         their means are over different steps (give every rank the same `--steps`)",
-        common.0,
-        common.1,
-        odd.join(", ")
+        "the ranks' windows cover different steps: most ranks {most}, but {}; a step one rank \
+         leaves out (an outlier, a step the profiler cut) is still counted on the others, so {why}",
+        who.join("; ")
     )]
 }
 
@@ -1017,8 +1054,61 @@ mod tests {
         let notes = diagnose_ranks(&s).notes;
         assert_eq!(notes.len(), 1);
         assert!(
-            notes[0].contains("rank 2 ProfilerStep#2 … ProfilerStep#2"),
+            notes[0].contains(
+                "most ranks ProfilerStep#1 … ProfilerStep#2 (2 steps), but rank 2: ProfilerStep#2;"
+            ),
             "{notes:?}"
+        );
+    }
+
+    /// A whole trace without step marks is said so, not `0 … 0`; alike windows once.
+    #[test]
+    fn whole_trace_windows_are_said_so() {
+        let mut s = alternating();
+        for r in &mut s.ranks {
+            r.first_step = "ProfilerStep#10".into();
+            r.last_step = "ProfilerStep#10".into();
+            r.steps = 1;
+        }
+        for r in &mut s.ranks[1..] {
+            r.first_step = "0".into();
+            r.last_step = "0".into();
+        }
+        let notes = diagnose_ranks(&s).notes;
+        assert_eq!(notes.len(), 1);
+        assert!(
+            notes[0].starts_with(
+                "the ranks' windows cover different steps: most ranks the whole trace, no step \
+                 marks, but rank 0: ProfilerStep#10;"
+            ),
+            "{notes:?}"
+        );
+        assert!(!notes[0].contains("0 … 0"), "{notes:?}");
+    }
+
+    /// A folder of unrelated captures (many different windows, or one rank in several files):
+    /// one short note, not a list of every window.
+    #[test]
+    fn unrelated_captures_get_one_short_note() {
+        let s = summarize(
+            (0..6)
+                .map(|r| {
+                    let mut x = facts(r, 10.0, 1.0);
+                    x.first_step = format!("ProfilerStep#{}", r.min(4));
+                    x.last_step = x.first_step.clone();
+                    x.steps = 1;
+                    x
+                })
+                .collect(),
+        );
+        let notes = diagnose_ranks(&s).notes;
+        assert_eq!(
+            notes,
+            [
+                "the ranks' windows cover different steps: 4 of 6 captures differ from the most \
+              common window (ProfilerStep#4); their means are over different steps (give every \
+              rank the same `--steps`)"
+            ]
         );
     }
 
