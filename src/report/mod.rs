@@ -220,7 +220,31 @@ pub struct TrustInfo {
     /// The printed figures the issues limit, each with the note printed beside it
     /// ([`analysis::capture::FIGURE_LIMITS`]; empty when none is limited).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub figures: Vec<analysis::capture::FigureLimit>,
+    pub figures: Vec<FigureLimitInfo>,
+}
+
+/// A printed figure limited by capture-check issues ([`analysis::capture::FigureLimit`],
+/// field for field).
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
+pub struct FigureLimitInfo {
+    /// The figure (`gpu_summary`, `gpu_timeline`, `steps`, `kernels`, `efficiency`).
+    #[serde(deserialize_with = "crate::text::static_words::one")]
+    pub figure: crate::text::static_words::Word,
+    /// The ids of the issues that limit it.
+    #[serde(deserialize_with = "crate::text::static_words::vec")]
+    pub issues: Vec<&'static str>,
+    /// The note printed beside it: `limited by the capture check (ids): what they do`.
+    pub note: String,
+}
+
+impl FigureLimitInfo {
+    fn new(f: analysis::capture::FigureLimit) -> Self {
+        FigureLimitInfo {
+            figure: f.figure,
+            issues: f.issues,
+            note: f.note,
+        }
+    }
 }
 
 /// One property of the capture that limits its numbers ([`analysis::capture::TrustIssue`],
@@ -277,7 +301,11 @@ impl TrustInfo {
         TrustInfo {
             ok: c.issues.is_empty(),
             clock_offset_us: us(c.clock_offset),
-            figures: c.figure_limits(),
+            figures: c
+                .figure_limits()
+                .into_iter()
+                .map(FigureLimitInfo::new)
+                .collect(),
             issues: c.issues.into_iter().map(TrustIssueInfo::new).collect(),
             clock_corrections: trace
                 .clock_corrections
