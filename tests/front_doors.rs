@@ -154,7 +154,13 @@ fn the_command_the_mcp_tool_and_the_api_agree_on_every_input() {
 /// `num_workers=4`, captured twice (the TensorBoard plugin's samples): repeated runs.
 fn repeated_runs() -> Option<(Vec<PathBuf>, Vec<PathBuf>)> {
     let stem = "tbprof/tb_plugin__samples__resnet50_num_workers_";
-    let f = |rest: &str| common::corpus_file(&format!("{stem}{rest}.pt.trace.json.gz"));
+    // canonical paths, as the analyze test's: the MCP server resolves a path inside its roots
+    // (`/work/x/../shared/…` → `/work/shared/…`), the command keeps it as given
+    let f = |rest: &str| {
+        common::corpus_file(&format!("{stem}{rest}.pt.trace.json.gz"))?
+            .canonicalize()
+            .ok()
+    };
     Some((
         vec![
             f("0__worker0.1623143089861")?,
