@@ -129,22 +129,13 @@ fn kineto(steps: usize, kernel_args: &str, extra: &[String], zero_from: usize) -
     )
 }
 
-fn kernel_calls(r: &serde_json::Value) -> u64 {
-    r["kernels"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|k| k["calls"].as_u64().unwrap())
-        .sum()
-}
-
 #[test]
 fn zero_timestamp_tail_is_left_out_and_named() {
     let dir = common::TempDir::new("zero-ts");
     let good = dir.file("good.json", kineto(4, "", &[], 4).as_bytes());
     let r = common::analyze_json(std::path::Path::new(&good), &[]);
     assert!(ids(&r).is_empty(), "{:?}", ids(&r));
-    assert_eq!(kernel_calls(&r), 40);
+    assert_eq!(common::kernel_calls(&r), 40);
     // steps 2 and 3 written with ts 0, dur 0: 2 × (1 step + 10 × 3 spans) = 62 events
     let bad = dir.file("bad.json", kineto(4, "", &[], 2).as_bytes());
     let r = common::analyze_json(std::path::Path::new(&bad), &[]);
@@ -163,7 +154,7 @@ fn zero_timestamp_tail_is_left_out_and_named() {
         (Some("zero-timestamp"), Some(62))
     );
     // the figures come from the two steps with real times; the idle time is not blamed
-    assert_eq!(kernel_calls(&r), 20);
+    assert_eq!(common::kernel_calls(&r), 20);
     let v = r["verdict"].as_str().unwrap();
     assert!(v.starts_with("Device records incomplete"), "{v}");
     assert!(v.contains("zero-timestamps"), "{v}");
@@ -183,12 +174,12 @@ fn log_lines_in_the_event_array_are_skipped_with_their_offset() {
     assert_eq!(w["code"], "non-object-event");
     assert_eq!(w["count"], 1);
     assert_eq!(w["first_offset"].as_u64(), Some(cut as u64));
-    assert_eq!(kernel_calls(&r), 20);
+    assert_eq!(common::kernel_calls(&r), 20);
     // the same bytes gzip-compressed (the streaming path)
     let p = dir.gz("log.json.gz", with_log.as_bytes());
     let r = common::analyze_json(std::path::Path::new(&p), &[]);
     assert_eq!(r["warnings"][0]["first_offset"].as_u64(), Some(cut as u64));
-    assert_eq!(kernel_calls(&r), 20);
+    assert_eq!(common::kernel_calls(&r), 20);
 }
 
 #[test]
@@ -238,7 +229,7 @@ fn kineto_2026_fields_read_or_ignored_cleanly() {
     let p = dir.file("plain.json", plain.as_bytes());
     let mut base = common::analyze_json(std::path::Path::new(&p), &[]);
     base.as_object_mut().unwrap().remove("source");
-    assert_eq!(kernel_calls(&base), 20);
+    assert_eq!(common::kernel_calls(&base), 20);
     assert!(ids(&base).is_empty());
     for (i, doc) in variants.iter().enumerate() {
         assert_ne!(doc, &plain);

@@ -5,16 +5,13 @@
 mod common;
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 
 use serde_json::Value;
 
+/// The binary with `args` ([`common::stallscope`]).
 fn run(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_stallscope"))
-        .args(args)
-        .env("NO_COLOR", "1")
-        .output()
-        .expect("run stallscope")
+    common::stallscope(args)
 }
 
 fn s(p: &Path) -> &str {

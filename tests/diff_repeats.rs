@@ -81,12 +81,9 @@ fn torch_python() -> Option<Command> {
     None
 }
 
+/// The binary with `args` ([`common::stallscope`]).
 fn run(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_stallscope"))
-        .args(args)
-        .env("NO_COLOR", "1")
-        .output()
-        .expect("run stallscope")
+    common::stallscope(args)
 }
 
 fn f(v: &Value) -> f64 {

@@ -47,15 +47,6 @@ fn issue<'a>(r: &'a Value, id: &str) -> Option<&'a Value> {
         .find(|i| i["id"] == id)
 }
 
-fn calls(r: &Value) -> u64 {
-    r["kernels"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|k| k["calls"].as_u64().unwrap())
-        .sum()
-}
-
 #[test]
 fn profiler_steps_after_the_stop_are_left_out() {
     // TensorBoard plugin's ResNet-50 sample: ProfilerStep#5..#10; records lost from the
@@ -109,7 +100,7 @@ fn profiler_steps_after_the_stop_are_left_out() {
     let intact = common::analyze_json(&src, &["--steps", "5..7"]);
     assert_eq!(r["step_time_us"], intact["step_time_us"]);
     assert_eq!(r["breakdown_us"], intact["breakdown_us"]);
-    assert_eq!(calls(&r), calls(&intact));
+    assert_eq!(common::kernel_calls(&r), common::kernel_calls(&intact));
     assert!(
         r["verdict"]
             .as_str()

@@ -120,6 +120,17 @@ pub fn analyze_json(path: &std::path::Path, extra: &[&str]) -> serde_json::Value
     serde_json::from_slice(&out.stdout).expect("valid JSON report")
 }
 
+/// Σ calls over a JSON report's kernel table.
+#[allow(dead_code)]
+pub fn kernel_calls(report: &serde_json::Value) -> u64 {
+    report["kernels"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|k| k["calls"].as_u64().unwrap())
+        .sum()
+}
+
 /// The ids of a JSON report's findings, in rank order.
 pub fn finding_ids(report: &serde_json::Value) -> Vec<&str> {
     report["findings"]
