@@ -34,7 +34,7 @@ use crate::analysis::ranks::{self, RankFacts, RankSource};
 use crate::diagnose;
 use crate::ingest::folder::Listing;
 use crate::ingest::{self, LoadError, LoadOptions};
-use crate::model::Warning;
+use crate::report::mirrors::WarningInfo as Warning;
 use crate::report::ranks::{RanksSection, SkippedFile};
 use crate::report::Report;
 

@@ -696,17 +696,10 @@ fn the_boundary_checks_find_what_they_should() {
 /// (fieldless enums), never their structs.
 const BELOW_REPORT: &[&str] = &["model", "ingest", "window", "analysis", "diagnose"];
 
-/// Report fields that still serialize a lower stage's struct as it is (`Type.field`, the
-/// struct named), each to be mirrored when it next changes (ARCHITECTURE.md, "Report types
-/// are mirrors"). This list only shrinks: an entry that no longer holds fails the test.
-const UNMIRRORED: &[(&str, &str)] = &[
-    ("Report.warnings", "model::Warning"),
-    ("Report.findings", "diagnose::Finding"),
-    ("Report.efficiency", "analysis::efficiency::Efficiency"),
-    ("Report.memory", "analysis::memory::MemoryAnalysis"),
-    ("NcuLaunchInfo.kernel", "ingest::ncu::NcuKernel"),
-    ("RanksSection.findings", "diagnose::Finding"),
-];
+/// Report fields allowed to serialize a lower stage's struct as it is (`Type.field`, the struct
+/// named): none. An entry needs its reason in ARCHITECTURE.md ("Report types are mirrors"),
+/// and an entry that no longer holds fails the test.
+const UNMIRRORED: &[(&str, &str)] = &[];
 
 /// The `use crate::…` names of a (stripped) file: the name as written → its path from the
 /// crate root (`Finding` → `diagnose::Finding`, `analysis` → `analysis`).

@@ -2,7 +2,7 @@
 //! folder of summaries, an Nsight Compute CSV alone), to one [`Report`].
 
 use crate::analysis::AnalyzeOptions;
-use crate::model::Warning;
+use crate::report::mirrors::WarningInfo as Warning;
 use crate::report::Report;
 use crate::timings::Timings;
 
@@ -113,7 +113,12 @@ fn one_file(
     };
     let mut warnings: Vec<(String, Warning)> = Vec::new();
     let out = pipeline::run_file(path, &opts, Some(timings), &mut |trace| {
-        warnings.extend(trace.warnings.iter().map(|w| (path.to_string(), w.clone())));
+        warnings.extend(
+            trace
+                .warnings
+                .iter()
+                .map(|w| (path.to_string(), Warning::from(w))),
+        );
     })?;
     warnings.extend(out.ncu_warnings);
     each(

@@ -8,7 +8,7 @@ use crate::diff::check::{Budget, Percent};
 use crate::diff::side::{read_saved, Loaded, Side, SideError, Which};
 use crate::diff::{Comparison, DiffOptions};
 use crate::ingest::LoadOptions;
-use crate::model::Warning;
+use crate::report::mirrors::WarningInfo as Warning;
 use crate::report::Report;
 
 use super::input::{guess, Input};
@@ -309,7 +309,7 @@ pub fn load_side(path: &Path, which: Which, opts: &SideOptions) -> Result<Loaded
                 .trace
                 .warnings
                 .iter()
-                .map(|w| (p.clone(), w.clone()))
+                .map(|w| (p.clone(), Warning::from(w)))
                 .collect();
             (out.report, warnings)
         }

@@ -6,8 +6,9 @@
 use crate::analysis::ranks::{RankFacts, TopFinding};
 use crate::analysis::{self, Analysis, AnalyzeOptions};
 use crate::ingest::{self, LoadError, LoadOptions};
-use crate::model::{Trace, Warning};
+use crate::model::Trace;
 use crate::multirank::{RankHint, RankJob};
+use crate::report::mirrors::WarningInfo as Warning;
 use crate::report::Report;
 use crate::timings::Timings;
 
@@ -75,7 +76,7 @@ pub fn run_file(
     if let Some(p) = &opts.ncu {
         let p = p.to_string_lossy().into_owned();
         let n = ingest::ncu::read(&p).map_err(FileError::Ncu)?;
-        ncu_warnings.extend(n.warnings.iter().map(|w| (p.clone(), w.clone())));
+        ncu_warnings.extend(n.warnings.iter().map(|w| (p.clone(), Warning::from(w))));
         let steps = a.steps.steps.len();
         a.ncu = Some(analysis::ncu::joined(&trace, &a.selection, steps, &n));
     }

@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 
 use crate::ingest::LoadError;
-use crate::model::Warning;
+use crate::report::mirrors::WarningInfo as Warning;
 use crate::report::Report;
 
 use super::input::GuessError;

@@ -94,7 +94,7 @@ pub(super) fn parse_threads(s: &str) -> Result<usize, String> {
 
 /// A reading warning on stderr; names and keys in it come from the file and are shown as
 /// text ([`crate::text::printable`]).
-pub(super) fn print_warning(path: &str, w: &crate::model::Warning) {
+pub(super) fn print_warning(path: &str, w: &crate::report::mirrors::WarningInfo) {
     let at = w
         .first_offset
         .map(|o| format!(" (first at byte {o})"))

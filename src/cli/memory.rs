@@ -71,7 +71,7 @@ pub(super) fn run(args: MemoryArgs, load: LoadSettings) -> Result<(), (i32, Stri
     let got = api::memory(&req, &mut |trace| {
         if !args.quiet {
             for w in &trace.warnings {
-                print_warning(&path, w);
+                print_warning(&path, &w.into());
             }
         }
     })

@@ -82,7 +82,7 @@ pub(super) fn run(args: PhasesArgs, load: LoadSettings) -> Result<(), (i32, Stri
     let rep = api::phases(&req, &mut |trace| {
         if !args.quiet {
             for w in &trace.warnings {
-                print_warning(&path, w);
+                print_warning(&path, &w.into());
             }
         }
     })

@@ -58,7 +58,7 @@ pub(super) fn run(args: SliceArgs, load: LoadSettings) -> Result<(), (i32, Strin
     let wp = api::plan_slice(&req, &mut |trace| {
         if !args.quiet {
             for w in &trace.warnings {
-                print_warning(&path, w);
+                print_warning(&path, &w.into());
             }
         }
     })

@@ -89,7 +89,7 @@ pub struct SideDeviceMemory {
     pub peak_step: Option<String>,
     /// Live at the peak by operator and phase.
     #[serde(default)]
-    pub live_at_peak: Vec<crate::analysis::memory::LiveGroup>,
+    pub live_at_peak: Vec<crate::report::mirrors::LiveGroupInfo>,
     /// Live at the peak by phase.
     #[serde(default)]
     pub live_by_phase: Vec<(String, u64)>,
@@ -336,7 +336,7 @@ pub struct Loaded {
     /// Whether it came from a saved JSON report.
     pub saved: bool,
     /// Reading warnings.
-    pub warnings: Vec<(String, crate::model::Warning)>,
+    pub warnings: Vec<(String, crate::report::mirrors::WarningInfo)>,
 }
 
 /// True when the file starts like a stallscope JSON report (its first key is

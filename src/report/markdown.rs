@@ -123,7 +123,7 @@ fn efficiency_section(r: &Report, top: usize, out: &mut dyn Write) -> io::Result
     writeln!(out)?;
     writeln!(out, "{}.", escape(&efficiency::efficiency_subtitle(e)))?;
     writeln!(out)?;
-    let row = |name: String, x: &crate::analysis::efficiency::EfficiencyRow| {
+    let row = |name: String, x: &crate::report::mirrors::EfficiencyRowInfo| {
         let mut v = vec![escape(&shorten_middle(&name, NAME_WIDTH))];
         v.extend(efficiency::efficiency_cells(x));
         v

@@ -13,6 +13,7 @@ pub mod html;
 pub mod json;
 pub mod layout;
 pub mod markdown;
+pub mod mirrors;
 pub mod nvidia;
 #[cfg(feature = "parquet")]
 pub mod parquet;
@@ -702,7 +703,7 @@ pub struct Report {
     /// Input.
     pub source: SourceInfo,
     /// Reading warnings.
-    pub warnings: Vec<crate::model::Warning>,
+    pub warnings: Vec<mirrors::WarningInfo>,
     /// One-line diagnosis: what bounds the step (see `docs/rules.md`).
     pub verdict: String,
     /// The verdict's class, a stable id (`gpu_bound`, `launch_bound`, … see
@@ -710,7 +711,7 @@ pub struct Report {
     #[serde(default)]
     pub verdict_class: crate::diagnose::verdict::VerdictClass,
     /// Findings ranked by recoverable time per step (see `docs/rules.md`).
-    pub findings: Vec<crate::diagnose::Finding>,
+    pub findings: Vec<mirrors::FindingInfo>,
     /// Analyzed window.
     pub window: WindowInfo,
     /// Devices that ran work.
@@ -753,12 +754,12 @@ pub struct Report {
     /// FLOPs, bytes, achieved TFLOP/s and GB/s and MFU per step, phase and operator (see
     /// `analysis::efficiency`); absent without recorded shapes or `flops`.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub efficiency: Option<analysis::efficiency::Efficiency>,
+    pub efficiency: Option<mirrors::EfficiencyInfo>,
     /// Device memory over the window: allocated and reserved, the peak and what is live at it,
     /// the largest allocations, churn per step (see `analysis::memory`); absent without
     /// memory events (`profile_memory=True`).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub memory: Option<analysis::memory::MemoryAnalysis>,
+    pub memory: Option<mirrors::MemoryInfo>,
     /// A folder of per-rank traces: the per-rank table and cross-rank findings (this report
     /// is then the full report of the slowest rank, or of `--rank`). Absent for one file.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -827,10 +828,18 @@ impl Report {
                 trace_start_us: us(origin),
                 distributed: trace.distributed.as_ref().map(DistributedInfo::new),
             },
-            warnings: trace.warnings.clone(),
+            warnings: trace
+                .warnings
+                .iter()
+                .map(mirrors::WarningInfo::from)
+                .collect(),
             verdict: diagnosis.verdict,
             verdict_class: diagnosis.verdict_class,
-            findings: diagnosis.findings,
+            findings: diagnosis
+                .findings
+                .iter()
+                .map(mirrors::FindingInfo::from)
+                .collect(),
             window: WindowInfo {
                 start_us: rel(a.window.start),
                 end_us: rel(a.window.end),
@@ -907,8 +916,8 @@ impl Report {
                 other: usf(avg.other),
             },
             step_time_us: usf(avg.total),
-            efficiency: a.efficiency.clone(),
-            memory: a.memory.clone(),
+            efficiency: a.efficiency.as_ref().map(mirrors::EfficiencyInfo::from),
+            memory: a.memory.as_ref().map(mirrors::MemoryInfo::from),
             gpu_timeline: a
                 .timeline
                 .iter()

@@ -7,7 +7,9 @@ use serde::Serialize;
 
 use crate::analysis::gpu_metrics::{Basis, Boundness, GpuMetricsAnalysis, Sampled};
 use crate::analysis::ncu::NcuAnalysis;
-use crate::ingest::ncu::{Layout, NcuKernel};
+use crate::ingest::ncu::Layout;
+
+use super::mirrors::NcuKernelInfo;
 use crate::model::Ns;
 
 fn us(ns: Ns) -> f64 {
@@ -39,7 +41,7 @@ pub struct TraceMatch {
 pub struct NcuLaunchInfo {
     /// The launch's metrics, classification and rules.
     #[serde(flatten)]
-    pub kernel: NcuKernel,
+    pub kernel: NcuKernelInfo,
     /// The trace kernel it was joined to (with `--ncu` only; absent when none matched).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub trace_kernel: Option<TraceMatch>,
@@ -70,7 +72,7 @@ impl NcuSection {
             .iter()
             .zip(&n.launches)
             .map(|(k, l)| NcuLaunchInfo {
-                kernel: k.clone(),
+                kernel: NcuKernelInfo::from(k),
                 trace_kernel: l.trace_kernel.as_ref().map(|g| {
                     let kt = l.kernel.map(|i| &n.kernels[i]);
                     TraceMatch {

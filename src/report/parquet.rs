@@ -443,7 +443,7 @@ fn finding_row(
     rank: Option<i64>,
     scope: &str,
     n: usize,
-    f: &crate::diagnose::Finding,
+    f: &super::mirrors::FindingInfo,
 ) -> Vec<Value> {
     vec![
         job,

@@ -4,10 +4,10 @@
 
 use serde::Serialize;
 
+use super::mirrors::FindingInfo;
 use super::us;
 use crate::analysis::ranks::{Matching, RankFacts, RankSource, RankSummary};
 use crate::diagnose::ranks::RanksDiagnosis;
-use crate::diagnose::Finding;
 
 /// The multi-rank part of a folder's report (docs/json-report.md, `ranks`).
 #[derive(Debug, Clone, Serialize, serde::Deserialize)]
@@ -33,7 +33,7 @@ pub struct RanksSection {
     /// One line about the ranks.
     pub verdict: String,
     /// Cross-rank findings (`rank-straggler`, `comm-imbalance`), by recoverable time.
-    pub findings: Vec<Finding>,
+    pub findings: Vec<FindingInfo>,
     /// One row per rank file, by rank then path.
     pub ranks: Vec<RankRow>,
     /// Files that could not be analysed.
@@ -332,7 +332,7 @@ impl RanksSection {
             spread: s.spread,
             median_exposed_comm_us: s.median_exposed_comm / 1000.0,
             verdict: d.verdict,
-            findings: d.findings,
+            findings: d.findings.iter().map(FindingInfo::from).collect(),
             ranks: s.ranks.iter().map(RankRow::new).collect(),
             skipped,
             duplicates: s

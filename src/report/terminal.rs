@@ -825,7 +825,7 @@ fn write_efficiency_section(
         st.dim(&layout::efficiency::efficiency_subtitle(e))
     )?;
     let mut t = Table::new(&layout::efficiency::EFFICIENCY_COLUMNS);
-    let row = |name: String, x: &crate::analysis::efficiency::EfficiencyRow| {
+    let row = |name: String, x: &crate::report::mirrors::EfficiencyRowInfo| {
         let mut v = vec![name];
         v.extend(layout::efficiency::efficiency_cells(x));
         v

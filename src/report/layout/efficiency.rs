@@ -34,7 +34,7 @@ pub fn si(v: f64) -> String {
 /// The one-line efficiency summary of the terminal report and the HTML headline: "MFU 16.6%
 /// of bf16 dense peak on H100 SXM (164 of 989 TFLOP/s); 100% of matrix-kernel time
 /// accounted for".
-pub fn efficiency_headline(e: &crate::analysis::efficiency::Efficiency) -> String {
+pub fn efficiency_headline(e: &crate::report::mirrors::EfficiencyInfo) -> String {
     let accounted = match e.accounted_share {
         Some(a) => format!("{:.0}% of matrix-kernel time accounted for", a * 100.0),
         None => "no matrix kernel in the window".into(),
@@ -81,7 +81,7 @@ pub fn efficiency_headline(e: &crate::analysis::efficiency::Efficiency) -> Strin
 
 /// The efficiency section's subtitle: FLOPs and bytes per step, and how the rows are ranked
 /// (terminal and Markdown).
-pub fn efficiency_subtitle(e: &crate::analysis::efficiency::Efficiency) -> String {
+pub fn efficiency_subtitle(e: &crate::report::mirrors::EfficiencyInfo) -> String {
     let lost = e.ops.first().is_some_and(|o| o.lost_us.is_some());
     format!(
         "per step: {}FLOP, {}B moved at least; {}",
@@ -108,7 +108,7 @@ pub const EFFICIENCY_COLUMNS: [&str; 7] = [
 
 /// One row of the efficiency table (after its name): calls, device time, achieved TFLOP/s
 /// and GB/s, roofline time and time lost (`-` without peaks).
-pub fn efficiency_cells(x: &crate::analysis::efficiency::EfficiencyRow) -> [String; 6] {
+pub fn efficiency_cells(x: &crate::report::mirrors::EfficiencyRowInfo) -> [String; 6] {
     use units::{fmt_count, fmt_us, fmt_us_or_dash as dash};
     [
         fmt_count(x.calls),

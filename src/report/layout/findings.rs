@@ -2,7 +2,8 @@
 //! of the step, its first place to look as a sentence, and the counts and sentences around
 //! the list.
 
-use crate::diagnose::{Finding, Severity};
+use crate::diagnose::Severity;
+use crate::report::mirrors::FindingInfo as Finding;
 use crate::report::units::{self, fmt_us};
 use crate::report::Report;
 

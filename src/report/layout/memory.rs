@@ -2,8 +2,8 @@
 //! groups live at the peak with their share; for torch's memory-timeline export the peak and
 //! the bytes per category at it.
 
-use crate::analysis::memory::DeviceMemory;
 use crate::ingest::torch_memory::{CategoryTimeline, CATEGORIES};
+use crate::report::mirrors::DeviceMemoryInfo as DeviceMemory;
 use crate::report::units;
 
 /// The name of a memory timeline's device as the renderers print it: `CPU` for host memory
