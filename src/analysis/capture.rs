@@ -365,18 +365,9 @@ pub fn check(trace: &Trace, steps_cut: usize, compile: Ns) -> CaptureCheck {
     check_with(trace, &CaptureFacts::of(trace), steps_cut, compile)
 }
 
-/// [`check`] over the trace's [`CaptureFacts`] (found by [`CaptureFacts::of`]); reads only
-/// the trace's warnings and clock corrections.
-pub fn check_with(
-    trace: &Trace,
-    facts: &CaptureFacts,
-    steps_cut: usize,
-    compile: Ns,
-) -> CaptureCheck {
-    let mut out = CaptureCheck::default();
-    let (activities, unlinked) = (facts.activities, facts.unlinked);
-
-    // clock offset: corrected by the loader, or found in the times as recorded
+/// The clock offset: corrected by the loader (`trace.clock_corrections`), or found in the
+/// times as recorded (`facts.clock`).
+fn clock_issues(trace: &Trace, facts: &CaptureFacts, out: &mut CaptureCheck) {
     for c in &trace.clock_corrections {
         out.clock_offset = out.clock_offset.max(c.offset.abs());
         let (way, when) = if c.offset > 0 {
@@ -456,6 +447,20 @@ pub fn check_with(
             unreliable: vec!["host_device_timing"],
         });
     }
+}
+
+/// [`check`] over the trace's [`CaptureFacts`] (found by [`CaptureFacts::of`]); reads only
+/// the trace's warnings and clock corrections.
+pub fn check_with(
+    trace: &Trace,
+    facts: &CaptureFacts,
+    steps_cut: usize,
+    compile: Ns,
+) -> CaptureCheck {
+    let mut out = CaptureCheck::default();
+    let (activities, unlinked) = (facts.activities, facts.unlinked);
+
+    clock_issues(trace, facts, &mut out);
     // graph replays whose kernels are not in the trace
     let (replays, empty) = (facts.replays, facts.empty);
     if empty > 0 {

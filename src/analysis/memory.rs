@@ -246,6 +246,208 @@ fn largest<'b>(it: impl Iterator<Item = &'b MemBlock>, n: usize) -> Vec<&'b MemB
     top
 }
 
+/// The step `t` lies in (index into `steps`).
+fn step_of(steps: &[Step], t: Ns) -> Option<usize> {
+    let k = steps.partition_point(|s| s.span.start <= t);
+    (k > 0 && t < steps[k - 1].span.end).then(|| k - 1)
+}
+
+/// What the walk over one device's allocations and frees gives.
+struct Walk {
+    /// Allocations and frees per step.
+    churn: Vec<StepChurn>,
+    /// Allocated at the window start.
+    start_allocated: i64,
+    /// Peak allocated in the window, and when.
+    peak: (i64, Ns),
+    /// The chart's points.
+    chart: Chart,
+}
+
+/// The walk over device `dev`'s blocks in allocation order merged with its frees in free
+/// order, from `base` allocated: allocations at a time before its frees (the highest value at
+/// that time).
+fn walk(all: &[MemBlock], dev: i32, base: i64, window: Interval, steps: &[Step]) -> Walk {
+    // (free time, block) pairs: the sort compares its keys in place
+    let mut frees: Vec<(Ns, u32)> = all
+        .iter()
+        .enumerate()
+        .filter(|(_, b)| b.device == dev && b.free != Ns::MAX)
+        .map(|(i, b)| (b.free, i as u32))
+        .collect();
+    frees.sort_unstable();
+    // the walk: allocations at a time before its frees (the highest value at that time)
+    let mut churn: Vec<StepChurn> = steps
+        .iter()
+        .map(|s| StepChurn {
+            step: s.name.clone(),
+            allocs: 0,
+            alloc_bytes: 0,
+            frees: 0,
+            freed_bytes: 0,
+            peak_allocated: i64::MIN,
+        })
+        .collect();
+    let mut entered = 0usize; // steps whose start the walk has passed
+    let mut cur = base;
+    let mut start_allocated = None;
+    let mut peak: Option<(i64, Ns)> = None;
+    let mut chart = Chart::new(window);
+    let (mut ai, mut fi) = (0usize, 0usize);
+    let next_alloc = |ai: &mut usize| {
+        while *ai < all.len() && (all[*ai].device != dev || all[*ai].alloc == Ns::MIN) {
+            *ai += 1;
+        }
+        all.get(*ai).map(|b| b.alloc)
+    };
+    loop {
+        let ta = next_alloc(&mut ai);
+        let tf = frees.get(fi).map(|f| f.0);
+        let t = match (ta, tf) {
+            (Some(a), Some(f)) => a.min(f),
+            (Some(a), None) => a,
+            (None, Some(f)) => f,
+            (None, None) => break,
+        };
+        // steps that start at or before t begin at the value before t
+        while entered < steps.len() && steps[entered].span.start <= t {
+            churn[entered].peak_allocated = cur;
+            entered += 1;
+        }
+        if t >= window.start && t <= window.end && start_allocated.is_none() {
+            start_allocated = Some(cur);
+        }
+        let step = step_of(steps, t);
+        while let Some(b) = all.get(ai).filter(|b| b.alloc == t) {
+            if b.device == dev {
+                cur += b.bytes as i64;
+                if let Some(k) = step {
+                    churn[k].allocs += 1;
+                    churn[k].alloc_bytes += b.bytes;
+                }
+            }
+            ai += 1;
+        }
+        if let Some(k) = step {
+            churn[k].peak_allocated = churn[k].peak_allocated.max(cur);
+        }
+        let inside = t >= window.start && t <= window.end;
+        if inside {
+            if peak.is_none_or(|p| cur > p.0) {
+                peak = Some((cur, t));
+            }
+            chart.add(t, cur);
+        }
+        while let Some(&(_, i)) = frees.get(fi).filter(|f| f.0 == t) {
+            let b = &all[i as usize];
+            cur -= b.bytes as i64;
+            if let Some(k) = step {
+                churn[k].frees += 1;
+                churn[k].freed_bytes += b.bytes;
+            }
+            fi += 1;
+        }
+        if inside {
+            chart.add(t, cur);
+        }
+    }
+    drop(frees);
+    for c in &mut churn[entered..] {
+        c.peak_allocated = cur;
+    }
+    Walk {
+        churn,
+        start_allocated: start_allocated.unwrap_or(cur),
+        peak: peak.unwrap_or((cur, window.start)),
+        chart,
+    }
+}
+
+/// The blocks of device `dev` live at the peak, grouped by operator and phase (largest
+/// first), and their bytes by phase; what was allocated before the trace began counts as
+/// `(before the trace)` when blocks are known.
+fn live_at_peak(
+    trace: &Trace,
+    dev: i32,
+    peak_allocated: i64,
+    peak_t: Ns,
+    blocks_known: bool,
+) -> (Vec<LiveGroup>, Vec<(String, u64)>) {
+    let all = &trace.memory.blocks;
+    let on = |b: &&MemBlock| b.device == dev;
+    let mut groups: HashMap<(&str, &str), (u64, u64)> = HashMap::default();
+    let mut by_phase: HashMap<&str, u64> = HashMap::default();
+    let mut live_bytes: i64 = 0;
+    let live: Vec<&MemBlock> = all
+        .iter()
+        .filter(on)
+        .filter(|b| blocks_known && b.live_at(peak_t) && b.alloc != Ns::MIN)
+        .collect();
+    for (b, (op, phase)) in live.iter().zip(attribute(trace, &live)) {
+        let g = groups.entry((op, phase)).or_default();
+        g.0 += 1;
+        g.1 += b.bytes;
+        *by_phase.entry(phase).or_default() += b.bytes;
+        live_bytes += b.bytes as i64;
+    }
+    let before = peak_allocated - live_bytes;
+    if before > 0 && blocks_known {
+        groups.insert((BEFORE, UNANNOTATED), (0, before as u64));
+        *by_phase.entry(UNANNOTATED).or_default() += before as u64;
+    }
+    let mut live_at_peak: Vec<LiveGroup> = groups
+        .into_iter()
+        .map(|((op, phase), (n, bytes))| LiveGroup {
+            op: op.to_string(),
+            phase: phase.to_string(),
+            blocks: n,
+            bytes,
+        })
+        .collect();
+    live_at_peak.sort_by(|a, b| {
+        b.bytes
+            .cmp(&a.bytes)
+            .then_with(|| a.op.cmp(&b.op))
+            .then_with(|| a.phase.cmp(&b.phase))
+    });
+    let mut live_by_phase: Vec<(String, u64)> = by_phase
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v))
+        .collect();
+    live_by_phase.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+    (live_at_peak, live_by_phase)
+}
+
+/// The largest allocations of device `dev` made in the window (up to 10).
+fn largest_allocations(
+    trace: &Trace,
+    dev: i32,
+    window: Interval,
+    blocks_known: bool,
+) -> Vec<LargeAlloc> {
+    let all = &trace.memory.blocks;
+    let on = |b: &&MemBlock| b.device == dev;
+    let origin = trace.start();
+    let rel = |t: Ns| (t - origin) as f64 / 1000.0;
+    let top = largest(
+        all.iter()
+            .filter(on)
+            .filter(|b| b.alloc >= window.start && b.alloc <= window.end),
+        10,
+    );
+    top.iter()
+        .zip(attribute(trace, &top))
+        .map(|(b, (op, phase))| LargeAlloc {
+            bytes: b.bytes,
+            at_us: rel(b.alloc),
+            held_us: (blocks_known && b.free != Ns::MAX)
+                .then(|| (b.free - b.alloc) as f64 / 1000.0),
+            op: op.to_string(),
+            phase: phase.to_string(),
+        })
+        .collect()
+}
+
 /// The memory timeline of every device over `window` (its steps give the churn).
 ///
 /// One walk per device over its blocks in allocation order and, merged with them, its frees in
@@ -279,160 +481,16 @@ pub fn memory_timeline(trace: &Trace, window: Interval, steps: &[Step]) -> Optio
                 reserved[k - 1].1
             }
         };
-        // (free time, block) pairs: the sort compares its keys in place
-        let mut frees: Vec<(Ns, u32)> = all
-            .iter()
-            .enumerate()
-            .filter(|(_, b)| b.device == dev && b.free != Ns::MAX)
-            .map(|(i, b)| (b.free, i as u32))
-            .collect();
-        frees.sort_unstable();
-        // the walk: allocations at a time before its frees (the highest value at that time)
-        let mut churn: Vec<StepChurn> = steps
-            .iter()
-            .map(|s| StepChurn {
-                step: s.name.clone(),
-                allocs: 0,
-                alloc_bytes: 0,
-                frees: 0,
-                freed_bytes: 0,
-                peak_allocated: i64::MIN,
-            })
-            .collect();
-        let step_of = |t: Ns| {
-            let k = steps.partition_point(|s| s.span.start <= t);
-            (k > 0 && t < steps[k - 1].span.end).then(|| k - 1)
-        };
-        let mut entered = 0usize; // steps whose start the walk has passed
-        let mut cur = base;
-        let mut start_allocated = None;
-        let mut peak: Option<(i64, Ns)> = None;
-        let mut chart = Chart::new(window);
-        let (mut ai, mut fi) = (0usize, 0usize);
-        let next_alloc = |ai: &mut usize| {
-            while *ai < all.len() && (all[*ai].device != dev || all[*ai].alloc == Ns::MIN) {
-                *ai += 1;
-            }
-            all.get(*ai).map(|b| b.alloc)
-        };
-        loop {
-            let ta = next_alloc(&mut ai);
-            let tf = frees.get(fi).map(|f| f.0);
-            let t = match (ta, tf) {
-                (Some(a), Some(f)) => a.min(f),
-                (Some(a), None) => a,
-                (None, Some(f)) => f,
-                (None, None) => break,
-            };
-            // steps that start at or before t begin at the value before t
-            while entered < steps.len() && steps[entered].span.start <= t {
-                churn[entered].peak_allocated = cur;
-                entered += 1;
-            }
-            if t >= window.start && t <= window.end && start_allocated.is_none() {
-                start_allocated = Some(cur);
-            }
-            let step = step_of(t);
-            while let Some(b) = all.get(ai).filter(|b| b.alloc == t) {
-                if b.device == dev {
-                    cur += b.bytes as i64;
-                    if let Some(k) = step {
-                        churn[k].allocs += 1;
-                        churn[k].alloc_bytes += b.bytes;
-                    }
-                }
-                ai += 1;
-            }
-            if let Some(k) = step {
-                churn[k].peak_allocated = churn[k].peak_allocated.max(cur);
-            }
-            let inside = t >= window.start && t <= window.end;
-            if inside {
-                if peak.is_none_or(|p| cur > p.0) {
-                    peak = Some((cur, t));
-                }
-                chart.add(t, cur);
-            }
-            while let Some(&(_, i)) = frees.get(fi).filter(|f| f.0 == t) {
-                let b = &all[i as usize];
-                cur -= b.bytes as i64;
-                if let Some(k) = step {
-                    churn[k].frees += 1;
-                    churn[k].freed_bytes += b.bytes;
-                }
-                fi += 1;
-            }
-            if inside {
-                chart.add(t, cur);
-            }
-        }
-        drop(frees);
-        for c in &mut churn[entered..] {
-            c.peak_allocated = cur;
-        }
-        let start_allocated = start_allocated.unwrap_or(cur);
-        let (peak_allocated, peak_t) = peak.unwrap_or((cur, window.start));
-        // live at the peak, by operator and phase
+        let Walk {
+            churn,
+            start_allocated,
+            peak: (peak_allocated, peak_t),
+            chart,
+        } = walk(all, dev, base, window, steps);
         let blocks_known = m.without_addr == 0;
-        let mut groups: HashMap<(&str, &str), (u64, u64)> = HashMap::default();
-        let mut by_phase: HashMap<&str, u64> = HashMap::default();
-        let mut live_bytes: i64 = 0;
-        let live: Vec<&MemBlock> = all
-            .iter()
-            .filter(on)
-            .filter(|b| blocks_known && b.live_at(peak_t) && b.alloc != Ns::MIN)
-            .collect();
-        for (b, (op, phase)) in live.iter().zip(attribute(trace, &live)) {
-            let g = groups.entry((op, phase)).or_default();
-            g.0 += 1;
-            g.1 += b.bytes;
-            *by_phase.entry(phase).or_default() += b.bytes;
-            live_bytes += b.bytes as i64;
-        }
-        let before = peak_allocated - live_bytes;
-        if before > 0 && blocks_known {
-            groups.insert((BEFORE, UNANNOTATED), (0, before as u64));
-            *by_phase.entry(UNANNOTATED).or_default() += before as u64;
-        }
-        let mut live_at_peak: Vec<LiveGroup> = groups
-            .into_iter()
-            .map(|((op, phase), (n, bytes))| LiveGroup {
-                op: op.to_string(),
-                phase: phase.to_string(),
-                blocks: n,
-                bytes,
-            })
-            .collect();
-        live_at_peak.sort_by(|a, b| {
-            b.bytes
-                .cmp(&a.bytes)
-                .then_with(|| a.op.cmp(&b.op))
-                .then_with(|| a.phase.cmp(&b.phase))
-        });
-        let mut live_by_phase: Vec<(String, u64)> = by_phase
-            .into_iter()
-            .map(|(k, v)| (k.to_string(), v))
-            .collect();
-        live_by_phase.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
-        // the largest allocations of the window
-        let top = largest(
-            all.iter()
-                .filter(on)
-                .filter(|b| b.alloc >= window.start && b.alloc <= window.end),
-            10,
-        );
-        let largest = top
-            .iter()
-            .zip(attribute(trace, &top))
-            .map(|(b, (op, phase))| LargeAlloc {
-                bytes: b.bytes,
-                at_us: rel(b.alloc),
-                held_us: (blocks_known && b.free != Ns::MAX)
-                    .then(|| (b.free - b.alloc) as f64 / 1000.0),
-                op: op.to_string(),
-                phase: phase.to_string(),
-            })
-            .collect();
+        let (live_at_peak, live_by_phase) =
+            live_at_peak(trace, dev, peak_allocated, peak_t, blocks_known);
+        let largest = largest_allocations(trace, dev, window, blocks_known);
         let peak_reserved = reserved
             .iter()
             .filter(|r| r.0 >= window.start && r.0 <= window.end)
@@ -449,7 +507,7 @@ pub fn memory_timeline(trace: &Trace, window: Interval, steps: &[Step]) -> Optio
                 reserved: reserved_at(t),
             })
             .collect();
-        let peak_step = step_of(peak_t).map(|k| steps[k].name.clone());
+        let peak_step = step_of(steps, peak_t).map(|k| steps[k].name.clone());
         out.devices.push(DeviceMemory {
             device: dev as i64,
             capacity: trace.device(dev as i64).and_then(|d| d.memory_bytes),

@@ -258,25 +258,43 @@ fn is_fp64(name: &str) -> bool {
         .any(|p| l.contains(p))
 }
 
-fn fp32_matmul(f: &Facts, claims: &mut Claims) -> Option<Finding> {
-    let trace = f.trace;
-    let mut specs: HashMap<i32, (Option<bool>, Option<&'static DeviceSpec>)> = HashMap::default();
-    let mut total: Ns = 0;
-    let mut raw_ns: f64 = 0.0;
-    let mut by_kernel: HashMap<NameId, (u64, Ns)> = HashMap::default();
-    let mut by_op: HashMap<Option<NameId>, Ns> = HashMap::default();
-    let mut fp64 = NameMemo::new(trace, is_fp64);
-    let mut spec_used: Option<&'static DeviceSpec> = None;
-    let mut any_unknown = false;
-    let mut name_prec = NameMemo::new(trace, classify::name_precision);
-    let mut types_prec: HashMap<NameId, Option<Precision>> = HashMap::default();
-    // evidence of the FP32 time (kernel name, operator input types) and of what was left out
-    let (mut by_name_evidence, mut by_types_evidence, mut no_evidence): (Ns, Ns, Ns) = (0, 0, 0);
-    let mut name_fragments: Vec<&'static str> = Vec::new();
-    let mut low_precision: std::collections::BTreeMap<&'static str, Ns> = Default::default();
-    // FLOPs and bytes of the GEMM/convolution kernels whose call has known FLOPs (a call's
-    // cost spread over its kernels by time): the faster path is bounded by the attainable
-    // roofline, not only by the kernels' present efficiency
+/// What [`fp32_matmul`] found among the free GEMM/convolution kernels that ran without tensor
+/// cores on a device that has them: the FP32 ones (taken from the claims), the time a faster
+/// path would save, and the evidence of FP32 and of what was left out.
+#[derive(Default)]
+struct Fp32Scan {
+    /// Device time of the FP32 kernels taken.
+    total: Ns,
+    /// Time saved under bf16/fp16 autocast (the whole time on a device without peaks), ns.
+    raw_ns: f64,
+    /// Time saved with TF32 alone, ns.
+    tf32_ns: f64,
+    /// Time of kernels whose call has known FLOPs (bounded by the roofline).
+    bounded_ns: Ns,
+    /// Calls and time per kernel name.
+    by_kernel: HashMap<NameId, (u64, Ns)>,
+    /// Time per launching operator.
+    by_op: HashMap<Option<NameId>, Ns>,
+    /// The peaks used (the last device with a spec).
+    spec_used: Option<&'static DeviceSpec>,
+    /// Some kernel ran on a device not in the peak table.
+    any_unknown: bool,
+    /// Time with FP32 evidence in the kernel name.
+    by_name_evidence: Ns,
+    /// Time with FP32 evidence only in the operator's input types.
+    by_types_evidence: Ns,
+    /// Time left out for want of any dtype evidence.
+    no_evidence: Ns,
+    /// The kernel-name fragments that said FP32.
+    name_fragments: Vec<&'static str>,
+    /// Time left out as low precision, by precision.
+    low_precision: std::collections::BTreeMap<&'static str, Ns>,
+}
+
+/// FLOPs and bytes of the GEMM/convolution kernels whose call has known FLOPs (a call's cost
+/// spread over its kernels by time): the faster path is bounded by the attainable roofline,
+/// not only by the kernels' present efficiency.
+fn fp32_work(trace: &Trace, claims: &Claims) -> HashMap<u32, (f64, f64)> {
     let mut work: HashMap<u32, (f64, f64)> = HashMap::default();
     for p in &claims.points {
         if p.time > 0 && matches!(p.cost.kind, CostKind::Gemm | CostKind::Conv) {
@@ -286,7 +304,19 @@ fn fp32_matmul(f: &Facts, claims: &mut Claims) -> Option<Finding> {
             }
         }
     }
-    let (mut tf32_ns, mut bounded_ns): (f64, Ns) = (0.0, 0);
+    work
+}
+
+/// Takes the free GEMM/convolution kernels without tensor cores on a device that has them
+/// whose name or operator input types say FP32, and sums what a faster path would save.
+fn fp32_scan(f: &Facts, claims: &mut Claims) -> Fp32Scan {
+    let trace = f.trace;
+    let mut specs: HashMap<i32, (Option<bool>, Option<&'static DeviceSpec>)> = HashMap::default();
+    let mut fp64 = NameMemo::new(trace, is_fp64);
+    let mut name_prec = NameMemo::new(trace, classify::name_precision);
+    let mut types_prec: HashMap<NameId, Option<Precision>> = HashMap::default();
+    let work = fp32_work(trace, claims);
+    let mut x = Fp32Scan::default();
     let kernels = claims.kernels.clone();
     for gi in kernels {
         if !claims.free(gi) {
@@ -318,23 +348,23 @@ fn fp32_matmul(f: &Facts, claims: &mut Claims) -> Option<Finding> {
             });
         match (name_prec.get(g.name), types) {
             (Some(Precision::Low(p)), _) | (_, Some(Precision::Low(p))) => {
-                *low_precision.entry(p).or_default() += g.dur;
+                *x.low_precision.entry(p).or_default() += g.dur;
                 continue;
             }
             (Some(Precision::Fp32(frag)), _) => {
-                by_name_evidence += g.dur;
-                if !name_fragments.contains(&frag) {
-                    name_fragments.push(frag);
+                x.by_name_evidence += g.dur;
+                if !x.name_fragments.contains(&frag) {
+                    x.name_fragments.push(frag);
                 }
             }
-            (None, Some(Precision::Fp32(_))) => by_types_evidence += g.dur,
+            (None, Some(Precision::Fp32(_))) => x.by_types_evidence += g.dur,
             (None, None) => {
-                no_evidence += g.dur;
+                x.no_evidence += g.dur;
                 continue;
             }
         }
         claims.take(gi);
-        total += g.dur;
+        x.total += g.dur;
         match spec.and_then(|s| s.fp32_matmul_target().map(|p| (s, p))) {
             Some((s, peak)) => {
                 // the same kernels at the same efficiency on the faster path, but never above
@@ -346,24 +376,44 @@ fn fp32_matmul(f: &Facts, claims: &mut Claims) -> Option<Finding> {
                     None => 0.0,
                 };
                 if work.contains_key(&gi) {
-                    bounded_ns += g.dur;
+                    x.bounded_ns += g.dur;
                 }
-                raw_ns += (dur - (dur * s.fp32 / peak).max(floor(peak, 0.5))).max(0.0);
+                x.raw_ns += (dur - (dur * s.fp32 / peak).max(floor(peak, 0.5))).max(0.0);
                 if let Some(t) = s.tf32_faster() {
-                    tf32_ns += (dur - (dur * s.fp32 / t).max(floor(t, 1.0))).max(0.0);
+                    x.tf32_ns += (dur - (dur * s.fp32 / t).max(floor(t, 1.0))).max(0.0);
                 }
-                spec_used = Some(s);
+                x.spec_used = Some(s);
             }
             None => {
-                raw_ns += g.dur as f64;
-                any_unknown = true;
+                x.raw_ns += g.dur as f64;
+                x.any_unknown = true;
             }
         }
-        let x = by_kernel.entry(g.name).or_default();
-        x.0 += 1;
-        x.1 += g.dur;
-        *by_op.entry(op_name_id(f, gi)).or_default() += g.dur;
+        let k = x.by_kernel.entry(g.name).or_default();
+        k.0 += 1;
+        k.1 += g.dur;
+        *x.by_op.entry(op_name_id(f, gi)).or_default() += g.dur;
     }
+    x
+}
+
+fn fp32_matmul(f: &Facts, claims: &mut Claims) -> Option<Finding> {
+    let trace = f.trace;
+    let Fp32Scan {
+        total,
+        raw_ns,
+        tf32_ns,
+        bounded_ns,
+        by_kernel,
+        by_op,
+        spec_used,
+        any_unknown,
+        by_name_evidence,
+        by_types_evidence,
+        no_evidence,
+        name_fragments,
+        low_precision,
+    } = fp32_scan(f, claims);
     let kt = claims.kernel_time;
     if total == 0 || kt == 0 || (total as f64) < FP32_SHARE * kt as f64 {
         return None;

@@ -435,12 +435,40 @@ struct Row {
     first: Option<usize>,
 }
 
-fn finding(c: &Ctx, r: usize, all: &[[Option<Issue>; 6]], claimed: &[[f64; 6]]) -> Option<Finding> {
-    let id = ORDER[r];
-    let hits: Vec<usize> = (0..all.len()).filter(|&i| all[i][r].is_some()).collect();
-    if hits.is_empty() {
-        return None;
-    }
+/// The launches one ncu rule hit, summed: rows per kernel name, the time they stand for and
+/// what the fix could recover, how each share was bounded, the causes and ncu's messages.
+#[derive(Default)]
+struct Hits {
+    /// Per kernel name, by recoverable time (then time, then name).
+    rows: Vec<(String, Row)>,
+    /// Recoverable time before the cap, µs.
+    raw: f64,
+    /// Time the launches stand for, µs.
+    time: f64,
+    /// Time of their kernels already claimed by earlier device-side rules, µs.
+    taken: f64,
+    /// Launches joined to no trace kernel (with `--ncu`).
+    unjoined: u64,
+    /// Launches whose share is ncu's estimate.
+    by_ncu: u64,
+    /// Launches whose share is the rule's model.
+    by_model: u64,
+    /// Launches without a bound.
+    unbounded: u64,
+    /// Causes named by the issues, first seen first.
+    causes: Vec<String>,
+    /// ncu's rule messages, first seen first.
+    messages: Vec<String>,
+}
+
+/// Sums the launches `hits` of rule `r`.
+fn gather(
+    c: &Ctx,
+    r: usize,
+    all: &[[Option<Issue>; 6]],
+    claimed: &[[f64; 6]],
+    hits: &[usize],
+) -> Hits {
     let kernels = &c.n.report.kernels;
     let mut rows: Vec<(String, Row)> = Vec::new();
     let mut index: HashMap<String, usize> = HashMap::new();
@@ -452,7 +480,7 @@ fn finding(c: &Ctx, r: usize, all: &[[Option<Issue>; 6]], claimed: &[[f64; 6]]) 
     let mut causes: Vec<String> = Vec::new();
     let mut messages: Vec<String> = Vec::new();
     let mut counted_kernels: Vec<usize> = Vec::new();
-    for &i in &hits {
+    for &i in hits {
         let is = all[i][r].as_ref().unwrap();
         let rec = c.weight[i] * claimed[i][r];
         raw += rec;
@@ -513,7 +541,27 @@ fn finding(c: &Ctx, r: usize, all: &[[Option<Issue>; 6]], claimed: &[[f64; 6]]) 
             .then(b.1.weight.total_cmp(&a.1.weight))
             .then(a.0.cmp(&b.0))
     });
+    Hits {
+        rows,
+        raw,
+        time,
+        taken,
+        unjoined,
+        by_ncu,
+        by_model,
+        unbounded,
+        causes,
+        messages,
+    }
+}
+
+/// The facts, metrics and locations of a rule's launches (before the cap).
+fn hits_evidence(c: &Ctx, g: &Hits, hits: &[usize]) -> Evidence {
+    let kernels = &c.n.report.kernels;
     let per = c.per();
+    let (rows, messages) = (&g.rows, &g.messages);
+    let (time, taken, unjoined) = (g.time, g.taken, g.unjoined);
+    let (by_ncu, by_model, unbounded) = (g.by_ncu, g.by_model, g.unbounded);
     let mut e = Evidence::default();
     e.facts.push(format!(
         "{} of {} profiled launches ({} kernel{}), {} {per}{}",
@@ -589,13 +637,11 @@ fn finding(c: &Ctx, r: usize, all: &[[Option<Issue>; 6]], claimed: &[[f64; 6]]) 
             }
         }
     }
-    let rec = match c.f {
-        Some(f) if raw > 0.0 => cap(f, raw, &mut e),
-        _ => {
-            metric(&mut e, "uncapped_us_per_step", raw);
-            raw
-        }
-    };
+    e
+}
+
+/// How the recoverable time of rule `id` is computed.
+fn basis(c: &Ctx, id: &str) -> String {
     let model = match id {
         "ncu-occupancy" => {
             "else max(1 − achieved ÷ theoretical, 1 − theoretical ÷ 100) (time scaling with the \
@@ -625,9 +671,16 @@ fn finding(c: &Ctx, r: usize, all: &[[Option<Issue>; 6]], claimed: &[[f64; 6]]) 
     if c.f.is_some() {
         basis.push_str(&format!("; {CAP_BASIS}"));
     }
+    basis
+}
+
+/// The one-line title of rule `id`.
+fn title(c: &Ctx, id: &str, g: &Hits) -> String {
+    let per = c.per();
+    let (rows, time, causes) = (&g.rows, g.time, &g.causes);
     let n_k = rows.len();
     let kern = |n: usize| if n == 1 { "kernel" } else { "kernels" };
-    let title = match id {
+    match id {
         "ncu-register-spills" => format!(
             "Register spills to local memory in {n_k} profiled {} ({} {per})",
             kern(n_k),
@@ -669,7 +722,29 @@ fn finding(c: &Ctx, r: usize, all: &[[Option<Issue>; 6]], claimed: &[[f64; 6]]) 
             kern(n_k),
             fmt_us_sentence(time)
         ),
+    }
+}
+
+fn finding(c: &Ctx, r: usize, all: &[[Option<Issue>; 6]], claimed: &[[f64; 6]]) -> Option<Finding> {
+    let id = ORDER[r];
+    let hits: Vec<usize> = (0..all.len()).filter(|&i| all[i][r].is_some()).collect();
+    if hits.is_empty() {
+        return None;
+    }
+    let kernels = &c.n.report.kernels;
+    let g = gather(c, r, all, claimed, &hits);
+    let raw = g.raw;
+    let mut e = hits_evidence(c, &g, &hits);
+    let rec = match c.f {
+        Some(f) if raw > 0.0 => cap(f, raw, &mut e),
+        _ => {
+            metric(&mut e, "uncapped_us_per_step", raw);
+            raw
+        }
     };
+    let basis = basis(c, id);
+    let title = title(c, id, &g);
+    let causes = g.causes;
     Some(Finding {
         id,
         severity: c.severity(rec),

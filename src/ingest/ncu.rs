@@ -463,27 +463,225 @@ fn col(headers: &csv::StringRecord, name: &str) -> Option<usize> {
     headers.iter().position(|h| h.trim() == name)
 }
 
-/// Reads an ncu CSV from text. `path` names the file in errors.
-pub fn parse(text: &str, path: &str) -> Result<NcuReport, LoadError> {
-    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
-    // skip ==PROF== / ==WARNING== preamble lines up to the header
+/// The byte offset and line number of the header (the line starting with `ID`), past the
+/// `==PROF==` / `==WARNING==` preamble.
+fn find_header(text: &str, path: &str) -> Result<(usize, u64), LoadError> {
     let mut offset = 0usize;
     let mut header_line = 1u64;
-    let mut found = false;
     for line in text.split_inclusive('\n') {
         if line.trim_start().starts_with("\"ID\"") || line.trim_start().starts_with("ID,") {
-            found = true;
-            break;
+            return Ok((offset, header_line));
         }
         offset += line.len();
         header_line += 1;
     }
-    if !found {
-        return Err(LoadError::new(
-            path,
-            "no Nsight Compute CSV header (a line starting with \"ID\") found".into(),
-        ));
+    Err(LoadError::new(
+        path,
+        "no Nsight Compute CSV header (a line starting with \"ID\") found".into(),
+    ))
+}
+
+/// The columns of an ncu CSV, by name (`None`: absent).
+struct Columns {
+    id: usize,
+    name: usize,
+    process: Option<usize>,
+    device: Option<usize>,
+    cc: Option<usize>,
+    stream: Option<usize>,
+    block: Option<usize>,
+    grid: Option<usize>,
+    /// The `--page details` layout (one row per metric).
+    details: bool,
+    section: Option<usize>,
+    metric: usize,
+    unit: Option<usize>,
+    value: usize,
+    rule: Option<usize>,
+    rule_type: Option<usize>,
+    rule_desc: Option<usize>,
+    speedup_type: Option<usize>,
+    speedup: Option<usize>,
+}
+
+impl Columns {
+    /// Finds the columns; `ID` and `Kernel Name` (and `Metric Name` and `Metric Value` in
+    /// the details layout) must be there.
+    fn new(headers: &csv::StringRecord, path: &str, header_line: u64) -> Result<Self, LoadError> {
+        let need = |name: &str| {
+            col(headers, name).ok_or_else(|| {
+                LoadError::new(
+                    path,
+                    format!("line {header_line}: header lacks the column \"{name}\""),
+                )
+            })
+        };
+        let id = need("ID")?;
+        let name = need("Kernel Name")?;
+        let details =
+            col(headers, "Metric Name").is_some() || col(headers, "Metric Value").is_some();
+        let (section, metric, unit, value) = if details {
+            (
+                col(headers, "Section Name"),
+                need("Metric Name")?,
+                col(headers, "Metric Unit"),
+                need("Metric Value")?,
+            )
+        } else {
+            (None, 0, None, 0)
+        };
+        Ok(Columns {
+            id,
+            name,
+            process: col(headers, "Process Name"),
+            device: col(headers, "Device"),
+            cc: col(headers, "CC"),
+            stream: col(headers, "Stream"),
+            block: col(headers, "Block Size"),
+            grid: col(headers, "Grid Size"),
+            details,
+            section,
+            metric,
+            unit,
+            value,
+            rule: col(headers, "Rule Name"),
+            rule_type: col(headers, "Rule Type"),
+            rule_desc: col(headers, "Rule Description"),
+            speedup_type: col(headers, "Estimated Speedup Type"),
+            speedup: col(headers, "Estimated Speedup"),
+        })
     }
+}
+
+/// A cell, trimmed (`None`: no such column, or empty).
+fn field(r: &csv::StringRecord, c: Option<usize>) -> Option<String> {
+    c.and_then(|c| r.get(c))
+        .map(|s| s.trim().to_string())
+        .filter(|s| !s.is_empty())
+}
+
+/// The percentages above 100 left out: the first (line, message) and how many.
+#[derive(Default)]
+struct Over100 {
+    first: Option<(u64, String)>,
+    count: u64,
+}
+
+impl Over100 {
+    /// Whether the value can be kept (not a percentage above 100); counts it otherwise.
+    fn keep(&mut self, line: u64, id: u64, metric: &str, unit: &str, v: f64) -> bool {
+        let bad = is_percent(metric, unit) && v > MAX_PERCENT;
+        if bad {
+            self.count += 1;
+            self.first.get_or_insert_with(|| {
+                (
+                    line,
+                    format!("line {line}: launch {id}: {metric} = {v} % is above 100 %"),
+                )
+            });
+        }
+        !bad
+    }
+
+    /// The reading warning for them (none when there were none).
+    fn warnings(self) -> Vec<crate::model::Warning> {
+        let count = self.count;
+        self.first
+            .map(|(_, first)| crate::model::Warning {
+                code: "ncu-percent-over-100",
+                count,
+                first_offset: None,
+                message: format!(
+                    "{first}: a percentage cannot exceed 100, so the value is a reading error \
+                     and was left out ({count} such value(s))"
+                ),
+            })
+            .into_iter()
+            .collect()
+    }
+}
+
+/// One row of the details layout into its launch: a rule result, or one metric.
+fn details_row(
+    cols: &Columns,
+    rec: &csv::StringRecord,
+    l: &mut Launch,
+    line: u64,
+    over: &mut Over100,
+) {
+    if let Some(rule) = field(rec, cols.rule) {
+        let kind = field(rec, cols.rule_type).unwrap_or_default();
+        let desc = field(rec, cols.rule_desc).unwrap_or_default();
+        // ERR rows may hold a Python traceback: keep the first line
+        let message = if kind == "ERR" {
+            desc.lines().next().unwrap_or("").to_string()
+        } else {
+            desc
+        };
+        if kind == "ERR"
+            && message.starts_with("Traceback")
+            && l.rules.last().is_some_and(|r| r.name == rule)
+        {
+            return;
+        }
+        l.rules.push(NcuRule {
+            section: field(rec, cols.section).unwrap_or_default(),
+            name: rule,
+            kind,
+            message,
+            speedup_pct: field(rec, cols.speedup).and_then(|s| parse_number(&s)),
+            speedup_type: field(rec, cols.speedup_type),
+        });
+        return;
+    }
+    let Some(label) = field(rec, Some(cols.metric)) else {
+        return;
+    };
+    let unit = field(rec, cols.unit).unwrap_or_default();
+    let Some(v) = rec.get(cols.value).and_then(parse_number) else {
+        return;
+    };
+    let name = metric_name(&label, &unit);
+    if !over.keep(line, l.id, &name, &unit, v) {
+        return;
+    }
+    let (f, _) = unit_factor(&unit);
+    l.metrics.insert(name, v * f);
+}
+
+/// One row of the raw layout into its launch: every metric column (`__` in its name), in the
+/// unit the units row gives.
+fn raw_row(
+    headers: &csv::StringRecord,
+    cols: &Columns,
+    units: Option<&csv::StringRecord>,
+    rec: &csv::StringRecord,
+    l: &mut Launch,
+    line: u64,
+    over: &mut Over100,
+) {
+    for (c, h) in headers.iter().enumerate() {
+        let h = h.trim();
+        if c == cols.id || !h.contains("__") {
+            continue;
+        }
+        let Some(v) = rec.get(c).and_then(parse_number) else {
+            continue;
+        };
+        let unit = units.and_then(|u| u.get(c)).unwrap_or("").trim();
+        if !over.keep(line, l.id, h, unit, v) {
+            continue;
+        }
+        let (f, _) = unit_factor(unit);
+        l.metrics.insert(h.to_string(), v * f);
+    }
+}
+
+/// Reads an ncu CSV from text. `path` names the file in errors.
+pub fn parse(text: &str, path: &str) -> Result<NcuReport, LoadError> {
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    // skip ==PROF== / ==WARNING== preamble lines up to the header
+    let (offset, header_line) = find_header(text, path)?;
     let mut rdr = csv::ReaderBuilder::new()
         .has_headers(true)
         .flexible(true)
@@ -492,65 +690,14 @@ pub fn parse(text: &str, path: &str) -> Result<NcuReport, LoadError> {
         .headers()
         .map_err(|e| LoadError::new(path, format!("line {header_line}: {e}")))?
         .clone();
-    let need = |name: &str| {
-        col(&headers, name).ok_or_else(|| {
-            LoadError::new(
-                path,
-                format!("line {header_line}: header lacks the column \"{name}\""),
-            )
-        })
-    };
-    let id_c = need("ID")?;
-    let name_c = need("Kernel Name")?;
-    let process_c = col(&headers, "Process Name");
-    let device_c = col(&headers, "Device");
-    let cc_c = col(&headers, "CC");
-    let stream_c = col(&headers, "Stream");
-    let block_c = col(&headers, "Block Size");
-    let grid_c = col(&headers, "Grid Size");
-    let details = col(&headers, "Metric Name").is_some() || col(&headers, "Metric Value").is_some();
+    let cols = Columns::new(&headers, path, header_line)?;
+    let details = cols.details;
     let mut launches: Vec<Launch> = Vec::new();
     let mut index: BTreeMap<u64, usize> = BTreeMap::new();
-    let field = |r: &csv::StringRecord, c: Option<usize>| -> Option<String> {
-        c.and_then(|c| r.get(c))
-            .map(|s| s.trim().to_string())
-            .filter(|s| !s.is_empty())
-    };
-
     let mut records = rdr.records();
     let mut units: Option<csv::StringRecord> = None;
-    let (section_c, metric_c, unit_c, value_c) = if details {
-        (
-            col(&headers, "Section Name"),
-            need("Metric Name")?,
-            col(&headers, "Metric Unit"),
-            need("Metric Value")?,
-        )
-    } else {
-        (None, 0, None, 0)
-    };
-    let rule_c = col(&headers, "Rule Name");
-    let rule_type_c = col(&headers, "Rule Type");
-    let rule_desc_c = col(&headers, "Rule Description");
-    let speedup_type_c = col(&headers, "Estimated Speedup Type");
-    let speedup_c = col(&headers, "Estimated Speedup");
-
     let mut row_no = 0u64;
-    let mut over_100: Option<(u64, String)> = None;
-    let mut over_100_count = 0u64;
-    let mut check = |line: u64, id: u64, metric: &str, unit: &str, v: f64| -> bool {
-        let bad = is_percent(metric, unit) && v > MAX_PERCENT;
-        if bad {
-            over_100_count += 1;
-            over_100.get_or_insert_with(|| {
-                (
-                    line,
-                    format!("line {line}: launch {id}: {metric} = {v} % is above 100 %"),
-                )
-            });
-        }
-        !bad
-    };
+    let mut over = Over100::default();
     loop {
         let rec = match records.next() {
             None => break,
@@ -568,7 +715,7 @@ pub fn parse(text: &str, path: &str) -> Result<NcuReport, LoadError> {
             .position()
             .map(|p| p.line() + header_line - 1)
             .unwrap_or(0);
-        let id_text = rec.get(id_c).unwrap_or("").trim();
+        let id_text = rec.get(cols.id).unwrap_or("").trim();
         if id_text.is_empty() {
             // the raw page's units row (identity cells empty)
             if !details && units.is_none() && launches.is_empty() {
@@ -585,73 +732,22 @@ pub fn parse(text: &str, path: &str) -> Result<NcuReport, LoadError> {
         let li = *index.entry(id).or_insert_with(|| {
             launches.push(Launch {
                 id,
-                name: field(&rec, Some(name_c)).unwrap_or_default(),
-                process: field(&rec, process_c),
-                device: field(&rec, device_c).and_then(|s| s.parse().ok()),
-                cc: field(&rec, cc_c),
-                stream: field(&rec, stream_c).and_then(|s| s.parse().ok()),
-                block: field(&rec, block_c).and_then(|s| parse_dim3(&s)),
-                grid: field(&rec, grid_c).and_then(|s| parse_dim3(&s)),
+                name: field(&rec, Some(cols.name)).unwrap_or_default(),
+                process: field(&rec, cols.process),
+                device: field(&rec, cols.device).and_then(|s| s.parse().ok()),
+                cc: field(&rec, cols.cc),
+                stream: field(&rec, cols.stream).and_then(|s| s.parse().ok()),
+                block: field(&rec, cols.block).and_then(|s| parse_dim3(&s)),
+                grid: field(&rec, cols.grid).and_then(|s| parse_dim3(&s)),
                 ..Launch::default()
             });
             launches.len() - 1
         });
         let l = &mut launches[li];
         if details {
-            if let Some(rule) = field(&rec, rule_c) {
-                let kind = field(&rec, rule_type_c).unwrap_or_default();
-                let desc = field(&rec, rule_desc_c).unwrap_or_default();
-                // ERR rows may hold a Python traceback: keep the first line
-                let message = if kind == "ERR" {
-                    desc.lines().next().unwrap_or("").to_string()
-                } else {
-                    desc
-                };
-                if kind == "ERR"
-                    && message.starts_with("Traceback")
-                    && l.rules.last().is_some_and(|r| r.name == rule)
-                {
-                    continue;
-                }
-                l.rules.push(NcuRule {
-                    section: field(&rec, section_c).unwrap_or_default(),
-                    name: rule,
-                    kind,
-                    message,
-                    speedup_pct: field(&rec, speedup_c).and_then(|s| parse_number(&s)),
-                    speedup_type: field(&rec, speedup_type_c),
-                });
-                continue;
-            }
-            let Some(label) = field(&rec, Some(metric_c)) else {
-                continue;
-            };
-            let unit = field(&rec, unit_c).unwrap_or_default();
-            let Some(v) = rec.get(value_c).and_then(parse_number) else {
-                continue;
-            };
-            let name = metric_name(&label, &unit);
-            if !check(line, id, &name, &unit, v) {
-                continue;
-            }
-            let (f, _) = unit_factor(&unit);
-            l.metrics.insert(name, v * f);
+            details_row(&cols, &rec, l, line, &mut over);
         } else {
-            for (c, h) in headers.iter().enumerate() {
-                let h = h.trim();
-                if c == id_c || !h.contains("__") {
-                    continue;
-                }
-                let Some(v) = rec.get(c).and_then(parse_number) else {
-                    continue;
-                };
-                let unit = units.as_ref().and_then(|u| u.get(c)).unwrap_or("").trim();
-                if !check(line, id, h, unit, v) {
-                    continue;
-                }
-                let (f, _) = unit_factor(unit);
-                l.metrics.insert(h.to_string(), v * f);
-            }
+            raw_row(&headers, &cols, units.as_ref(), &rec, l, line, &mut over);
         }
     }
     if launches.is_empty() {
@@ -660,20 +756,8 @@ pub fn parse(text: &str, path: &str) -> Result<NcuReport, LoadError> {
             format!("line {header_line}: an Nsight Compute CSV header but no launch rows"),
         ));
     }
-    let warnings = over_100
-        .map(|(_, first)| crate::model::Warning {
-            code: "ncu-percent-over-100",
-            count: over_100_count,
-            first_offset: None,
-            message: format!(
-                "{first}: a percentage cannot exceed 100, so the value is a reading error \
-                 and was left out ({over_100_count} such value(s))"
-            ),
-        })
-        .into_iter()
-        .collect();
     Ok(NcuReport {
-        warnings,
+        warnings: over.warnings(),
         path: path.to_string(),
         layout: if details {
             Layout::Details
