@@ -581,25 +581,11 @@ fn steps_section(r: &Report, out: &mut dyn Write) -> io::Result<()> {
     let mut headers = vec![unit, "total"];
     headers.extend(r.breakdown_us.parts().iter().map(|(k, _)| *k));
     let right: Vec<bool> = headers.iter().enumerate().map(|(i, _)| i > 0).collect();
-    let mut rows = Vec::new();
-    for line in layout::steps::steps(r) {
-        match line {
-            layout::steps::StepLine::Fold(more) => {
-                let mut gap = vec![more];
-                gap.extend(vec![String::new(); headers.len() - 1]);
-                rows.push(gap);
-            }
-            layout::steps::StepLine::Step(s) => {
-                let mut row = vec![escape(&s.label), s.total];
-                row.extend(s.parts);
-                rows.push(row);
-            }
-        }
+    let mut rows = layout::steps::rows(r, |s| escape(&s.label), "**average**");
+    for row in &mut rows {
+        // the fold: one cell, the rest empty
+        row.resize(headers.len().max(row.len()), String::new());
     }
-    let (avg, parts) = layout::steps::average(r);
-    let mut row = vec!["**average**".to_string(), avg];
-    row.extend(parts);
-    rows.push(row);
     table(out, &headers, &right, &rows)?;
     writeln!(out)?;
     writeln!(out, "</details>")?;

@@ -227,21 +227,10 @@ fn write_steps(r: &Report, width: usize, st: &Style, out: &mut dyn Write) -> io:
     let mut t = Table::new(&[
         unit, "total", "kernel", "memcpy", "memset", "comm", "runtime", "dataldr", "cpu", "other",
     ]);
-    for line in layout::steps::steps(r) {
-        match line {
-            layout::steps::StepLine::Fold(more) => t.row(vec![more]),
-            // `ProfilerStep#101` → `#101`: the column stays narrow enough for 100 columns
-            layout::steps::StepLine::Step(s) => {
-                let mut row = vec![sanitize(&s.short_label), s.total];
-                row.extend(s.parts);
-                t.row(row);
-            }
-        }
+    // `ProfilerStep#101` → `#101`: the column stays narrow enough for 100 columns
+    for row in layout::steps::rows(r, |s| sanitize(&s.short_label), "average") {
+        t.row(row);
     }
-    let (avg, parts) = layout::steps::average(r);
-    let mut row = vec!["average".to_string(), avg];
-    row.extend(parts);
-    t.row(row);
     if r.step_time_us > 0.0 {
         let mut pct = vec!["share".to_string(), "100%".to_string()];
         pct.extend(layout::step_parts(r).into_iter().map(|p| p.share));
@@ -283,6 +272,31 @@ fn write_gpu_timeline(r: &Report, width: usize, st: &Style, out: &mut dyn Write)
     write_figure_notes(r, &["gpu_timeline"], width, out)
 }
 
+/// A table of the top rows: a blank line, the heading with how many distinct rows there are,
+/// then the table.
+fn write_top_table(
+    heading: &str,
+    distinct: usize,
+    columns: &[&str],
+    rows: Vec<Vec<String>>,
+    width: usize,
+    st: &Style,
+    out: &mut dyn Write,
+) -> io::Result<()> {
+    writeln!(out)?;
+    writeln!(
+        out,
+        "{}  {}",
+        st.heading(heading),
+        st.dim(&format!("{distinct} distinct"))
+    )?;
+    let mut t = Table::new(columns);
+    for row in rows {
+        t.row(row);
+    }
+    t.write(out, width, st)
+}
+
 /// The top kernels by total time.
 fn write_kernels(
     r: &Report,
@@ -294,29 +308,26 @@ fn write_kernels(
     if r.kernels.is_empty() {
         return Ok(());
     }
-    writeln!(out)?;
-    writeln!(
-        out,
-        "{}  {}",
-        st.heading("Top kernels by total time"),
-        st.dim(&format!("{} distinct", r.kernels.len()))
-    )?;
-    let mut t = Table::new(&[
+    let rows = layout::kernels(r, top)
+        .into_iter()
+        .map(|k| {
+            vec![
+                sanitize(&k.kernel.name),
+                k.category.to_string(),
+                k.calls,
+                k.total,
+                k.mean,
+                k.share,
+                k.occupancy,
+                k.tensor_core.into(),
+            ]
+        })
+        .collect();
+    let columns = [
         "kernel", "category", "calls", "total", "mean", "share", "occ.", "TC",
-    ]);
-    for k in layout::kernels(r, top) {
-        t.row(vec![
-            sanitize(&k.kernel.name),
-            k.category.to_string(),
-            k.calls,
-            k.total,
-            k.mean,
-            k.share,
-            k.occupancy,
-            k.tensor_core.into(),
-        ]);
-    }
-    t.write(out, width, st)?;
+    ];
+    let heading = "Top kernels by total time";
+    write_top_table(heading, r.kernels.len(), &columns, rows, width, st, out)?;
     write_figure_notes(r, &["kernels"], width, out)
 }
 
@@ -331,32 +342,28 @@ fn write_ops(
     if r.ops.is_empty() {
         return Ok(());
     }
-    writeln!(out)?;
-    writeln!(
-        out,
-        "{}  {}",
-        st.heading("Top operators"),
-        st.dim(&format!("{} distinct", r.ops.len()))
-    )?;
-    let mut t = Table::new(&[
+    let rows = layout::ops(r, top)
+        .into_iter()
+        .map(|o| {
+            vec![
+                sanitize(&o.op.name),
+                o.calls,
+                o.host_self,
+                o.host_total,
+                o.device_self,
+                o.device_total,
+            ]
+        })
+        .collect();
+    let columns = [
         "operator",
         "calls",
         "host self",
         "host total",
         "device self",
         "device total",
-    ]);
-    for o in layout::ops(r, top) {
-        t.row(vec![
-            sanitize(&o.op.name),
-            o.calls,
-            o.host_self,
-            o.host_total,
-            o.device_self,
-            o.device_total,
-        ]);
-    }
-    t.write(out, width, st)
+    ];
+    write_top_table("Top operators", r.ops.len(), &columns, rows, width, st, out)
 }
 
 /// The verdict and the ranked findings alone (for inputs without a timeline, such as an

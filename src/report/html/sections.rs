@@ -6,6 +6,7 @@ use std::fmt::Write as _;
 
 use super::charts::{cat_index, CAT_COLORS};
 use super::{escape, n1, n3, num_td, rich};
+use crate::report::mirrors::FindingInfo;
 use crate::report::units::{fmt_pct, fmt_us};
 use crate::report::{layout, Report};
 use crate::text::shorten_middle;
@@ -58,16 +59,12 @@ pub(super) fn diagnosis(s: &mut String, r: &Report) {
         );
         if !f.evidence.facts.is_empty() {
             s.push_str(r#"<ul class="facts">"#);
-            for fact in &f.evidence.facts {
-                w!(s, "<li>{}</li>", rich(fact));
-            }
+            list_items(s, &f.evidence.facts);
             s.push_str("</ul>");
         }
         if !f.advice.is_empty() {
             s.push_str(r#"<p class="fh">What to do</p><ul class="advice">"#);
-            for a in &f.advice {
-                w!(s, "<li>{}</li>", rich(a));
-            }
+            list_items(s, &f.advice);
             s.push_str("</ul>");
         }
         if !f.evidence.locations.is_empty() {
@@ -86,14 +83,27 @@ pub(super) fn diagnosis(s: &mut String, r: &Report) {
             }
             s.push_str("</tbody></table>");
         }
-        w!(
-            s,
-            r#"<p class="basis">Bound: {} <span class="rule">rule <code>{}</code></span></p></div></details>"#,
-            rich(&f.recoverable_basis),
-            escape(f.id)
-        );
+        finding_end(s, f);
     }
     s.push_str("</section>");
+}
+
+/// One `<li>` per line, with its Markdown-like markup ([`rich`]).
+fn list_items(s: &mut String, lines: &[String]) {
+    for l in lines {
+        w!(s, "<li>{}</li>", rich(l));
+    }
+}
+
+/// The end of a finding's body: how its bound was computed and its rule, closing the
+/// `<details>`.
+fn finding_end(s: &mut String, f: &FindingInfo) {
+    w!(
+        s,
+        r#"<p class="basis">Bound: {} <span class="rule">rule <code>{}</code></span></p></div></details>"#,
+        rich(&f.recoverable_basis),
+        escape(f.id)
+    );
 }
 
 pub(super) fn cards(s: &mut String, r: &Report) {
@@ -362,19 +372,11 @@ pub(super) fn ranks_section(s: &mut String, sec: &crate::report::ranks::RanksSec
             rich(&f.title),
             escape(&fmt_us(f.recoverable_us))
         );
-        for fact in &f.evidence.facts {
-            w!(s, "<li>{}</li>", rich(fact));
-        }
+        list_items(s, &f.evidence.facts);
         s.push_str(r#"</ul><p class="fh">What to do</p><ul class="advice">"#);
-        for a in &f.advice {
-            w!(s, "<li>{}</li>", rich(a));
-        }
-        w!(
-            s,
-            r#"</ul><p class="basis">Bound: {} <span class="rule">rule <code>{}</code></span></p></div></details>"#,
-            rich(&f.recoverable_basis),
-            escape(f.id)
-        );
+        list_items(s, &f.advice);
+        s.push_str("</ul>");
+        finding_end(s, f);
     }
     s.push_str("</section>");
 }

@@ -73,3 +73,24 @@ pub fn steps(r: &Report) -> Vec<StepLine<'_>> {
 pub fn average(r: &Report) -> (String, Vec<String>) {
     (fmt_us(r.step_time_us), part_cells(&r.breakdown_us))
 }
+
+/// The table's rows: each step as its label (`label` picks and escapes it), total and parts;
+/// the fold as one cell; last the average, labelled `average`.
+pub fn rows(r: &Report, label: impl Fn(&StepRow) -> String, average: &str) -> Vec<Vec<String>> {
+    let mut rows: Vec<Vec<String>> = steps(r)
+        .into_iter()
+        .map(|line| match line {
+            StepLine::Fold(more) => vec![more],
+            StepLine::Step(s) => {
+                let mut row = vec![label(&s), s.total];
+                row.extend(s.parts);
+                row
+            }
+        })
+        .collect();
+    let (avg, parts) = self::average(r);
+    let mut row = vec![average.to_string(), avg];
+    row.extend(parts);
+    rows.push(row);
+    rows
+}
