@@ -428,7 +428,7 @@ fn mfu_needs_half_the_matrix_time() {
         "{why}"
     );
     assert_eq!(e.uncovered[0].reason, "no_shapes");
-    assert!(stallscope::report::efficiency_headline(e).contains("MFU unknown"));
+    assert!(stallscope::report::efficiency_headline(&e.into()).contains("MFU unknown"));
     let d = stallscope::diagnose::diagnose(&t, &a);
     assert!(
         d.findings.iter().all(|f| f.id != "compute-bound"),
@@ -456,7 +456,7 @@ fn readme_sample_has_no_mfu() {
     assert_eq!(e.mfu, None);
     let share = e.accounted_share.unwrap();
     assert!(share < 0.01, "{share}");
-    let line = stallscope::report::efficiency_headline(e);
+    let line = stallscope::report::efficiency_headline(&e.into());
     assert!(
         line.contains("MFU unknown: FLOPs known for 0.1% of matrix-kernel time"),
         "{line}"

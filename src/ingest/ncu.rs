@@ -467,13 +467,11 @@ fn col(headers: &csv::StringRecord, name: &str) -> Option<usize> {
 /// `==PROF==` / `==WARNING==` preamble.
 fn find_header(text: &str, path: &str) -> Result<(usize, u64), LoadError> {
     let mut offset = 0usize;
-    let mut header_line = 1u64;
-    for line in text.split_inclusive('\n') {
+    for (i, line) in text.split_inclusive('\n').enumerate() {
         if line.trim_start().starts_with("\"ID\"") || line.trim_start().starts_with("ID,") {
-            return Ok((offset, header_line));
+            return Ok((offset, i as u64 + 1));
         }
         offset += line.len();
-        header_line += 1;
     }
     Err(LoadError::new(
         path,
