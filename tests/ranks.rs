@@ -491,3 +491,64 @@ fn culprit_and_victims_on_the_dlrm_ranks() {
     assert!(ci["advice"][0].as_str().unwrap().contains("rank 7"));
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// The reader keeps each collective's `Seq`, `Comms Id`, process group, message size and
+/// dtype: of `record_param_comms` by External id, of a collective kernel by correlation.
+#[test]
+fn collective_args_are_read() {
+    let doc = r#"{"traceEvents": [
+      {"ph": "X", "cat": "cpu_op", "name": "record_param_comms", "pid": 1, "tid": 1, "ts": 10, "dur": 5,
+       "args": {"External id": 7, "Collective name": "allreduce", "In msg nelems": 1024, "Out msg nelems": 1024,
+                "dtype": "BFloat16", "Process Group Name": "3", "Seq": 12, "Comms Id": 18446744073709551615}},
+      {"ph": "X", "cat": "cpu_op", "name": "record_param_comms", "pid": 1, "tid": 1, "ts": 30, "dur": 5,
+       "args": {"External id": 8, "In msg nelems": 4, "Out msg nelems": 32, "dtype": "Float", "Process Group ID": 0}},
+      {"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 1, "tid": 1, "ts": 40, "dur": 5,
+       "args": {"External id": 9, "Sequence number": 4}},
+      {"ph": "X", "cat": "kernel", "name": "ncclDevKernel_AllReduce_Sum_bf16_RING_LL(ncclDevKernelArgsStorage<4096ul>)",
+       "pid": 0, "tid": 7, "ts": 12, "dur": 20,
+       "args": {"External id": 7, "device": 0, "stream": 7, "correlation": 101, "Collective name": "allreduce",
+                "In msg nelems": 1024, "Out msg nelems": 1024, "Group size": 8, "dtype": "BFloat16",
+                "Process Group Name": "3", "Seq": 12, "Comms Id": 42}},
+      {"ph": "X", "cat": "kernel", "name": "gemm", "pid": 0, "tid": 7, "ts": 40, "dur": 2,
+       "args": {"External id": 9, "device": 0, "stream": 7, "correlation": 102}}
+    ]}"#;
+    let dir = common::TempDir::new("comm-args");
+    let p = dir.file("t.json", doc.as_bytes());
+    let t = common::load(Path::new(&p));
+    let name = |n: Option<stallscope::model::NameId>| n.map(|n| t.name(n).to_string());
+    let op = t.op_comms[&7];
+    assert_eq!(op.seq, Some(12));
+    assert_eq!(op.comms_id, Some(u64::MAX));
+    assert_eq!((op.in_nelems, op.out_nelems), (Some(1024), Some(1024)));
+    assert_eq!(name(op.group).as_deref(), Some("3"));
+    assert_eq!(name(op.dtype).as_deref(), Some("BFloat16"));
+    // `Process Group ID` when there is no name; no Seq, no Comms Id
+    let old = t.op_comms[&8];
+    assert_eq!(name(old.group).as_deref(), Some("0"));
+    assert_eq!((old.seq, old.comms_id), (None, None));
+    assert_eq!((old.in_nelems, old.out_nelems), (Some(4), Some(32)));
+    // autograd's `Sequence number` is no collective
+    assert!(!t.op_comms.contains_key(&9));
+    assert_eq!(t.op_comms.len(), 2);
+    let k = t.kernel_comms[&101];
+    assert_eq!((k.seq, k.comms_id), (Some(12), Some(42)));
+    assert_eq!(name(k.dtype).as_deref(), Some("BFloat16"));
+    assert_eq!(t.kernel_comms.len(), 1);
+
+    // a real capture: HTA's NCCL parser test trace (27 record_param_comms, 21 NCCL kernels
+    // with the arguments Kineto copied onto them)
+    let Some(real) = common::corpus_file("hta/tests__data__nccl_parser_config__nccl_data.json.gz")
+    else {
+        return;
+    };
+    let t = common::load(&real);
+    let name = |n: Option<stallscope::model::NameId>| n.map(|n| t.name(n).to_string());
+    assert_eq!(t.op_comms.len(), 27);
+    assert_eq!(t.kernel_comms.len(), 21);
+    // the kernel of correlation 60047 (checked in the file by hand)
+    let k = t.kernel_comms[&60047];
+    assert_eq!((k.in_nelems, k.out_nelems), (Some(6637568), Some(6637568)));
+    assert_eq!(name(k.group).as_deref(), Some("0"));
+    assert_eq!(name(k.dtype).as_deref(), Some("Float"));
+    assert_eq!((k.seq, k.comms_id), (None, None));
+}
