@@ -552,3 +552,106 @@ fn collective_args_are_read() {
     assert_eq!(name(k.dtype).as_deref(), Some("Float"));
     assert_eq!((k.seq, k.comms_id), (None, None));
 }
+
+/// One rank's trace for [`collectives_matched_by_seq`]: two 20 ms steps, three all-reduce
+/// kernels in each (one per 6 ms), `id_key` (`Seq` or `Comms Id`) numbering them 1..=6 in
+/// process group "0" (`Comms Id` 1000 + n); rank 1 arrives 3 ms late at every one and its
+/// record of number 2 is missing (`skip`). Every collective ends at the same moment on both
+/// ranks (one host clock).
+fn seq_rank(rank: i64, id_key: Option<&str>, skip: Option<u64>) -> String {
+    let mut ev = vec![format!(
+        r#"{{"ph": "M", "name": "process_name", "pid": 0, "tid": 0, "args": {{"name": "GPU 0"}}}}"#
+    )];
+    let mut corr = 1;
+    for step in 0..2u64 {
+        let t0 = 1_000 + step * 20_000;
+        ev.push(format!(
+            r#"{{"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#{}", "pid": 10, "tid": 10, "ts": {t0}, "dur": 20000, "args": {{}}}}"#,
+            step + 1
+        ));
+        for k in 0..3u64 {
+            let n = step * 3 + k + 1;
+            let arrive = t0 + 2_000 + k * 6_000;
+            let end = arrive + 3_500;
+            ev.push(format!(
+                r#"{{"ph": "X", "cat": "kernel", "name": "gemm", "pid": 0, "tid": 7, "ts": {}, "dur": 1500, "args": {{"device": 0, "stream": 7, "correlation": {corr}}}}}"#,
+                arrive - 1_800
+            ));
+            corr += 1;
+            if skip == Some(n) {
+                continue;
+            }
+            let start = if rank == 1 { arrive + 3_000 } else { arrive };
+            let id = match id_key {
+                Some("Seq") => format!(r#", "Process Group Name": "0", "Seq": {n}"#),
+                Some(k) => format!(r#", "{k}": {}"#, 1000 + n),
+                None => String::new(),
+            };
+            ev.push(format!(
+                r#"{{"ph": "X", "cat": "kernel", "name": "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)", "pid": 0, "tid": 20, "ts": {start}, "dur": {}, "args": {{"device": 0, "stream": 20, "correlation": {corr}{id}}}}}"#,
+                end - start
+            ));
+            corr += 1;
+        }
+    }
+    format!(
+        r#"{{"distributedInfo": {{"backend": "nccl", "rank": {rank}, "world_size": 2}}, "traceEvents": [{}]}}"#,
+        ev.join(",\n")
+    )
+}
+
+/// Collectives are matched by process group and `Seq` where every rank records them, else by
+/// `Comms Id`: a rank whose record of one collective is missing no longer shifts the pairing
+/// of the ones after it (matching by order within the step would pair rank 0's second
+/// all-reduce with rank 1's third).
+#[test]
+fn collectives_matched_by_seq() {
+    for (key, matching) in [(Some("Seq"), "group_seq"), (Some("Comms Id"), "comms_id")] {
+        let dir = temp_folder(&format!("seq-{matching}"));
+        for r in 0..2 {
+            let doc = seq_rank(r, key, (r == 1).then_some(2));
+            std::fs::write(dir.join(format!("rank{r}.json")), doc).unwrap();
+        }
+        let (j, _) = ok_json(&["analyze", dir.to_str().unwrap(), "-f", "json"]);
+        let a = &j["ranks"]["arrivals"];
+        assert_eq!(a["matching"], matching, "{a}");
+        assert_eq!(a["matched"], 5, "{a}");
+        assert_eq!(a["shared_clock"], true, "{a}");
+        // rank 1 arrived 3 ms late at each of the 5: rank 0 waited 15 ms
+        assert_eq!(a["ranks"][1]["last"], 5, "{a}");
+        assert_eq!(f(&a["ranks"][0]["waited_us"]), 15_000.0, "{a}");
+        assert_eq!(f(&a["ranks"][1]["caused_us"]), 15_000.0, "{a}");
+        let notes: Vec<&str> = j["ranks"]["notes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|n| n.as_str().unwrap())
+            .collect();
+        assert!(
+            notes
+                .iter()
+                .any(|n| n.starts_with("collectives matched across ranks by")
+                    && n.contains(if key == Some("Seq") {
+                        "`Seq`"
+                    } else {
+                        "`Comms Id`"
+                    })),
+            "{notes:?}"
+        );
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+    // `Seq` on one rank only: the order rule, and the note says why
+    let dir = temp_folder("seq-partial");
+    for r in 0..2 {
+        let doc = seq_rank(r, (r == 0).then_some("Seq"), None);
+        std::fs::write(dir.join(format!("rank{r}.json")), doc).unwrap();
+    }
+    let (j, _) = ok_json(&["analyze", dir.to_str().unwrap(), "-f", "json"]);
+    let a = &j["ranks"]["arrivals"];
+    assert_eq!(a["matching"], "step_name_order", "{a}");
+    assert_eq!(a["matched"], 6, "{a}");
+    assert_eq!(f(&a["ranks"][0]["waited_us"]), 18_000.0, "{a}");
+    let note = j["ranks"]["notes"][0].as_str().unwrap_or_default();
+    assert!(note.contains("recorded on 6 of 12 collectives only"), "{j}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
