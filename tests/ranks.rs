@@ -655,3 +655,95 @@ fn collectives_matched_by_seq() {
     assert!(note.contains("recorded on 6 of 12 collectives only"), "{j}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Communication figures: bytes per call and algorithmic bandwidth per collective kernel name
+/// where the sizes are recorded; where they are not, the capture check's
+/// `nccl-sizes-unrecorded` and the note "NCCL sizes not recorded: bandwidth unknown" beside
+/// the `communication` figure (`trust.figures`).
+#[test]
+fn communication_sizes_and_bandwidth() {
+    let note = |r: &Value| {
+        r["trust"]["figures"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .find(|n| n["figure"] == "communication")
+            .map(|n| n["note"].as_str().unwrap().to_string())
+    };
+    // built: rank 0 of collectives_matched_by_seq's folder, with sizes on four of the six
+    // all-reduces (1 Mi floats = 4 MiB in 3.5 ms each) and none on two
+    let doc = seq_rank(0, Some("Seq"), None).replacen(
+        r#""Seq": 1}"#,
+        r#""Seq": 1, "In msg nelems": 1048576, "Out msg nelems": 1048576, "dtype": "Float"}"#,
+        1,
+    );
+    let doc = ["2", "3", "4"].iter().fold(doc, |d, n| {
+        d.replacen(
+            &format!(r#""Seq": {n}}}"#),
+            &format!(
+                r#""Seq": {n}, "In msg nelems": 1048576, "Out msg nelems": 1048576, "dtype": "Float"}}"#
+            ),
+            1,
+        )
+    });
+    let dir = common::TempDir::new("comm-sizes");
+    let p = dir.file("rank0.json", doc.as_bytes());
+    let r = common::analyze_json(Path::new(&p), &[]);
+    let c = &r["communication"][0];
+    assert_eq!(
+        (c["calls"].as_u64(), c["sized_calls"].as_u64()),
+        (Some(6), Some(4)),
+        "{c}"
+    );
+    assert_eq!(f(&c["bytes_per_call"]), 4_194_304.0);
+    // 4 × 4 MiB in 4 × 3.5 ms: 1.198 GB/s
+    assert_eq!(f(&c["algbw_gbps"]), 1.198);
+    assert!(note(&r)
+        .unwrap()
+        .contains("NCCL sizes not recorded: bandwidth unknown"));
+    let issue = r["trust"]["issues"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|i| i["id"] == "nccl-sizes-unrecorded")
+        .expect("issue");
+    assert!(
+        issue["finding"].as_str().unwrap().starts_with("2 of 6 "),
+        "{issue}"
+    );
+    // the figure-note invariant holds (the built rank's other checks are not the point here)
+    let bad: Vec<String> = common::invariants::violations(&r, None)
+        .into_iter()
+        .filter(|v| common::invariants::check_id(v) == "figure-note")
+        .collect();
+    assert!(bad.is_empty(), "{bad:?}");
+
+    // real: HTA's nccl_data records every size: checked by hand from the file (15 all-reduce
+    // kernels, 306,684,384 bytes in 46,762.159 µs; 6 broadcasts of Long and Float)
+    if let Some(p) = common::corpus_file("hta/tests__data__nccl_parser_config__nccl_data.json.gz") {
+        let r = common::analyze_json(&p, &[]);
+        let c = &r["communication"][0];
+        assert!(c["name"]
+            .as_str()
+            .unwrap()
+            .starts_with("ncclKernel_AllReduce"));
+        assert_eq!(c["calls"], 15);
+        assert_eq!(f(&c["bytes_per_call"]), 20_445_626.0);
+        assert_eq!(f(&c["algbw_gbps"]), 6.558);
+        assert_eq!(f(&r["communication"][1]["bytes_per_call"]), 106_452.0);
+        assert_eq!(f(&r["communication"][1]["algbw_gbps"]), 5.586);
+        assert_eq!(note(&r), None);
+    }
+    // real: the DLRM rank 0 records none (a 2023 capture)
+    if let Some(p) = common::corpus_file(&format!("{DLRM}{}", DLRM_FILES[0])) {
+        let r = common::analyze_json(&p, &[]);
+        let rows = r["communication"].as_array().unwrap();
+        assert_eq!(rows.len(), 2);
+        assert!(rows
+            .iter()
+            .all(|c| c["bytes_per_call"].is_null() && c["algbw_gbps"].is_null()));
+        assert!(note(&r)
+            .unwrap()
+            .contains("NCCL sizes not recorded: bandwidth unknown"));
+    }
+}
