@@ -1395,6 +1395,7 @@ pub(crate) mod tests {
                 start: ranks[2].start + 15_000_000,
                 name: 0,
                 step: 1,
+                ..Default::default()
             }
         );
         assert_eq!(

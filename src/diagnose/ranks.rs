@@ -1046,6 +1046,7 @@ mod tests {
                             start,
                             name: 0,
                             step,
+                            ..Default::default()
                         }
                     })
                     .collect();
