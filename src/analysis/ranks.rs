@@ -505,8 +505,9 @@ enum Key {
 /// first rank's order, by `key` (and the order among collectives with equal keys).
 fn match_collectives(ranks: &[RankFacts], key: Key) -> Vec<Vec<usize>> {
     use std::collections::HashMap;
-    // key: (step or -1, name or group, Seq or Comms Id or 0) and the occurrence of that key
-    let keys = |r: &RankFacts| -> Vec<((i64, String, u64), usize)> {
+    // key: (step or -1, name or group, Seq or Comms Id or 0) and its occurrence
+    type Occ = ((i64, String, u64), usize);
+    let keys = |r: &RankFacts| -> Vec<Occ> {
         let text = |i: Option<u32>| {
             i.and_then(|i| r.collective_names.get(i as usize))
                 .cloned()
@@ -528,7 +529,7 @@ fn match_collectives(ranks: &[RankFacts], key: Key) -> Vec<Vec<usize>> {
             })
             .collect()
     };
-    let maps: Vec<HashMap<((i64, String, u64), usize), usize>> = ranks[1..]
+    let maps: Vec<HashMap<Occ, usize>> = ranks[1..]
         .iter()
         .map(|r| {
             keys(r)
