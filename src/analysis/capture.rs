@@ -20,6 +20,7 @@
 //! | `producer-lost-events` | the producer itself reports lost events (nsys `DIAGNOSTIC_EVENT`: "Some CUPTI events might be missing", "Not all CUDA events might have been collected") | same effect (`device_records`) |
 //! | `duplicate-records` | the nsys reader met records written twice under one correlation id: a runtime call's versioned entry point inside the call (`cudaMemcpy_v3020` in `cudaMemcpy`, nsys 2022 exports), or copies/fills with the same stream, start and duration | each counted once (host syncs and launches are not counted twice); nothing is unreliable |
 //! | `records-cut` | the steps were cut where the device records stop ([`crate::window::records`]: most launches from some moment on have no device record, at most 1 % before it) because enough complete steady state remains before it ([`crate::window::steps`], *Steps* 6) | the part after is left out of every figure and listed in the window; the issues of lost records above (`launches-without-records`, `zero-timestamps`, `producer-lost-events`, `tracer-event-cap`) then limit nothing |
+//! | `nccl-sizes-unrecorded` | collective kernels of the window whose message size is recorded neither on them nor on their `record_param_comms` (`In msg nelems`/`Out msg nelems`/`dtype`; Kineto wrote none on GPU collective kernels before April 2026, kineto #1354) | NCCL sizes not recorded: bandwidth unknown (`comm_sizes`: the communication figure's bytes and bandwidth cover only the calls with a size) |
 //! | `tracer-event-cap` | an AMD trace whose device activities, or HIP calls plus device activities, number exactly 1,000,000 or 5,000,000: roctracer's event cap (kineto #1081, #1114), past which events are dropped silently | the capture is truncated: totals are lower bounds (`totals`, `device_records`) |
 
 use serde::Serialize;
@@ -112,7 +113,8 @@ impl CaptureCheck {
 /// | `steps` | the step breakdown and step times | `device_busy`, `totals`, `device_records`, `host_device_timing`, `steady_state` |
 /// | `kernels` | the kernel table's totals and shares | `device_busy`, `totals`, `gpu` |
 /// | `efficiency` | MFU, TFLOP/s and GB/s | `device_busy`, `totals`, `steady_state` |
-pub const FIGURE_LIMITS: [(&str, &[&str]); 5] = [
+/// | `communication` | the collectives' bytes per call and bandwidth | `comm_sizes` |
+pub const FIGURE_LIMITS: [(&str, &[&str]); 6] = [
     (
         "gpu_summary",
         &["device_busy", "totals", "device_records", "gpu"],
@@ -133,6 +135,7 @@ pub const FIGURE_LIMITS: [(&str, &[&str]); 5] = [
     ),
     ("kernels", &["device_busy", "totals", "gpu"]),
     ("efficiency", &["device_busy", "totals", "steady_state"]),
+    ("communication", &["comm_sizes"]),
 ];
 
 /// What an unreliable class of numbers does to a figure resting on it, in a few words.
@@ -144,6 +147,7 @@ fn class_effect(class: &str) -> &'static str {
         "host_device_timing" => "host-device times are unreliable (device clock offset)",
         "steady_state" => "it shows warm-up, not the steady state",
         "gpu" => "no device activity was recorded",
+        "comm_sizes" => "NCCL sizes not recorded: bandwidth unknown",
         _ => "see the capture check",
     }
 }
@@ -227,6 +231,11 @@ pub struct CaptureFacts {
     waited: Ns,
     /// Runtime and driver calls.
     calls: u64,
+    /// Collective kernels of the window, and those whose message size is not recorded
+    /// ([`crate::analysis::comms`]), set by the analysis.
+    pub collectives: u64,
+    /// See [`CaptureFacts::collectives`].
+    pub unsized_collectives: u64,
     /// Where the steps were cut because the device records stop there
     /// ([`crate::window::steps::StepAnalysis::records_cut`]), set by the analysis.
     pub records_cut: Option<RecordsStop>,
@@ -260,6 +269,7 @@ impl CaptureFacts {
         let mut busy: Vec<(Ns, Ns)> = Vec::new();
         for g in trace.gpu.iter().filter(|g| g.is_activity()) {
             f.activities += 1;
+
             match busy.last_mut() {
                 Some(last) if g.start <= last.1 => last.1 = last.1.max(g.end()),
                 _ => busy.push((g.start, g.end())),
@@ -566,6 +576,21 @@ pub fn check_with(
             ),
             effect: "their host-side cause is unknown; they count in a window by start time".into(),
             unreliable: vec!["host_attribution"],
+        });
+    }
+    if facts.unsized_collectives > 0 {
+        out.issues.push(TrustIssue {
+            id: "nccl-sizes-unrecorded",
+            finding: format!(
+                "{} of {} collective kernels of the window record no message size (`In msg nelems`, \
+                 `Out msg nelems`, `dtype`, on the kernel or its `record_param_comms`; Kineto \
+                 wrote none on GPU collective kernels before April 2026, kineto #1354)",
+                facts.unsized_collectives, facts.collectives
+            ),
+            effect: "NCCL sizes not recorded: bandwidth unknown (bytes per call and \
+                     algorithmic bandwidth cover only the calls that record a size)"
+                .into(),
+            unreliable: vec!["comm_sizes"],
         });
     }
     if let Some(cut) = &facts.records_cut {

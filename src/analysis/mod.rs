@@ -9,6 +9,7 @@
 use crate::window::steps;
 
 pub mod capture;
+pub mod comms;
 pub mod compiled;
 pub mod devices_db;
 pub mod efficiency;
@@ -125,6 +126,9 @@ pub struct Analysis {
     /// What the trace says about the workload of the window (first layer, its input shape,
     /// dtype mix), for `diff`'s same-workload check.
     pub workload: workload::Workload,
+    /// Collective message sizes and algorithmic bandwidth per collective kernel name
+    /// ([`comms::collective_sizes`]; empty without collective kernels).
+    pub communication: Vec<comms::CollectiveSize>,
     /// Whether the window's steps repeat one set of kernels and shapes (what a CUDA graph
     /// needs; [`crate::window::repeats`]).
     pub repetition: crate::window::repeats::Repetition,
@@ -343,6 +347,7 @@ fn analyze_window(trace: &Trace, pre: &Prepared, selection: win::Window, par: bo
         .extend(devices_db::missing_peak_notes(&trace.devices));
     selection.notes.extend(implausible_notes);
     let workload = workload::workload(trace, window.start, window.end);
+    let communication = comms::collective_sizes(trace, &selection);
     let repetition = crate::window::repeats::of(trace, &steps.steps);
     Analysis {
         repetition,
@@ -364,8 +369,14 @@ fn analyze_window(trace: &Trace, pre: &Prepared, selection: win::Window, par: bo
         ncu: None,
         host_facts: Mutex::new(Some(host)),
         parallel: par,
-        capture: pre.capture.clone(),
+        capture: {
+            let mut c = pre.capture.clone();
+            c.collectives = communication.iter().map(|c| c.calls).sum();
+            c.unsized_collectives = communication.iter().map(|c| c.calls - c.sized_calls).sum();
+            c
+        },
         workload,
+        communication,
     }
 }
 

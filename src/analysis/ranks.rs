@@ -256,6 +256,16 @@ pub struct Collective {
     /// window; -1 outside every step.
     #[serde(default)]
     pub step: i64,
+    /// `Seq`: its number in its process group, when recorded (the same on every rank).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seq: Option<u64>,
+    /// `Comms Id`, when recorded (the same on every rank).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub comms_id: Option<u64>,
+    /// Its process group (`Process Group Name`), when recorded: index in
+    /// [`RankFacts::collective_names`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub group: Option<u32>,
 }
 
 impl Collective {
@@ -271,6 +281,10 @@ pub enum Matching {
     /// Nothing matched.
     #[default]
     None,
+    /// By process group and `Seq` (recorded on every collective of every rank).
+    GroupSeq,
+    /// By `Comms Id` (recorded on every collective of every rank; no `Seq` everywhere).
+    CommsId,
     /// By step number, collective name and order within the step.
     StepNameOrder,
     /// By collective name and order within the window (the ranks' step numbers differ).
@@ -279,11 +293,16 @@ pub enum Matching {
 
 /// Who arrived last at the collectives, and what the others waited.
 ///
-/// Matching ([`arrivals`]): a collective of one rank is the same operation as a collective of
-/// another when both carry the same step number, the same name and the same place among the
-/// collectives of that name in that step (`Seq`/`Comms Id` are not read: the model keeps no
-/// collective arguments). Only collectives found on every rank count. When the ranks' step
-/// numbers have nothing in common, the step is left out of the key.
+/// Matching ([`arrivals`]): when every collective of every rank carries a `Seq` (Kineto copies
+/// it onto GPU collective kernels since 2026; `record_param_comms` carries it), a collective of
+/// one rank is the same operation as a collective of another when both have the same process
+/// group and `Seq` ([`Matching::GroupSeq`]); else, when every one carries a `Comms Id`, the
+/// same `Comms Id` ([`Matching::CommsId`]). Several kernels of one collective share its
+/// arguments: they pair in order. Otherwise, a collective of one rank is the same operation as
+/// a collective of another when both carry the same step number, the same name and the same
+/// place among the collectives of that name in that step ([`Matching::StepNameOrder`]); when
+/// the ranks' step numbers have nothing in common, the step is left out of the key
+/// ([`Matching::NameOrder`]). Only collectives found on every rank count.
 ///
 /// Clocks: a collective cannot complete on any rank before its last rank arrives. When no
 /// matched collective ends on one rank before it starts on another (within
@@ -362,10 +381,21 @@ pub fn arrivals(ranks: &[RankFacts]) -> Arrivals {
     if n < 2 || ranks.iter().any(|r| r.collectives.is_empty()) {
         return a;
     }
-    let mut rows = match_collectives(ranks, true);
-    a.matching = Matching::StepNameOrder;
+    let all = |f: fn(&Collective) -> bool| ranks.iter().all(|r| r.collectives.iter().all(f));
+    let mut rows = Vec::new();
+    if all(|c| c.seq.is_some()) {
+        rows = match_collectives(ranks, Key::GroupSeq);
+        a.matching = Matching::GroupSeq;
+    } else if all(|c| c.comms_id.is_some()) {
+        rows = match_collectives(ranks, Key::CommsId);
+        a.matching = Matching::CommsId;
+    }
     if rows.is_empty() {
-        rows = match_collectives(ranks, false);
+        rows = match_collectives(ranks, Key::StepNameOrder);
+        a.matching = Matching::StepNameOrder;
+    }
+    if rows.is_empty() {
+        rows = match_collectives(ranks, Key::NameOrder);
         a.matching = Matching::NameOrder;
     }
     if rows.is_empty() {
@@ -458,29 +488,48 @@ pub fn arrivals(ranks: &[RankFacts]) -> Arrivals {
     a
 }
 
+/// What identifies a collective across ranks ([`match_collectives`]).
+#[derive(Clone, Copy, PartialEq)]
+enum Key {
+    /// Process group and `Seq`.
+    GroupSeq,
+    /// `Comms Id`.
+    CommsId,
+    /// Step number, name and order within the step.
+    StepNameOrder,
+    /// Name and order within the window.
+    NameOrder,
+}
+
 /// The matched collectives: per match, the index of the collective on every rank, in the
-/// first rank's order. `by_step`: the step number is part of the key.
-fn match_collectives(ranks: &[RankFacts], by_step: bool) -> Vec<Vec<usize>> {
+/// first rank's order, by `key` (and the order among collectives with equal keys).
+fn match_collectives(ranks: &[RankFacts], key: Key) -> Vec<Vec<usize>> {
     use std::collections::HashMap;
-    // key: (step, name, occurrence of that name in that step)
-    let keys = |r: &RankFacts| -> Vec<(i64, String, usize)> {
-        let mut seen: HashMap<(i64, u32), usize> = HashMap::new();
+    // key: (step or -1, name or group, Seq or Comms Id or 0) and its occurrence
+    type Occ = ((i64, String, u64), usize);
+    let keys = |r: &RankFacts| -> Vec<Occ> {
+        let text = |i: Option<u32>| {
+            i.and_then(|i| r.collective_names.get(i as usize))
+                .cloned()
+                .unwrap_or_default()
+        };
+        let mut seen: HashMap<(i64, String, u64), usize> = HashMap::new();
         r.collectives
             .iter()
             .map(|c| {
-                let step = if by_step { c.step } else { 0 };
-                let occ = seen.entry((step, c.name)).or_insert(0);
+                let k = match key {
+                    Key::GroupSeq => (-1, text(c.group), c.seq.unwrap_or(0)),
+                    Key::CommsId => (-1, String::new(), c.comms_id.unwrap_or(0)),
+                    Key::StepNameOrder => (c.step, text(Some(c.name)), 0),
+                    Key::NameOrder => (0, text(Some(c.name)), 0),
+                };
+                let occ = seen.entry(k.clone()).or_insert(0);
                 *occ += 1;
-                let name = r
-                    .collective_names
-                    .get(c.name as usize)
-                    .cloned()
-                    .unwrap_or_default();
-                (step, name, *occ)
+                (k, *occ)
             })
             .collect()
     };
-    let maps: Vec<HashMap<(i64, String, usize), usize>> = ranks[1..]
+    let maps: Vec<HashMap<Occ, usize>> = ranks[1..]
         .iter()
         .map(|r| {
             keys(r)
@@ -504,12 +553,32 @@ fn match_collectives(ranks: &[RankFacts], by_step: bool) -> Vec<Vec<usize>> {
         .collect()
 }
 
-/// The collective kernels of `device` counted in the window of `a`: (start, end, name).
-fn collective_kernels(
-    trace: &Trace,
-    a: &Analysis,
-    device: Option<i64>,
-) -> Vec<(Ns, Ns, crate::model::NameId)> {
+/// A collective span before it becomes a [`Collective`]: start, end, name, and what the trace
+/// recorded of it (`Seq`, `Comms Id`, process group).
+type Span = (
+    Ns,
+    Ns,
+    crate::model::NameId,
+    Option<u64>,
+    Option<u64>,
+    Option<crate::model::NameId>,
+);
+
+/// A span of `(start, end, name)` with the collective arguments `c` (if any).
+fn span(s: Ns, e: Ns, n: crate::model::NameId, c: Option<&crate::model::CommArgs>) -> Span {
+    (
+        s,
+        e,
+        n,
+        c.and_then(|c| c.seq),
+        c.and_then(|c| c.comms_id),
+        c.and_then(|c| c.group),
+    )
+}
+
+/// The collective kernels of `device` counted in the window of `a`, with their arguments
+/// (the kernel's own, else those of its `record_param_comms` by External id).
+fn collective_kernels(trace: &Trace, a: &Analysis, device: Option<i64>) -> Vec<Span> {
     let Some(device) = device else {
         return Vec::new();
     };
@@ -520,7 +589,13 @@ fn collective_kernels(
         .iter()
         .filter(|g| g.kind == crate::model::GpuKind::Kernel && g.device as i64 == device)
         .filter(|g| a.selection.mask.covered_within(g.interval()) > 0 && memo.get(g.name))
-        .map(|g| (g.start, g.end(), g.name))
+        .map(|g| {
+            let c = trace
+                .kernel_comms
+                .get(&g.correlation)
+                .or_else(|| trace.op_comms.get(&g.external_id));
+            span(g.start, g.end(), g.name, c)
+        })
         .collect()
 }
 
@@ -528,24 +603,35 @@ fn collective_kernels(
 fn collectives_of(
     trace: &Trace,
     a: &Analysis,
-    mut spans: Vec<(Ns, Ns, crate::model::NameId)>,
+    mut spans: Vec<Span>,
 ) -> (Vec<Collective>, Vec<String>) {
     spans.sort_unstable();
-    // an `Operator` and a `user_annotation` copy of one host span count once
-    spans.dedup();
+    // an `Operator` and a `user_annotation` copy of one host span count once (the one with
+    // arguments sorts last and is kept)
+    spans.dedup_by(|next, kept| {
+        let same = (next.0, next.1, next.2) == (kept.0, kept.1, kept.2);
+        if same {
+            *kept = *next;
+        }
+        same
+    });
     let steps = &a.steps.steps;
     let mut names: Vec<crate::model::NameId> = Vec::new();
     let mut prev = a.selection.span.start;
     let out = spans
         .iter()
-        .map(|&(s, e, id)| {
-            let name = match names.iter().position(|&n| n == id) {
-                Some(i) => i,
-                None => {
-                    names.push(id);
-                    names.len() - 1
-                }
-            } as u32;
+        .map(|&(s, e, id, seq, comms_id, group)| {
+            let mut index = |id: crate::model::NameId| {
+                (match names.iter().position(|&n| n == id) {
+                    Some(i) => i,
+                    None => {
+                        names.push(id);
+                        names.len() - 1
+                    }
+                }) as u32
+            };
+            let name = index(id);
+            let group = group.map(&mut index);
             let i = steps.partition_point(|st| st.span.start <= s);
             let step = match i.checked_sub(1).map(|i| (i, &steps[i])) {
                 Some((i, st)) if s < st.span.end => st.number.unwrap_or(i as i64),
@@ -557,6 +643,9 @@ fn collectives_of(
                 start: s,
                 name,
                 step,
+                seq,
+                comms_id,
+                group,
             };
             prev = prev.max(e);
             c
@@ -688,14 +777,7 @@ impl RankFacts {
 ///
 /// [`classify::is_host_collective`]: crate::model::classify::is_host_collective
 #[allow(clippy::type_complexity)]
-fn host_pass(
-    trace: &Trace,
-    a: &Analysis,
-) -> (
-    Option<i64>,
-    Vec<(Ns, Ns, crate::model::NameId)>,
-    Vec<(String, Ns)>,
-) {
+fn host_pass(trace: &Trace, a: &Analysis) -> (Option<i64>, Vec<Span>, Vec<(String, Ns)>) {
     use crate::model::CpuKind;
     let mut per_thread = vec![0u64; trace.threads.len()];
     let mut memo =
@@ -715,7 +797,8 @@ fn host_pass(
                 && a.selection.mask.covered_within(e.interval()) > 0
             {
                 if collective {
-                    host.push((e.start, e.end(), e.name));
+                    let c = trace.op_comms.get(&e.external_id);
+                    host.push(span(e.start, e.end(), e.name, c));
                 } else {
                     match annotations.iter_mut().find(|x| x.0 == e.name) {
                         Some(x) => x.1 += e.dur,
@@ -858,20 +941,23 @@ fn merge_spans(mut group: Vec<RankFacts>) -> (RankFacts, RankSpans) {
     let mut collectives = Vec::new();
     for r in &group {
         for c in &r.collectives {
-            let name = r
-                .collective_names
-                .get(c.name as usize)
-                .cloned()
-                .unwrap_or_default();
-            let id = match collective_names.iter().position(|n| *n == name) {
-                Some(i) => i,
-                None => {
-                    collective_names.push(name);
-                    collective_names.len() - 1
-                }
+            let mut id = |i: u32| {
+                let name = r
+                    .collective_names
+                    .get(i as usize)
+                    .cloned()
+                    .unwrap_or_default();
+                (match collective_names.iter().position(|n| *n == name) {
+                    Some(i) => i,
+                    None => {
+                        collective_names.push(name);
+                        collective_names.len() - 1
+                    }
+                }) as u32
             };
             collectives.push(Collective {
-                name: id as u32,
+                name: id(c.name),
+                group: c.group.map(&mut id),
                 ..*c
             });
         }
@@ -1310,6 +1396,7 @@ pub(crate) mod tests {
                 start: ranks[2].start + 15_000_000,
                 name: 0,
                 step: 1,
+                ..Default::default()
             }
         );
         assert_eq!(

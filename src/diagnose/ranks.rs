@@ -262,12 +262,7 @@ fn measured_straggler(s: &RankSummary, a: &Arrivals) -> Option<Finding> {
     }
     facts.push(format!(
         "matched by {}; {}",
-        match a.matching {
-            Matching::NameOrder =>
-                "collective name and order in the window (the ranks' step \
-                                    numbers differ)",
-            _ => "step number, collective name and order within the step",
-        },
+        matching_words(a.matching),
         clocks(a)
     ));
     if a.steps <= 1 {
@@ -605,7 +600,8 @@ pub fn diagnose_ranks(s: &RankSummary) -> RanksDiagnosis {
         x.recoverable_us = round3(x.recoverable_us.max(0.0));
     }
     rank(&mut findings);
-    let notes = window_notes(s);
+    let mut notes = window_notes(s);
+    notes.extend(matching_note(s, &a));
     let own_causes = (0..s.ranks.len())
         .map(|i| {
             measured
@@ -670,6 +666,48 @@ pub fn rank_story(s: &RankSummary, d: &RanksDiagnosis, rank: i64) -> Option<Stri
         fmt_ns(waited),
         whom.join(" and ")
     ))
+}
+
+/// How the collectives were matched across ranks, in words.
+fn matching_words(m: Matching) -> &'static str {
+    match m {
+        Matching::GroupSeq => "process group and `Seq` (recorded on every collective)",
+        Matching::CommsId => "`Comms Id` (recorded on every collective)",
+        Matching::NameOrder => {
+            "collective name and order in the window (the ranks' step numbers differ)"
+        }
+        _ => "step number, collective name and order within the step",
+    }
+}
+
+/// The note on the matching when the trace recorded collective ids: which ones were used, or
+/// why they were not (some collectives lack them: the order rule is used instead).
+fn matching_note(s: &RankSummary, a: &crate::analysis::ranks::Arrivals) -> Option<String> {
+    if a.matched == 0 {
+        return None;
+    }
+    let (mut with, mut all) = (0usize, 0usize);
+    for r in &s.ranks {
+        all += r.collectives.len();
+        with += r
+            .collectives
+            .iter()
+            .filter(|c| c.seq.is_some() || c.comms_id.is_some())
+            .count();
+    }
+    match a.matching {
+        Matching::GroupSeq | Matching::CommsId => Some(format!(
+            "collectives matched across ranks by {}: {} matched",
+            matching_words(a.matching),
+            a.matched
+        )),
+        _ if with > 0 => Some(format!(
+            "collectives matched across ranks by {}: `Seq`/`Comms Id` recorded on {with} of \
+             {all} collectives only",
+            matching_words(a.matching)
+        )),
+        _ => None,
+    }
 }
 
 /// One window for a synchronous job: the ranks whose first or last step differs from the most
@@ -1008,6 +1046,7 @@ mod tests {
                             start,
                             name: 0,
                             step,
+                            ..Default::default()
                         }
                     })
                     .collect();

@@ -1465,6 +1465,8 @@ pub fn read_file(file: &Path, path: &str, compressed: Option<u64>) -> Result<Tra
         gpu_metrics,
         op_shapes: Default::default(),
         op_flops: Default::default(),
+        kernel_comms: Default::default(),
+        op_comms: Default::default(),
         memory,
         clock_corrections: Vec::new(),
     };

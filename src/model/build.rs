@@ -51,6 +51,8 @@ impl TraceBuilder {
                 gpu_metrics: Vec::new(),
                 op_shapes: HashMap::new(),
                 op_flops: HashMap::new(),
+                kernel_comms: HashMap::new(),
+                op_comms: HashMap::new(),
                 memory: Default::default(),
                 clock_corrections: Vec::new(),
             },

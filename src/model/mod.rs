@@ -442,6 +442,13 @@ pub struct Trace {
     /// FLOPs the profiler computed for operators (`with_flops=True` writes `args.flops`), by
     /// External id; they win over the shape formulas of [`crate::analysis::roofline`].
     pub op_flops: HashMap<u64, u64>,
+    /// Collective arguments of device collective kernels (Kineto copies them from the
+    /// launching `record_param_comms`), by the kernel's correlation id; empty when not
+    /// recorded.
+    pub kernel_comms: HashMap<u64, CommArgs>,
+    /// Collective arguments of host operators (`record_param_comms`), by External id; empty
+    /// when not recorded.
+    pub op_comms: HashMap<u64, CommArgs>,
     /// Device memory allocations and frees (`profile_memory=True`: `[memory]` instants of
     /// CUDA/HIP devices), folded into blocks as they are read; empty when not recorded.
     pub memory: memory::MemoryEvents,
@@ -460,6 +467,45 @@ pub struct OpShape {
     pub types: NameId,
     /// `Concrete Inputs`, e.g. `["", "[1, 1]"]`.
     pub concrete: NameId,
+}
+
+/// What the trace records of one collective (Kineto `args` of `record_param_comms` and,
+/// since PyTorch 2.x, of the collective kernel it launches): `None` where absent.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CommArgs {
+    /// `Seq`: the collective's number in its process group (the same on every rank).
+    pub seq: Option<u64>,
+    /// `Comms Id`: one id for the same operation on every rank.
+    pub comms_id: Option<u64>,
+    /// `Process Group Name` (or `Process Group ID` as text), interned.
+    pub group: Option<NameId>,
+    /// `In msg nelems`: elements sent.
+    pub in_nelems: Option<u64>,
+    /// `Out msg nelems`: elements received.
+    pub out_nelems: Option<u64>,
+    /// `dtype` of the message (`Float`, `BFloat16`, ...), interned.
+    pub dtype: Option<NameId>,
+}
+
+impl CommArgs {
+    /// True when nothing was recorded.
+    pub fn is_empty(&self) -> bool {
+        *self == CommArgs::default()
+    }
+
+    /// Bytes of one element of a recorded `dtype` (the c10 scalar type names Kineto writes),
+    /// `None` for a name it does not know.
+    pub fn dtype_bytes(dtype: &str) -> Option<u64> {
+        Some(match dtype {
+            "Double" | "Long" | "ComplexFloat" | "UInt64" => 8,
+            "Float" | "Int" | "UInt32" | "ComplexHalf" => 4,
+            "Half" | "BFloat16" | "Short" | "UInt16" => 2,
+            "Byte" | "Char" | "Bool" | "Float8_e4m3fn" | "Float8_e5m2" | "Float8_e4m3fnuz"
+            | "Float8_e5m2fnuz" | "Float8_e8m0fnu" => 1,
+            "ComplexDouble" => 16,
+            _ => return None,
+        })
+    }
 }
 
 /// One sampled GPU metric of one device (Nsight Systems GPU metrics: `SMs Active`,

@@ -771,6 +771,29 @@ pub struct Report {
     /// such a saved report compares as "unknown" on these checks.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub workload: Option<WorkloadInfo>,
+    /// Per collective kernel name over the window: calls, kernel time, message bytes per call
+    /// and algorithmic bandwidth (`analysis::comms`); absent without collective kernels. The
+    /// capture check's `nccl-sizes-unrecorded` limits it (`trust.figures`, figure
+    /// `communication`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub communication: Vec<CommunicationRow>,
+}
+
+/// One collective kernel name's communication figures (`analysis::comms::CollectiveSize`).
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
+pub struct CommunicationRow {
+    /// Kernel name.
+    pub name: String,
+    /// Calls in the window.
+    pub calls: u64,
+    /// Their kernel time, µs.
+    pub time_us: f64,
+    /// Calls that record a message size.
+    pub sized_calls: u64,
+    /// Mean message bytes per sized call (`null`: sizes not recorded).
+    pub bytes_per_call: Option<f64>,
+    /// Recorded bytes ÷ kernel time of the sized calls, GB/s (`null`: sizes not recorded).
+    pub algbw_gbps: Option<f64>,
 }
 
 /// The workload facts of the window (`analysis::workload::Workload`, mirrored: same fields in
@@ -817,6 +840,18 @@ impl Report {
         let avg = &a.steps.average;
         Report {
             workload: Some(WorkloadInfo::from(&a.workload)),
+            communication: a
+                .communication
+                .iter()
+                .map(|c| CommunicationRow {
+                    name: c.name.clone(),
+                    calls: c.calls,
+                    time_us: us(c.time),
+                    sized_calls: c.sized_calls,
+                    bytes_per_call: c.bytes_per_call.map(|b| b.round()),
+                    algbw_gbps: c.algbw_gbps.map(|g| (g * 1000.0).round() / 1000.0),
+                })
+                .collect(),
             schema_version: SCHEMA_VERSION,
             generator: format!("stallscope {}", env!("CARGO_PKG_VERSION")),
             source: SourceInfo {

@@ -61,7 +61,7 @@ pub struct ArrivalsInfo {
     pub matched: usize,
     /// Distinct steps among them.
     pub steps: usize,
-    /// `step_name_order` or `name_order`.
+    /// `group_seq`, `comms_id`, `step_name_order` or `name_order`.
     #[serde(deserialize_with = "crate::text::static_words::one")]
     pub matching: crate::text::static_words::Word,
     /// `device` (collective kernels) or `host` (gloo/MPI/UCC spans).
@@ -370,6 +370,8 @@ impl RanksSection {
                 matched: a.matched,
                 steps: a.steps,
                 matching: match a.matching {
+                    Matching::GroupSeq => "group_seq",
+                    Matching::CommsId => "comms_id",
                     Matching::NameOrder => "name_order",
                     _ => "step_name_order",
                 },

@@ -368,7 +368,7 @@ pub fn violations(r: &Value, span_us: Option<f64>) -> Vec<String> {
 
 /// The printed figures (their JSON section) and the classes of numbers each rests on (the
 /// rule of docs/rules.md, stated here independently of the code that applies it).
-pub const FIGURES: [(&str, &str, &[&str]); 5] = [
+pub const FIGURES: [(&str, &str, &[&str]); 6] = [
     (
         "gpu_summary",
         "devices",
@@ -396,6 +396,7 @@ pub const FIGURES: [(&str, &str, &[&str]); 5] = [
         "efficiency",
         &["device_busy", "totals", "steady_state"],
     ),
+    ("communication", "communication", &["comm_sizes"]),
 ];
 
 /// `figure-note` violations of a report.

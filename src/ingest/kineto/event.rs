@@ -274,6 +274,22 @@ pub struct RawArgs<'a> {
     pub mem_bytes: Num,
     /// `Total Reserved` (memory events).
     pub total_reserved: Num,
+    /// `Seq` of a collective (its number in its process group; GPU collective kernels since
+    /// 2026, kineto #1296).
+    pub seq: Num,
+    /// `Comms Id` of a collective (one id for the same operation on every rank; may exceed
+    /// the signed 64-bit range).
+    pub comms_id: Num,
+    /// `Process Group Name` of a collective (`record_param_comms` and its kernels).
+    pub pg_name: BStr<'a>,
+    /// `Process Group ID` of a collective (older `record_param_comms`).
+    pub pg_id: Num,
+    /// `In msg nelems` of a collective.
+    pub in_nelems: Num,
+    /// `Out msg nelems` of a collective.
+    pub out_nelems: Num,
+    /// `dtype` of a collective's message (`Float`, `BFloat16`, ...).
+    pub dtype: BStr<'a>,
 }
 
 /// Where the value of one `args` member goes, by the kind of value it is.
@@ -327,6 +343,13 @@ impl<'a> RawArgs<'a> {
             b"Addr" => 23,
             b"Bytes" => 24,
             b"Total Reserved" => 25,
+            b"Seq" => 26,
+            b"Comms Id" => 27,
+            b"Process Group Name" => 28,
+            b"Process Group ID" => 29,
+            b"In msg nelems" => 30,
+            b"Out msg nelems" => 31,
+            b"dtype" => 32,
             _ => return None,
         })
     }
@@ -362,6 +385,13 @@ impl<'a> RawArgs<'a> {
             23 => Num(&mut self.addr),
             24 => Num(&mut self.mem_bytes),
             25 => Num(&mut self.total_reserved),
+            26 => Num(&mut self.seq),
+            27 => Num(&mut self.comms_id),
+            28 => Str(&mut self.pg_name),
+            29 => Num(&mut self.pg_id),
+            30 => Num(&mut self.in_nelems),
+            31 => Num(&mut self.out_nelems),
+            32 => Str(&mut self.dtype),
             _ => unreachable!("args slot index {i} out of range"),
         }
     }

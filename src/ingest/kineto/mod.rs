@@ -37,8 +37,9 @@ use crate::model::idindex::IdSet;
 use crate::model::memory::{MemEvent, MemoryBuilder};
 use crate::model::Ns;
 use crate::model::{
-    stream_id, CpuEvent, CpuKind, Device, Distributed, GpuEvent, GpuKind, Interner, KernelInfo,
-    KernelInfoTable, NameId, OpShape, Source, SourceFormat, Thread, Trace, Vendor, Warning, NONE,
+    stream_id, CommArgs, CpuEvent, CpuKind, Device, Distributed, GpuEvent, GpuKind, Interner,
+    KernelInfo, KernelInfoTable, NameId, OpShape, Source, SourceFormat, Thread, Trace, Vendor,
+    Warning, NONE,
 };
 use event::{id_value, micros_to_ns, IdValue, RawEvent};
 use scan::{Item, Scanner, Step};
@@ -235,6 +236,9 @@ struct Partial {
     shapes: Vec<(u64, [NameId; 3])>,
     /// `with_flops` FLOPs by External id.
     flops: Vec<(u64, u64)>,
+    /// Collective arguments (names are the worker's ids): true for a host operator (keyed by
+    /// External id), false for a device kernel (keyed by correlation).
+    comms: Vec<(bool, u64, CommArgs)>,
     warnings: Warnings,
     events: u64,
     hip: bool,
@@ -423,6 +427,47 @@ impl Worker {
         NameId(i)
     }
 
+    /// The collective arguments of an event (`Seq`, `Comms Id`, process group, message size,
+    /// dtype), `None` when it has none: a few comparisons per event, names interned.
+    fn comm_args(&mut self, a: &event::RawArgs<'_>) -> Option<CommArgs> {
+        use event::Num;
+        let count = |n: Num| match n {
+            Num::Int(v) if v >= 0 => Some(v as u64),
+            Num::UInt(v) => Some(v),
+            _ => None,
+        };
+        if a.seq == Num::None
+            && a.comms_id == Num::None
+            && a.in_nelems == Num::None
+            && a.out_nelems == Num::None
+            && a.pg_name.0.is_none()
+            && a.pg_id == Num::None
+        {
+            return None;
+        }
+        let group = match (a.pg_name.0.as_deref(), count(a.pg_id)) {
+            (Some(g), _) => Some(self.name(g)),
+            (None, Some(id)) => {
+                // the id as text, without an allocation
+                let mut buf = [0u8; 20];
+                let mut w = &mut buf[..];
+                let _ = std::io::Write::write_fmt(&mut w, format_args!("{id}"));
+                let n = 20 - w.len();
+                Some(self.name(std::str::from_utf8(&buf[..n]).unwrap_or("")))
+            }
+            (None, None) => None,
+        };
+        let dtype = a.dtype.0.as_deref().map(|d| self.name(d));
+        Some(CommArgs {
+            seq: count(a.seq),
+            comms_id: count(a.comms_id),
+            group,
+            in_nelems: count(a.in_nelems),
+            out_nelems: count(a.out_nelems),
+            dtype,
+        })
+    }
+
     /// A `[memory]` instant of a CUDA or HIP device (`Device Type` 1, or 6 as ROCm builds
     /// record it): its peak, and the event for the merger's [`MemoryBuilder`]; or of the CPU
     /// (`Device Type` 0): the event, as device [`crate::model::memory::CPU_DEVICE`], without
@@ -587,6 +632,13 @@ impl Worker {
                             self.p.flops.push((ext, f as u64));
                         }
                     }
+                    // record_param_comms: the collective's arguments
+                    let ext = a.external_id.id();
+                    if ext != 0 {
+                        if let Some(c) = self.comm_args(a) {
+                            self.p.comms.push((true, ext, c));
+                        }
+                    }
                 }
                 self.p.cpu.push(CpuEvent {
                     start,
@@ -650,6 +702,13 @@ impl Worker {
                     shared_mem: a.shared_memory.int().unwrap_or(0).clamp(0, u32::MAX as i64) as u32,
                 };
                 let info = self.infos.intern(&info);
+                // a collective kernel's arguments (copied from its record_param_comms)
+                let corr = a.correlation.id();
+                if kind == GpuKind::Kernel && corr != 0 {
+                    if let Some(c) = self.comm_args(a) {
+                        self.p.comms.push((false, corr, c));
+                    }
+                }
                 self.p.gpu.push(GpuEvent {
                     start,
                     dur,
@@ -1326,6 +1385,8 @@ struct Merger {
     memory: MemoryBuilder,
     op_shapes: HashMap<u64, OpShape>,
     op_flops: HashMap<u64, u64>,
+    kernel_comms: HashMap<u64, CommArgs>,
+    op_comms: HashMap<u64, CommArgs>,
     warnings: Warnings,
     events: u64,
     hip: bool,
@@ -1355,6 +1416,8 @@ impl Merger {
             memory: MemoryBuilder::new(),
             op_shapes: HashMap::new(),
             op_flops: HashMap::new(),
+            kernel_comms: HashMap::new(),
+            op_comms: HashMap::new(),
             warnings: Warnings::default(),
             events: 0,
             hip: false,
@@ -1422,6 +1485,21 @@ impl Merger {
         }
         for (ext, f) in p.flops {
             self.op_flops.entry(ext).or_insert(f);
+        }
+        for (host, key, c) in p.comms {
+            let map = |n: Option<NameId>| n.map(|n| name_map[n.0 as usize]);
+            let c = CommArgs {
+                group: map(c.group),
+                dtype: map(c.dtype),
+                ..c
+            };
+            let table = if host {
+                &mut self.op_comms
+            } else {
+                &mut self.kernel_comms
+            };
+            // first record wins, like the External id links
+            table.entry(key).or_insert(c);
         }
         for m in &p.memory {
             self.memory.push(&MemEvent {
@@ -1879,6 +1957,8 @@ pub fn read_from<R: Read + Send>(
         gpu_metrics: Vec::new(),
         op_shapes: merger.op_shapes,
         op_flops: merger.op_flops,
+        kernel_comms: merger.kernel_comms,
+        op_comms: merger.op_comms,
         memory: merger.memory.finish(),
         clock_corrections: Vec::new(),
     };
