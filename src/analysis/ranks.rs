@@ -513,13 +513,11 @@ fn collective_kernels(
     let Some(device) = device else {
         return Vec::new();
     };
-    let mut memo =
-        crate::model::fast::NameMemo::new(trace, crate::model::classify::is_collective_kernel);
     trace
         .gpu
         .iter()
         .filter(|g| g.kind == crate::model::GpuKind::Kernel && g.device as i64 == device)
-        .filter(|g| a.selection.mask.covered_within(g.interval()) > 0 && memo.get(g.name))
+        .filter(|g| a.selection.mask.covered_within(g.interval()) > 0 && trace.kernel_class(g.name).communication)
         .map(|g| (g.start, g.end(), g.name))
         .collect()
 }

@@ -31,7 +31,7 @@
 use std::collections::BTreeMap;
 
 use crate::model::classify;
-use crate::model::fast::{NameMemo, RunMap};
+use crate::model::fast::RunMap;
 use crate::model::{GpuEvent, GpuKind, Interval, NameId, Ns, Trace, UnionBuilder};
 
 /// One device's split.
@@ -90,14 +90,14 @@ pub enum TimelineClass {
 /// Class of a device event under the TraceLens rules; `None` for events that are not
 /// kernels, copies or fills (syncs, GPU annotations).
 pub fn timeline_class(trace: &Trace, g: &GpuEvent) -> Option<TimelineClass> {
-    class_with(g, |id| name_flags(trace.name(id)))
+    class_with(g, |id| name_flags(trace, id))
 }
 
 /// (copy kernel, communication) of a name.
-fn name_flags(name: &str) -> (bool, bool) {
+fn name_flags(trace: &Trace, id: NameId) -> (bool, bool) {
     (
-        classify::is_copy_kernel(name),
-        classify::is_communication(name),
+        classify::is_copy_kernel(trace.name(id)),
+        trace.kernel_class(id).communication,
     )
 }
 
@@ -185,9 +185,8 @@ pub fn gpu_timeline_with(
 ) -> Vec<GpuTimeline> {
     let mut devices: RunMap<i64, DeviceAcc> = RunMap::default();
     let mut unlinked: BTreeMap<i64, u64> = BTreeMap::new();
-    let mut flags = NameMemo::new(trace, name_flags);
     for g in &trace.gpu {
-        let Some(class) = class_with(g, |id| flags.get(id)) else {
+        let Some(class) = class_with(g, |id| name_flags(trace, id)) else {
             continue;
         };
         let mut iv = g.interval();

@@ -58,6 +58,33 @@ fn has(hay: &str, needles: &[&str]) -> bool {
     needles.iter().any(|n| hay.contains(n))
 }
 
+/// Everything the analyses ask of a device event's name, computed together: its
+/// [`categorize`] category, [`uses_tensor_cores`] and [`is_communication`]. A trace keeps one
+/// per name of its device events ([`crate::model::Trace::kernel_class`]), computed once for
+/// every analysis: kernel names run to thousands of characters (templated CUTLASS and cuDNN
+/// names) and each test is a dozen substring searches.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct KernelClass {
+    /// [`categorize`] of the name.
+    pub category: KernelCategory,
+    /// [`uses_tensor_cores`] of the name.
+    pub tensor_cores: bool,
+    /// [`is_communication`] of the name (the same as `category == Communication`).
+    pub communication: bool,
+}
+
+impl KernelClass {
+    /// The class of `name`.
+    pub fn of(name: &str) -> KernelClass {
+        let category = categorize(name);
+        KernelClass {
+            category,
+            tensor_cores: uses_tensor_cores(name),
+            communication: category == KernelCategory::Communication,
+        }
+    }
+}
+
 /// Name fragments (lower case) of communication kernels: NCCL (`ncclKernel_*`,
 /// `ncclDevKernel_*`) and RCCL, MSCCL++, NVSHMEM, DeepEP (`deep_ep::`, `dpsk::ep`), the custom
 /// all-reduce kernels of vLLM (`cross_device_reduce`) and TensorRT-LLM (`oneShotAllReduce`,
