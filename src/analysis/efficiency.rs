@@ -357,11 +357,12 @@ pub fn efficiency(
     // reason → (time, operator name → time)
     let mut gaps: Vec<(&'static str, Ns, HashMap<u32, Ns>)> = Vec::new();
     let (mut math, mut math_covered) = (0i64, 0i64);
+    let classes = trace.kernel_classes();
     for (gi, g) in trace.gpu.iter().enumerate() {
         if g.kind != GpuKind::Kernel || !counts(gi as u32) {
             continue;
         }
-        let c = trace.kernel_class(g.name).category;
+        let c = classes.get(g.name).category;
         if matches!(
             c,
             KernelCategory::Gemm | KernelCategory::Conv | KernelCategory::Attention

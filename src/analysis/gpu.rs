@@ -35,7 +35,6 @@
 //! f64. `blocks per SM` and occupancy are stored as `f32` in the model, which moves the
 //! results by about 1e-7 relative at most.
 
-
 use crate::model::{GpuEvent, GpuKind, Interval, IntervalSet, Ns, Trace};
 
 /// One device's summary over a window.
@@ -149,6 +148,7 @@ fn achieved_occupancy(trace: &Trace, kernels: &[&GpuEvent], window: Interval) ->
 /// Summaries of every device that ran work, in id order.
 pub fn gpu_summaries(trace: &Trace, window: Interval) -> Vec<GpuSummary> {
     let mut out = Vec::new();
+    let classes = trace.kernel_classes();
     for dev in trace.devices.iter().filter(|d| d.active) {
         let kernels: Vec<&GpuEvent> = trace
             .gpu
@@ -167,7 +167,7 @@ pub fn gpu_summaries(trace: &Trace, window: Interval) -> Vec<GpuSummary> {
             let d = k.interval().overlap(&window);
             if d > 0 {
                 kernel_time += d;
-                let tc = trace.kernel_class(k.name).tensor_cores;
+                let tc = classes.get(k.name).tensor_cores;
                 if tc {
                     tc_time += d;
                 }

@@ -169,6 +169,7 @@ pub fn phases(trace: &Trace, ann: &Annotations, window: &Window) -> PhaseAnalysi
     // per call: [first start, last end] of its counted device activities and below
     let mut inst_hull: Vec<Option<Interval>> = vec![None; ann.instances.len()];
     let mut out = PhaseAnalysis::default();
+    let classes = trace.kernel_classes();
 
     for (gi, g) in trace.gpu.iter().enumerate() {
         if !g.is_activity() || !window.counts_activity_at(trace, gi) {
@@ -176,7 +177,7 @@ pub fn phases(trace: &Trace, ann: &Annotations, window: &Window) -> PhaseAnalysi
         }
         out.activities += 1;
         out.device_time += g.dur;
-        let comm = g.kind == GpuKind::Kernel && trace.kernel_class(g.name).communication;
+        let comm = g.kind == GpuKind::Kernel && classes.get(g.name).communication;
         let bw = ann.backward.get(gi).copied().unwrap_or(false);
         out.has_backward |= bw;
         let inst = ann.activity_instance.get(gi).copied().unwrap_or(NONE);

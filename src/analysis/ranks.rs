@@ -513,11 +513,14 @@ fn collective_kernels(
     let Some(device) = device else {
         return Vec::new();
     };
+    let classes = trace.kernel_classes();
     trace
         .gpu
         .iter()
         .filter(|g| g.kind == crate::model::GpuKind::Kernel && g.device as i64 == device)
-        .filter(|g| a.selection.mask.covered_within(g.interval()) > 0 && trace.kernel_class(g.name).communication)
+        .filter(|g| {
+            a.selection.mask.covered_within(g.interval()) > 0 && classes.get(g.name).communication
+        })
         .map(|g| (g.start, g.end(), g.name))
         .collect()
 }

@@ -855,6 +855,7 @@ pub fn roofline_checked(
     }
     let mut points: HashMap<u32, OpPoint> = HashMap::default();
     let mut specs: HashMap<i32, Option<&'static DeviceSpec>> = HashMap::default();
+    let classes = trace.kernel_classes();
     for (gi, g) in trace.gpu.iter().enumerate() {
         if g.kind != GpuKind::Kernel || g.launch == NONE || !counts(gi as u32) {
             continue;
@@ -871,7 +872,7 @@ pub fn roofline_checked(
         let spec = *specs
             .entry(g.device)
             .or_insert_with(|| trace.device(g.device as i64).and_then(devices_db::lookup));
-        let tc = trace.kernel_class(g.name).tensor_cores;
+        let tc = classes.get(g.name).tensor_cores;
         let p = points.entry(op).or_insert_with(|| OpPoint {
             op,
             cost,

@@ -28,7 +28,7 @@
 use std::collections::BTreeMap;
 
 use super::host::sync_calls::SyncKind;
-use crate::model::classify::KernelCategory;
+use crate::model::classify::{KernelCategory, KernelClasses};
 use crate::model::{GpuEvent, GpuKind, Interval, IntervalSet, NameId, Ns, Trace};
 use crate::window::steps::Step;
 
@@ -131,11 +131,11 @@ pub fn representative_step(steps: &[Step]) -> Option<usize> {
     Some(order[(order.len() - 1) / 2])
 }
 
-fn category_of(trace: &Trace, g: &GpuEvent) -> KernelCategory {
+fn category_of(classes: &KernelClasses, g: &GpuEvent) -> KernelCategory {
     match g.kind {
         GpuKind::Memcpy => KernelCategory::Memcpy,
         GpuKind::Memset => KernelCategory::Memset,
-        _ => trace.kernel_class(g.name).category,
+        _ => classes.get(g.name).category,
     }
 }
 
@@ -241,6 +241,7 @@ pub fn step_timeline_with(
     let upper = trace.gpu.partition_point(|g| g.start < span.end);
     let mut lanes: BTreeMap<i64, BTreeMap<i64, Vec<Ev>>> = BTreeMap::new();
     let mut dev_syncs: BTreeMap<i64, Vec<SyncMark>> = BTreeMap::new();
+    let classes = trace.kernel_classes();
     for g in &trace.gpu[..upper] {
         if !overlaps(span, g.start, g.dur) {
             continue;
@@ -257,7 +258,7 @@ pub fn step_timeline_with(
                     end: e,
                     name: g.name,
                     kind: g.kind,
-                    category: category_of(trace, g),
+                    category: category_of(&classes, g),
                 });
         } else if g.kind == GpuKind::Sync {
             dev_syncs

@@ -71,6 +71,8 @@ pub struct KernelClass {
     pub tensor_cores: bool,
     /// [`is_communication`] of the name (the same as `category == Communication`).
     pub communication: bool,
+    /// [`is_copy_kernel`] of the name.
+    pub copy_kernel: bool,
 }
 
 impl KernelClass {
@@ -81,6 +83,26 @@ impl KernelClass {
             category,
             tensor_cores: uses_tensor_cores(name),
             communication: category == KernelCategory::Communication,
+            copy_kernel: is_copy_kernel(name),
+        }
+    }
+}
+
+/// The [`KernelClass`] table of a trace ([`crate::model::Trace::kernel_classes`]), for loops
+/// over device events: a lookup is an index.
+#[derive(Clone, Copy)]
+pub struct KernelClasses<'t> {
+    pub(crate) table: &'t [Option<KernelClass>],
+    pub(crate) trace: &'t crate::model::Trace,
+}
+
+impl KernelClasses<'_> {
+    /// The class of name `id` (classified on the spot when no device event carries it).
+    #[inline]
+    pub fn get(&self, id: crate::model::NameId) -> KernelClass {
+        match self.table.get(id.0 as usize) {
+            Some(Some(c)) => *c,
+            _ => KernelClass::of(self.trace.name(id)),
         }
     }
 }

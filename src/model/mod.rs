@@ -489,6 +489,11 @@ impl Trace {
     /// built by the first call (one classification per name for all the analyses); a name no
     /// device event carries is classified on the spot.
     pub fn kernel_class(&self, id: NameId) -> classify::KernelClass {
+        self.kernel_classes().get(id)
+    }
+
+    /// The table behind [`Trace::kernel_class`], for loops over many events.
+    pub fn kernel_classes(&self) -> classify::KernelClasses<'_> {
         let table = self.kernel_classes.get_or_init(|| {
             let mut t = vec![None; self.names.len()];
             for g in &self.gpu {
@@ -498,10 +503,7 @@ impl Trace {
             }
             t.into_boxed_slice()
         });
-        match table.get(id.0 as usize) {
-            Some(Some(c)) => *c,
-            _ => classify::KernelClass::of(self.name(id)),
-        }
+        classify::KernelClasses { table, trace: self }
     }
 
     /// Earliest start over host and device events (the trace origin for reports).

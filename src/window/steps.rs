@@ -609,10 +609,11 @@ fn role_sets(trace: &Trace) -> [IntervalSet; 7] {
         }
     }
 
+    let classes = trace.kernel_classes();
     for g in &trace.gpu {
         let role = match g.kind {
             GpuKind::Kernel => {
-                let by_name = trace.kernel_class(g.name).communication;
+                let by_name = classes.get(g.name).communication;
                 let by_op = !comm_ext.is_empty() && {
                     let launch_ext = if g.launch != NONE {
                         trace.cpu[g.launch as usize].external_id
