@@ -35,7 +35,7 @@ use serde::Serialize;
 use super::devices_db::{self, DeviceSpec};
 use super::phases::UNANNOTATED;
 use super::roofline::{Implausible, OpPoint};
-use crate::model::classify::{self, KernelCategory};
+use crate::model::classify::KernelCategory;
 use crate::model::fast::HashMap;
 use crate::model::{GpuKind, Ns, Trace, NONE};
 use crate::window::annotations::Annotations;
@@ -357,14 +357,12 @@ pub fn efficiency(
     // reason → (time, operator name → time)
     let mut gaps: Vec<(&'static str, Ns, HashMap<u32, Ns>)> = Vec::new();
     let (mut math, mut math_covered) = (0i64, 0i64);
-    let mut category: HashMap<u32, KernelCategory> = HashMap::default();
+    let classes = trace.kernel_classes();
     for (gi, g) in trace.gpu.iter().enumerate() {
         if g.kind != GpuKind::Kernel || !counts(gi as u32) {
             continue;
         }
-        let c = *category
-            .entry(g.name.0)
-            .or_insert_with(|| classify::categorize(trace.name(g.name)));
+        let c = classes.get(g.name).category;
         if matches!(
             c,
             KernelCategory::Gemm | KernelCategory::Conv | KernelCategory::Attention

@@ -18,9 +18,10 @@
 //!   the kernels with a non-negative `est. achieved occupancy %` (zero included); reported as
 //!   a fraction (the plugin shows the percentage). Idle time does not count.
 //! * **Tensor-core ratio** = Σ |tensor-core kernel ∩ window| ÷ Σ |kernel ∩ window|, with
-//!   [`classify::uses_tensor_cores`] (the plugin's 2021 name list plus current tensor-core
-//!   kernels; the plugin uses only the 2021 list, [`classify::uses_tensor_cores_tb`]). Sums,
-//!   not unions: concurrent kernels each count. [`GpuSummary::kernel_time`] is the
+//!   [`crate::model::classify::uses_tensor_cores`] (the plugin's 2021 name list plus current
+//!   tensor-core kernels; the plugin uses only the 2021 list,
+//!   [`crate::model::classify::uses_tensor_cores_tb`]). Sums, not unions: concurrent kernels
+//!   each count. [`GpuSummary::kernel_time`] is the
 //!   denominator.
 //!
 //! A metric is `None` when it is undefined: a zero-length window (all four), no kernel with
@@ -34,10 +35,7 @@
 //! f64. `blocks per SM` and occupancy are stored as `f32` in the model, which moves the
 //! results by about 1e-7 relative at most.
 
-use crate::model::fast::HashMap;
-
-use crate::model::classify;
-use crate::model::{GpuEvent, GpuKind, Interval, IntervalSet, NameId, Ns, Trace};
+use crate::model::{GpuEvent, GpuKind, Interval, IntervalSet, Ns, Trace};
 
 /// One device's summary over a window.
 #[derive(Clone, Debug, PartialEq)]
@@ -149,8 +147,8 @@ fn achieved_occupancy(trace: &Trace, kernels: &[&GpuEvent], window: Interval) ->
 
 /// Summaries of every device that ran work, in id order.
 pub fn gpu_summaries(trace: &Trace, window: Interval) -> Vec<GpuSummary> {
-    let mut tc_by_name: HashMap<NameId, bool> = HashMap::default();
     let mut out = Vec::new();
+    let classes = trace.kernel_classes();
     for dev in trace.devices.iter().filter(|d| d.active) {
         let kernels: Vec<&GpuEvent> = trace
             .gpu
@@ -169,9 +167,7 @@ pub fn gpu_summaries(trace: &Trace, window: Interval) -> Vec<GpuSummary> {
             let d = k.interval().overlap(&window);
             if d > 0 {
                 kernel_time += d;
-                let tc = *tc_by_name
-                    .entry(k.name)
-                    .or_insert_with(|| classify::uses_tensor_cores(trace.name(k.name)));
+                let tc = classes.get(k.name).tensor_cores;
                 if tc {
                     tc_time += d;
                 }

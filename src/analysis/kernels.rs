@@ -11,7 +11,8 @@
 //!   When every call carrying it lasted 0 ns, the plain mean of those calls. The plugin instead
 //!   counts a missing value as 0; [`KernelRow::blocks_per_sm_tb`] and
 //!   [`KernelRow::occupancy_pct_tb`] give its figures.
-//! * `tensor_core`: [`classify::uses_tensor_cores`]; `category`: [`classify::categorize`].
+//! * `tensor_core`: [`crate::model::classify::uses_tensor_cores`]; `category`:
+//!   [`crate::model::classify::categorize`] (through [`Trace::kernel_class`]).
 //! * `share`: total ÷ the sum of all rows' totals (0 when that is 0).
 //! * Order: total descending, then name (deterministic where the plugin's sort is not).
 //!
@@ -21,7 +22,7 @@
 
 use crate::model::fast::HashMap;
 
-use crate::model::classify::{self, KernelCategory};
+use crate::model::classify::KernelCategory;
 use crate::model::{GpuKind, Interval, NameId, Ns, Trace};
 
 /// One kernel name's statistics.
@@ -140,9 +141,10 @@ pub fn kernel_table(trace: &Trace, window: Interval) -> Vec<KernelRow> {
         .into_values()
         .map(|a| {
             let name = trace.name(a.name);
+            let class = trace.kernel_class(a.name);
             KernelRow {
                 name: name.to_string(),
-                category: classify::categorize(name),
+                category: class.category,
                 calls: a.calls,
                 total: a.total,
                 mean: a.total as f64 / a.calls as f64,
@@ -152,7 +154,7 @@ pub fn kernel_table(trace: &Trace, window: Interval) -> Vec<KernelRow> {
                 occupancy_pct: a.occupancy.mean(),
                 blocks_per_sm_tb: a.blocks.mean_missing_as_zero(a.total),
                 occupancy_pct_tb: a.occupancy.mean_missing_as_zero(a.total),
-                tensor_core: classify::uses_tensor_cores(name),
+                tensor_core: class.tensor_cores,
                 share: if grand_total > 0 {
                     a.total as f64 / grand_total as f64
                 } else {

@@ -108,6 +108,10 @@ pub struct Analysis {
     /// FLOPs, bytes and MFU per step, phase and operator (absent when no call in the window
     /// has recorded shapes or `flops`).
     pub efficiency: Option<efficiency::Efficiency>,
+    /// The roofline points of the window's calls ([`roofline::roofline_checked`] over the
+    /// kernels the selection counts, impossible calls left out): the ones `efficiency` was
+    /// computed from, and the diagnosis weighs kernels by.
+    pub roofline: Vec<roofline::OpPoint>,
     /// Device memory over the window (absent without memory events).
     pub memory: Option<memory::MemoryAnalysis>,
     /// CUDA/HIP graph replays in the window and what the trace holds of their device work.
@@ -286,6 +290,7 @@ fn analyze_window(trace: &Trace, pre: &Prepared, selection: win::Window, par: bo
                 &counts,
             );
             tt.lap("analyze efficiency");
+            let roofline = points;
             let memory = memory::memory_timeline(trace, window, &steps.steps);
             tt.lap("analyze memory");
             let graphs = graphs::graph_replays(trace, &selection.mask);
@@ -302,7 +307,7 @@ fn analyze_window(trace: &Trace, pre: &Prepared, selection: win::Window, par: bo
                 timeline,
                 step_timeline,
                 gpu_metrics,
-                (efficiency, implausible_notes),
+                (efficiency, implausible_notes, roofline),
                 memory,
                 graphs,
                 compiled,
@@ -333,7 +338,7 @@ fn analyze_window(trace: &Trace, pre: &Prepared, selection: win::Window, par: bo
         timeline,
         step_timeline,
         gpu_metrics,
-        (efficiency, implausible_notes),
+        (efficiency, implausible_notes, roofline),
         memory,
         graphs,
         compiled,
@@ -363,6 +368,7 @@ fn analyze_window(trace: &Trace, pre: &Prepared, selection: win::Window, par: bo
         step_timeline,
         gpu_metrics,
         efficiency,
+        roofline,
         memory,
         graphs,
         compiled,

@@ -22,7 +22,7 @@
 //! | `gpu_span` | \|∪ over calls of [first start, last end] of the call's activities (inclusive) ∩ mask\| |
 //! | `share` | `gpu_span` ÷ the window's counted time: the share of the step during which the phase's device work was in flight |
 //! | `gpu_share` | `gpu_time` ÷ the device time of all activities in the window |
-//! | `breakdown` | `gpu_time` split by kind: compute kernels, communication kernels ([`classify::is_communication`]), copies, fills |
+//! | `breakdown` | `gpu_time` split by kind: compute kernels, communication kernels ([`crate::model::classify::is_communication`]), copies, fills |
 //! | `backward_*` | the backward part of `kernel_count`/`gpu_time` |
 //! | `top_kernels` | the 5 names with the most `gpu_time` (inclusive) |
 //!
@@ -30,9 +30,8 @@
 //! union of those activities. Phases are listed depth-first, siblings by `gpu_time`
 //! descending, `(unannotated)` last.
 
-use crate::model::fast::{HashMap, NameMemo};
+use crate::model::fast::HashMap;
 
-use crate::model::classify;
 use crate::model::{GpuEvent, GpuKind, Interval, IntervalSet, NameId, Ns, Trace, NONE};
 use crate::window::Window;
 
@@ -169,8 +168,8 @@ pub fn phases(trace: &Trace, ann: &Annotations, window: &Window) -> PhaseAnalysi
     let mut acc: Vec<Acc> = (0..=np).map(|_| Acc::default()).collect();
     // per call: [first start, last end] of its counted device activities and below
     let mut inst_hull: Vec<Option<Interval>> = vec![None; ann.instances.len()];
-    let mut comm_name = NameMemo::new(trace, classify::is_communication);
     let mut out = PhaseAnalysis::default();
+    let classes = trace.kernel_classes();
 
     for (gi, g) in trace.gpu.iter().enumerate() {
         if !g.is_activity() || !window.counts_activity_at(trace, gi) {
@@ -178,7 +177,7 @@ pub fn phases(trace: &Trace, ann: &Annotations, window: &Window) -> PhaseAnalysi
         }
         out.activities += 1;
         out.device_time += g.dur;
-        let comm = g.kind == GpuKind::Kernel && comm_name.get(g.name);
+        let comm = g.kind == GpuKind::Kernel && classes.get(g.name).communication;
         let bw = ann.backward.get(gi).copied().unwrap_or(false);
         out.has_backward |= bw;
         let inst = ann.activity_instance.get(gi).copied().unwrap_or(NONE);

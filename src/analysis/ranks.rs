@@ -582,13 +582,14 @@ fn collective_kernels(trace: &Trace, a: &Analysis, device: Option<i64>) -> Vec<S
     let Some(device) = device else {
         return Vec::new();
     };
-    let mut memo =
-        crate::model::fast::NameMemo::new(trace, crate::model::classify::is_collective_kernel);
+    let classes = trace.kernel_classes();
     trace
         .gpu
         .iter()
         .filter(|g| g.kind == crate::model::GpuKind::Kernel && g.device as i64 == device)
-        .filter(|g| a.selection.mask.covered_within(g.interval()) > 0 && memo.get(g.name))
+        .filter(|g| {
+            a.selection.mask.covered_within(g.interval()) > 0 && classes.get(g.name).communication
+        })
         .map(|g| {
             let c = trace
                 .kernel_comms

@@ -37,7 +37,6 @@
 use crate::model::fast::HashMap;
 
 use super::devices_db::{self, DeviceSpec};
-use crate::model::classify;
 use crate::model::{CpuKind, GpuKind, NameId, Ns, Trace, NONE};
 
 /// One argument of `Input Dims`.
@@ -855,8 +854,8 @@ pub fn roofline_checked(
         v.push((e.start, e.end(), i as u32, cost));
     }
     let mut points: HashMap<u32, OpPoint> = HashMap::default();
-    let mut tc_name: HashMap<NameId, bool> = HashMap::default();
     let mut specs: HashMap<i32, Option<&'static DeviceSpec>> = HashMap::default();
+    let classes = trace.kernel_classes();
     for (gi, g) in trace.gpu.iter().enumerate() {
         if g.kind != GpuKind::Kernel || g.launch == NONE || !counts(gi as u32) {
             continue;
@@ -873,9 +872,7 @@ pub fn roofline_checked(
         let spec = *specs
             .entry(g.device)
             .or_insert_with(|| trace.device(g.device as i64).and_then(devices_db::lookup));
-        let tc = *tc_name
-            .entry(g.name)
-            .or_insert_with(|| classify::uses_tensor_cores(trace.name(g.name)));
+        let tc = classes.get(g.name).tensor_cores;
         let p = points.entry(op).or_insert_with(|| OpPoint {
             op,
             cost,

@@ -9,7 +9,7 @@
 //! * **Events**: kernels, copies and fills ([`GpuEvent::is_activity`]) that overlap the step's
 //!   span, linked to a launch or not, clipped to the span. They are grouped by device, then by
 //!   stream (one lane per stream, by stream id); each carries its category
-//!   ([`classify::categorize`] for kernels; copies and fills are `memcpy`/`memset`).
+//!   ([`crate::model::classify::categorize`] for kernels; copies and fills are `memcpy`/`memset`).
 //! * **Cap**: when more than `max_events` events would be listed over all devices, consecutive
 //!   events of a lane are merged into one [`Block`] wherever the time between them is at most
 //!   a threshold, chosen as the smallest that brings the total to `max_events` or below. An
@@ -28,8 +28,7 @@
 use std::collections::BTreeMap;
 
 use super::host::sync_calls::SyncKind;
-use crate::model::classify::{self, KernelCategory};
-use crate::model::fast::NameMemo;
+use crate::model::classify::{KernelCategory, KernelClasses};
 use crate::model::{GpuEvent, GpuKind, Interval, IntervalSet, NameId, Ns, Trace};
 use crate::window::steps::Step;
 
@@ -132,14 +131,11 @@ pub fn representative_step(steps: &[Step]) -> Option<usize> {
     Some(order[(order.len() - 1) / 2])
 }
 
-fn category_of(
-    g: &GpuEvent,
-    categories: &mut NameMemo<KernelCategory, fn(&str) -> KernelCategory>,
-) -> KernelCategory {
+fn category_of(classes: &KernelClasses, g: &GpuEvent) -> KernelCategory {
     match g.kind {
         GpuKind::Memcpy => KernelCategory::Memcpy,
         GpuKind::Memset => KernelCategory::Memset,
-        _ => categories.get(g.name),
+        _ => classes.get(g.name).category,
     }
 }
 
@@ -245,8 +241,7 @@ pub fn step_timeline_with(
     let upper = trace.gpu.partition_point(|g| g.start < span.end);
     let mut lanes: BTreeMap<i64, BTreeMap<i64, Vec<Ev>>> = BTreeMap::new();
     let mut dev_syncs: BTreeMap<i64, Vec<SyncMark>> = BTreeMap::new();
-    let mut categories: NameMemo<KernelCategory, fn(&str) -> KernelCategory> =
-        NameMemo::new(trace, classify::categorize);
+    let classes = trace.kernel_classes();
     for g in &trace.gpu[..upper] {
         if !overlaps(span, g.start, g.dur) {
             continue;
@@ -263,7 +258,7 @@ pub fn step_timeline_with(
                     end: e,
                     name: g.name,
                     kind: g.kind,
-                    category: category_of(g, &mut categories),
+                    category: category_of(&classes, g),
                 });
         } else if g.kind == GpuKind::Sync {
             dev_syncs

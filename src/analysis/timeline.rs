@@ -11,8 +11,8 @@
 //!   trace and AMD `gpu_memset` events (which have no flow) are therefore left out.
 //!   [`gpu_timeline_with`] can include unlinked events too.
 //! * **Classes**: *memcpy* = [`GpuKind::Memcpy`] events, plus ROCm 7.1 copy kernels
-//!   (`MEMORY_COPY_*`, `__amd_rocclr_copyBuffer*`, see [`classify::is_copy_kernel`]);
-//!   *communication* = other events whose name passes [`classify::is_communication`];
+//!   (`MEMORY_COPY_*`, `__amd_rocclr_copyBuffer*`, see [`crate::model::classify::is_copy_kernel`]);
+//!   *communication* = other events whose name passes [`crate::model::classify::is_communication`];
 //!   *computation* = everything else, **memsets included**.
 //! * With a window, every event is clipped to it first; events that do not overlap it are
 //!   dropped (a zero-length event counts when it lies inside the window).
@@ -30,8 +30,8 @@
 
 use std::collections::BTreeMap;
 
-use crate::model::classify;
-use crate::model::fast::{NameMemo, RunMap};
+use crate::model::classify::KernelClasses;
+use crate::model::fast::RunMap;
 use crate::model::{GpuEvent, GpuKind, Interval, NameId, Ns, Trace, UnionBuilder};
 
 /// One device's split.
@@ -90,15 +90,14 @@ pub enum TimelineClass {
 /// Class of a device event under the TraceLens rules; `None` for events that are not
 /// kernels, copies or fills (syncs, GPU annotations).
 pub fn timeline_class(trace: &Trace, g: &GpuEvent) -> Option<TimelineClass> {
-    class_with(g, |id| name_flags(trace.name(id)))
+    let classes = trace.kernel_classes();
+    class_with(g, |id| name_flags(&classes, id))
 }
 
 /// (copy kernel, communication) of a name.
-fn name_flags(name: &str) -> (bool, bool) {
-    (
-        classify::is_copy_kernel(name),
-        classify::is_communication(name),
-    )
+fn name_flags(classes: &KernelClasses, id: NameId) -> (bool, bool) {
+    let c = classes.get(id);
+    (c.copy_kernel, c.communication)
 }
 
 /// [`timeline_class`] with the name flags from `flags` (a per-name memo on large traces).
@@ -185,9 +184,9 @@ pub fn gpu_timeline_with(
 ) -> Vec<GpuTimeline> {
     let mut devices: RunMap<i64, DeviceAcc> = RunMap::default();
     let mut unlinked: BTreeMap<i64, u64> = BTreeMap::new();
-    let mut flags = NameMemo::new(trace, name_flags);
+    let classes = trace.kernel_classes();
     for g in &trace.gpu {
-        let Some(class) = class_with(g, |id| flags.get(id)) else {
+        let Some(class) = class_with(g, |id| name_flags(&classes, id)) else {
             continue;
         };
         let mut iv = g.interval();

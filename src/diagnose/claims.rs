@@ -4,20 +4,12 @@
 //! [`super::device`], [`super::roofline`], [`super::transfer`] and [`super::ncu`].
 
 use super::{fmt_us_sentence, metric, Evidence, Facts, Finding};
-use crate::analysis::roofline::{self, OpPoint};
-use crate::model::classify::{self, KernelCategory};
-use crate::model::fast::NameMemo;
+use crate::analysis::roofline::OpPoint;
+use crate::model::classify::KernelCategory;
 use crate::model::{GpuKind, NameId, Ns};
 
 /// Category and tensor-core use of a kernel name.
 type KernelClass = (KernelCategory, bool);
-
-fn kernel_class(name: &str) -> KernelClass {
-    (
-        classify::categorize(name),
-        classify::uses_tensor_cores(name),
-    )
-}
 
 /// Which device activities a device-side rule has already claimed.
 pub struct Claims<'t> {
@@ -29,7 +21,7 @@ pub struct Claims<'t> {
     /// The roofline points of the window's calls ([`roofline::roofline`] over `kernels`,
     /// impossible calls left out), for the rules that weigh kernels by their FLOPs.
     pub points: Vec<OpPoint>,
-    class: NameMemo<'t, KernelClass, fn(&str) -> KernelClass>,
+    trace: &'t crate::model::Trace,
     /// Claimed kernels in claim order (for [`Claims::give_back`]).
     log: Vec<u32>,
 }
@@ -49,27 +41,21 @@ impl<'t> Claims<'t> {
             .collect();
         let kernel_time = kernels.iter().map(|&i| f.trace.gpu[i as usize].dur).sum();
         let claimed = vec![false; f.trace.gpu.len()];
-        let points = if f.trace.op_shapes.is_empty() && f.trace.op_flops.is_empty() {
-            Vec::new()
-        } else {
-            let mut in_window = vec![false; f.trace.gpu.len()];
-            for &k in &kernels {
-                in_window[k as usize] = true;
-            }
-            roofline::roofline(f.trace, &|gi| in_window[gi as usize])
-        };
+        // the analysis' points: the same kernels (those the selection counts)
+        let points = f.a.roofline.clone();
         Claims {
             claimed,
             kernels,
             kernel_time,
             points,
-            class: NameMemo::new(f.trace, kernel_class),
+            trace: f.trace,
             log: Vec::new(),
         }
     }
     /// Category and tensor-core use of a kernel name.
     pub fn class(&mut self, name: NameId) -> KernelClass {
-        self.class.get(name)
+        let c = self.trace.kernel_class(name);
+        (c.category, c.tensor_cores)
     }
     /// True when not claimed yet.
     pub fn free(&self, gi: u32) -> bool {

@@ -1469,6 +1469,7 @@ pub fn read_file(file: &Path, path: &str, compressed: Option<u64>) -> Result<Tra
         op_comms: Default::default(),
         memory,
         clock_corrections: Vec::new(),
+        kernel_classes: Default::default(),
     };
     for d in trace.devices.iter_mut() {
         d.peak_allocated = trace

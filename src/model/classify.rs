@@ -58,6 +58,55 @@ fn has(hay: &str, needles: &[&str]) -> bool {
     needles.iter().any(|n| hay.contains(n))
 }
 
+/// Everything the analyses ask of a device event's name, computed together: its
+/// [`categorize`] category, [`uses_tensor_cores`] and [`is_communication`]. A trace keeps one
+/// per name of its device events ([`crate::model::Trace::kernel_class`]), computed once for
+/// every analysis: kernel names run to thousands of characters (templated CUTLASS and cuDNN
+/// names) and each test is a dozen substring searches.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct KernelClass {
+    /// [`categorize`] of the name.
+    pub category: KernelCategory,
+    /// [`uses_tensor_cores`] of the name.
+    pub tensor_cores: bool,
+    /// [`is_communication`] of the name (the same as `category == Communication`).
+    pub communication: bool,
+    /// [`is_copy_kernel`] of the name.
+    pub copy_kernel: bool,
+}
+
+impl KernelClass {
+    /// The class of `name`.
+    pub fn of(name: &str) -> KernelClass {
+        let category = categorize(name);
+        KernelClass {
+            category,
+            tensor_cores: uses_tensor_cores(name),
+            communication: category == KernelCategory::Communication,
+            copy_kernel: is_copy_kernel(name),
+        }
+    }
+}
+
+/// The [`KernelClass`] table of a trace ([`crate::model::Trace::kernel_classes`]), for loops
+/// over device events: a lookup is an index.
+#[derive(Clone, Copy)]
+pub struct KernelClasses<'t> {
+    pub(crate) table: &'t [Option<KernelClass>],
+    pub(crate) trace: &'t crate::model::Trace,
+}
+
+impl KernelClasses<'_> {
+    /// The class of name `id` (classified on the spot when no device event carries it).
+    #[inline]
+    pub fn get(&self, id: crate::model::NameId) -> KernelClass {
+        match self.table.get(id.0 as usize) {
+            Some(Some(c)) => *c,
+            _ => KernelClass::of(self.trace.name(id)),
+        }
+    }
+}
+
 /// Name fragments (lower case) of communication kernels: NCCL (`ncclKernel_*`,
 /// `ncclDevKernel_*`) and RCCL, MSCCL++, NVSHMEM, DeepEP (`deep_ep::`, `dpsk::ep`), the custom
 /// all-reduce kernels of vLLM (`cross_device_reduce`) and TensorRT-LLM (`oneShotAllReduce`,

@@ -24,7 +24,6 @@ pub mod memory;
 
 use crate::par::join;
 use idindex::IdIndex;
-use std::collections::HashMap;
 
 pub use intern::{Interner, NameId};
 pub use intervals::{Interval, IntervalSet, Remainder, UnionBuilder};
@@ -438,23 +437,26 @@ pub struct Trace {
     pub gpu_metrics: Vec<GpuMetricSeries>,
     /// Input shapes of operators, by External id (`record_shapes=True`; only `cpu_op` events
     /// that carry `Input Dims`).
-    pub op_shapes: HashMap<u64, OpShape>,
+    pub op_shapes: fasthash::HashMap<u64, OpShape>,
     /// FLOPs the profiler computed for operators (`with_flops=True` writes `args.flops`), by
     /// External id; they win over the shape formulas of [`crate::analysis::roofline`].
-    pub op_flops: HashMap<u64, u64>,
+    pub op_flops: fasthash::HashMap<u64, u64>,
     /// Collective arguments of device collective kernels (Kineto copies them from the
     /// launching `record_param_comms`), by the kernel's correlation id; empty when not
     /// recorded.
-    pub kernel_comms: HashMap<u64, CommArgs>,
+    pub kernel_comms: fasthash::HashMap<u64, CommArgs>,
     /// Collective arguments of host operators (`record_param_comms`), by External id; empty
     /// when not recorded.
-    pub op_comms: HashMap<u64, CommArgs>,
+    pub op_comms: fasthash::HashMap<u64, CommArgs>,
     /// Device memory allocations and frees (`profile_memory=True`: `[memory]` instants of
     /// CUDA/HIP devices), folded into blocks as they are read; empty when not recorded.
     pub memory: memory::MemoryEvents,
     /// Device clock corrections applied to [`Trace::gpu`] ([`clock::correct`]; empty when
     /// none was applied).
     pub clock_corrections: Vec<clock::ClockCorrection>,
+    /// [`classify::KernelClass`] of the names of [`Trace::gpu`], by name id, made by the first
+    /// [`Trace::kernel_class`] (empty until then; the analyses share it across threads).
+    pub kernel_classes: std::sync::OnceLock<Box<[Option<classify::KernelClass>]>>,
 }
 
 /// The recorded inputs of one operator call: the raw JSON texts of `Input Dims`, `Input type`
@@ -527,6 +529,27 @@ impl Trace {
     /// Name of a string id.
     pub fn name(&self, id: NameId) -> &str {
         self.names.resolve(id)
+    }
+
+    /// [`classify::KernelClass`] of a name: read from a table of every device event's name,
+    /// built by the first call (one classification per name for all the analyses); a name no
+    /// device event carries is classified on the spot.
+    pub fn kernel_class(&self, id: NameId) -> classify::KernelClass {
+        self.kernel_classes().get(id)
+    }
+
+    /// The table behind [`Trace::kernel_class`], for loops over many events.
+    pub fn kernel_classes(&self) -> classify::KernelClasses<'_> {
+        let table = self.kernel_classes.get_or_init(|| {
+            let mut t = vec![None; self.names.len()];
+            for g in &self.gpu {
+                if let Some(slot @ None) = t.get_mut(g.name.0 as usize) {
+                    *slot = Some(classify::KernelClass::of(self.name(g.name)));
+                }
+            }
+            t.into_boxed_slice()
+        });
+        classify::KernelClasses { table, trace: self }
     }
 
     /// Earliest start over host and device events (the trace origin for reports).

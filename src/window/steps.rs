@@ -135,7 +135,6 @@ use crate::model::fast::{HashSet, NameMemo};
 
 use super::iterations::{self, IterationPhase, StepRule};
 use super::records::{self, RecordsStop};
-use crate::model::classify;
 use crate::model::{
     CpuKind, GpuKind, Interval, IntervalSet, Ns, Remainder, SourceFormat, Trace, UnionBuilder, NONE,
 };
@@ -610,11 +609,11 @@ fn role_sets(trace: &Trace) -> [IntervalSet; 7] {
         }
     }
 
-    let mut comm_name = NameMemo::new(trace, classify::is_communication);
+    let classes = trace.kernel_classes();
     for g in &trace.gpu {
         let role = match g.kind {
             GpuKind::Kernel => {
-                let by_name = comm_name.get(g.name);
+                let by_name = classes.get(g.name).communication;
                 let by_op = !comm_ext.is_empty() && {
                     let launch_ext = if g.launch != NONE {
                         trace.cpu[g.launch as usize].external_id

@@ -25,7 +25,7 @@ mod fast;
 pub mod lenient;
 pub mod scan;
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::io::Read;
 
 use crossbeam_channel::{bounded, Receiver, Sender};
@@ -1383,10 +1383,10 @@ struct Merger {
     thread_names: Vec<(i64, i64, String)>,
     mem_peaks: BTreeMap<i64, u64>,
     memory: MemoryBuilder,
-    op_shapes: HashMap<u64, OpShape>,
-    op_flops: HashMap<u64, u64>,
-    kernel_comms: HashMap<u64, CommArgs>,
-    op_comms: HashMap<u64, CommArgs>,
+    op_shapes: FxHashMap<u64, OpShape>,
+    op_flops: FxHashMap<u64, u64>,
+    kernel_comms: FxHashMap<u64, CommArgs>,
+    op_comms: FxHashMap<u64, CommArgs>,
     warnings: Warnings,
     events: u64,
     hip: bool,
@@ -1414,10 +1414,10 @@ impl Merger {
             thread_names: Vec::new(),
             mem_peaks: BTreeMap::new(),
             memory: MemoryBuilder::new(),
-            op_shapes: HashMap::new(),
-            op_flops: HashMap::new(),
-            kernel_comms: HashMap::new(),
-            op_comms: HashMap::new(),
+            op_shapes: Default::default(),
+            op_flops: Default::default(),
+            kernel_comms: Default::default(),
+            op_comms: Default::default(),
             warnings: Warnings::default(),
             events: 0,
             hip: false,
@@ -1961,6 +1961,7 @@ pub fn read_from<R: Read + Send>(
         op_comms: merger.op_comms,
         memory: merger.memory.finish(),
         clock_corrections: Vec::new(),
+        kernel_classes: Default::default(),
     };
     timings.lap("kineto tables");
     trace.finalize_with(opts.threads > 1);
