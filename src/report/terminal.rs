@@ -291,15 +291,16 @@ fn write_kernels(
     st: &Style,
     out: &mut dyn Write,
 ) -> io::Result<()> {
-    if r.kernels.is_empty() {
-        return Ok(());
+    let n = layout::kernel_rows(r).count();
+    if n == 0 {
+        return write_copies(r, top, width, st, out);
     }
     writeln!(out)?;
     writeln!(
         out,
         "{}  {}",
         st.heading("Top kernels by total time"),
-        st.dim(&format!("{} distinct", r.kernels.len()))
+        st.dim(&format!("{n} distinct"))
     )?;
     let mut t = Table::new(&[
         "kernel", "category", "calls", "total", "mean", "share", "occ.", "TC",
@@ -317,7 +318,52 @@ fn write_kernels(
         ]);
     }
     t.write(out, width, st)?;
-    write_figure_notes(r, &["kernels"], width, out)
+    write_figure_notes(r, &["kernels"], width, out)?;
+    write_copies(r, top, width, st, out)
+}
+
+/// The top copies and fills by total time (rows of the kernel table).
+fn write_copies(
+    r: &Report,
+    top: usize,
+    width: usize,
+    st: &Style,
+    out: &mut dyn Write,
+) -> io::Result<()> {
+    let n = layout::copy_rows(r).count();
+    if n == 0 {
+        return Ok(());
+    }
+    writeln!(out)?;
+    writeln!(
+        out,
+        "{}  {}",
+        st.heading("Copies and fills by total time"),
+        st.dim(&format!("{n} distinct; share of copy and fill time"))
+    )?;
+    let mut t = Table::new(&[
+        "copy or fill",
+        "direction",
+        "calls",
+        "total",
+        "mean",
+        "bytes/call",
+        "bandwidth",
+        "share",
+    ]);
+    for c in layout::copies(r, top) {
+        t.row(vec![
+            sanitize(&c.row.name),
+            c.direction,
+            c.calls,
+            c.total,
+            c.mean,
+            c.bytes_per_call,
+            c.bandwidth,
+            c.share,
+        ]);
+    }
+    t.write(out, width, st)
 }
 
 /// The top operators by device time.
