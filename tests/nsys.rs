@@ -827,6 +827,29 @@ fn fastvideo_window_is_the_whole_device_work() {
     let verdict = j["verdict"].as_str().unwrap();
     assert!(verdict.contains("copies"), "{verdict}");
     assert_eq!(j["findings"][0]["id"], "memcpy-heavy");
+    // the finding reports each link, with bytes per call (SQL per `deviceId`: 223 pinned
+    // uploads of 25,475,252,224 bytes each side, in 920,871,273 and 920,756,165 ns; 225
+    // device-to-device copies of 29,684,236,288 bytes in 19,613,651 and 19,589,893 ns)
+    let facts: Vec<&str> = j["findings"][0]["evidence"]["facts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x.as_str().unwrap())
+        .collect();
+    for want in [
+        "  host → GPU 0 (HtoD pinned): 223 copies, 108.9 MiB per call (23.7 GiB in all) in \
+         920.87 ms, 27.7 GB/s",
+        "  host → GPU 1 (HtoD pinned): 223 copies, 108.9 MiB per call (23.7 GiB in all) in \
+         920.76 ms, 27.7 GB/s",
+        "  GPU 0 → GPU 0 (DtoD): 225 copies, 125.8 MiB per call (27.6 GiB in all) in 19.61 ms, \
+         1513 GB/s",
+        "  GPU 1 → GPU 1 (DtoD): 225 copies, 125.8 MiB per call (27.6 GiB in all) in 19.59 ms, \
+         1515 GB/s",
+    ] {
+        assert!(facts.contains(&want), "{want} not in {facts:#?}");
+    }
+    // the two GPUs' links run alike: no slow link
+    assert!(!facts.iter().any(|x| x.starts_with("slow link")));
 }
 
 /// JIT compilers other than Dynamo/Inductor, found in an nsys export: nvFuser, TensorRT and
