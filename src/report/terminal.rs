@@ -556,7 +556,7 @@ fn write_ranks(
         "file",
         "steps",
         "step",
-        "busy",
+        "kern util",
         "compute",
         "comm exp",
         "comm ovl",
