@@ -185,9 +185,9 @@ fn the_checker_sees_broken_figures() {
 
 /// A copy-only trace (issue 29): the device is busy with copies and runs no kernel. Kernel
 /// utilization is 0 and the verdict's busy share near 100 %: the two are different figures,
-/// so every format labels them apart — "kernel util."/"kernel utilization" for the device
-/// summary and the ranks table, "busy" only in the verdict — and the copies are rows of the
-/// kernel table (the only rows), so the device's work is listed.
+/// so every single-file format labels them apart — "kernel util."/"kernel utilization" for the
+/// device summary, "busy" in the verdict — and the copies are rows of the kernel table (the
+/// only rows), so the device's work is listed.
 #[test]
 fn copy_only_trace_keeps_kernel_utilization_apart_from_busy() {
     use stallscope::report::{RenderOptions, Renderer};

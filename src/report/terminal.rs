@@ -556,7 +556,7 @@ fn write_ranks(
         "file",
         "steps",
         "step",
-        "kern util",
+        "busy",
         "compute",
         "comm exp",
         "comm ovl",
