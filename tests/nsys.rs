@@ -761,22 +761,95 @@ fn cloverleaf_ranks_host_sync_first() {
 
 /// fastvideo's first activities have no launch record; the whole capture is the window, so
 /// every kernel is in the table, and the verdict names the copies that keep the GPUs busy.
+/// The copies and fills are rows of the kernel table after the kernels, with direction,
+/// bytes per call and bandwidth: checked against sums over `CUPTI_ACTIVITY_KIND_MEMCPY` and
+/// `_MEMSET` in Python (both devices pooled, as for kernels): `copyKind` 1, `srcKind` 1
+/// (pinned): 446 rows, 50,950,504,448 bytes in 1,841,627,438 ns; `copyKind` 8: 450 rows,
+/// 59,368,472,576 bytes in 39,203,544 ns; `copyKind` 1, `srcKind` 0 (pageable): 4 rows of
+/// 784 bytes in 3,360 ns; memsets: 22 rows, 17,672 bytes.
 #[test]
 fn fastvideo_window_is_the_whole_device_work() {
     let Some(p) = file("nsysai_fastvideo_2xh100_nsys2026.2.sqlite") else {
         return;
     };
     let j = common::analyze_json(&p, &[]);
-    let calls: u64 = j["kernels"]
-        .as_array()
-        .unwrap()
+    let rows = j["kernels"].as_array().unwrap();
+    let calls: u64 = rows
         .iter()
+        .filter(|k| k.get("copy").is_none())
         .map(|k| k["calls"].as_u64().unwrap())
         .sum();
     assert_eq!(calls, 3442);
+    let copy = |name: &str| {
+        rows.iter()
+            .find(|k| k["name"] == name)
+            .unwrap_or_else(|| panic!("no row {name}"))
+    };
+    let up = copy("Memcpy HtoD (Pinned -> Device)");
+    assert_eq!(up["category"], "memcpy");
+    assert_eq!(up["calls"], 446);
+    assert!((up["total_us"].as_f64().unwrap() - 1_841_627.438).abs() < 1e-6);
+    let c = &up["copy"];
+    assert_eq!(
+        (c["kind"].as_str(), c["direction"].as_str()),
+        (Some("memcpy"), Some("HtoD"))
+    );
+    assert_eq!(c["host_memory"], "pinned");
+    assert_eq!(c["bytes"], 50_950_504_448u64);
+    let bw = |c: &serde_json::Value| c["bandwidth_gbps"].as_f64().unwrap();
+    let per_call = |c: &serde_json::Value| c["bytes_per_call"].as_f64().unwrap();
+    assert!((per_call(c) - 114_238_799.21076234).abs() < 1e-6);
+    assert!((bw(c) - 27.666021583242724).abs() < 1e-9);
+    let c = &copy("Memcpy DtoD (Device -> Device)")["copy"];
+    assert_eq!(
+        (c["direction"].as_str(), c["host_memory"].as_str()),
+        (Some("DtoD"), None)
+    );
+    assert!((per_call(c) - 131_929_939.05777778).abs() < 1e-6);
+    assert!((bw(c) - 1514.3649404757896).abs() < 1e-9);
+    let c = &copy("Memcpy HtoD (Pageable -> Device)")["copy"];
+    assert_eq!(c["host_memory"], "pageable");
+    assert!((per_call(c) - 784.0).abs() < 1e-9 && (bw(c) - 3136.0 / 3360.0).abs() < 1e-12);
+    let fill = copy("Memset (Device)");
+    assert_eq!(
+        (fill["category"].as_str(), fill["calls"].as_u64()),
+        (Some("memset"), Some(22))
+    );
+    assert_eq!(fill["copy"]["bytes"], 17_672);
+    // the kernel rows come first; the copy rows' shares are of copy and fill time
+    let first_copy = rows.iter().position(|k| k.get("copy").is_some()).unwrap();
+    assert!(rows[first_copy..].iter().all(|k| k.get("copy").is_some()));
+    let share: f64 = rows[first_copy..]
+        .iter()
+        .map(|k| k["share"].as_f64().unwrap())
+        .sum();
+    assert!((share - 1.0).abs() < 1e-9, "{share}");
     let verdict = j["verdict"].as_str().unwrap();
     assert!(verdict.contains("copies"), "{verdict}");
     assert_eq!(j["findings"][0]["id"], "memcpy-heavy");
+    // the finding reports each link, with bytes per call (SQL per `deviceId`: 223 pinned
+    // uploads of 25,475,252,224 bytes each side, in 920,871,273 and 920,756,165 ns; 225
+    // device-to-device copies of 29,684,236,288 bytes in 19,613,651 and 19,589,893 ns)
+    let facts: Vec<&str> = j["findings"][0]["evidence"]["facts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x.as_str().unwrap())
+        .collect();
+    for want in [
+        "  host → GPU 0 (HtoD pinned): 223 copies, 108.9 MiB per call (23.7 GiB in all) in \
+         920.87 ms, 27.7 GB/s",
+        "  host → GPU 1 (HtoD pinned): 223 copies, 108.9 MiB per call (23.7 GiB in all) in \
+         920.76 ms, 27.7 GB/s",
+        "  GPU 0 → GPU 0 (DtoD): 225 copies, 125.8 MiB per call (27.6 GiB in all) in 19.61 ms, \
+         1513 GB/s",
+        "  GPU 1 → GPU 1 (DtoD): 225 copies, 125.8 MiB per call (27.6 GiB in all) in 19.59 ms, \
+         1515 GB/s",
+    ] {
+        assert!(facts.contains(&want), "{want} not in {facts:#?}");
+    }
+    // the two GPUs' links run alike: no slow link
+    assert!(!facts.iter().any(|x| x.starts_with("slow link")));
 }
 
 /// JIT compilers other than Dynamo/Inductor, found in an nsys export: nvFuser, TensorRT and

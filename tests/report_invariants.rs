@@ -182,3 +182,81 @@ fn the_checker_sees_broken_figures() {
     let bad = violations(&t, &r);
     assert_eq!(bad.len(), 3, "{bad:?}");
 }
+
+/// A copy-only trace (issue 29): the device is busy with copies and runs no kernel. Kernel
+/// utilization is 0 and the verdict's busy share near 100 %: the two are different figures,
+/// so every single-file format labels them apart — "kernel util."/"kernel utilization" for the
+/// device summary, "busy" in the verdict — and the copies are rows of the kernel table (the
+/// only rows), so the device's work is listed.
+#[test]
+fn copy_only_trace_keeps_kernel_utilization_apart_from_busy() {
+    use stallscope::report::{RenderOptions, Renderer};
+    let mut b = TraceBuilder::new().device(0, "NVIDIA A100-SXM4-80GB", 108, 80 << 30);
+    let mut t = 0.0;
+    for s in 0..4 {
+        let c = b.runtime("cudaMemcpyAsync", 0, t + 1.0, 3.0);
+        b.gpu(
+            GpuKind::Memcpy,
+            "Memcpy HtoD (Pinned -> Device)",
+            0,
+            7,
+            t + 5.0,
+            990.0,
+            c,
+        )
+        .bytes = 24 << 20;
+        b.runtime("cudaStreamSynchronize", 0, t + 4.0, 992.0);
+        b.annotation(&format!("ProfilerStep#{s}"), t, 1000.0);
+        t += 1000.0;
+    }
+    let trace = b.build();
+    let r = report_of(&trace);
+    assert_eq!(violations(&trace, &r), Vec::<String>::new());
+    assert_eq!(r["devices"][0]["utilization"].as_f64(), Some(0.0));
+    let verdict = r["verdict"].as_str().unwrap();
+    let busy: f64 = verdict
+        .split("% busy")
+        .next()
+        .and_then(|s| s.rsplit(' ').next())
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| panic!("no busy share in {verdict}"));
+    assert!(busy > 95.0, "{verdict}");
+    let rows = r["kernels"].as_array().unwrap();
+    assert_eq!(rows.len(), 1);
+    assert_eq!(rows[0]["copy"]["direction"], "HtoD");
+    assert_eq!(
+        rows[0]["copy"]["bytes_per_call"].as_f64(),
+        Some((24 << 20) as f64)
+    );
+    // 24 MiB in 990 µs: 25.4 GB/s
+    let bw = rows[0]["copy"]["bandwidth_gbps"].as_f64().unwrap();
+    assert!((bw - (24u64 << 20) as f64 / 990_000.0).abs() < 1e-9);
+
+    let report: Report = serde_json::from_value(r).unwrap();
+    let opts = RenderOptions::default();
+    let text = |renderer: &dyn Renderer| {
+        let mut out = Vec::new();
+        renderer.render(&report, &opts, &mut out).unwrap();
+        String::from_utf8(out).unwrap()
+    };
+    let term = text(&stallscope::report::terminal::Terminal);
+    assert!(term.contains("kernel util."), "{term}");
+    assert!(
+        term.contains("Copies and fills") && term.contains("25.4 GB/s"),
+        "{term}"
+    );
+    let md = text(&stallscope::report::markdown::Markdown);
+    assert!(md.contains("kernel utilization 0"), "{md}");
+    let html = text(&stallscope::report::html::Html);
+    assert!(html.contains("kernel utilization"));
+    for out in [&term, &md, &html] {
+        // "utilization" never stands alone, and "busy" is the verdict's (and the timeline's)
+        for (i, _) in out.match_indices("utilization") {
+            assert!(
+                out[..i].ends_with("kernel "),
+                "{}",
+                &out[i.saturating_sub(40)..i + 11]
+            );
+        }
+    }
+}

@@ -504,3 +504,41 @@ fn kernel_summary_matches_kernel_table() {
         );
     }
 }
+
+/// Copies and fills as rows of the kernel table on a ROCm Kineto capture (MI300,
+/// resnet_act_checkpoint), checked in Python on the raw JSON: 550 `gpu_memcpy` events
+/// `Memcpy DtoD (Device -> Device)` of 2,538,596 ns, 366 of them with `args.bytes` (70,195,152
+/// bytes, 1,633,426 ns): 191,790.03 bytes per call and 42.97 GB/s (per call, bytes ÷ duration
+/// agrees with Kineto's own `memory bandwidth (GB/s)` to 0.13 %); 108 `Memset (Device)` of
+/// 435,650 ns without bytes. The kernel table's kernel rows are not touched (the TraceLens
+/// kernel summary above).
+#[test]
+fn copy_rows_of_a_rocm_capture() {
+    use stallscope::analysis::kernels::copy_table;
+    use stallscope::model::Interval;
+    let Some(p) =
+        common::corpus_file("tracelens/tests__traces__mi300__resnet_act_checkpoint.json.gz")
+    else {
+        return;
+    };
+    let trace = common::load(&p);
+    let rows = copy_table(&trace, Interval::new(Ns::MIN, Ns::MAX));
+    assert_eq!(rows.len(), 2);
+    let (c, f) = (&rows[0], &rows[1]);
+    assert_eq!(c.name, "Memcpy DtoD (Device -> Device)");
+    assert_eq!((c.calls, c.total), (550, 2_538_596));
+    let s = c.copy.as_ref().unwrap();
+    assert_eq!(
+        (s.direction, s.host_memory, s.bytes),
+        (Some("DtoD"), None, 70_195_152)
+    );
+    assert!((s.bytes_per_call.unwrap() - 70_195_152.0 / 366.0).abs() < 1e-9);
+    assert!((s.bandwidth_gbps.unwrap() - 70_195_152.0 / 1_633_426.0).abs() < 1e-12);
+    assert_eq!(
+        (f.name.as_str(), f.calls, f.total),
+        ("Memset (Device)", 108, 435_650)
+    );
+    let s = f.copy.as_ref().unwrap();
+    assert_eq!((s.bytes_per_call, s.bandwidth_gbps), (None, None));
+    assert!((c.share + f.share - 1.0).abs() < 1e-12);
+}

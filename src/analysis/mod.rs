@@ -98,6 +98,9 @@ pub struct Analysis {
     pub timeline: Vec<timeline::GpuTimeline>,
     /// Kernel table, by total time descending.
     pub kernels: Vec<kernels::KernelRow>,
+    /// Copy and fill rows of the kernel table, by total time descending
+    /// ([`kernels::copy_table`]).
+    pub copies: Vec<kernels::KernelRow>,
     /// Operator table, by device self time descending.
     pub ops: Vec<ops::OpRow>,
     /// Device timeline of the representative (median) step, capped.
@@ -326,11 +329,12 @@ fn analyze_window(trace: &Trace, pre: &Prepared, selection: win::Window, par: bo
             tt.lap("analyze host facts (beside)");
             // the kernel table on this side too: the two sides take about as long
             let kernels = kernels::kernel_table(trace, window);
+            let copies = kernels::copy_table(trace, window);
             tt.lap("analyze kernels (beside)");
-            (r, kernels)
+            (r, (kernels, copies))
         },
     );
-    let (host, kernels) = host;
+    let (host, (kernels, copies)) = host;
     let (
         ops,
         phases,
@@ -364,6 +368,7 @@ fn analyze_window(trace: &Trace, pre: &Prepared, selection: win::Window, par: bo
         devices,
         timeline,
         kernels,
+        copies,
         ops,
         step_timeline,
         gpu_metrics,

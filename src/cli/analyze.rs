@@ -256,7 +256,17 @@ pub(super) fn emit(
         width: 100,
     };
     if args.format == Format::Json && ropts.top > 0 {
-        rep.kernels.truncate(ropts.top);
+        // the top kernel rows and the top copy and fill rows (after them)
+        let (mut kernels, mut copies) = (0, 0);
+        rep.kernels.retain(|k| {
+            let n = if k.copy.is_some() {
+                &mut copies
+            } else {
+                &mut kernels
+            };
+            *n += 1;
+            *n <= ropts.top
+        });
         rep.ops.truncate(ropts.top);
     }
     let renderer: Box<dyn Renderer> = match args.format {

@@ -7,6 +7,7 @@ use super::claims::{cap, CAP_BASIS};
 use super::{
     count, fmt_ns, fmt_us_sentence, metric, pct, short, Evidence, Facts, Finding, Severity,
 };
+use crate::analysis::kernels::{copy_direction, host_memory};
 use crate::model::classify::KernelCategory;
 use crate::model::{GpuKind, Interval, IntervalSet, Ns};
 use crate::text::fmt_bytes;
@@ -287,18 +288,19 @@ fn pageable_memcpy(f: &Facts) -> Option<(Finding, HashMap<i32, Ns>)> {
     }
     let mut e = Evidence::default();
     e.facts.push(format!(
-        "{} host-to-device copies from pageable memory ({:.1} per step), {} in {} on the \
-         device{}",
+        "{} host-to-device copies from pageable memory ({:.1} per step on average), {} in {} \
+         on the device; per link:",
         count(n),
         n as f64 / f.n_steps as f64,
         fmt_bytes(bytes),
         fmt_ns(time as f64),
-        if time > 0 {
-            format!(" ({:.1} GB/s)", bytes as f64 / time as f64)
-        } else {
-            String::new()
-        }
     ));
+    for l in copy_links(f, |name, _| is_pageable_htod(name))
+        .iter()
+        .take(8)
+    {
+        e.facts.push(l.fact());
+    }
     e.facts.push(format!(
         "not overlapped by any kernel: {} per step; the host spent {} in the copy calls \
          (it stages pageable data through a pinned buffer)",
@@ -344,22 +346,162 @@ fn pageable_memcpy(f: &Facts) -> Option<(Finding, HashMap<i32, Ns>)> {
     ))
 }
 
-fn copy_kind(name: &str) -> &'static str {
-    for k in ["HtoD", "DtoH", "DtoD", "PtoP", "HtoH"] {
-        if name.contains(k) {
-            return k;
+/// A copy link: direction, device and host memory kind, with what moved over it.
+#[derive(Default)]
+struct Link {
+    direction: Option<&'static str>,
+    device: i32,
+    host_memory: Option<&'static str>,
+    calls: u64,
+    /// Calls that recorded bytes, and their bytes.
+    sized: u64,
+    bytes: u64,
+    /// Bytes and time of the calls with bytes and a duration (bandwidth).
+    timed_bytes: u64,
+    timed: Ns,
+    /// Device time of all calls.
+    time: Ns,
+}
+
+/// Below this share of the fastest link of the same kind, a link is reported as slow.
+pub const SLOW_LINK_RATIO: f64 = 0.5;
+/// Links are compared only for copies of at least this many bytes per call (smaller copies
+/// are bound by latency, not by the link).
+pub const SLOW_LINK_MIN_BYTES: f64 = (1 << 20) as f64;
+
+impl Link {
+    /// `host → GPU 0`, `GPU 0 → host`, `GPU 0 → GPU 0` (on the device), `GPU 0 ↔ peer GPU`.
+    fn label(&self) -> String {
+        let d = self.device;
+        match self.direction {
+            Some("HtoD") => format!("host → GPU {d}"),
+            Some("DtoH") => format!("GPU {d} → host"),
+            Some("DtoD") => format!("GPU {d} → GPU {d}"),
+            Some("PtoP") => format!("GPU {d} ↔ peer GPU"),
+            Some("HtoH") => format!("host → host (GPU {d} stream)"),
+            _ => format!("GPU {d}, direction not recorded"),
         }
     }
-    let l = name.to_ascii_lowercase();
-    if l.contains("host_to_device") || l.contains("hosttodevice") {
-        "HtoD"
-    } else if l.contains("device_to_host") || l.contains("devicetohost") {
-        "DtoH"
-    } else if l.contains("device_to_device") || l.contains("devicetodevice") {
-        "DtoD"
-    } else {
-        "other"
+
+    /// What the link's kind is called: `HtoD pinned`, `DtoD`.
+    fn kind(&self) -> String {
+        match (self.direction, self.host_memory) {
+            (Some(d), Some(m)) => format!("{d} {m}"),
+            (Some(d), None) => d.into(),
+            (None, _) => "copy".into(),
+        }
     }
+
+    fn bytes_per_call(&self) -> Option<f64> {
+        (self.sized > 0).then(|| self.bytes as f64 / self.sized as f64)
+    }
+
+    /// GB/s (bytes per ns).
+    fn gbps(&self) -> Option<f64> {
+        (self.timed > 0 && self.timed_bytes > 0)
+            .then(|| self.timed_bytes as f64 / self.timed as f64)
+    }
+
+    /// `host → GPU 1 (HtoD pinned): 100 copies, 64.0 MiB per call (6.2 GiB in all) in 2.10 s,
+    /// 3.2 GB/s`.
+    fn fact(&self) -> String {
+        let mut s = format!(
+            "  {} ({}): {} {}",
+            self.label(),
+            self.kind(),
+            count(self.calls),
+            if self.calls == 1 { "copy" } else { "copies" }
+        );
+        if let Some(b) = self.bytes_per_call() {
+            s.push_str(&format!(
+                ", {} per call ({} in all)",
+                fmt_bytes(b.round() as u64),
+                fmt_bytes(self.bytes)
+            ));
+        }
+        s.push_str(&format!(" in {}", fmt_ns(self.time as f64)));
+        if let Some(g) = self.gbps() {
+            s.push_str(&format!(", {}", fmt_gbps(g)));
+        }
+        s
+    }
+}
+
+/// A bandwidth: `27.7 GB/s`, `1514 GB/s`, `2.3 MB/s`.
+fn fmt_gbps(g: f64) -> String {
+    if g >= 100.0 {
+        format!("{g:.0} GB/s")
+    } else if g >= 0.1 {
+        format!("{g:.1} GB/s")
+    } else {
+        format!("{:.1} MB/s", g * 1000.0)
+    }
+}
+
+/// The window's copies that `keep` accepts, per link (direction, device, host memory), by
+/// device time descending.
+fn copy_links(f: &Facts, keep: impl Fn(&str, i32) -> bool) -> Vec<Link> {
+    let trace = f.trace;
+    let mut links: HashMap<(Option<&'static str>, i32, Option<&'static str>), Link> =
+        HashMap::new();
+    for (i, g) in trace.gpu.iter().enumerate() {
+        if g.kind != GpuKind::Memcpy || !f.a.selection.counts_activity_at(trace, i) {
+            continue;
+        }
+        let name = trace.name(g.name);
+        if !keep(name, g.device) {
+            continue;
+        }
+        let key = (copy_direction(name), g.device, host_memory(name));
+        let l = links.entry(key).or_insert_with(|| Link {
+            direction: key.0,
+            device: key.1,
+            host_memory: key.2,
+            ..Link::default()
+        });
+        l.calls += 1;
+        l.time += g.dur;
+        if g.bytes > 0 {
+            l.sized += 1;
+            l.bytes += g.bytes;
+            if g.dur > 0 {
+                l.timed_bytes += g.bytes;
+                l.timed += g.dur;
+            }
+        }
+    }
+    let mut v: Vec<Link> = links.into_values().collect();
+    v.sort_by(|a, b| {
+        b.time
+            .cmp(&a.time)
+            .then(a.device.cmp(&b.device))
+            .then(a.kind().cmp(&b.kind()))
+    });
+    v
+}
+
+/// The slowest link against the fastest of the same kind (direction and host memory) on
+/// another device, when it reaches under [`SLOW_LINK_RATIO`] of it with copies of at least
+/// [`SLOW_LINK_MIN_BYTES`] per call: (slow, fast).
+fn slow_link(links: &[Link]) -> Option<(&Link, &Link)> {
+    let rated: Vec<(&Link, f64)> = links
+        .iter()
+        .filter(|l| l.bytes_per_call().is_some_and(|b| b >= SLOW_LINK_MIN_BYTES))
+        .filter_map(|l| Some((l, l.gbps()?)))
+        .collect();
+    let mut worst: Option<(&Link, &Link, f64)> = None;
+    for &(slow, s) in &rated {
+        for &(fast, q) in &rated {
+            let same = slow.direction == fast.direction
+                && slow.host_memory == fast.host_memory
+                && slow.device != fast.device;
+            let r = s / q;
+            if same && r < SLOW_LINK_RATIO && worst.is_none_or(|w| r < w.2) {
+                worst = Some((slow, fast, r));
+            }
+        }
+    }
+    worst.map(|(s, f, _)| (s, f))
 }
 
 fn memcpy_heavy(f: &Facts, pageable: &HashMap<i32, Ns>) -> Option<Finding> {
@@ -373,7 +515,6 @@ fn memcpy_heavy(f: &Facts, pageable: &HashMap<i32, Ns>) -> Option<Finding> {
         return None;
     }
     let trace = f.trace;
-    let mut kinds: HashMap<&'static str, (u64, u64, Ns)> = HashMap::new();
     let mut by_op: HashMap<String, Ns> = HashMap::new();
     for (i, g) in trace.gpu.iter().enumerate() {
         if g.kind != GpuKind::Memcpy
@@ -382,10 +523,6 @@ fn memcpy_heavy(f: &Facts, pageable: &HashMap<i32, Ns>) -> Option<Finding> {
         {
             continue;
         }
-        let x = kinds.entry(copy_kind(trace.name(g.name))).or_default();
-        x.0 += 1;
-        x.1 += g.bytes;
-        x.2 += g.dur;
         let op = trace
             .owner_op_of(g)
             .map(|o| trace.name(trace.cpu[o as usize].name).to_string())
@@ -400,21 +537,31 @@ fn memcpy_heavy(f: &Facts, pageable: &HashMap<i32, Ns>) -> Option<Finding> {
         fmt_ns(t.exposed_memcpy as f64),
         pct(f.share_of_step(f.per_step_us(t.exposed_memcpy)))
     ));
-    let mut kv: Vec<(&str, (u64, u64, Ns))> = kinds.into_iter().collect();
-    kv.sort_by_key(|x| std::cmp::Reverse(x.1 .2));
-    for (k, (n, b, d)) in &kv {
+    // each link on its own (an average over devices hides a slow one)
+    let links = copy_links(f, |_, _| true);
+    e.facts
+        .push("copies per link (bandwidth = bytes ÷ device time of the copies):".into());
+    for l in links.iter().take(8) {
+        e.facts.push(l.fact());
+    }
+    if links.len() > 8 {
+        e.facts.push(format!("  … {} more links", links.len() - 8));
+    }
+    let slow = slow_link(&links);
+    if let Some((s, q)) = slow {
+        let (sg, qg) = (s.gbps().unwrap_or(0.0), q.gbps().unwrap_or(0.0));
         e.facts.push(format!(
-            "  {}: {}× {} in {}{}",
-            k,
-            count(*n),
-            fmt_bytes(*b),
-            fmt_ns(*d as f64),
-            if *d > 0 {
-                format!(" ({:.1} GB/s)", *b as f64 / *d as f64)
-            } else {
-                String::new()
-            }
+            "slow link: {} moves {} per copy at {}, {:.1}× below {} ({}) for copies of the \
+             same kind",
+            s.label(),
+            fmt_bytes(s.bytes_per_call().unwrap_or(0.0).round() as u64),
+            fmt_gbps(sg),
+            qg / sg.max(f64::MIN_POSITIVE),
+            q.label(),
+            fmt_gbps(qg)
         ));
+        metric(&mut e, "slow_link_gbps", sg);
+        metric(&mut e, "fast_link_gbps", qg);
     }
     let mut ov: Vec<(String, Ns)> = by_op.into_iter().collect();
     ov.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
@@ -436,7 +583,7 @@ fn memcpy_heavy(f: &Facts, pageable: &HashMap<i32, Ns>) -> Option<Finding> {
         f.per_step_us(t.exposed_memcpy),
     );
     let rec = cap(f, raw, &mut e);
-    let advice = vec![
+    let mut advice = vec![
         "Keep tensors on the device between steps; avoid `.cpu()`/`.to(device)` round trips \
          and re-uploading constants every step (create them once on the GPU)."
             .to_string(),
@@ -447,6 +594,18 @@ fn memcpy_heavy(f: &Facts, pageable: &HashMap<i32, Ns>) -> Option<Finding> {
          stream; batch many small copies into one."
             .into(),
     ];
+    if let Some((s, _)) = slow {
+        advice.insert(
+            0,
+            format!(
+                "{} is slower than the same copies elsewhere: check its link (`nvidia-smi \
+                 topo -m`; `nvidia-smi -q` PCIe generation and width, a card in an x4 or \
+                 Gen3 slot; the NUMA node of the copying process: `numactl`) and that its \
+                 host buffers are pinned like the others'.",
+                s.label()
+            ),
+        );
+    }
     Some(Finding {
         id: "memcpy-heavy",
         severity: f.severity(rec),
@@ -676,6 +835,79 @@ mod tests {
         b.op_with_kernel("aten::mm", "gemm", 0.0, 10.0, 5.0, 100.0);
         let d = run(&b.build());
         assert!(find(&d, "pageable-memcpy").is_none() && find(&d, "memcpy-heavy").is_none());
+    }
+
+    /// Three steps of a 64 MiB pinned upload to each of four GPUs: GPUs 0-2 at 25 GB/s
+    /// (2,684.35 µs), GPU 3 at 3 GB/s (22,369.62 µs), then a 100 µs kernel on each.
+    fn uploads(bytes: u64, slow_gbps: f64) -> crate::model::Trace {
+        let mut b = TraceBuilder::new();
+        let mut t = 0.0;
+        for s in 0..3 {
+            let start = t;
+            let mut end: f64 = t;
+            for d in 0..4 {
+                let gbps = if d == 3 { slow_gbps } else { 25.0 };
+                let dur = bytes as f64 / gbps / 1e3; // µs
+                let c = b.runtime("cudaMemcpyAsync", 0, t + d as f64, 1.0);
+                b.gpu(
+                    GpuKind::Memcpy,
+                    "Memcpy HtoD (Pinned -> Device)",
+                    d,
+                    7,
+                    t + 5.0,
+                    dur,
+                    c,
+                )
+                .bytes = bytes;
+                let c = b.runtime("cudaLaunchKernel", 0, t + 5.0 + d as f64, 1.0);
+                b.gpu(GpuKind::Kernel, "gemm", d, 7, t + 6.0 + dur, 100.0, c);
+                end = end.max(t + 6.0 + dur + 100.0);
+            }
+            b.runtime("cudaDeviceSynchronize", 0, t + 10.0, end - t - 10.0);
+            t = end + 1.0;
+            b.annotation(&format!("ProfilerStep#{s}"), start, t - start);
+        }
+        b.build()
+    }
+
+    /// Each link on its own, with bytes per call; the one slow link among fast ones named.
+    #[test]
+    fn memcpy_heavy_reports_each_link_and_the_slow_one() {
+        let d = run(&uploads(64 << 20, 3.0));
+        let m = find(&d, "memcpy-heavy").expect("memcpy-heavy");
+        let facts = m.evidence.facts.join("\n");
+        // 3 × 64 MiB per link: 192 MiB in all; 64 MiB per call
+        for g in 0..3 {
+            let want = format!(
+                "host → GPU {g} (HtoD pinned): 3 copies, 64.0 MiB per call (192.0 MiB in all) \
+                 in 8.05 ms, 25.0 GB/s"
+            );
+            assert!(facts.contains(&want), "{facts}");
+        }
+        assert!(facts.contains("host → GPU 3 (HtoD pinned): 3 copies, 64.0 MiB per call"));
+        assert!(
+            facts.contains(
+                "slow link: host → GPU 3 moves 64.0 MiB per copy at 3.0 GB/s, 8.3× below \
+                 host → GPU"
+            ),
+            "{facts}"
+        );
+        assert!((m.evidence.metrics["slow_link_gbps"] - 3.0).abs() < 1e-6);
+        assert!((m.evidence.metrics["fast_link_gbps"] - 25.0).abs() < 1e-6);
+        assert!(
+            m.advice[0].starts_with("host → GPU 3 is slower"),
+            "{}",
+            m.advice[0]
+        );
+        // all links alike: no slow link
+        let d = run(&uploads(64 << 20, 25.0));
+        let m = find(&d, "memcpy-heavy").expect("memcpy-heavy");
+        assert!(!m.evidence.facts.iter().any(|x| x.starts_with("slow link")));
+        assert!(!m.evidence.metrics.contains_key("slow_link_gbps"));
+        // small copies are bound by latency, not by the link: not compared
+        let d = run(&uploads(256 << 10, 0.3));
+        let m = find(&d, "memcpy-heavy").expect("memcpy-heavy");
+        assert!(!m.evidence.facts.iter().any(|x| x.starts_with("slow link")));
     }
 
     #[test]

@@ -48,8 +48,10 @@ pub struct Side {
     /// Per-device split of the window.
     #[serde(default)]
     pub gpu_timeline: Vec<SideTimeline>,
-    /// Kernel table of the window.
-    #[serde(default)]
+    /// Kernel table of the window: its kernel rows (the copy and fill rows, which carry
+    /// `copy`, are left out: copies are compared as the breakdown's and the timeline's copy
+    /// time).
+    #[serde(default, deserialize_with = "kernel_rows")]
     pub kernels: Vec<SideKernel>,
     /// Operator table of the window.
     #[serde(default)]
@@ -187,6 +189,23 @@ pub struct SideTimeline {
     pub exposed_memcpy_us: f64,
     /// µs.
     pub idle_us: f64,
+}
+
+/// The kernel rows of a report's `kernels` (rows without `copy`).
+fn kernel_rows<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<SideKernel>, D::Error> {
+    #[derive(Deserialize)]
+    struct Row {
+        #[serde(flatten)]
+        kernel: SideKernel,
+        #[serde(default)]
+        copy: Option<serde::de::IgnoredAny>,
+    }
+    let rows: Vec<Row> = Vec::deserialize(d)?;
+    Ok(rows
+        .into_iter()
+        .filter(|r| r.copy.is_none())
+        .map(|r| r.kernel)
+        .collect())
 }
 
 /// A kernel row.
@@ -387,4 +406,24 @@ pub fn read_saved(path: &Path, which: Which) -> Result<Side, SideError> {
         None => return Err(err("JSON report without a numeric schema_version".into())),
     }
     serde_json::from_value(v).map_err(|e| err(format!("not a stallscope report: {e}")))
+}
+
+#[cfg(test)]
+mod tests {
+    /// A saved report's copy and fill rows (with `copy`) are not kernels to the diff: the
+    /// breakdown and the GPU timeline compare copy time, and a copy row among the kernels
+    /// would count it twice.
+    #[test]
+    fn copy_rows_are_not_diffed_as_kernels() {
+        let rows = serde_json::json!([
+            {"name": "gemm", "category": "gemm", "calls": 2, "total_us": 10.0},
+            {"name": "Memcpy DtoD (Device -> Device)", "category": "memcpy", "calls": 3,
+             "total_us": 5.0, "copy": {"kind": "memcpy", "direction": "DtoD"}},
+            {"name": "MEMORY_COPY_KERNEL", "category": "memcpy", "calls": 1, "total_us": 1.0}
+        ]);
+        let k = super::kernel_rows(rows).unwrap();
+        let names: Vec<&str> = k.iter().map(|k| k.name.as_str()).collect();
+        // a copy kernel (ROCm 7.1, recorded as a kernel) stays
+        assert_eq!(names, ["gemm", "MEMORY_COPY_KERNEL"]);
+    }
 }

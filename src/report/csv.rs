@@ -106,7 +106,8 @@ fn kernels(r: &Report, top: usize, out: &mut dyn Write) -> io::Result<()> {
             "tensor_core",
         ],
     )?;
-    for k in r.kernels.iter().take(top) {
+    // kernel rows only: the copy and fill rows (JSON `copy`) have columns of their own
+    for k in super::layout::kernel_rows(r).take(top) {
         row(
             out,
             &[

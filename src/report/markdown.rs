@@ -688,8 +688,9 @@ fn phases_section(r: &Report, top: usize, out: &mut dyn Write) -> io::Result<()>
 
 /// The top kernels by total time.
 fn kernels_section(r: &Report, top: usize, out: &mut dyn Write) -> io::Result<()> {
-    if r.kernels.is_empty() {
-        return Ok(());
+    let n = layout::kernel_rows(r).count();
+    if n == 0 {
+        return copies_section(r, top, out);
     }
     let rows: Vec<Vec<String>> = layout::kernels(r, top)
         .into_iter()
@@ -706,12 +707,7 @@ fn kernels_section(r: &Report, top: usize, out: &mut dyn Write) -> io::Result<()
             ]
         })
         .collect();
-    writeln!(
-        out,
-        "### Top kernels ({} of {})",
-        rows.len(),
-        r.kernels.len()
-    )?;
+    writeln!(out, "### Top kernels ({} of {n})", rows.len())?;
     writeln!(out)?;
     table(
         out,
@@ -722,7 +718,55 @@ fn kernels_section(r: &Report, top: usize, out: &mut dyn Write) -> io::Result<()
         &rows,
     )?;
     writeln!(out)?;
-    figure_notes(r, &["kernels"], out)
+    figure_notes(r, &["kernels"], out)?;
+    copies_section(r, top, out)
+}
+
+/// The top copies and fills by total time (rows of the kernel table).
+fn copies_section(r: &Report, top: usize, out: &mut dyn Write) -> io::Result<()> {
+    let n = layout::copy_rows(r).count();
+    if n == 0 {
+        return Ok(());
+    }
+    let rows: Vec<Vec<String>> = layout::copies(r, top)
+        .into_iter()
+        .map(|c| {
+            vec![
+                c.rank.to_string(),
+                escape(&shorten_middle(&c.row.name, NAME_WIDTH)),
+                c.direction,
+                c.calls,
+                c.total,
+                c.mean,
+                c.bytes_per_call,
+                c.bandwidth,
+                c.share,
+            ]
+        })
+        .collect();
+    writeln!(
+        out,
+        "### Copies and fills ({} of {n}; share of copy and fill time)",
+        rows.len()
+    )?;
+    writeln!(out)?;
+    table(
+        out,
+        &[
+            "#",
+            "copy or fill",
+            "direction",
+            "calls",
+            "total",
+            "mean",
+            "bytes/call",
+            "bandwidth",
+            "share",
+        ],
+        &[true, false, false, true, true, true, true, true, true],
+        &rows,
+    )?;
+    writeln!(out)
 }
 
 /// The top operators by device time.

@@ -508,6 +508,57 @@ pub struct KernelInfo {
     pub occupancy_pct: Option<f64>,
     /// Uses tensor cores.
     pub tensor_core: bool,
+    /// Copy and fill rows only (after the kernel rows): what they moved; their `share` is of
+    /// copy and fill time.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub copy: Option<CopyInfo>,
+}
+
+/// What a copy or fill row of the kernel table moved ([`crate::analysis::kernels::CopyStats`]).
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
+pub struct CopyInfo {
+    /// `memcpy` or `memset`.
+    pub kind: String,
+    /// `HtoD`, `DtoH`, `DtoD`, `PtoP`, `HtoH`; null for fills and unnamed directions.
+    pub direction: Option<String>,
+    /// Host memory of a copy: `pageable`, `pinned`, `managed`; null when the name does not say.
+    pub host_memory: Option<String>,
+    /// Bytes moved by all calls.
+    pub bytes: u64,
+    /// Bytes per call; null when no call recorded a byte count.
+    pub bytes_per_call: Option<f64>,
+    /// GB/s over the calls with a duration; null without bytes or time.
+    pub bandwidth_gbps: Option<f64>,
+}
+
+impl KernelInfo {
+    fn new(k: &crate::analysis::kernels::KernelRow) -> Self {
+        KernelInfo {
+            name: k.name.clone(),
+            category: k.category,
+            calls: k.calls,
+            total_us: us(k.total),
+            mean_us: usf(k.mean),
+            min_us: us(k.min),
+            max_us: us(k.max),
+            share: k.share,
+            blocks_per_sm: k.blocks_per_sm,
+            occupancy_pct: k.occupancy_pct,
+            tensor_core: k.tensor_core,
+            copy: k.copy.as_ref().map(|c| CopyInfo {
+                kind: match c.kind {
+                    crate::model::GpuKind::Memset => "memset",
+                    _ => "memcpy",
+                }
+                .into(),
+                direction: c.direction.map(str::to_string),
+                host_memory: c.host_memory.map(str::to_string),
+                bytes: c.bytes,
+                bytes_per_call: c.bytes_per_call,
+                bandwidth_gbps: c.bandwidth_gbps,
+            }),
+        }
+    }
 }
 
 /// Operator table row.
@@ -968,19 +1019,8 @@ impl Report {
             kernels: a
                 .kernels
                 .iter()
-                .map(|k| KernelInfo {
-                    name: k.name.clone(),
-                    category: k.category,
-                    calls: k.calls,
-                    total_us: us(k.total),
-                    mean_us: usf(k.mean),
-                    min_us: us(k.min),
-                    max_us: us(k.max),
-                    share: k.share,
-                    blocks_per_sm: k.blocks_per_sm,
-                    occupancy_pct: k.occupancy_pct,
-                    tensor_core: k.tensor_core,
-                })
+                .chain(&a.copies)
+                .map(KernelInfo::new)
                 .collect(),
             ops: a
                 .ops

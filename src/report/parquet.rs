@@ -335,7 +335,8 @@ impl Tables {
                 ns(t.idle_us),
             ]);
         }
-        for k in &r.kernels {
+        // kernel rows only: the copy and fill rows (JSON `copy`) have columns of their own
+        for k in super::layout::kernel_rows(r) {
             let row = vec![
                 job(),
                 i(rank),
@@ -596,7 +597,8 @@ mod tests {
         check_shapes(&t);
         let c = &t.chunks[0];
         assert_eq!(c.rows[0].len(), r.steps.len());
-        assert_eq!(c.rows[2].len(), r.kernels.len());
+        // the sample's 2 copy rows are not kernel rows
+        assert_eq!(c.rows[2].len(), r.kernels.len() - 2);
         assert_eq!(c.rows[3].len(), r.ops.len());
         assert_eq!(c.rows[5].len(), r.findings.len());
         // the first step's duration, µs → ns

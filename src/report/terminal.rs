@@ -272,11 +272,11 @@ fn write_gpu_timeline(r: &Report, width: usize, st: &Style, out: &mut dyn Write)
     write_figure_notes(r, &["gpu_timeline"], width, out)
 }
 
-/// A table of the top rows: a blank line, the heading with how many distinct rows there are,
-/// then the table.
+/// A table of the top rows: a blank line, the heading with its note (how many distinct rows
+/// there are), then the table.
 fn write_top_table(
     heading: &str,
-    distinct: usize,
+    note: &str,
     columns: &[&str],
     rows: Vec<Vec<String>>,
     width: usize,
@@ -288,7 +288,7 @@ fn write_top_table(
         out,
         "{}  {}",
         st.heading(heading),
-        st.dim(&format!("{distinct} distinct"))
+        st.dim(note)
     )?;
     let mut t = Table::new(columns);
     for row in rows {
@@ -305,8 +305,9 @@ fn write_kernels(
     st: &Style,
     out: &mut dyn Write,
 ) -> io::Result<()> {
-    if r.kernels.is_empty() {
-        return Ok(());
+    let n = layout::kernel_rows(r).count();
+    if n == 0 {
+        return write_copies(r, top, width, st, out);
     }
     let rows = layout::kernels(r, top)
         .into_iter()
@@ -327,8 +328,51 @@ fn write_kernels(
         "kernel", "category", "calls", "total", "mean", "share", "occ.", "TC",
     ];
     let heading = "Top kernels by total time";
-    write_top_table(heading, r.kernels.len(), &columns, rows, width, st, out)?;
-    write_figure_notes(r, &["kernels"], width, out)
+    write_top_table(heading, &format!("{n} distinct"), &columns, rows, width, st, out)?;
+    write_figure_notes(r, &["kernels"], width, out)?;
+    write_copies(r, top, width, st, out)
+}
+
+/// The top copies and fills by total time (rows of the kernel table).
+fn write_copies(
+    r: &Report,
+    top: usize,
+    width: usize,
+    st: &Style,
+    out: &mut dyn Write,
+) -> io::Result<()> {
+    let n = layout::copy_rows(r).count();
+    if n == 0 {
+        return Ok(());
+    }
+    let rows = layout::copies(r, top)
+        .into_iter()
+        .map(|c| {
+            vec![
+                sanitize(&c.row.name),
+                c.direction,
+                c.calls,
+                c.total,
+                c.mean,
+                c.bytes_per_call,
+                c.bandwidth,
+                c.share,
+            ]
+        })
+        .collect();
+    let columns = [
+        "copy or fill",
+        "direction",
+        "calls",
+        "total",
+        "mean",
+        "bytes/call",
+        "bandwidth",
+        "share",
+    ];
+    let heading = "Copies and fills by total time";
+    let note = format!("{n} distinct; share of copy and fill time");
+    write_top_table(heading, &note, &columns, rows, width, st, out)
 }
 
 /// The top operators by device time.
@@ -363,7 +407,8 @@ fn write_ops(
         "device self",
         "device total",
     ];
-    write_top_table("Top operators", r.ops.len(), &columns, rows, width, st, out)
+    let note = format!("{} distinct", r.ops.len());
+    write_top_table("Top operators", &note, &columns, rows, width, st, out)
 }
 
 /// The verdict and the ranked findings alone (for inputs without a timeline, such as an

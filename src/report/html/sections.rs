@@ -166,18 +166,18 @@ pub(super) fn figure_notes(s: &mut String, r: &Report, figures: &[&str]) {
 }
 
 pub(super) fn kernels_table(s: &mut String, r: &Report, top: usize) {
-    if r.kernels.is_empty() {
-        return;
+    let n = layout::kernel_rows(r).count();
+    if n == 0 {
+        return copies_table(s, r, top);
     }
     let rows = layout::kernels(r, top);
     w!(
         s,
-        r#"<section id="kernels"><h2>Top kernels</h2><p class="note">{} of {} distinct kernels, by total time; click a column to sort.</p>"#,
+        r#"<section id="kernels"><h2>Top kernels</h2><p class="note">{} of {n} distinct kernels, by total time; click a column to sort.</p>"#,
         rows.len(),
-        r.kernels.len()
     );
     s.push_str(r#"<div class="tablewrap"><table class="sortable"><thead><tr><th data-type="num">#</th><th class="name">kernel</th><th class="t">category</th><th data-type="num">calls</th><th data-type="num" aria-sort="descending">total</th><th data-type="num">mean</th><th data-type="num">min</th><th data-type="num">max</th><th data-type="num">share</th><th data-type="num">occupancy</th><th class="t">tensor cores</th></tr></thead><tbody>"#);
-    let max_share = r.kernels.iter().map(|k| k.share).fold(0.0, f64::max);
+    let max_share = layout::kernel_rows(r).map(|k| k.share).fold(0.0, f64::max);
     for row in &rows {
         let k = row.kernel;
         w!(s, r#"<tr><td data-v="{}">{}</td>"#, row.rank, row.rank);
@@ -219,6 +219,47 @@ pub(super) fn kernels_table(s: &mut String, r: &Report, top: usize) {
     s.push_str("</tbody></table></div>");
     figure_notes(s, r, &["kernels"]);
     s.push_str("</section>");
+    copies_table(s, r, top);
+}
+
+/// The copy and fill rows of the kernel table.
+fn copies_table(s: &mut String, r: &Report, top: usize) {
+    let n = layout::copy_rows(r).count();
+    if n == 0 {
+        return;
+    }
+    let rows = layout::copies(r, top);
+    w!(
+        s,
+        r#"<section id="copies"><h2>Copies and fills</h2><p class="note">{} of {n} distinct copies and fills, by total time; share of copy and fill time; bandwidth = bytes ÷ device time. Click a column to sort.</p>"#,
+        rows.len(),
+    );
+    s.push_str(r#"<div class="tablewrap"><table class="sortable"><thead><tr><th data-type="num">#</th><th class="name">copy or fill</th><th class="t">direction</th><th data-type="num">calls</th><th data-type="num" aria-sort="descending">total</th><th data-type="num">mean</th><th data-type="num">bytes/call</th><th data-type="num">bandwidth</th><th data-type="num">share</th></tr></thead><tbody>"#);
+    for row in &rows {
+        let k = row.row;
+        let c = k.copy.as_ref();
+        w!(s, r#"<tr><td data-v="{}">{}</td>"#, row.rank, row.rank);
+        w!(
+            s,
+            r#"<td class="name" title="{}">{}</td>"#,
+            escape(&k.name),
+            escape(&shorten_middle(&k.name, 110))
+        );
+        w!(s, r#"<td class="t">{}</td>"#, escape(&row.direction));
+        num_td(s, k.calls as f64, &row.calls);
+        num_td(s, k.total_us, &row.total);
+        num_td(s, k.mean_us, &row.mean);
+        match c.and_then(|c| c.bytes_per_call) {
+            Some(b) => num_td(s, b, &row.bytes_per_call),
+            None => s.push_str(r#"<td data-v="">-</td>"#),
+        }
+        match c.and_then(|c| c.bandwidth_gbps) {
+            Some(g) => num_td(s, g, &row.bandwidth),
+            None => s.push_str(r#"<td data-v="">-</td>"#),
+        }
+        w!(s, r#"<td data-v="{}">{}</td></tr>"#, n3(k.share), row.share);
+    }
+    s.push_str("</tbody></table></div></section>");
 }
 
 pub(super) fn ops_table(s: &mut String, r: &Report, top: usize) {

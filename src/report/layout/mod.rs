@@ -214,10 +214,19 @@ pub struct KernelRow<'a> {
     pub tensor_core: &'static str,
 }
 
-/// The first `top` kernels by total time (0 = all).
+/// The kernel rows of the report's kernel table (the copy and fill rows left out).
+pub fn kernel_rows(r: &Report) -> impl Iterator<Item = &KernelInfo> {
+    r.kernels.iter().filter(|k| k.copy.is_none())
+}
+
+/// The copy and fill rows of the report's kernel table.
+pub fn copy_rows(r: &Report) -> impl Iterator<Item = &KernelInfo> {
+    r.kernels.iter().filter(|k| k.copy.is_some())
+}
+
+/// The first `top` kernels by total time (0 = all); copies and fills are in [`copies`].
 pub fn kernels(r: &Report, top: usize) -> Vec<KernelRow<'_>> {
-    r.kernels
-        .iter()
+    kernel_rows(r)
         .take(rows_shown(top))
         .enumerate()
         .map(|(i, k)| KernelRow {
@@ -237,6 +246,76 @@ pub fn kernels(r: &Report, top: usize) -> Vec<KernelRow<'_>> {
             tensor_core: if k.tensor_core { "yes" } else { "no" },
         })
         .collect()
+}
+
+/// One copy or fill row of the kernel table, its cells formatted.
+#[derive(Debug, Clone)]
+pub struct CopyRow<'a> {
+    /// Rank among the copy and fill rows, from 1.
+    pub rank: usize,
+    /// The row, with its raw values.
+    pub row: &'a KernelInfo,
+    /// `HtoD pageable`, `DtoD`, `PtoP`, `fill`, `copy` (direction unknown).
+    pub direction: String,
+    /// Calls.
+    pub calls: String,
+    /// Total time.
+    pub total: String,
+    /// Mean time per call.
+    pub mean: String,
+    /// Bytes per call (`-` when not recorded).
+    pub bytes_per_call: String,
+    /// Bandwidth, `12.3 GB/s` (`-` without bytes or time).
+    pub bandwidth: String,
+    /// Share of all copy and fill time.
+    pub share: String,
+}
+
+/// The first `top` copy and fill rows by total time (0 = all).
+pub fn copies(r: &Report, top: usize) -> Vec<CopyRow<'_>> {
+    copy_rows(r)
+        .take(rows_shown(top))
+        .enumerate()
+        .filter_map(|(i, k)| {
+            let c = k.copy.as_ref()?;
+            let direction = match (&c.direction, &c.host_memory) {
+                _ if c.kind == "memset" => "fill".to_string(),
+                (Some(d), Some(m)) => format!("{d} {m}"),
+                (Some(d), None) => d.clone(),
+                (None, _) => "copy".into(),
+            };
+            Some(CopyRow {
+                rank: i + 1,
+                row: k,
+                direction,
+                calls: fmt_count(k.calls),
+                total: fmt_us(k.total_us),
+                mean: fmt_us(k.mean_us),
+                bytes_per_call: match c.bytes_per_call {
+                    Some(b) => crate::text::fmt_bytes(b.round() as u64),
+                    None => "-".into(),
+                },
+                bandwidth: match c.bandwidth_gbps {
+                    Some(g) => fmt_gbps(g),
+                    None => "-".into(),
+                },
+                share: units::ratio(k.share),
+            })
+        })
+        .collect()
+}
+
+/// A bandwidth in GB/s: three significant digits up to 100, whole numbers above.
+pub fn fmt_gbps(g: f64) -> String {
+    if g >= 100.0 {
+        format!("{g:.0} GB/s")
+    } else if g >= 10.0 {
+        format!("{g:.1} GB/s")
+    } else if g >= 0.01 {
+        format!("{g:.2} GB/s")
+    } else {
+        format!("{:.1} MB/s", g * 1000.0)
+    }
 }
 
 /// One row of the operator table, its cells formatted.
