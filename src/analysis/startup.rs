@@ -29,9 +29,7 @@ use crate::model::{Interval, IntervalSet, Ns, Trace};
 use crate::window::{CompileKind, StartupCall, Window};
 
 /// A category of one-time start-up work.
-#[derive(
-    Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize,
-)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum StartupKind {
     /// Context creation and module/library loading.
@@ -135,8 +133,7 @@ pub fn startup(trace: &Trace, window: &Window) -> Startup {
     }
     // trace.gpu is in start order: the first activity is the capture's first device work
     let first_device = trace.gpu.iter().find(|g| g.is_activity()).map(|g| g.start);
-    let cold_window =
-        first_device.is_some_and(|t| t >= window.span.start && t < window.span.end);
+    let cold_window = first_device.is_some_and(|t| t >= window.span.start && t < window.span.end);
     let start = window.span.start;
     let kinds = [
         StartupKind::ContextModule,
@@ -167,11 +164,8 @@ pub fn startup(trace: &Trace, window: &Window) -> Startup {
             spans,
         });
     }
-    let all = IntervalSet::from_intervals(
-        parts
-            .iter()
-            .flat_map(|p| p.spans.spans().iter().copied()),
-    );
+    let all =
+        IntervalSet::from_intervals(parts.iter().flat_map(|p| p.spans.spans().iter().copied()));
     let judged_spans = IntervalSet::from_intervals(
         parts
             .iter()
@@ -275,7 +269,12 @@ mod tests {
         b.cpu(CpuKind::Driver, "cuLibraryLoadData", 1, st[4] + 50.0, 20.0);
         let t = b.build();
         let a = analyze(&t, &AnalyzeOptions::default());
-        let left: Vec<&str> = a.selection.excluded.iter().map(|e| e.step.as_str()).collect();
+        let left: Vec<&str> = a
+            .selection
+            .excluded
+            .iter()
+            .map(|e| e.step.as_str())
+            .collect();
         assert!(left.contains(&"ProfilerStep#1"), "{left:?}");
         assert!(left.contains(&"ProfilerStep#5"), "{left:?}");
         let s = &a.startup;
@@ -286,7 +285,10 @@ mod tests {
         assert_eq!((al.before, al.inside, al.judged), (0, 10_000, 0));
         let cm = s.part(StartupKind::ContextModule).unwrap();
         assert_eq!((cm.total, cm.before, cm.inside), (20_000, 0, 0));
-        assert_eq!((s.total, s.before, s.inside, s.judged), (80_000, 50_000, 10_000, 0));
+        assert_eq!(
+            (s.total, s.before, s.inside, s.judged),
+            (80_000, 50_000, 10_000, 0)
+        );
         assert!(s.judged_spans.is_empty());
     }
 }
