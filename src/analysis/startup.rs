@@ -6,7 +6,7 @@
 //!
 //! | category | spans |
 //! |---|---|
-//! | context / module load | context creation (`cuInit`, `cuCtxCreate*`, `cuDevicePrimaryCtxRetain`, `cudaInitDevice`, `hipInit`, `hipCtxCreate`) and module/library loading (`cuModuleLoad*`, `cuLibraryLoad*`, `cudaLibraryLoad*`, `hipModuleLoad*`) |
+//! | context / module load | context creation (`cuInit`, `cuCtxCreate*`, `cuDevicePrimaryCtxRetain`, `cudaInitDevice`, `hipInit`, `hipCtxCreate`), module/library loading (`cuModuleLoad*`, `cuLibraryLoad*`, `cudaLibraryLoad*`, `hipModuleLoad*`), and lazy loading ([`lazy_loads`]: the first launch of a kernel that takes at least [`LAZY_LOAD_MIN`] while no device runs anything — with `CUDA_MODULE_LOADING=LAZY`, the default since CUDA 12.2, the driver loads the kernel's module inside that launch) |
 //! | first-call allocation | the driver's allocation calls (`cudaMalloc*`, `cudaHostAlloc`, `cuMemAlloc*`, `cuMemCreate`, `hipMalloc*`, `hipHostMalloc`; versioned names such as `cudaMalloc_v3020` by their family, [`crate::model::classify::api_base`]) |
 //! | JIT compile | TorchDynamo, AOTAutograd/Inductor, Triton's kernel compilation, nvFuser, TensorRT engine builds, XLA ([`crate::window::compile_kind`]) |
 //! | other one-time | autotuning, cuDNN algorithm search, the slow first run of a compiled region |
@@ -25,8 +25,65 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::model::{Interval, IntervalSet, Ns, Trace};
+use crate::model::{GpuKind, Interval, IntervalSet, Ns, Trace, NONE};
 use crate::window::{CompileKind, StartupCall, Window};
+
+/// A first launch of a kernel at least this long (ns) while no device runs anything is lazy
+/// module loading: an ordinary launch returns in microseconds, and a launch blocked on a full
+/// queue has a busy device.
+pub const LAZY_LOAD_MIN: Ns = 1_000_000;
+
+/// The launch calls that lazily loaded a kernel's module: for each kernel name, the call that
+/// launched its first activity, when that call took at least [`LAZY_LOAD_MIN`] and no device
+/// activity ran while it did (no earlier activity ends after the call began). Spans in start
+/// order.
+pub fn lazy_loads(trace: &Trace) -> Vec<Interval> {
+    lazy_loads_hip(trace).0
+}
+
+/// [`lazy_loads`], and whether any of them is a HIP call (`hip…`: ROCm loads code objects at
+/// first launch too, but `CUDA_MODULE_LOADING` does not apply there).
+fn lazy_loads_hip(trace: &Trace) -> (Vec<Interval>, bool) {
+    let mut hip = false;
+    let mut seen = vec![false; trace.names.len()];
+    let mut cand: Vec<Interval> = Vec::new();
+    for g in &trace.gpu {
+        if g.kind != GpuKind::Kernel || g.launch == NONE {
+            continue;
+        }
+        let n = g.name.0 as usize;
+        if n >= seen.len() || seen[n] {
+            continue;
+        }
+        seen[n] = true;
+        let c = &trace.cpu[g.launch as usize];
+        if c.dur >= LAZY_LOAD_MIN {
+            cand.push(c.interval());
+            hip |= trace.name(c.name).starts_with("hip");
+        }
+    }
+    if cand.is_empty() {
+        return (cand, false);
+    }
+    // one sweep over the activities in start order: the latest end of those that started
+    // before each call returned
+    cand.sort_by_key(|c| c.end);
+    cand.dedup();
+    let mut out = Vec::new();
+    let mut max_end: Ns = Ns::MIN;
+    let mut acts = trace.gpu.iter().filter(|g| g.is_activity()).peekable();
+    for c in cand {
+        while let Some(g) = acts.next_if(|g| g.start < c.end) {
+            max_end = max_end.max(g.end());
+        }
+        if max_end <= c.start {
+            out.push(c);
+        }
+    }
+    out.sort_by_key(|c| c.start);
+    let hip = hip && !out.is_empty();
+    (out, hip)
+}
 
 /// A category of one-time start-up work.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -104,6 +161,9 @@ pub struct Startup {
     pub parts: Vec<StartupPart>,
     /// The judged time's start-up spans (inside the counted time).
     pub judged_spans: IntervalSet,
+    /// Whether modules load lazily through HIP launches (ROCm), where the CUDA module-loading
+    /// switch does not apply.
+    pub hip_lazy: bool,
 }
 
 impl Startup {
@@ -132,6 +192,12 @@ pub fn startup(trace: &Trace, window: &Window) -> Startup {
         s.1 += 1;
     }
     // trace.gpu is in start order: the first activity is the capture's first device work
+    let (lazy, hip_lazy) = lazy_loads_hip(trace);
+    for iv in lazy {
+        let s = &mut sets[idx(StartupKind::ContextModule)];
+        s.0.push(iv);
+        s.1 += 1;
+    }
     let first_device = trace.gpu.iter().find(|g| g.is_activity()).map(|g| g.start);
     let cold_window = first_device.is_some_and(|t| t >= window.span.start && t < window.span.end);
     let start = window.span.start;
@@ -181,6 +247,7 @@ pub fn startup(trace: &Trace, window: &Window) -> Startup {
         cold_window,
         parts,
         judged_spans,
+        hip_lazy,
     }
 }
 
@@ -290,5 +357,30 @@ mod tests {
             (80_000, 50_000, 10_000, 0)
         );
         assert!(s.judged_spans.is_empty());
+    }
+
+    /// The first launch of a kernel that takes over 1 ms on an idle device is lazy module
+    /// loading (context/module load); a later launch of the same kernel, a first launch while
+    /// the device is busy (a full queue blocks it) and a short first launch are not.
+    #[test]
+    fn slow_first_launches_on_an_idle_device_are_lazy_loads() {
+        use crate::model::GpuKind;
+        let mut b = TraceBuilder::new();
+        let c1 = b.runtime("cudaLaunchKernel_v7000", 0, 0.0, 2000.0);
+        b.gpu(GpuKind::Kernel, "k_a", 0, 7, 2010.0, 5.0, c1);
+        let c2 = b.runtime("cudaLaunchKernel_v7000", 0, 3000.0, 2000.0);
+        b.gpu(GpuKind::Kernel, "k_a", 0, 7, 5010.0, 5.0, c2);
+        // a long kernel keeps the device busy while k_b's first launch blocks
+        let c3 = b.runtime("cudaLaunchKernel", 0, 6000.0, 10.0);
+        b.gpu(GpuKind::Kernel, "k_long", 0, 7, 6020.0, 5000.0, c3);
+        let c4 = b.runtime("cudaLaunchKernel", 0, 7000.0, 3000.0);
+        b.gpu(GpuKind::Kernel, "k_b", 0, 7, 11030.0, 5.0, c4);
+        let c5 = b.runtime("cudaLaunchKernel", 0, 12000.0, 500.0);
+        b.gpu(GpuKind::Kernel, "k_c", 0, 7, 12510.0, 5.0, c5);
+        let t = b.build();
+        assert_eq!(lazy_loads(&t), vec![Interval::new(0, 2_000_000)]);
+        let a = analyze(&t, &AnalyzeOptions::default());
+        let cm = a.startup.part(StartupKind::ContextModule).unwrap();
+        assert_eq!((cm.total, cm.calls), (2_000_000, 1));
     }
 }

@@ -251,6 +251,10 @@ pub fn startup_phrase(f: &Facts) -> Option<String> {
 fn module_loading_hint(f: &Facts) -> &'static str {
     use crate::analysis::startup::StartupKind;
     match f.a.startup.part(StartupKind::ContextModule) {
+        Some(p) if p.total > 0 && f.a.startup.hip_lazy => {
+            "; ROCm loads each code object at its kernel's first launch: launch every kernel once \
+             before the capture"
+        }
         Some(p) if p.total > 0 => {
             "; CUDA_MODULE_LOADING=EAGER loads every module at start-up instead of at its \
              first launch (LAZY, the default since CUDA 12.2)"
