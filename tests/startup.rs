@@ -90,7 +90,10 @@ fn versioned_allocations_and_lazy_loads_in_an_nsys_export() {
     assert_eq!(s["cold_window"], true);
     assert_eq!(r["verdict_class"], "startup_dominates", "{}", r["verdict"]);
     let v = r["verdict"].as_str().unwrap();
-    assert!(v.starts_with("Start-up dominates: 97.1% of the window"), "{v}");
+    assert!(
+        v.starts_with("Start-up dominates: 97.1% of the window"),
+        "{v}"
+    );
     assert!(v.contains("CUDA_MODULE_LOADING=EAGER"), "{v}");
 }
 
