@@ -225,12 +225,13 @@ fn thresholds_in_the_rules_are_the_codes() {
             bad.push(format!("`{id}`: docs/rules.md does not say {want}"));
         }
     }
-    // the verdict's two thresholds
+    // the verdict's thresholds
     let v = &rules[rules.find("## Verdict").unwrap()..];
     let v = &v[..v[3..].find("\n## ").map_or(v.len(), |i| i + 3)];
     for (name, x) in [
         ("GPU_BOUND_BUSY", verdict::GPU_BOUND_BUSY),
         ("COMM_BOUND_SHARE", verdict::COMM_BOUND_SHARE),
+        ("STARTUP_DOMINATES", verdict::STARTUP_DOMINATES),
     ] {
         let want = format!("≥ {:.0} %", x * 100.0);
         if !v.contains(&want) {

@@ -25,6 +25,7 @@ pub mod ops;
 pub mod phases;
 pub mod ranks;
 pub mod roofline;
+pub mod startup;
 pub mod step_timeline;
 pub mod timeline;
 pub mod workload;
@@ -90,6 +91,9 @@ pub struct Analysis {
     pub window: Interval,
     /// The analyzed window: steps included and excluded, counted time, compile work.
     pub selection: win::Window,
+    /// One-time start-up work (context/module load, first-call allocation, JIT compile,
+    /// other one-time work) relative to the window ([`startup::startup`]).
+    pub startup: startup::Startup,
     /// Annotation phases over the window.
     pub phases: phases::PhaseAnalysis,
     /// Per-device summary.
@@ -358,8 +362,10 @@ fn analyze_window(trace: &Trace, pre: &Prepared, selection: win::Window, par: bo
     let workload = workload::workload(trace, window.start, window.end);
     let communication = comms::collective_sizes(trace, &selection);
     let repetition = crate::window::repeats::of(trace, &steps.steps);
+    let startup = startup::startup(trace, &selection);
     Analysis {
         repetition,
+        startup,
         steps,
         iteration_kinds,
         window,

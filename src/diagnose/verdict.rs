@@ -29,6 +29,11 @@ use serde::{Deserialize, Serialize};
 pub const GPU_BOUND_BUSY: f64 = 0.85;
 /// Exposed communication share of the step from which a busy device is communication-bound.
 pub const COMM_BOUND_SHARE: f64 = 0.30;
+/// Share of the window's counted time from which one-time start-up (module loads, and in a
+/// cold window first-call allocation and compile work: [`crate::analysis::startup`])
+/// dominates the capture: the verdict then says "Start-up dominates" instead of judging a
+/// bound on what is left, which is less than half the capture and not yet the steady state.
+pub const STARTUP_DOMINATES: f64 = 0.5;
 /// A first kernel starting this long after its launch returned, on a device with nothing
 /// queued before it, hints at a host/device clock offset (ns).
 pub const CLOCK_OFFSET_HINT: i64 = 1_000_000;
@@ -136,6 +141,9 @@ pub enum VerdictClass {
     DeviceRecordsIncomplete,
     /// Nothing repeats in the capture: no steady state to judge (reserved).
     NoSteadyState,
+    /// One-time start-up (module loading, first-call allocation, JIT compile in a cold window)
+    /// takes at least [`STARTUP_DOMINATES`] of the window.
+    StartupDominates,
     /// An Nsight Compute CSV alone: per-kernel limits, no timeline.
     NcuOnly,
 }
@@ -160,6 +168,7 @@ impl VerdictClass {
             VerdictClass::DeviceStalls => "device_stalls",
             VerdictClass::DeviceRecordsIncomplete => "device_records_incomplete",
             VerdictClass::NoSteadyState => "no_steady_state",
+            VerdictClass::StartupDominates => "startup_dominates",
             VerdictClass::NcuOnly => "ncu_only",
         }
     }
@@ -186,11 +195,13 @@ pub fn no_steady_state(
         format!("kernels {}", fmt_us_sentence(kernels as f64 / 1000.0)),
         format!("GPU idle {}", pct(p.idle as f64 / window)),
     ];
-    if f.a.selection.compile.total > 0 {
-        shows.push(format!(
-            "{} of first-call compile/module-load work",
-            fmt_us_sentence(f.a.selection.compile.total as f64 / 1000.0)
-        ));
+    // start-up with compile or module-load work, or other start-up of 1 % of the window and
+    // more (a 90 µs allocation in a 12 ms pass says nothing)
+    let st = &f.a.startup;
+    if f.a.selection.compile.total > 0 || 100 * st.total >= f.window_ns {
+        if let Some(s) = startup_phrase(f) {
+            shows.push(s);
+        }
     }
     let (un, _) = max_claim(f, |_, c| c == Cause::Untraced);
     // 1 % of the window and more: a few µs between two launches say nothing
@@ -202,10 +213,74 @@ pub fn no_steady_state(
         ));
     }
     Some(format!(
-        "{NO_STEADY_STATE} {what}; the one pass shows {}. No bound is judged on it: capture \
-         several steps (torch.profiler schedule(wait=1, warmup=1, active=3) with prof.step() \
-         each iteration, or repeat the call, or an Nsight Systems capture range)",
-        shows.join(", ")
+        "{NO_STEADY_STATE} {what}; the one pass shows {}. No bound is judged on it: {CAPTURE_STEADY}{}",
+        shows.join(", "),
+        module_loading_hint(f)
+    ))
+}
+
+/// How to capture a steady state, as the verdicts of one-pass and start-up captures say it.
+const CAPTURE_STEADY: &str = "capture several steps (torch.profiler schedule(wait=1, warmup=1, \
+     active=3) with prof.step() each iteration, or repeat the call, or an Nsight Systems capture \
+     range)";
+
+/// The trace's one-time start-up in words ([`crate::analysis::startup`]): its wall-clock
+/// union across threads and each category (`1.20 s of one-time start-up (JIT compile
+/// 1.00 s, context/module load 150.0 ms)`), largest first; `None` without any.
+pub fn startup_phrase(f: &Facts) -> Option<String> {
+    let s = &f.a.startup;
+    if s.total == 0 {
+        return None;
+    }
+    let mut parts: Vec<&crate::analysis::startup::StartupPart> = s.parts.iter().collect();
+    parts.sort_by_key(|p| std::cmp::Reverse(p.total));
+    let each: Vec<String> = parts
+        .iter()
+        .map(|p| {
+            format!(
+                "{} {}",
+                p.kind.as_str(),
+                fmt_us_sentence(p.total as f64 / 1000.0)
+            )
+        })
+        .collect();
+    Some(format!(
+        "{} of one-time start-up ({})",
+        fmt_us_sentence(s.total as f64 / 1000.0),
+        each.join(", ")
+    ))
+}
+
+/// The module-loading advice when the trace loads modules: with lazy loading (the default
+/// since CUDA 12.2) each module loads at its first kernel's launch, inside the first steps.
+fn module_loading_hint(f: &Facts) -> &'static str {
+    use crate::analysis::startup::StartupKind;
+    match f.a.startup.part(StartupKind::ContextModule) {
+        Some(p) if p.total > 0 && f.a.startup.hip_lazy => {
+            "; ROCm loads each code object at its kernel's first launch: launch every kernel once \
+             before the capture"
+        }
+        Some(p) if p.total > 0 => {
+            "; CUDA_MODULE_LOADING=EAGER loads every module at start-up instead of at its \
+             first launch (LAZY, the default since CUDA 12.2)"
+        }
+        _ => "",
+    }
+}
+
+/// The verdict of a window whose counted time is at least [`STARTUP_DOMINATES`] one-time
+/// start-up: the share, the breakdown, and how to capture the steady state.
+fn startup_dominates(f: &Facts) -> Option<String> {
+    let judged = f.a.startup.judged;
+    if judged <= 0 || (judged as f64) < STARTUP_DOMINATES * f.window_ns.max(1) as f64 {
+        return None;
+    }
+    Some(format!(
+        "Start-up dominates: {} of the window is one-time start-up; the trace holds {}. No \
+         bound is judged on it: {CAPTURE_STEADY}, starting after the first iterations{}",
+        pct(judged as f64 / f.window_ns.max(1) as f64),
+        startup_phrase(f)?,
+        module_loading_hint(f)
     ))
 }
 
@@ -257,6 +332,11 @@ fn classified_of(
             .unwrap_or(0);
     if let Some(v) = device_busy(f, p, findings, comm) {
         return v;
+    }
+    // a busy device is judged busy whatever the host did; an idle one mostly in start-up has
+    // no steady state to judge yet
+    if let Some(v) = startup_dominates(f) {
+        return (VerdictClass::StartupDominates, v);
     }
     let pools = Pools::of(f, comm);
     let (kind, amount) = pools.largest();
@@ -585,4 +665,121 @@ fn idle_by_pool(
         ),
     };
     (class, text)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::diagnose::testutil::run;
+    use crate::model::build::TraceBuilder;
+    use crate::model::CpuKind;
+
+    fn steps(b: &mut TraceBuilder, durs: &[f64]) -> Vec<f64> {
+        let mut t = 0.0;
+        let mut starts = Vec::new();
+        for (i, &d) in durs.iter().enumerate() {
+            b.annotation(&format!("ProfilerStep#{}", i + 1), t, d);
+            b.op_with_kernel("aten::mm", "gemm", t + d - 30.0, 5.0, t + d - 25.0, 20.0);
+            starts.push(t);
+            t += d + 1.0;
+        }
+        starts
+    }
+
+    /// A cold window that is mostly one-time start-up (a Dynamo compile and a module load on
+    /// another thread, overlapping: counted once) gets "Start-up dominates" with the breakdown
+    /// and how to capture a steady state, not a host bound judged on the compile's idle time.
+    #[test]
+    fn startup_dominates_a_cold_window() {
+        let mut b = TraceBuilder::new();
+        let st = steps(&mut b, &[5000.0, 100.0, 100.0]);
+        b.annotation(
+            "_compile.compile_inner (dynamo_timed)",
+            st[0] + 10.0,
+            4000.0,
+        );
+        b.cpu(
+            CpuKind::Driver,
+            "cuModuleLoadData",
+            2,
+            st[0] + 3000.0,
+            1500.0,
+        );
+        b.cpu(
+            CpuKind::Runtime,
+            "cudaMalloc_v3020",
+            1,
+            st[0] + 4600.0,
+            100.0,
+        );
+        let t = b.build();
+        let d = run(&t);
+        assert_eq!(
+            d.verdict_class,
+            VerdictClass::StartupDominates,
+            "{}",
+            d.verdict
+        );
+        let v = &d.verdict;
+        // 10..4010 ∪ 3000..4500 ∪ 4600..4700 = 4.59 ms of the 5.20 ms window (three steps
+        // of 5000, 100 and 100 µs, 1 µs apart): 88.2 %
+        assert!(
+            v.starts_with("Start-up dominates: 88.2% of the window"),
+            "{v}"
+        );
+        assert!(v.contains("4.59 ms of one-time start-up (JIT compile 4.00 ms, context/module load 1.50 ms, first-call allocation 100.0 µs)"), "{v}");
+        assert!(v.contains("schedule(wait=1, warmup=1, active=3)"), "{v}");
+        assert!(v.contains("CUDA_MODULE_LOADING=EAGER"), "{v}");
+    }
+
+    /// Below the threshold, or in a warm window, the bound is judged as before.
+    #[test]
+    fn startup_below_the_threshold_is_judged() {
+        let mut b = TraceBuilder::new();
+        let st = steps(&mut b, &[2000.0, 2000.0, 2000.0]);
+        b.annotation(
+            "_compile.compile_inner (dynamo_timed)",
+            st[0] + 10.0,
+            1500.0,
+        );
+        let t = b.build();
+        let d = run(&t);
+        assert_ne!(
+            d.verdict_class,
+            VerdictClass::StartupDominates,
+            "{}",
+            d.verdict
+        );
+    }
+
+    /// A one-pass capture names its start-up by category (allocation by its versioned name's
+    /// family included) in the "No steady state" sentence.
+    #[test]
+    fn no_steady_state_names_the_startup() {
+        let mut b = TraceBuilder::new();
+        let st = steps(&mut b, &[3000.0]);
+        b.annotation(
+            "_compile.compile_inner (dynamo_timed)",
+            st[0] + 10.0,
+            2000.0,
+        );
+        b.cpu(
+            CpuKind::Runtime,
+            "cudaMalloc_v3020",
+            1,
+            st[0] + 2100.0,
+            300.0,
+        );
+        let t = b.build();
+        let d = run(&t);
+        assert_eq!(
+            d.verdict_class,
+            VerdictClass::NoSteadyState,
+            "{}",
+            d.verdict
+        );
+        let v = &d.verdict;
+        assert!(v.contains("2.30 ms of one-time start-up (JIT compile 2.00 ms, first-call allocation 300.0 µs)"), "{v}");
+        assert!(!v.contains("CUDA_MODULE_LOADING"), "{v}");
+    }
 }

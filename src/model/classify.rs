@@ -472,6 +472,24 @@ pub fn uses_tensor_cores_tb(name: &str) -> bool {
     has(name, TB_TC_PATTERNS)
 }
 
+/// The family name of a runtime/driver API call: the name without its API-version suffix
+/// (`cudaMalloc_v3020`, `cuMemAlloc_v2`, `cudaLaunchKernel_v7000`, as Nsight Systems and
+/// some CUPTI versions record them) and without the per-thread default-stream variant
+/// (`cudaMemcpyAsync_ptsz_v7000`, `_ptds`). The one place Kineto and nsys names of one call
+/// are made equal; other names come back unchanged.
+pub fn api_base(name: &str) -> &str {
+    let mut base = name;
+    if let Some(i) = base.rfind("_v") {
+        let digits = &base[i + 2..];
+        if !digits.is_empty() && digits.bytes().all(|c| c.is_ascii_digit()) {
+            base = &base[..i];
+        }
+    }
+    base.strip_suffix("_ptsz")
+        .or_else(|| base.strip_suffix("_ptds"))
+        .unwrap_or(base)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -606,6 +606,71 @@ pub struct WindowInfo {
     /// device work, an idle tail after the last).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub left_out: Vec<LeftOutInfo>,
+    /// One-time start-up work of the trace (`analysis::startup::Startup`); absent when the
+    /// trace has none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub startup: Option<StartupInfo>,
+}
+
+/// One-time start-up work, each figure a wall-clock union across threads
+/// ([`crate::analysis::startup::Startup`]).
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
+pub struct StartupInfo {
+    /// All categories, µs.
+    pub total_us: f64,
+    /// The part before the window's start, µs.
+    pub before_window_us: f64,
+    /// The part inside the window's counted time, µs.
+    pub in_window_us: f64,
+    /// The part of the window's counted time that is start-up (module loads, and in a cold
+    /// window allocation and compile work too), µs.
+    pub judged_us: f64,
+    /// Whether the window holds the capture's first device activity.
+    pub cold_window: bool,
+    /// Per category (`context_module`, `allocation`, `jit_compile`, `other_one_time`).
+    pub parts: Vec<StartupPartInfo>,
+}
+
+/// One category of start-up work ([`crate::analysis::startup::StartupPart`]).
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
+pub struct StartupPartInfo {
+    /// Category.
+    pub kind: crate::analysis::startup::StartupKind,
+    /// Wall-clock union across threads, µs.
+    pub us: f64,
+    /// Calls or spans.
+    pub calls: u64,
+    /// Before the window's start, µs.
+    pub before_window_us: f64,
+    /// Inside the window's counted time, µs.
+    pub in_window_us: f64,
+}
+
+impl StartupInfo {
+    fn new(a: &Analysis) -> Option<StartupInfo> {
+        let s = &a.startup;
+        if s.parts.is_empty() {
+            return None;
+        }
+        Some(StartupInfo {
+            total_us: us(s.total),
+            before_window_us: us(s.before),
+            in_window_us: us(s.inside),
+            judged_us: us(s.judged),
+            cold_window: s.cold_window,
+            parts: s
+                .parts
+                .iter()
+                .map(|p| StartupPartInfo {
+                    kind: p.kind,
+                    us: us(p.total),
+                    calls: p.calls,
+                    before_window_us: us(p.before),
+                    in_window_us: us(p.inside),
+                })
+                .collect(),
+        })
+    }
 }
 
 /// A part of the trace left out of the window ([`crate::window::steps::LeftOut`]).
@@ -647,7 +712,7 @@ impl WindowInfo {
     }
 
     /// The lines under [`WindowInfo::summary`], each with its label (`focus`, `excluded`,
-    /// `compile work`, `note`, or none): what a focus matched, the steps left out grouped by
+    /// `compile work`, `start-up`, `left out`, `note`, or none): what a focus matched, the steps left out grouped by
     /// reason, whether anything could have been left out, the compile work and the notes.
     /// Names are raw: each renderer escapes the lines.
     pub fn lines(&self) -> Vec<(&'static str, String)> {
@@ -715,6 +780,39 @@ impl WindowInfo {
                     fmt_us(self.compile_us),
                     self.compile.count,
                     kinds.join(", ")
+                ),
+            ));
+        }
+        if let Some(s) = &self.startup {
+            let parts: Vec<String> = s
+                .parts
+                .iter()
+                .map(|p| {
+                    format!(
+                        "{} {} in {} call(s)",
+                        p.kind.as_str(),
+                        fmt_us(p.us),
+                        crate::text::count(p.calls)
+                    )
+                })
+                .collect();
+            let mut wher = Vec::new();
+            if s.before_window_us > 0.0 {
+                wher.push(format!("{} before the window", fmt_us(s.before_window_us)));
+            }
+            if s.in_window_us > 0.0 {
+                wher.push(format!("{} inside it", fmt_us(s.in_window_us)));
+            }
+            if wher.is_empty() {
+                wher.push("none in the window".to_string());
+            }
+            out.push((
+                "start-up",
+                format!(
+                    "{} one-time, union across threads ({}); {}",
+                    fmt_us(s.total_us),
+                    parts.join(", "),
+                    wher.join(", ")
                 ),
             ));
         }
@@ -959,6 +1057,7 @@ impl Report {
                         duration_us: us(l.span.len()),
                     })
                     .collect(),
+                startup: StartupInfo::new(a),
             },
             devices: a
                 .devices

@@ -22,7 +22,7 @@ pub enum CompileKind {
     Dynamo,
     /// AOTAutograd and Inductor compilation (lowering, code generation, loading).
     Inductor,
-    /// Triton / Inductor autotune benchmarking, Triton JIT compilation.
+    /// Triton / Inductor autotune benchmarking (timing candidate configurations).
     Autotune,
     /// cuDNN algorithm search (`torch.backends.cudnn.benchmark`).
     CudnnBenchmark,
@@ -34,6 +34,9 @@ pub enum CompileKind {
     /// CUDA module and library loading (`cuModuleLoad*`, `cuLibraryLoad*`,
     /// `cudaLibraryLoad*`, `hipModuleLoad*`): the driver JIT-compiles PTX or loads cubins.
     ModuleLoad,
+    /// Triton's JIT compilation of a kernel (`triton/compiler/compiler.py` `compile`,
+    /// `triton/runtime/jit.py` `_do_compile`): one-time work, not autotuning.
+    TritonCompile,
 }
 
 impl CompileKind {
@@ -47,6 +50,7 @@ impl CompileKind {
             CompileKind::FirstRun => "first run of a compiled region",
             CompileKind::Jit => "jit compile (nvFuser/TensorRT/XLA)",
             CompileKind::ModuleLoad => "module load",
+            CompileKind::TritonCompile => "triton compile",
         }
     }
 }
@@ -115,6 +119,65 @@ const COMPILE_CALLS: &[&str] = &[
     "cudaLibraryLoad",
     "hipModuleLoad",
 ];
+
+/// One-time host calls that are not compile work: context creation and first-call device
+/// allocation ([`startup_call`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum StartupCall {
+    /// Driver/runtime initialisation and context creation (`cuInit`, `cuCtxCreate`,
+    /// `cuDevicePrimaryCtxRetain`, `cudaInitDevice`, `hipInit`, `hipCtxCreate`, …).
+    Context,
+    /// Device or pinned-host allocation by the driver (`cudaMalloc*`, `cudaHostAlloc`,
+    /// `cuMemAlloc*`, `cuMemCreate`, `hipMalloc*`, `hipHostMalloc`; not the stream-ordered
+    /// `cudaMallocAsync`, which serves from a pool by design).
+    Allocation,
+}
+
+/// Context-creation calls, by family ([`crate::model::classify::api_base`]).
+const CONTEXT_CALLS: &[&str] = &[
+    "cuInit",
+    "cuCtxCreate",
+    "cuDevicePrimaryCtxRetain",
+    "cudaInitDevice",
+    "hipInit",
+    "hipCtxCreate",
+    "hipDevicePrimaryCtxRetain",
+];
+
+/// Allocation calls, by family ([`crate::model::classify::api_base`]).
+const ALLOCATION_CALLS: &[&str] = &[
+    "cudaMalloc",
+    "cudaMallocHost",
+    "cudaMallocManaged",
+    "cudaMallocPitch",
+    "cudaMalloc3D",
+    "cudaMallocArray",
+    "cudaHostAlloc",
+    "cuMemAlloc",
+    "cuMemAllocHost",
+    "cuMemAllocManaged",
+    "cuMemAllocPitch",
+    "cuMemHostAlloc",
+    "cuMemCreate",
+    "hipMalloc",
+    "hipMallocManaged",
+    "hipMallocPitch",
+    "hipHostMalloc",
+    "hipExtMallocWithFlags",
+];
+
+/// Whether a runtime/driver call is one-time start-up work other than compiling, by its
+/// family name (versioned names such as `cudaMalloc_v3020`, `cuMemAlloc_v2` included).
+pub fn startup_call(name: &str) -> Option<StartupCall> {
+    let base = crate::model::classify::api_base(name);
+    if CONTEXT_CALLS.contains(&base) {
+        Some(StartupCall::Context)
+    } else if ALLOCATION_CALLS.contains(&base) {
+        Some(StartupCall::Allocation)
+    } else {
+        None
+    }
+}
 
 /// `python_function` frames (`path(line): function`) that are compile work: a path fragment
 /// and the functions in it (empty = every function of that file or folder).
@@ -282,12 +345,12 @@ const COMPILE_FRAMES: &[(&str, &[&str], CompileKind)] = &[
     (
         "triton/compiler/compiler.py",
         &["compile"],
-        CompileKind::Autotune,
+        CompileKind::TritonCompile,
     ),
     (
         "triton/runtime/jit.py",
         &["_do_compile", "compile"],
-        CompileKind::Autotune,
+        CompileKind::TritonCompile,
     ),
 ];
 
@@ -366,6 +429,9 @@ pub struct CompileWork {
     pub outside_steps: Ns,
     /// The union itself.
     pub spans: IntervalSet,
+    /// The trace's context-creation and allocation calls ([`startup_call`]), found in the
+    /// same pass: (thread, span, kind), in start order.
+    pub startup_calls: Vec<(u32, Interval, StartupCall)>,
 }
 
 impl CompileWork {
@@ -405,11 +471,20 @@ pub fn compile_work(trace: &Trace, steps: &[Step]) -> CompileWork {
     // and driver calls when they load modules
     let mut frame_kind = NameMemo::new(trace, |n: &str| compile_kind(n, CpuKind::PythonFunction));
     let mut span_kind = NameMemo::new(trace, |n: &str| compile_kind(n, CpuKind::Op));
-    let mut call_kind = NameMemo::new(trace, |n: &str| compile_kind(n, CpuKind::Runtime));
+    let mut call_kind = NameMemo::new(trace, |n: &str| {
+        (compile_kind(n, CpuKind::Runtime), startup_call(n))
+    });
     let mut marks: Vec<(u32, Interval, CompileKind)> = Vec::new();
+    let mut startup_calls = Vec::new();
     for e in &trace.cpu {
         let k = match e.kind {
-            CpuKind::Runtime | CpuKind::Driver | CpuKind::OtherRuntime => call_kind.get(e.name),
+            CpuKind::Runtime | CpuKind::Driver | CpuKind::OtherRuntime => {
+                let (k, s) = call_kind.get(e.name);
+                if let Some(s) = s {
+                    startup_calls.push((e.thread, e.interval(), s));
+                }
+                k
+            }
             CpuKind::PythonFunction => frame_kind.get(e.name),
             _ => span_kind.get(e.name),
         };
@@ -472,6 +547,7 @@ pub fn compile_work(trace: &Trace, steps: &[Step]) -> CompileWork {
         steps: in_steps,
         outside_steps,
         spans,
+        startup_calls,
     }
 }
 

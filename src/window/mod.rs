@@ -110,7 +110,8 @@ pub mod steps;
 
 use compile::step_extent;
 pub use compile::{
-    compile_kind, compile_work, CompileKind, CompileKindWork, CompileStep, CompileWork,
+    compile_kind, compile_work, startup_call, CompileKind, CompileKindWork, CompileStep,
+    CompileWork, StartupCall,
 };
 
 use crate::model::fast::{HashMap, NameMemo};
