@@ -711,11 +711,9 @@ fn communication_sizes_and_bandwidth() {
         issue["finding"].as_str().unwrap().starts_with("2 of 6 "),
         "{issue}"
     );
-    // the figure-note invariant holds (the built rank's other checks are not the point here)
-    let bad: Vec<String> = common::invariants::violations(&r, None)
-        .into_iter()
-        .filter(|v| common::invariants::check_id(v) == "figure-note")
-        .collect();
+    // every invariant holds, the figure note's among them (the built rank has no launch
+    // call: its exposed communication is not capped by a host wait it cannot show)
+    let bad = common::invariants::violations(&r, None);
     assert!(bad.is_empty(), "{bad:?}");
 
     // real: HTA's nccl_data records every size: checked by hand from the file (15 all-reduce

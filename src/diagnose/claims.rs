@@ -87,6 +87,15 @@ impl<'t> Claims<'t> {
 
 /// Caps a device-side bound by the host's wait; returns (recoverable, basis suffix).
 pub fn cap(f: &Facts, raw_us: f64, e: &mut Evidence) -> f64 {
+    if f.launch.launch_calls == 0 && f.launch.graph_launches == 0 {
+        // a device-only capture: how long the host waits is unknown, not zero
+        e.facts.push(
+            "not capped by the host's wait: the trace holds no launch call, so how long the \
+             host waits for the device is unknown"
+                .to_string(),
+        );
+        return raw_us;
+    }
     let slack = f.device_slack_us();
     metric(e, "uncapped_us_per_step", raw_us);
     metric(e, "host_wait_us_per_step", slack);

@@ -284,12 +284,7 @@ fn write_top_table(
     out: &mut dyn Write,
 ) -> io::Result<()> {
     writeln!(out)?;
-    writeln!(
-        out,
-        "{}  {}",
-        st.heading(heading),
-        st.dim(note)
-    )?;
+    writeln!(out, "{}  {}", st.heading(heading), st.dim(note))?;
     let mut t = Table::new(columns);
     for row in rows {
         t.row(row);
@@ -328,7 +323,15 @@ fn write_kernels(
         "kernel", "category", "calls", "total", "mean", "share", "occ.", "TC",
     ];
     let heading = "Top kernels by total time";
-    write_top_table(heading, &format!("{n} distinct"), &columns, rows, width, st, out)?;
+    write_top_table(
+        heading,
+        &format!("{n} distinct"),
+        &columns,
+        rows,
+        width,
+        st,
+        out,
+    )?;
     write_figure_notes(r, &["kernels"], width, out)?;
     write_copies(r, top, width, st, out)
 }
