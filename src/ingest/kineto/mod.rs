@@ -1051,6 +1051,210 @@ struct Block {
     eof: bool,
 }
 
+/// A window of a mapped file for a chain block, from `base`: ending at a cut between events
+/// (found without a scan), or at the end of the file (then `true`); the last windows shrink (a
+/// quarter of what is left per two parsers), so that the parsers finish together. `None` when
+/// the window holds no place to cut (no newlines between events).
+#[allow(clippy::type_complexity)]
+fn chain_window(
+    file: &std::fs::File,
+    file_len: u64,
+    base: u64,
+    target: usize,
+    threads: usize,
+    path: &str,
+) -> Result<Option<(Option<memmap2::Mmap>, usize, bool)>, LoadError> {
+    let left = file_len - base;
+    let near_end = 2 * threads.max(1) as u64 * target as u64;
+    let target = if left < near_end {
+        (left / (2 * threads.max(1) as u64)).max(FIRST_BLOCK as u64) as usize
+    } else {
+        target
+    };
+    let end = (base + target as u64).min(file_len);
+    let len = (end - base) as usize;
+    if len == 0 {
+        return Ok(Some((None, 0, true)));
+    }
+    let map = map_window(file, base, len, path)?;
+    if end == file_len {
+        return Ok(Some((Some(map), len, true)));
+    }
+    Ok(chain_cut(&map).map(|cut| (Some(map), cut, false)))
+}
+
+/// The next block of a stream: the carried incomplete item (`tail`), then up to `target`
+/// bytes read into `buf` (grown to fit).
+fn stream_block<R: Read>(
+    input: &mut R,
+    mut buf: Vec<u8>,
+    tail: &mut Vec<u8>,
+    target: usize,
+    stream_eof: &mut bool,
+    base: u64,
+    path: &str,
+) -> Result<Block, LoadError> {
+    let room = target.max(tail.len());
+    if buf.len() < room {
+        buf.resize(room, 0);
+    }
+    buf[..tail.len()].copy_from_slice(tail);
+    let mut len = tail.len();
+    tail.clear();
+    while !*stream_eof && len < target {
+        match input.read(&mut buf[len..target]) {
+            Ok(0) => *stream_eof = true,
+            Ok(n) => len += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(io_error_at(path, base + len as u64, e)),
+        }
+    }
+    Ok(Block {
+        storage: Storage::Heap(buf),
+        len,
+        eof: *stream_eof,
+    })
+}
+
+/// The next block of a mapped file: `target` bytes from `base` (fewer at its end), mapped.
+fn mapped_block(
+    file: &std::fs::File,
+    file_len: u64,
+    progress: &Option<&(dyn Fn(u64) + Sync)>,
+    base: u64,
+    target: usize,
+    path: &str,
+) -> Result<Block, LoadError> {
+    let end = (base + target as u64).min(file_len);
+    let len = (end - base) as usize;
+    let storage = if len == 0 {
+        Storage::Heap(Vec::new())
+    } else {
+        Storage::Map(map_window(file, base, len, path)?)
+    };
+    if let Some(report) = progress {
+        report(end);
+    }
+    Ok(Block {
+        storage,
+        len,
+        eof: end == file_len,
+    })
+}
+
+/// Where the scan of a block stopped ([`scan_block`]).
+struct Scanned {
+    /// The first byte not consumed.
+    pos: usize,
+    /// Whether an item (or whitespace) was consumed.
+    progressed: bool,
+    /// Whether the document ended in the block.
+    done: bool,
+}
+
+/// Scans a block (`data`, at file offset `base`): the events' ranges into `ranges`, the
+/// top-level values other than the events into `header`, until the block ends inside an item
+/// or the document ends.
+#[allow(clippy::too_many_arguments)]
+fn scan_block(
+    scanner: &mut Scanner,
+    data: &[u8],
+    eof: bool,
+    base: u64,
+    ranges: &mut Vec<(u32, u32, bool)>,
+    header: &mut Header,
+    first_non_object: &mut Option<u64>,
+    path: &str,
+) -> Result<Scanned, LoadError> {
+    let mut pos = 0usize;
+    let mut progressed = false;
+    loop {
+        let before = ranges.len();
+        pos = scanner.next_events(data, pos, ranges);
+        progressed |= ranges.len() > before;
+        let skipped_before = scanner.non_objects;
+        let step = scanner.next(data, pos, eof);
+        if skipped_before == 0 && scanner.non_objects > 0 {
+            *first_non_object = scanner.first_non_object.map(|o| base + o as u64);
+        }
+        match step {
+            Ok(Step::Item(Item::Event { start, end, repair }, next)) => {
+                ranges.push((start as u32, end as u32, repair));
+                pos = next;
+                progressed = true;
+            }
+            Ok(Step::Item(Item::TopValue { key, start, end }, next)) => {
+                header.add(key, &data[start..end]);
+                pos = next;
+                progressed = true;
+            }
+            Ok(Step::NeedMore(p)) => {
+                return Ok(Scanned {
+                    pos: p,
+                    progressed,
+                    done: false,
+                })
+            }
+            Ok(Step::Done(p)) => {
+                return Ok(Scanned {
+                    pos: p,
+                    progressed,
+                    done: true,
+                })
+            }
+            Err(e) => {
+                let off = base + e.offset as u64;
+                return Err(LoadError::at(
+                    path,
+                    off,
+                    if scanner.saw_events {
+                        format!("malformed JSON: {}", e.message)
+                    } else {
+                        format!("not a JSON trace: {}", e.message)
+                    },
+                ));
+            }
+        }
+    }
+}
+
+/// The size of the next block when one item is larger than this one (`len` bytes at `base`):
+/// twice `target`, up to the value limit, past which the file is refused.
+fn grown_target(
+    target: usize,
+    len: usize,
+    limit: u64,
+    base: u64,
+    path: &str,
+) -> Result<usize, LoadError> {
+    if len as u64 > limit {
+        return Err(LoadError::at(
+            path,
+            base,
+            Limits::exceeded(
+                "value-bytes",
+                limit,
+                &format!("a JSON value of more than {limit} bytes starts here"),
+            ),
+        ));
+    }
+    Ok(target
+        .saturating_mul(2)
+        .min(usize::try_from(limit.saturating_add(1)).unwrap_or(usize::MAX)))
+}
+
+/// Reads the rest of a stream after the document ended; returns the offset of its end.
+fn drain<R: Read>(input: &mut R, mut base: u64, path: &str) -> Result<u64, LoadError> {
+    let mut sink = [0u8; 1 << 16];
+    loop {
+        match input.read(&mut sink) {
+            Ok(0) => return Ok(base),
+            Ok(n) => base += n as u64,
+            Err(e) => return Err(io_error_at(path, base, e)),
+        }
+    }
+}
+
 /// The reader thread: cuts the input into blocks at event boundaries ([`Scanner`]) and sends
 /// them to the workers; top-level values other than the events are kept in the [`Header`].
 fn reader_loop<R: Read>(
@@ -1101,7 +1305,7 @@ fn reader_loop<R: Read>(
         // buffers keep their length (zeroed once), so reading never clears or faults in memory
         // again, and their number bounds the memory in flight (mapped windows take one each
         // too, so at most as many are mapped at once).
-        let (mut buf, mut ranges) = match pool.try_recv() {
+        let (buf, mut ranges) = match pool.try_recv() {
             Ok(b) => b,
             Err(_) if created < max_buffers => {
                 created += 1;
@@ -1121,27 +1325,7 @@ fn reader_loop<R: Read>(
             }
             if let Some((expects, in_object)) = chain {
                 // a window ending at a cut or at the end of the file
-                let found = 'window: {
-                    // the last windows shrink (a quarter of what is left per two parsers),
-                    // so that the parsers finish together
-                    let left = file_len - base;
-                    let near_end = 2 * opts.threads.max(1) as u64 * target as u64;
-                    let target = if left < near_end {
-                        (left / (2 * opts.threads.max(1) as u64)).max(FIRST_BLOCK as u64) as usize
-                    } else {
-                        target
-                    };
-                    let end = (base + target as u64).min(*file_len);
-                    let len = (end - base) as usize;
-                    if len == 0 {
-                        break 'window Some((None, 0, true));
-                    }
-                    let map = map_window(file, base, len, path)?;
-                    if end == *file_len {
-                        break 'window Some((Some(map), len, true));
-                    }
-                    chain_cut(&map).map(|cut| (Some(map), cut, false))
-                };
+                let found = chain_window(file, *file_len, base, target, opts.threads, path)?;
                 let Some((map, len, eof)) = found else {
                     // no place to cut (no newlines between events): scan the rest, from where
                     // the chain blocks end (if they do not end there, one of them fails)
@@ -1182,117 +1366,35 @@ fn reader_loop<R: Read>(
         }
         let block = match &mut src {
             Input::Stream(input) => {
-                let room = target.max(tail.len());
-                if buf.len() < room {
-                    buf.resize(room, 0);
-                }
-                buf[..tail.len()].copy_from_slice(&tail);
-                let mut len = tail.len();
-                tail.clear();
-                while !stream_eof && len < target {
-                    match input.read(&mut buf[len..target]) {
-                        Ok(0) => stream_eof = true,
-                        Ok(n) => len += n,
-                        Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                        Err(e) => return Err(io_error_at(path, base + len as u64, e)),
-                    }
-                }
-                Block {
-                    storage: Storage::Heap(buf),
-                    len,
-                    eof: stream_eof,
-                }
+                stream_block(input, buf, &mut tail, target, &mut stream_eof, base, path)?
             }
             Input::Mapped {
                 file,
                 len: file_len,
                 progress,
-            } => {
-                let end = (base + target as u64).min(*file_len);
-                let len = (end - base) as usize;
-                let storage = if len == 0 {
-                    Storage::Heap(Vec::new())
-                } else {
-                    Storage::Map(map_window(file, base, len, path)?)
-                };
-                if let Some(report) = progress {
-                    report(end);
-                }
-                Block {
-                    storage,
-                    len,
-                    eof: end == *file_len,
-                }
-            }
+            } => mapped_block(file, *file_len, progress, base, target, path)?,
         };
         let Block { storage, len, eof } = block;
         let data = &storage.bytes()[..len];
-        let mut pos = 0usize;
-        let mut progressed = false;
-        let mut done = false;
-        loop {
-            let before = ranges.len();
-            pos = scanner.next_events(data, pos, &mut ranges);
-            progressed |= ranges.len() > before;
-            let skipped_before = scanner.non_objects;
-            let step = scanner.next(data, pos, eof);
-            if skipped_before == 0 && scanner.non_objects > 0 {
-                first_non_object = scanner.first_non_object.map(|o| base + o as u64);
-            }
-            match step {
-                Ok(Step::Item(Item::Event { start, end, repair }, next)) => {
-                    ranges.push((start as u32, end as u32, repair));
-                    pos = next;
-                    progressed = true;
-                }
-                Ok(Step::Item(Item::TopValue { key, start, end }, next)) => {
-                    header.add(key, &data[start..end]);
-                    pos = next;
-                    progressed = true;
-                }
-                Ok(Step::NeedMore(p)) => {
-                    pos = p;
-                    break;
-                }
-                Ok(Step::Done(p)) => {
-                    pos = p;
-                    done = true;
-                    break;
-                }
-                Err(e) => {
-                    let off = base + e.offset as u64;
-                    return Err(LoadError::at(
-                        path,
-                        off,
-                        if scanner.saw_events {
-                            format!("malformed JSON: {}", e.message)
-                        } else {
-                            format!("not a JSON trace: {}", e.message)
-                        },
-                    ));
-                }
-            }
-        }
+        let Scanned {
+            pos,
+            mut progressed,
+            done,
+        } = scan_block(
+            &mut scanner,
+            data,
+            eof,
+            base,
+            &mut ranges,
+            &mut header,
+            &mut first_non_object,
+            path,
+        )?;
         // whitespace between items is consumed: it never makes a block grow
         progressed |= pos > 0;
         if !done && !eof && !progressed {
-            // one item is larger than the block: read more into a bigger block, up to the
-            // value limit
-            let limit = opts.limits.value_bytes;
-            if len as u64 > limit {
-                return Err(LoadError::at(
-                    path,
-                    base,
-                    Limits::exceeded(
-                        "value-bytes",
-                        limit,
-                        &format!("a JSON value of more than {limit} bytes starts here"),
-                    ),
-                ));
-            }
-            target = target
-                .saturating_mul(2)
-                .min(usize::try_from(limit.saturating_add(1)).unwrap_or(usize::MAX));
+            // one item is larger than the block: read more into a bigger block
+            target = grown_target(target, len, opts.limits.value_bytes, base, path)?;
             if let Storage::Heap(_) = storage {
                 tail = data[pos..].to_vec();
             }
@@ -1301,14 +1403,14 @@ fn reader_loop<R: Read>(
             continue;
         }
         if eof && !done {
-            let rest = &data[pos..];
-            let trailing = rest.iter().all(|c| c.is_ascii_whitespace());
             // the cut event starts after any whitespace
-            let at = base
-                + pos as u64
-                + rest.iter().take_while(|c| c.is_ascii_whitespace()).count() as u64;
+            let space = data[pos..]
+                .iter()
+                .take_while(|c| c.is_ascii_whitespace())
+                .count();
+            let at = base + (pos + space) as u64;
             let bytes = base + len as u64;
-            if !scanner.saw_events && header.keys.is_empty() && trailing {
+            if !scanner.saw_events && header.keys.is_empty() && pos + space == len {
                 return Err(LoadError::at(
                     path,
                     at,
@@ -1347,19 +1449,10 @@ fn reader_loop<R: Read>(
         target = block_size;
         if done {
             // the rest of the input (trailing whitespace/garbage is ignored)
-            match &mut src {
-                Input::Stream(input) => {
-                    let mut sink = [0u8; 1 << 16];
-                    loop {
-                        match input.read(&mut sink) {
-                            Ok(0) => break,
-                            Ok(n) => base += n as u64,
-                            Err(e) => return Err(io_error_at(path, base, e)),
-                        }
-                    }
-                }
-                Input::Mapped { len, .. } => base = *len,
-            }
+            base = match &mut src {
+                Input::Stream(input) => drain(input, base, path)?,
+                Input::Mapped { len, .. } => *len,
+            };
             return Ok(finish!(base, None));
         }
     }
@@ -1623,6 +1716,206 @@ pub fn read<R: Read + Send>(
     read_from(Input::Stream(input), path, compressed_bytes, opts)
 }
 
+/// The reader's outcome judged: values in the event array that are not events (an error when
+/// nothing else was read, else a warning), and a file that ends inside an event (an error
+/// unless `--allow-truncated`).
+fn check_outcome(
+    outcome: &ReaderOutcome,
+    merger: &mut Merger,
+    opts: &Options,
+    path: &str,
+) -> Result<(), LoadError> {
+    if let (n @ 1.., first) = outcome.non_objects {
+        if merger.events == 0 {
+            return Err(LoadError::at(
+                path,
+                first.unwrap_or(0),
+                format!(
+                    "not a Kineto trace: its event array holds {n} values that are not events \
+                     (JSON objects) and no event"
+                ),
+            ));
+        }
+        merger.warnings.add("non-object-event", first, || {
+            "values in the event array that are not JSON objects (log or warning lines \
+             written into the trace, kineto #1453, #1460, or bare values) were skipped"
+                .into()
+        });
+        if let Some(w) = merger.warnings.map.get_mut("non-object-event") {
+            w.count = n;
+        }
+    }
+    if let Some(at) = outcome.truncated_at {
+        if !opts.allow_truncated {
+            return Err(LoadError::at(
+                path,
+                at,
+                format!(
+                    "truncated trace: the JSON ends inside an event after {} complete events \
+                     (rerun with --allow-truncated to analyze what was read)",
+                    merger.events
+                ),
+            ));
+        }
+        merger.warnings.add("truncated", Some(at), || {
+            "the file ends inside an event; only the complete events before it were read".into()
+        });
+    }
+    Ok(())
+}
+
+/// What the header holds: the devices (with their peak memory and AMD vendor from the
+/// events), the distributed setup and `baseTimeNanoseconds`. Members over `header_limit`
+/// bytes are left out with a warning.
+fn header_facts(
+    header: &mut Header,
+    merger: &mut Merger,
+    header_limit: u64,
+) -> (Vec<Device>, Option<Distributed>, Option<i64>) {
+    // the members parsed into a JSON tree: a huge one is left out, not parsed
+    header.values.retain(|(key, raw)| {
+        let keep = raw.len() as u64 <= header_limit;
+        if !keep {
+            merger.warnings.add("header-too-large", None, || {
+                format!(
+                    "the top-level member `{key}` ({} bytes) is over the limit \
+                     header-bytes={header_limit} and was ignored (raise it with \
+                     --limit header-bytes=…)",
+                    raw.len()
+                )
+            });
+        }
+        keep
+    });
+    let mut devices = devices_from_header(header);
+    for d in devices.iter_mut() {
+        if merger.hip && d.vendor == Vendor::Other {
+            d.vendor = Vendor::Amd;
+        }
+        d.peak_allocated = merger.mem_peaks.get(&d.id).copied();
+    }
+    let mut distributed = None;
+    let mut base_time_ns = None;
+    for (key, raw) in &header.values {
+        match key.as_str() {
+            "distributedInfo" => {
+                if let Ok(v) = serde_json::from_slice::<serde_json::Value>(raw) {
+                    distributed = Some(Distributed {
+                        backend: v.get("backend").and_then(|b| b.as_str()).map(String::from),
+                        rank: v.get("rank").and_then(|r| r.as_i64()),
+                        world_size: v.get("world_size").and_then(|r| r.as_i64()),
+                    });
+                }
+            }
+            "baseTimeNanoseconds" => {
+                base_time_ns = std::str::from_utf8(raw)
+                    .ok()
+                    .and_then(|s| s.trim().parse().ok())
+            }
+            _ => {}
+        }
+    }
+    (devices, distributed, base_time_ns)
+}
+
+/// The merged host and device events, with each device event's launch-flow mark and the
+/// events far outside the trace's span left out (with the `ts-outlier` warning).
+fn flow_marks_and_outliers(merger: &mut Merger) -> (Vec<CpuEvent>, Vec<GpuEvent>) {
+    // Whether a launch flow starts and ends at each device event's correlation id, kept in
+    // `flow_linked` until the links are known (finalize moves it along when it sorts), so
+    // the flow sets are freed before finalize builds its tables.
+    let mut gpu = std::mem::take(&mut merger.gpu);
+    {
+        // ids from counters: bit sets over their range (a hash set when sparse)
+        let starts = IdSet::new(&std::mem::take(&mut merger.flow_starts));
+        let ends = IdSet::new(&std::mem::take(&mut merger.flow_ends));
+        for g in gpu.iter_mut() {
+            g.flow_linked = g.correlation != 0
+                && starts.contains(g.correlation)
+                && ends.contains(g.correlation);
+        }
+    }
+    // events far outside the trace's span are dropped (they would stretch it to hours)
+    let mut cpu = std::mem::take(&mut merger.cpu);
+    let n = cpu.len() + gpu.len();
+    let span = |i: usize| match cpu.get(i) {
+        Some(c) => (c.start, c.dur),
+        None => (gpu[i - cpu.len()].start, gpu[i - cpu.len()].dur),
+    };
+    // every kept event is inside its block's extremes: no block beyond the bounds, no far event
+    let beyond = |b: &outliers::Bounds| {
+        merger
+            .extremes
+            .iter()
+            .any(|x| x.low.is_some_and(|m| m.at < b.lo) || x.high.is_some_and(|m| m.at > b.hi))
+    };
+    if let Some(b) = outliers::Bounds::of(n, span).filter(beyond) {
+        let mut far = 0u64;
+        let mut keep = |start: Ns, dur: Ns| {
+            let f = b.far(start, dur);
+            far += f as u64;
+            !f
+        };
+        cpu.retain(|c| keep(c.start, c.dur));
+        gpu.retain(|g| keep(g.start, g.dur));
+        // the first block (in file order) with an extreme beyond the bounds holds the first
+        // far event; of its far extremes, the one earlier in the file is named
+        let first = merger.extremes.iter().find_map(|x| {
+            let low = x.low.filter(|m| m.at < b.lo).map(|m| (m, "starting"));
+            let high = x.high.filter(|m| m.at > b.hi).map(|m| (m, "ending"));
+            match (low, high) {
+                (Some(l), Some(h)) => Some(if l.0.offset <= h.0.offset { l } else { h }),
+                (l, h) => l.or(h),
+            }
+        });
+        if far > 0 {
+            let what = match first {
+                Some((m, how)) => format!(
+                    "; the first: `{}` {how} at {:.0} µs",
+                    crate::text::shorten_middle(merger.names.resolve(m.name), 60),
+                    m.at as f64 / 1e3
+                ),
+                None => String::new(),
+            };
+            merger
+                .warnings
+                .add("ts-outlier", first.map(|(m, _)| m.offset), || {
+                    format!(
+                        "events far outside the trace's span (more than ten times its length or \
+                         10 minutes away) were left out{what}, outside {:.0}..{:.0} µs",
+                        b.lo as f64 / 1e3,
+                        b.hi as f64 / 1e3,
+                    )
+                });
+            if let Some(w) = merger.warnings.map.get_mut("ts-outlier") {
+                w.count = far;
+            }
+        }
+    }
+    (cpu, gpu)
+}
+
+/// Launch flows (TraceLens's linkage) on the finalized trace.
+fn link_launches(trace: &mut Trace) {
+    // a device event is linked when its launching call is
+    // in the trace and a launch flow both starts and ends at its correlation id, or when it is
+    // a kernel replayed by a graph launch (`*GraphLaunch*`: one call, many kernels). A flow
+    // that only ends (AMD `gpu_memset`: `f` events without an `s`) does not link.
+    let graph_launch: Vec<bool> = trace
+        .names
+        .iter()
+        .map(|(_, n)| n.to_ascii_lowercase().contains("graphlaunch"))
+        .collect();
+    let cpu = &trace.cpu;
+    for g in trace.gpu.iter_mut() {
+        let launch = (g.launch != NONE).then(|| &cpu[g.launch as usize]);
+        let by_flow = launch.is_some() && g.flow_linked;
+        let by_graph =
+            g.kind == GpuKind::Kernel && launch.is_some_and(|l| graph_launch[l.name.0 as usize]);
+        g.flow_linked = g.correlation != 0 && (by_flow || by_graph);
+    }
+}
+
 /// Reads a Kineto trace from a stream or a mapped file ([`Input`]).
 pub fn read_from<R: Read + Send>(
     input: Input<'_, R>,
@@ -1767,169 +2060,18 @@ pub fn read_from<R: Read + Send>(
     if !outcome.saw_events {
         return Err(LoadError::at(path, 0, describe_non_trace(&outcome.header)));
     }
-    if let (n @ 1.., first) = outcome.non_objects {
-        if merger.events == 0 {
-            return Err(LoadError::at(
-                path,
-                first.unwrap_or(0),
-                format!(
-                    "not a Kineto trace: its event array holds {n} values that are not events \
-                     (JSON objects) and no event"
-                ),
-            ));
-        }
-        merger.warnings.add("non-object-event", first, || {
-            "values in the event array that are not JSON objects (log or warning lines \
-             written into the trace, kineto #1453, #1460, or bare values) were skipped"
-                .into()
-        });
-        if let Some(w) = merger.warnings.map.get_mut("non-object-event") {
-            w.count = n;
-        }
-    }
-    if let Some(at) = outcome.truncated_at {
-        if !opts.allow_truncated {
-            return Err(LoadError::at(
-                path,
-                at,
-                format!(
-                    "truncated trace: the JSON ends inside an event after {} complete events \
-                     (rerun with --allow-truncated to analyze what was read)",
-                    merger.events
-                ),
-            ));
-        }
-        merger.warnings.add("truncated", Some(at), || {
-            "the file ends inside an event; only the complete events before it were read".into()
-        });
-    }
-
+    check_outcome(&outcome, &mut merger, opts, path)?;
     timings.lap("kineto read+parse+merge");
-    // the members parsed into a JSON tree: a huge one is left out, not parsed
-    let header_limit = opts.limits.header_bytes;
-    outcome.header.values.retain(|(key, raw)| {
-        let keep = raw.len() as u64 <= header_limit;
-        if !keep {
-            merger.warnings.add("header-too-large", None, || {
-                format!(
-                    "the top-level member `{key}` ({} bytes) is over the limit \
-                     header-bytes={header_limit} and was ignored (raise it with \
-                     --limit header-bytes=…)",
-                    raw.len()
-                )
-            });
-        }
-        keep
-    });
-    let mut devices = devices_from_header(&outcome.header);
-    for d in devices.iter_mut() {
-        if merger.hip && d.vendor == Vendor::Other {
-            d.vendor = Vendor::Amd;
-        }
-        d.peak_allocated = merger.mem_peaks.get(&d.id).copied();
-    }
-    let mut distributed = None;
-    let mut base_time_ns = None;
-    for (key, raw) in &outcome.header.values {
-        match key.as_str() {
-            "distributedInfo" => {
-                if let Ok(v) = serde_json::from_slice::<serde_json::Value>(raw) {
-                    distributed = Some(Distributed {
-                        backend: v.get("backend").and_then(|b| b.as_str()).map(String::from),
-                        rank: v.get("rank").and_then(|r| r.as_i64()),
-                        world_size: v.get("world_size").and_then(|r| r.as_i64()),
-                    });
-                }
-            }
-            "baseTimeNanoseconds" => {
-                base_time_ns = std::str::from_utf8(raw)
-                    .ok()
-                    .and_then(|s| s.trim().parse().ok())
-            }
-            _ => {}
-        }
-    }
-
+    let (mut devices, distributed, base_time_ns) =
+        header_facts(&mut outcome.header, &mut merger, opts.limits.header_bytes);
     // thread names
-    let mut threads_v = merger.threads;
-    for (pid, tid, name) in merger.thread_names {
+    let mut threads_v = std::mem::take(&mut merger.threads);
+    for (pid, tid, name) in std::mem::take(&mut merger.thread_names) {
         if let Some(&i) = merger.thread_index.get(&(pid, tid)) {
             threads_v[i as usize].name = Some(name);
         }
     }
-    // Whether a launch flow starts and ends at each device event's correlation id, kept in
-    // `flow_linked` until the links are known (finalize moves it along when it sorts), so
-    // the flow sets are freed before finalize builds its tables.
-    let mut gpu = merger.gpu;
-    {
-        // ids from counters: bit sets over their range (a hash set when sparse)
-        let starts = IdSet::new(&merger.flow_starts);
-        drop(merger.flow_starts);
-        let ends = IdSet::new(&merger.flow_ends);
-        drop(merger.flow_ends);
-        for g in gpu.iter_mut() {
-            g.flow_linked = g.correlation != 0
-                && starts.contains(g.correlation)
-                && ends.contains(g.correlation);
-        }
-    }
-    // events far outside the trace's span are dropped (they would stretch it to hours)
-    let mut cpu = merger.cpu;
-    let n = cpu.len() + gpu.len();
-    let span = |i: usize| match cpu.get(i) {
-        Some(c) => (c.start, c.dur),
-        None => (gpu[i - cpu.len()].start, gpu[i - cpu.len()].dur),
-    };
-    // every kept event is inside its block's extremes: no block beyond the bounds, no far event
-    let beyond = |b: &outliers::Bounds| {
-        merger
-            .extremes
-            .iter()
-            .any(|x| x.low.is_some_and(|m| m.at < b.lo) || x.high.is_some_and(|m| m.at > b.hi))
-    };
-    if let Some(b) = outliers::Bounds::of(n, span).filter(beyond) {
-        let mut far = 0u64;
-        let mut keep = |start: Ns, dur: Ns| {
-            let f = b.far(start, dur);
-            far += f as u64;
-            !f
-        };
-        cpu.retain(|c| keep(c.start, c.dur));
-        gpu.retain(|g| keep(g.start, g.dur));
-        // the first block (in file order) with an extreme beyond the bounds holds the first
-        // far event; of its far extremes, the one earlier in the file is named
-        let first = merger.extremes.iter().find_map(|x| {
-            let low = x.low.filter(|m| m.at < b.lo).map(|m| (m, "starting"));
-            let high = x.high.filter(|m| m.at > b.hi).map(|m| (m, "ending"));
-            match (low, high) {
-                (Some(l), Some(h)) => Some(if l.0.offset <= h.0.offset { l } else { h }),
-                (l, h) => l.or(h),
-            }
-        });
-        if far > 0 {
-            let what = match first {
-                Some((m, how)) => format!(
-                    "; the first: `{}` {how} at {:.0} µs",
-                    crate::text::shorten_middle(merger.names.resolve(m.name), 60),
-                    m.at as f64 / 1e3
-                ),
-                None => String::new(),
-            };
-            merger
-                .warnings
-                .add("ts-outlier", first.map(|(m, _)| m.offset), || {
-                    format!(
-                        "events far outside the trace's span (more than ten times its length or \
-                         10 minutes away) were left out{what}, outside {:.0}..{:.0} µs",
-                        b.lo as f64 / 1e3,
-                        b.hi as f64 / 1e3,
-                    )
-                });
-            if let Some(w) = merger.warnings.map.get_mut("ts-outlier") {
-                w.count = far;
-            }
-        }
-    }
+    let (cpu, gpu) = flow_marks_and_outliers(&mut merger);
     // a device with no SMs would divide by zero: its SM count is unknown
     for d in devices.iter_mut().filter(|d| d.sm_count == Some(0)) {
         d.sm_count = None;
@@ -1966,23 +2108,7 @@ pub fn read_from<R: Read + Send>(
     timings.lap("kineto tables");
     trace.finalize_with(opts.threads > 1);
     timings.lap("kineto finalize");
-    // Launch flows (TraceLens's linkage): a device event is linked when its launching call is
-    // in the trace and a launch flow both starts and ends at its correlation id, or when it is
-    // a kernel replayed by a graph launch (`*GraphLaunch*`: one call, many kernels). A flow
-    // that only ends (AMD `gpu_memset`: `f` events without an `s`) does not link.
-    let graph_launch: Vec<bool> = trace
-        .names
-        .iter()
-        .map(|(_, n)| n.to_ascii_lowercase().contains("graphlaunch"))
-        .collect();
-    let cpu = &trace.cpu;
-    for g in trace.gpu.iter_mut() {
-        let launch = (g.launch != NONE).then(|| &cpu[g.launch as usize]);
-        let by_flow = launch.is_some() && g.flow_linked;
-        let by_graph =
-            g.kind == GpuKind::Kernel && launch.is_some_and(|l| graph_launch[l.name.0 as usize]);
-        g.flow_linked = g.correlation != 0 && (by_flow || by_graph);
-    }
+    link_launches(&mut trace);
     timings.lap("kineto links");
     Ok(trace)
 }
