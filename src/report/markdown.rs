@@ -244,7 +244,7 @@ fn ranks_section(sec: &super::ranks::RanksSection, out: &mut dyn Write) -> io::R
             "file",
             "steps",
             "step",
-            "GPU busy",
+            "kernel util.",
             "computation",
             "exposed comm",
             "overlapped comm",

@@ -565,7 +565,7 @@ fn write_ranks(
         "file",
         "steps",
         "step",
-        "busy",
+        "util",
         "compute",
         "comm exp",
         "comm ovl",

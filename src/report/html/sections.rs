@@ -344,7 +344,7 @@ pub(super) fn efficiency_table(s: &mut String, r: &Report, top: usize) {
 pub(super) fn ranks_section(s: &mut String, sec: &crate::report::ranks::RanksSection) {
     w!(
         s,
-        r#"<section id="ranks"><h2>{} ranks <span class="file">{}</span></h2><div class="verdict"><span class="vlabel">Ranks</span>{}</div><p class="note">Per step, GPU split of each rank's main device; median step {}, slowest/median {:.2}×. Below: the full report of rank {} ({}).</p><div class="tablewrap"><table class="sortable"><thead><tr><th data-type="num" aria-sort="ascending">rank</th><th class="t">file</th><th data-type="num">steps</th><th data-type="num">step</th><th data-type="num">GPU busy</th><th data-type="num">computation</th><th data-type="num">exposed comm</th><th data-type="num">overlapped comm</th><th data-type="num">idle</th><th class="t">top finding</th></tr></thead><tbody>"#,
+        r#"<section id="ranks"><h2>{} ranks <span class="file">{}</span></h2><div class="verdict"><span class="vlabel">Ranks</span>{}</div><p class="note">Per step, GPU split of each rank's main device; median step {}, slowest/median {:.2}×. Below: the full report of rank {} ({}).</p><div class="tablewrap"><table class="sortable"><thead><tr><th data-type="num" aria-sort="ascending">rank</th><th class="t">file</th><th data-type="num">steps</th><th data-type="num">step</th><th data-type="num">kernel util.</th><th data-type="num">computation</th><th data-type="num">exposed comm</th><th data-type="num">overlapped comm</th><th data-type="num">idle</th><th class="t">top finding</th></tr></thead><tbody>"#,
         sec.ranks.len(),
         escape(&sec.folder),
         rich(&sec.verdict),
