@@ -176,7 +176,11 @@ fn limited_figures_print_their_note_in_every_format() {
         .iter()
         .map(|f| f["figure"].as_str().unwrap())
         .collect();
-    assert_eq!(figures, ["gpu_summary", "gpu_timeline", "steps"]);
+    // (and its NCCL kernels record no message size: the communication figure's own note)
+    assert_eq!(
+        figures,
+        ["gpu_summary", "gpu_timeline", "steps", "communication"]
+    );
     let note = "limited by the capture check (unrecorded-device-work): device records are \
                 missing, so idle time is not all idle";
     assert_eq!(r["trust"]["figures"][0]["note"], note);
