@@ -338,9 +338,8 @@ enum Class {
 
 /// The part a Kineto category plays. One branch per category (the branches look alike on
 /// purpose: a table would be the same lines with a loop in front of the per-event hot path).
-#[inline(always)]
 fn classify(cat: &str) -> Class {
-    let eq = |s: &str| eq_lowercase(cat, s);
+    let eq = |s: &str| cat.eq_ignore_ascii_case(s);
     if eq("cpu_op") || eq("operator") {
         Class::Cpu(CpuKind::Op)
     } else if eq("cuda_runtime") || eq("runtime") {
@@ -381,21 +380,10 @@ fn classify(cat: &str) -> Class {
 }
 
 fn is_launch_flow(cat: &str) -> bool {
-    eq_lowercase(cat, "ac2g")
-        || eq_lowercase(cat, "async_cpu_to_gpu")
-        || eq_lowercase(cat, "async_gpu")
-        || eq_lowercase(cat, "async")
-}
-
-/// `text.eq_ignore_ascii_case(lower)` for a lower-case `lower`, written out so that it inlines
-/// into the per-event path whatever the codegen units (the length test rejects most).
-#[inline(always)]
-fn eq_lowercase(text: &str, lower: &str) -> bool {
-    text.len() == lower.len()
-        && text
-            .bytes()
-            .zip(lower.bytes())
-            .all(|(t, l)| t.to_ascii_lowercase() == l)
+    cat.eq_ignore_ascii_case("ac2g")
+        || cat.eq_ignore_ascii_case("async_cpu_to_gpu")
+        || cat.eq_ignore_ascii_case("async_gpu")
+        || cat.eq_ignore_ascii_case("async")
 }
 
 impl Worker {
