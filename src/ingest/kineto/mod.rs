@@ -605,128 +605,147 @@ impl Worker {
         self.p
             .extremes
             .see(start, start.saturating_add(dur.max(0)), offset, name);
-        let a = &e.args;
         match class {
-            Class::Cpu(kind) => {
-                if kind == CpuKind::Runtime && name_str.starts_with("hip") {
-                    self.p.hip = true;
-                }
-                let pid = e.decoded.pid.unwrap_or_else(|| id_key(id_value(e.pid)));
-                let tid = e.decoded.tid.unwrap_or_else(|| id_key(id_value(e.tid)));
-                let thread = self.thread(pid, tid);
-                // record_shapes: the raw JSON texts of an operator's inputs
-                if let (CpuKind::Op, Some(dims)) = (kind, a.input_dims) {
-                    let ext = a.external_id.id();
-                    if ext != 0 {
-                        let texts = [
-                            self.name(dims),
-                            self.name(a.input_type.unwrap_or("[]")),
-                            self.name(a.concrete_inputs.unwrap_or("[]")),
-                        ];
-                        self.p.shapes.push((ext, texts));
-                    }
-                }
-                if kind == CpuKind::Op {
-                    if let (Some(f), ext) = (a.flops.int(), a.external_id.id()) {
-                        if f > 0 && ext != 0 {
-                            self.p.flops.push((ext, f as u64));
-                        }
-                    }
-                    // record_param_comms: the collective's arguments
-                    let ext = a.external_id.id();
-                    if ext != 0 {
-                        if let Some(c) = self.comm_args(a) {
-                            self.p.comms.push((true, ext, c));
-                        }
-                    }
-                }
-                self.p.cpu.push(CpuEvent {
-                    start,
-                    dur,
-                    name,
-                    thread,
-                    kind,
-                    is_module: kind == CpuKind::PythonFunction
-                        && a.python_module_id != event::Num::None,
-                    external_id: a.external_id.id(),
-                    correlation: a.correlation.id(),
-                    owner_op: NONE,
-                });
-            }
-            Class::Gpu(kind) => {
-                let device = a
-                    .device
-                    .int()
-                    .unwrap_or_else(|| {
-                        e.decoded
-                            .pid
-                            .unwrap_or_else(|| id_key(id_value(e.pid)))
-                            .max(0)
-                    })
-                    .clamp(i32::MIN as i64, i32::MAX as i64) as i32;
-                let stream = a
-                    .stream
-                    .int()
-                    .unwrap_or_else(|| e.decoded.tid.unwrap_or_else(|| id_key(id_value(e.tid))));
-                let f32or = |n: event::Num| n.float().map(|v| v as f32).unwrap_or(f32::NAN);
-                // launch statistics that cannot be right are left out (NaN), not averaged
-                let (mut blocks, mut warps, mut occupancy) = (
-                    f32or(a.blocks_per_sm),
-                    f32or(a.warps_per_sm),
-                    f32or(a.occupancy),
-                );
-                let bad = |v: f32, max: f32| v.is_finite() && !(0.0..=max).contains(&v);
-                if bad(occupancy, 100.0) || bad(blocks, f32::MAX) || bad(warps, f32::MAX) {
-                    for (v, max) in [
-                        (&mut occupancy, 100.0),
-                        (&mut blocks, f32::MAX),
-                        (&mut warps, f32::MAX),
-                    ] {
-                        if bad(*v, max) {
-                            *v = f32::NAN;
-                        }
-                    }
-                    self.p.warnings.add("kernel-stat-out-of-range", Some(offset), || {
-                        "kernels with an occupancy over 100 % or a negative blocks/warps per SM: \
-                         those values were left out of the kernel statistics"
-                            .into()
-                    });
-                }
-                let info = KernelInfo {
-                    blocks_per_sm: blocks,
-                    warps_per_sm: warps,
-                    occupancy_pct: occupancy,
-                    registers: a.registers.int().unwrap_or(0).clamp(0, u16::MAX as i64) as u16,
-                    grid: a.grid.0,
-                    block: a.block.0,
-                    shared_mem: a.shared_memory.int().unwrap_or(0).clamp(0, u32::MAX as i64) as u32,
-                };
-                let info = self.infos.intern(&info);
-                // a collective kernel's arguments (copied from its record_param_comms)
-                let corr = a.correlation.id();
-                if kind == GpuKind::Kernel && corr != 0 {
-                    if let Some(c) = self.comm_args(a) {
-                        self.p.comms.push((false, corr, c));
-                    }
-                }
-                self.p.gpu.push(GpuEvent {
-                    start,
-                    dur,
-                    name,
-                    kind,
-                    device,
-                    stream: stream_id(stream),
-                    correlation: a.correlation.id(),
-                    external_id: a.external_id.id(),
-                    bytes: a.bytes.int().unwrap_or(0).max(0) as u64,
-                    info,
-                    in_graph: a.graph_id.id() != 0,
-                    flow_linked: false,
-                    launch: NONE,
-                });
-            }
+            Class::Cpu(kind) => self.add_cpu(e, kind, start, dur, name),
+            Class::Gpu(kind) => self.add_gpu(e, kind, start, dur, name, offset),
             Class::Skip => {}
         }
+    }
+
+    /// [`Worker::add`] of a host span (its time and name read).
+    #[inline(always)]
+    fn add_cpu(&mut self, e: &RawEvent<'_>, kind: CpuKind, start: Ns, dur: Ns, name: NameId) {
+        let a = &e.args;
+        let name_str = e.name.0.as_deref().unwrap_or("");
+        if kind == CpuKind::Runtime && name_str.starts_with("hip") {
+            self.p.hip = true;
+        }
+        let pid = e.decoded.pid.unwrap_or_else(|| id_key(id_value(e.pid)));
+        let tid = e.decoded.tid.unwrap_or_else(|| id_key(id_value(e.tid)));
+        let thread = self.thread(pid, tid);
+        // record_shapes: the raw JSON texts of an operator's inputs
+        if let (CpuKind::Op, Some(dims)) = (kind, a.input_dims) {
+            let ext = a.external_id.id();
+            if ext != 0 {
+                let texts = [
+                    self.name(dims),
+                    self.name(a.input_type.unwrap_or("[]")),
+                    self.name(a.concrete_inputs.unwrap_or("[]")),
+                ];
+                self.p.shapes.push((ext, texts));
+            }
+        }
+        if kind == CpuKind::Op {
+            if let (Some(f), ext) = (a.flops.int(), a.external_id.id()) {
+                if f > 0 && ext != 0 {
+                    self.p.flops.push((ext, f as u64));
+                }
+            }
+            // record_param_comms: the collective's arguments
+            let ext = a.external_id.id();
+            if ext != 0 {
+                if let Some(c) = self.comm_args(a) {
+                    self.p.comms.push((true, ext, c));
+                }
+            }
+        }
+        self.p.cpu.push(CpuEvent {
+            start,
+            dur,
+            name,
+            thread,
+            kind,
+            is_module: kind == CpuKind::PythonFunction && a.python_module_id != event::Num::None,
+            external_id: a.external_id.id(),
+            correlation: a.correlation.id(),
+            owner_op: NONE,
+        });
+    }
+
+    /// [`Worker::add`] of a device activity (its time and name read).
+    #[inline(always)]
+    fn add_gpu(
+        &mut self,
+        e: &RawEvent<'_>,
+        kind: GpuKind,
+        start: Ns,
+        dur: Ns,
+        name: NameId,
+        offset: u64,
+    ) {
+        let a = &e.args;
+        let device = a
+            .device
+            .int()
+            .unwrap_or_else(|| {
+                e.decoded
+                    .pid
+                    .unwrap_or_else(|| id_key(id_value(e.pid)))
+                    .max(0)
+            })
+            .clamp(i32::MIN as i64, i32::MAX as i64) as i32;
+        let stream = a
+            .stream
+            .int()
+            .unwrap_or_else(|| e.decoded.tid.unwrap_or_else(|| id_key(id_value(e.tid))));
+        let f32or = |n: event::Num| n.float().map(|v| v as f32).unwrap_or(f32::NAN);
+        // launch statistics that cannot be right are left out (NaN), not averaged
+        let (mut blocks, mut warps, mut occupancy) = (
+            f32or(a.blocks_per_sm),
+            f32or(a.warps_per_sm),
+            f32or(a.occupancy),
+        );
+        let bad = |v: f32, max: f32| v.is_finite() && !(0.0..=max).contains(&v);
+        if bad(occupancy, 100.0) || bad(blocks, f32::MAX) || bad(warps, f32::MAX) {
+            for (v, max) in [
+                (&mut occupancy, 100.0),
+                (&mut blocks, f32::MAX),
+                (&mut warps, f32::MAX),
+            ] {
+                if bad(*v, max) {
+                    *v = f32::NAN;
+                }
+            }
+            self.p
+                .warnings
+                .add("kernel-stat-out-of-range", Some(offset), || {
+                    "kernels with an occupancy over 100 % or a negative blocks/warps per SM: \
+                 those values were left out of the kernel statistics"
+                        .into()
+                });
+        }
+        let info = KernelInfo {
+            blocks_per_sm: blocks,
+            warps_per_sm: warps,
+            occupancy_pct: occupancy,
+            registers: a.registers.int().unwrap_or(0).clamp(0, u16::MAX as i64) as u16,
+            grid: a.grid.0,
+            block: a.block.0,
+            shared_mem: a.shared_memory.int().unwrap_or(0).clamp(0, u32::MAX as i64) as u32,
+        };
+        let info = self.infos.intern(&info);
+        // a collective kernel's arguments (copied from its record_param_comms)
+        let corr = a.correlation.id();
+        if kind == GpuKind::Kernel && corr != 0 {
+            if let Some(c) = self.comm_args(a) {
+                self.p.comms.push((false, corr, c));
+            }
+        }
+        self.p.gpu.push(GpuEvent {
+            start,
+            dur,
+            name,
+            kind,
+            device,
+            stream: stream_id(stream),
+            correlation: a.correlation.id(),
+            external_id: a.external_id.id(),
+            bytes: a.bytes.int().unwrap_or(0).max(0) as u64,
+            info,
+            in_graph: a.graph_id.id() != 0,
+            flow_linked: false,
+            launch: NONE,
+        });
     }
 }
 
@@ -1243,6 +1262,16 @@ fn grown_target(
         .min(usize::try_from(limit.saturating_add(1)).unwrap_or(usize::MAX)))
 }
 
+/// Where the event cut by the end of the input starts (after any whitespace from `pos` in
+/// `data`, at file offset `base`), and whether only whitespace follows `pos`.
+fn cut_event_at(data: &[u8], pos: usize, base: u64) -> (u64, bool) {
+    let space = data[pos..]
+        .iter()
+        .take_while(|c| c.is_ascii_whitespace())
+        .count();
+    (base + (pos + space) as u64, pos + space == data.len())
+}
+
 /// Reads the rest of a stream after the document ended; returns the offset of its end.
 fn drain<R: Read>(input: &mut R, mut base: u64, path: &str) -> Result<u64, LoadError> {
     let mut sink = [0u8; 1 << 16];
@@ -1403,14 +1432,9 @@ fn reader_loop<R: Read>(
             continue;
         }
         if eof && !done {
-            // the cut event starts after any whitespace
-            let space = data[pos..]
-                .iter()
-                .take_while(|c| c.is_ascii_whitespace())
-                .count();
-            let at = base + (pos + space) as u64;
+            let (at, only_space) = cut_event_at(data, pos, base);
             let bytes = base + len as u64;
-            if !scanner.saw_events && header.keys.is_empty() && pos + space == len {
+            if !scanner.saw_events && header.keys.is_empty() && only_space {
                 return Err(LoadError::at(
                     path,
                     at,
