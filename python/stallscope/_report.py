@@ -222,6 +222,10 @@ class Report(_NativeView):
             records = section["ranks"] if section else []
         else:
             records = self._d()[view]
+        if view == "kernels":
+            # kernel rows only, as the CSV view: the JSON's copy and fill rows (those with a
+            # `copy` member) have their own columns
+            records = [r for r in records if "copy" not in r]
         return columns, [[_cell(r, c) for c in columns] for r in records]
 
     def to_pandas(self, view: str = "steps") -> pandas.DataFrame:
