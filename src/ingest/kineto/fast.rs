@@ -28,9 +28,9 @@ pub use shape::Shapes;
 /// [`Cur::event`] when the event has none).
 #[inline(always)]
 fn reset_members(e: &mut RawEvent<'_>) {
-    e.ph = BStr(None);
-    e.cat = BStr(None);
-    e.name = BStr(None);
+    e.ph.reset();
+    e.cat.reset();
+    e.name.reset();
     e.pid = None;
     e.tid = None;
     e.ts = None;
@@ -886,7 +886,7 @@ impl<'a> Cur<'a> {
             self.args_seen += 1;
             return Some(());
         }
-        *a = RawArgs::default();
+        a.clear();
         self.args_seen += 1;
         if self.open_object() {
             return Some(());
@@ -973,7 +973,7 @@ impl<'a> Cur<'a> {
         let args_before = self.args_seen;
         let r = self.event_members(e);
         if self.args_seen == args_before {
-            e.args = RawArgs::default();
+            e.args.clear();
         }
         r
     }

@@ -229,7 +229,7 @@ impl Shapes {
                 }
                 Act::ArgsOpen => {
                     args_seen = true;
-                    e.args = RawArgs::default();
+                    e.args.clear();
                     Some(())
                 }
                 Act::Skip => c.skip().map(|_| ()),
@@ -243,7 +243,7 @@ impl Shapes {
                 Act::End => {
                     // the reset of `Cur::event` for events without `args`
                     if !args_seen {
-                        e.args = RawArgs::default();
+                        e.args.clear();
                     }
                     return true;
                 }
