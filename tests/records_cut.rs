@@ -195,3 +195,37 @@ fn limited_figures_print_their_note_in_every_format() {
     let head = "  note: limited by the capture check (unrecorded-device-work): device records";
     assert_eq!(out.matches(head).count(), 3, "{out}");
 }
+
+#[test]
+fn idle_time_is_not_claimed_beside_a_records_incomplete_verdict() {
+    // HTA's backward-thread capture and sampled ranks: device work the trace does not hold
+    // (unrecorded-device-work), so the verdict does not blame the idle time; the idle-gaps
+    // finding (high before: 349 ms of "nothing traced" ranked as recoverable) stays, at info
+    // with nothing recoverable and the reason
+    for name in [
+        "hta/tests__data__call_stack__backward_thread.json",
+        "hta/tests__data__timeline_analysis__sampled_rank-0.json.gz",
+        "hta/tests__data__trace_filter__sampled_rank-1.json.gz",
+    ] {
+        let Some(p) = common::corpus_file(name) else {
+            return;
+        };
+        let r = common::analyze_json(&p, &[]);
+        assert_eq!(r["verdict_class"], "device_records_incomplete", "{name}");
+        let g = r["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|f| f["id"] == "gpu-idle-gaps")
+            .unwrap_or_else(|| panic!("{name}: gpu-idle-gaps"));
+        assert_eq!(g["severity"], "info", "{name}");
+        assert_eq!(g["recoverable_us"], 0.0, "{name}");
+        let facts = g["evidence"]["facts"].as_array().unwrap();
+        assert!(
+            facts.last().unwrap().as_str().unwrap().starts_with(
+                "not counted as recoverable: the capture check found unrecorded-device-work"
+            ),
+            "{name}: {facts:?}"
+        );
+    }
+}
