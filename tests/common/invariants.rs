@@ -31,7 +31,10 @@
 //! - `figure-note`: every printed figure a capture-check issue limits carries a note naming
 //!   the issue (`trust.figures`, which every renderer prints beside the figure): an issue
 //!   whose `unreliable` classes include one the figure rests on ([`FIGURES`]), and a figure
-//!   printed when its section is not empty.
+//!   printed when its section is not empty;
+//! - `trust-level`: `trust.ok` is true exactly when no capture-check issue is of level
+//!   `verdict`, and an issue of level `figures` is named in a figure note (`trust.figures`):
+//!   it limits the figures printed beside it, not the verdict.
 #![allow(dead_code)]
 
 use serde_json::Value;
@@ -363,7 +366,40 @@ pub fn violations(r: &Value, span_us: Option<f64>) -> Vec<String> {
         }
     }
     figure_notes(r, &mut bad);
+    trust_levels(r, &mut bad);
     bad
+}
+
+/// `trust-level` violations of a report.
+fn trust_levels(r: &Value, bad: &mut Vec<String>) {
+    let t = &r["trust"];
+    let Some(issues) = t["issues"].as_array() else {
+        return;
+    };
+    let limiting: Vec<&str> = issues
+        .iter()
+        .filter(|i| i["level"] == "verdict")
+        .filter_map(|i| i["id"].as_str())
+        .collect();
+    if t["ok"].as_bool() != Some(limiting.is_empty()) {
+        bad.push(format!(
+            "trust-level: ok is {} with issues {limiting:?} limiting the verdict",
+            t["ok"]
+        ));
+    }
+    for i in issues.iter().filter(|i| i["level"] == "figures") {
+        let id = i["id"].as_str().unwrap_or("");
+        let named = t["figures"].as_array().into_iter().flatten().any(|n| {
+            n["issues"]
+                .as_array()
+                .is_some_and(|x| x.iter().any(|x| x == id))
+        });
+        if !named {
+            bad.push(format!(
+                "trust-level: `{id}` limits figures but no figure note names it"
+            ));
+        }
+    }
 }
 
 /// The printed figures (their JSON section) and the classes of numbers each rests on (the

@@ -494,7 +494,7 @@ pub(super) fn capture_check(s: &mut String, r: &Report) {
         c.title,
         c.lead.as_deref().unwrap_or_default()
     );
-    if r.trust.ok {
+    if c.items.is_empty() {
         s.push_str("</section>");
         return;
     }

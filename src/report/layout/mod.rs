@@ -54,7 +54,7 @@ pub struct NoteItem {
 /// effect, or the one line that nothing does.
 pub fn capture_check(r: &Report) -> Notes {
     let t = &r.trust;
-    if t.ok {
+    if t.issues.is_empty() {
         return Notes {
             title: "Capture check".into(),
             subtitle: super::CAPTURE_CHECK_OK,
@@ -64,18 +64,34 @@ pub fn capture_check(r: &Report) -> Notes {
     }
     Notes {
         title: format!("Capture check ({})", t.issues.len()),
-        subtitle: super::CAPTURE_CHECK_SUBTITLE,
-        lead: Some(format!(
-            "{}: what the capture shows, then what it does to the numbers",
+        subtitle: if t.ok {
+            super::CAPTURE_CHECK_VERDICT_STANDS
+        } else {
             super::CAPTURE_CHECK_SUBTITLE
-        )),
+        },
+        lead: Some(if t.ok {
+            format!(
+                "{}; {}: what the capture shows, then what it does to the numbers",
+                super::CAPTURE_CHECK_VERDICT_STANDS,
+                super::CAPTURE_CHECK_SUBTITLE
+            )
+        } else {
+            format!(
+                "{}: what the capture shows, then what it does to the numbers",
+                super::CAPTURE_CHECK_SUBTITLE
+            )
+        }),
         items: t
             .issues
             .iter()
             .map(|i| NoteItem {
                 label: i.id,
                 text: i.finding.clone(),
-                effect: Some(i.effect.clone()),
+                effect: Some(if i.level == crate::analysis::capture::LEVEL_FIGURES {
+                    format!("{} ({})", i.effect, super::CAPTURE_CHECK_FIGURES_ONLY)
+                } else {
+                    i.effect.clone()
+                }),
                 warn: false,
             })
             .collect(),
