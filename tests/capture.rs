@@ -333,6 +333,7 @@ fn comm_sizes_limit_only_their_figures() {
         assert!(!verdict.contains("capture check"), "{rel}: {verdict}");
         for fmt in ["table", "md"] {
             let out = common::ok_stdout(&["analyze", p.to_str().unwrap(), "--format", fmt]);
+            let out = out.split_whitespace().collect::<Vec<_>>().join(" ");
             assert!(
                 out.contains("nothing in this capture limits the verdict")
                     && out.contains("the verdict stands"),

@@ -148,9 +148,14 @@ pub(super) fn cards(s: &mut String, r: &Report) {
             &format!("GPU {} idle", g.device),
             &layout::gpu_split(g)[3].share,
             &format!(
-                "{} of {} (all streams)",
+                "{} of {} (all streams{})",
                 fmt_us(g.idle_us),
-                fmt_us(g.total_us)
+                fmt_us(g.total_us),
+                if layout::timeline_spans_window(r, g) {
+                    ""
+                } else {
+                    ", first to last activity"
+                }
             ),
         );
     }

@@ -383,6 +383,33 @@ pub struct SplitPart {
     pub share: String,
 }
 
+/// True when a device's GPU timeline spans the analyzed window: its split (over the device's
+/// first to last activity in the window, TraceLens's hull) is then over the window, as the
+/// verdict's busy and idle shares are.
+pub fn timeline_spans_window(r: &Report, t: &TimelineInfo) -> bool {
+    (t.total_us - r.window.duration_us).abs() < 0.5
+}
+
+/// The note printed beside the GPU timeline's split when a device's span is not the analyzed
+/// window (its idle share then differs from the verdict's, over the window): which window each
+/// is over. `None` when every device spans the window.
+pub fn timeline_span_note(r: &Report) -> Option<String> {
+    if r.gpu_timeline.iter().all(|t| timeline_spans_window(r, t)) {
+        return None;
+    }
+    let spans: Vec<String> = r
+        .gpu_timeline
+        .iter()
+        .map(|t| format!("GPU {} {}", t.device, fmt_us(t.total_us)))
+        .collect();
+    Some(format!(
+        "this split is over each device's span from its first to its last activity ({}), not \
+         over the analyzed window ({}) of the verdict's busy and idle shares",
+        spans.join(", "),
+        fmt_us(r.window.duration_us)
+    ))
+}
+
 /// A device's time split, in the order computation, exposed comm, exposed memcpy, idle.
 pub fn gpu_split(t: &TimelineInfo) -> [SplitPart; 4] {
     let part = |label, us| SplitPart {
