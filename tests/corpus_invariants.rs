@@ -339,7 +339,10 @@ fn the_checks_see_contradictions() {
     let mut c2 = c.clone();
     c2["window"]["duration_us"] = 120.0.into();
     let v = common::invariants::violations(&c2, None);
-    assert!(!v.iter().any(|x| x.starts_with("timeline-window")), "{v:#?}");
+    assert!(
+        !v.iter().any(|x| x.starts_with("timeline-window")),
+        "{v:#?}"
+    );
 }
 
 /// The GPU timeline splits each device's first to last activity, not the analyzed window: where

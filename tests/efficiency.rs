@@ -537,7 +537,10 @@ fn mfu_unknown_in_every_format_on_real_captures() {
         let e = &j["efficiency"];
         assert!(e["mfu"].is_null(), "{p}: {e}");
         let text = e["mfu_unknown"].as_str().unwrap();
-        assert!(text.starts_with(unknown) && text.contains(why), "{p}: {text}");
+        assert!(
+            text.starts_with(unknown) && text.contains(why),
+            "{p}: {text}"
+        );
         for fmt in ["table", "md", "html"] {
             let out = common::ok_stdout(&["analyze", p, "--format", fmt]);
             // the terminal wraps lines and HTML may break them: compare on single spaces

@@ -1091,7 +1091,10 @@ mod tests {
         let mut facts = CaptureFacts::of(&t);
         (facts.collectives, facts.unsized_collectives) = (6, 2);
         let c = check_with(&t, &facts, 0, 0);
-        assert_eq!(ids(&c), ["launches-without-records", "nccl-sizes-unrecorded"]);
+        assert_eq!(
+            ids(&c),
+            ["launches-without-records", "nccl-sizes-unrecorded"]
+        );
         assert_eq!(c.issues[0].level(), LEVEL_VERDICT);
         assert!(!c.ok());
     }
