@@ -503,13 +503,14 @@ fn renumbered_device_keeps_its_row() {
 /// captures whose matrix time is mostly replayed by `hipGraphLaunch`, shapes hidden inside
 /// the replays: xDiT FLUX.1 (its compiled region replays a graph; it read "operators without
 /// recorded shapes" before) and vLLM's piecewise graph replays on an MI300X (it read "kernels
-/// no recorded operator launched"). Each says "MFU unknown: FLOPs known for
+/// no recorded operator launched"), and sglang's decode graph replays (an int32 dtype with no
+/// peak: it said "no peak", not why). Each says "MFU unknown: FLOPs known for
 /// N% of matrix-kernel time" and why, and prints no MFU number.
 #[test]
 fn mfu_unknown_in_every_format_on_real_captures() {
     let readme = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("samples/resnet50_v100_num_workers_0.pt.trace.json.gz");
-    let cases: [(Option<std::path::PathBuf>, &str, &str); 3] = [
+    let cases: [(Option<std::path::PathBuf>, &str, &str); 4] = [
         (
             Some(readme),
             "MFU unknown: FLOPs known for 0.1% of matrix-kernel time",
@@ -528,6 +529,16 @@ fn mfu_unknown_in_every_format_on_real_captures() {
             ),
             "MFU unknown: FLOPs known for 0.2% of matrix-kernel time",
             "kernels replayed from CUDA/HIP graphs (their shapes are hidden inside the replay)",
+        ),
+        // sglang decode on an MI300X: the only FLOPs known are an int32 `aten::neg`'s, a
+        // dtype without a peak; it read "MI300X has no int32 peak in the table: no MFU; 0% of
+        // matrix-kernel time accounted for", hiding why
+        (
+            common::corpus_file(
+                "tracelens/tests__traces__inference__sglang_decode__sglang_Qwen3-8B_decode.json.gz",
+            ),
+            "MFU unknown: FLOPs known for 0.0% of matrix-kernel time",
+            "100% kernels replayed from CUDA/HIP graphs (their shapes are hidden inside the replay)",
         ),
     ];
     for (path, unknown, why) in cases {

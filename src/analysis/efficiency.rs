@@ -430,8 +430,10 @@ pub fn efficiency(
     uncovered.sort_by(|a, b| b.share.total_cmp(&a.share).then(a.reason.cmp(&b.reason)));
     let window = window_ns as f64;
     let whole = peak.map(|pk| total.flops / (window * 1e-9) / (pk * 1e12 * n_dev));
+    // FLOPs known for too little of the matrix time: said whether or not the device has a
+    // peak for the dtype (without one, "no peak" would hide that the FLOPs are missing)
     let mfu_unknown = match (whole, accounted_share) {
-        (Some(_), Some(a)) if a < MIN_ACCOUNTED => Some(format!(
+        (_, Some(a)) if a < MIN_ACCOUNTED => Some(format!(
             "MFU unknown: FLOPs known for {:.1}% of matrix-kernel time (at least {:.0}% needed); \
              the rest: {}",
             a * 100.0,
