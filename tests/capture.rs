@@ -307,3 +307,38 @@ fn nsys_2022_runtime_calls_written_twice_count_once() {
     let t = sync["title"].as_str().unwrap();
     assert!(t.contains(" 15 host syncs per step"), "{t}");
 }
+
+/// Capture-check levels (issue 30): collective kernels without a recorded message size limit
+/// only the communication figures (`nccl-sizes-unrecorded`, level `figures`): the note prints
+/// beside them, the verdict stands and `trust.ok` stays true; the terminal and markdown say
+/// the verdict stands. On HTA's trace_diff test trace (NCCL kernels of 2023, before Kineto
+/// recorded sizes on them) and an nsys export of two H100s (no sizes in an nsys export).
+#[test]
+fn comm_sizes_limit_only_their_figures() {
+    for rel in [
+        "hta/tests__data__trace_diff__test__test.json.gz",
+        "nsys/sqlite/nsysai_mfu_2xh100_before_nsys2026.2.sqlite",
+    ] {
+        let Some(p) = common::corpus_file(rel) else {
+            return;
+        };
+        let r = common::analyze_json(&p, &[]);
+        assert_eq!(ids(&r), ["nccl-sizes-unrecorded"], "{rel}");
+        assert_eq!(r["trust"]["issues"][0]["level"], "figures", "{rel}");
+        assert_eq!(r["trust"]["ok"], true, "{rel}");
+        let figures = &r["trust"]["figures"];
+        assert_eq!(figures[0]["figure"], "communication", "{rel}: {figures}");
+        assert_eq!(figures.as_array().unwrap().len(), 1, "{rel}: {figures}");
+        let verdict = r["verdict"].as_str().unwrap();
+        assert!(!verdict.contains("capture check"), "{rel}: {verdict}");
+        for fmt in ["table", "md"] {
+            let out = common::ok_stdout(&["analyze", p.to_str().unwrap(), "--format", fmt]);
+            let out = out.split_whitespace().collect::<Vec<_>>().join(" ");
+            assert!(
+                out.contains("nothing in this capture limits the verdict")
+                    && out.contains("the verdict stands"),
+                "{rel} {fmt}"
+            );
+        }
+    }
+}

@@ -497,3 +497,71 @@ fn renumbered_device_keeps_its_row() {
     let mfu = e.mfu.expect("mfu");
     assert!(mfu > 0.0 && mfu < 1.0, "{mfu}");
 }
+
+/// MFU abstains beside the figure in every format on real captures of each kind: the README's
+/// sample (PyTorch 1.9 convolutions, no FLOPs formula for their recorded inputs), and two
+/// captures whose matrix time is mostly replayed by `hipGraphLaunch`, shapes hidden inside
+/// the replays: xDiT FLUX.1 (its compiled region replays a graph; it read "operators without
+/// recorded shapes" before) and vLLM's piecewise graph replays on an MI300X (it read "kernels
+/// no recorded operator launched"), and sglang's decode graph replays (an int32 dtype with no
+/// peak: it said "no peak", not why). Each says "MFU unknown: FLOPs known for
+/// N% of matrix-kernel time" and why, and prints no MFU number.
+#[test]
+fn mfu_unknown_in_every_format_on_real_captures() {
+    let readme = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("samples/resnet50_v100_num_workers_0.pt.trace.json.gz");
+    let cases: [(Option<std::path::PathBuf>, &str, &str); 4] = [
+        (
+            Some(readme),
+            "MFU unknown: FLOPs known for 0.1% of matrix-kernel time",
+            "operators without a FLOPs formula",
+        ),
+        (
+            common::corpus_file(
+                "tracelens/tests__traces__inference__xdit_flux.1_aiter_sage__profile_trace_rank_0.json.gz",
+            ),
+            "MFU unknown: FLOPs known for 11.5% of matrix-kernel time",
+            "88% kernels replayed from CUDA/HIP graphs (their shapes are hidden inside the replay)",
+        ),
+        (
+            common::corpus_file(
+                "tracelens/tests__traces__inference__vllm_prefilldecode_piecewise__graph_execution.json.gz",
+            ),
+            "MFU unknown: FLOPs known for 0.2% of matrix-kernel time",
+            "kernels replayed from CUDA/HIP graphs (their shapes are hidden inside the replay)",
+        ),
+        // sglang decode on an MI300X: the only FLOPs known are an int32 `aten::neg`'s, a
+        // dtype without a peak; it read "MI300X has no int32 peak in the table: no MFU; 0% of
+        // matrix-kernel time accounted for", hiding why
+        (
+            common::corpus_file(
+                "tracelens/tests__traces__inference__sglang_decode__sglang_Qwen3-8B_decode.json.gz",
+            ),
+            "MFU unknown: FLOPs known for 0.0% of matrix-kernel time",
+            "100% kernels replayed from CUDA/HIP graphs (their shapes are hidden inside the replay)",
+        ),
+    ];
+    for (path, unknown, why) in cases {
+        let Some(p) = path else { continue };
+        let p = p.to_str().unwrap();
+        let j = common::analyze_json(std::path::Path::new(p), &[]);
+        let e = &j["efficiency"];
+        assert!(e["mfu"].is_null(), "{p}: {e}");
+        let text = e["mfu_unknown"].as_str().unwrap();
+        assert!(
+            text.starts_with(unknown) && text.contains(why),
+            "{p}: {text}"
+        );
+        for fmt in ["table", "md", "html"] {
+            let out = common::ok_stdout(&["analyze", p, "--format", fmt]);
+            // the terminal wraps lines and HTML may break them: compare on single spaces
+            let flat = out.split_whitespace().collect::<Vec<_>>().join(" ");
+            assert!(flat.contains(unknown), "{p} {fmt}: no `{unknown}`");
+            assert!(flat.contains(why), "{p} {fmt}: no `{why}`");
+            assert!(
+                !flat.contains("MFU 0.") && !flat.contains("% MFU"),
+                "{p} {fmt}: an MFU number"
+            );
+        }
+    }
+}

@@ -22,6 +22,15 @@
 //! | `records-cut` | the steps were cut where the device records stop ([`crate::window::records`]: most launches from some moment on have no device record, at most 1 % before it) because enough complete steady state remains before it ([`crate::window::steps`], *Steps* 6) | the part after is left out of every figure and listed in the window; the issues of lost records above (`launches-without-records`, `zero-timestamps`, `producer-lost-events`, `tracer-event-cap`) then limit nothing |
 //! | `nccl-sizes-unrecorded` | collective kernels of the window whose message size is recorded neither on them nor on their `record_param_comms` (`In msg nelems`/`Out msg nelems`/`dtype`; Kineto wrote none on GPU collective kernels before April 2026, kineto #1354) | NCCL sizes not recorded: bandwidth unknown (`comm_sizes`: the communication figure's bytes and bandwidth cover only the calls with a size) |
 //! | `tracer-event-cap` | an AMD trace whose device activities, or HIP calls plus device activities, number exactly 1,000,000 or 5,000,000: roctracer's event cap (kineto #1081, #1114), past which events are dropped silently | the capture is truncated: totals are lower bounds (`totals`, `device_records`) |
+//!
+//! Each issue has a level ([`TrustIssue::level`]), from the classes it makes unreliable: an
+//! issue that limits only named figures ([`FIGURE_ONLY_CLASSES`]: `nccl-sizes-unrecorded`)
+//! is of level `figures` — its note prints beside those figures and the verdict stands; an
+//! issue with another class is of level `verdict` — it limits the answer itself
+//! ([`CaptureCheck::ok`] is false, and the verdict says so where it rests on what is
+//! missing); an issue without any (`clock-offset-corrected`, `duplicate-records`,
+//! `steps-cut`, `zero-duration-activities`, `records-cut`, and the lost-record issues once
+//! `records-cut` left their part out) is of level `none`, listed for the record.
 
 use serde::Serialize;
 
@@ -61,7 +70,49 @@ pub struct CaptureCheck {
     pub clock_offset: Ns,
 }
 
+/// The classes of numbers ([`TrustIssue::unreliable`]) that limit only the figures resting on
+/// them ([`FIGURE_LIMITS`]), never the verdict: an issue whose classes are all among these is
+/// of level [`LEVEL_FIGURES`].
+pub const FIGURE_ONLY_CLASSES: [&str; 1] = ["comm_sizes"];
+
+/// Level of an issue that limits the verdict itself (device records missing, truncation, a
+/// clock offset, warm-up, no device work, …): `trust.ok` is false and the verdict says so
+/// where it rests on what the issue limits.
+pub const LEVEL_VERDICT: &str = "verdict";
+
+/// Level of an issue that limits only the figures named beside it ([`FIGURE_LIMITS`]: e.g.
+/// `nccl-sizes-unrecorded`, the communication bandwidth): the verdict stands.
+pub const LEVEL_FIGURES: &str = "figures";
+
+/// Level of an issue that limits no number: it is listed for the record (a corrected clock,
+/// duplicates counted once, steps or a tail left out of the window).
+pub const LEVEL_NONE: &str = "none";
+
+impl TrustIssue {
+    /// What the issue limits: [`LEVEL_VERDICT`] when one of its unreliable classes is not in
+    /// [`FIGURE_ONLY_CLASSES`], [`LEVEL_FIGURES`] when all are, [`LEVEL_NONE`] without any.
+    pub fn level(&self) -> &'static str {
+        if self.unreliable.is_empty() {
+            LEVEL_NONE
+        } else if self
+            .unreliable
+            .iter()
+            .all(|c| FIGURE_ONLY_CLASSES.contains(c))
+        {
+            LEVEL_FIGURES
+        } else {
+            LEVEL_VERDICT
+        }
+    }
+}
+
 impl CaptureCheck {
+    /// True when no issue limits the verdict ([`TrustIssue::level`]): issues that limit only
+    /// named figures, or nothing, leave the answer standing (JSON `trust.ok`).
+    pub fn ok(&self) -> bool {
+        self.issues.iter().all(|i| i.level() != LEVEL_VERDICT)
+    }
+
     /// True when an issue makes this class of numbers unreliable.
     pub fn unreliable(&self, class: &str) -> bool {
         self.issues.iter().any(|i| i.unreliable.contains(&class))
@@ -1015,6 +1066,37 @@ mod tests {
         let c = b.runtime("cudaLaunchKernel", 0, 10.0, 5.0);
         b.gpu(GpuKind::Kernel, "k", 0, 7, 3006.0, 50.0, c);
         assert!(check(&b.build(), 0, 0).issues.is_empty());
+    }
+
+    /// An issue that limits only named figures (`nccl-sizes-unrecorded`: the communication
+    /// bandwidth) leaves the verdict standing: `ok` stays true; one that limits the verdict
+    /// (device records missing) makes it false; one that limits nothing is listed only.
+    #[test]
+    fn levels_figures_verdict_none() {
+        let mut facts = CaptureFacts::of(&launched(|_| false));
+        (facts.collectives, facts.unsized_collectives) = (6, 2);
+        let t = launched(|_| false);
+        let c = check_with(&t, &facts, 0, 0);
+        assert_eq!(ids(&c), ["nccl-sizes-unrecorded"]);
+        assert_eq!(c.issues[0].level(), LEVEL_FIGURES);
+        assert!(c.ok());
+        let figures: Vec<&str> = c.figure_limits().iter().map(|f| f.figure).collect();
+        assert_eq!(figures, ["communication"]);
+        // steps cut at the end: listed, limits nothing
+        let c = check_with(&t, &facts, 1, 0);
+        assert_eq!(c.issues[0].level(), LEVEL_NONE);
+        assert!(c.ok());
+        // with lost device records beside it: the verdict is limited
+        let t = launched(|i| i >= 40 && i % 2 == 0 && i < 98);
+        let mut facts = CaptureFacts::of(&t);
+        (facts.collectives, facts.unsized_collectives) = (6, 2);
+        let c = check_with(&t, &facts, 0, 0);
+        assert_eq!(
+            ids(&c),
+            ["launches-without-records", "nccl-sizes-unrecorded"]
+        );
+        assert_eq!(c.issues[0].level(), LEVEL_VERDICT);
+        assert!(!c.ok());
     }
 
     #[test]

@@ -92,7 +92,8 @@ pub struct ExcludedOp {
 #[derive(Clone, Debug, PartialEq, Serialize, serde::Deserialize)]
 pub struct Uncovered {
     /// `no_shapes` (the launching operator has no recorded shapes), `no_formula` (no formula
-    /// for the recorded inputs), `graph_replay` (kernels replayed from a CUDA/HIP graph),
+    /// for the recorded inputs), `graph_replay` (kernels replayed from a CUDA/HIP graph: a
+    /// graph id on the kernel, or a `cudaGraphLaunch`/`hipGraphLaunch` launching it),
     /// `no_operator` (no recorded operator launched them), `impossible` (the call was left
     /// out, see `excluded`).
     pub reason: String,
@@ -358,6 +359,9 @@ pub fn efficiency(
     let mut gaps: Vec<(&'static str, Ns, HashMap<u32, Ns>)> = Vec::new();
     let (mut math, mut math_covered) = (0i64, 0i64);
     let classes = trace.kernel_classes();
+    // kernels a CUDA/HIP graph launch replayed: their shapes are hidden inside the replay
+    // (Kineto writes no graph id on them before 2026: their launch call says it)
+    let mut graph_launch = crate::model::fast::NameMemo::new(trace, |n| n.contains("GraphLaunch"));
     for (gi, g) in trace.gpu.iter().enumerate() {
         if g.kind != GpuKind::Kernel || !counts(gi as u32) {
             continue;
@@ -374,7 +378,9 @@ pub fn efficiency(
                 let owner = trace.owner_op_of(g);
                 let reason = if impossible[gi] {
                     "impossible"
-                } else if g.in_graph {
+                } else if g.in_graph
+                    || (g.launch != NONE && graph_launch.get(trace.cpu[g.launch as usize].name))
+                {
                     "graph_replay"
                 } else if let Some(o) = owner {
                     if trace
@@ -424,8 +430,10 @@ pub fn efficiency(
     uncovered.sort_by(|a, b| b.share.total_cmp(&a.share).then(a.reason.cmp(&b.reason)));
     let window = window_ns as f64;
     let whole = peak.map(|pk| total.flops / (window * 1e-9) / (pk * 1e12 * n_dev));
+    // FLOPs known for too little of the matrix time: said whether or not the device has a
+    // peak for the dtype (without one, "no peak" would hide that the FLOPs are missing)
     let mfu_unknown = match (whole, accounted_share) {
-        (Some(_), Some(a)) if a < MIN_ACCOUNTED => Some(format!(
+        (_, Some(a)) if a < MIN_ACCOUNTED => Some(format!(
             "MFU unknown: FLOPs known for {:.1}% of matrix-kernel time (at least {:.0}% needed); \
              the rest: {}",
             a * 100.0,

@@ -291,14 +291,19 @@ pub fn verdict(f: &Facts, findings: &[Finding]) -> String {
 
 /// The verdict for a diagnosis with its class. When the capture check finds events left out
 /// for want of time (`zero-timestamps`) or a truncated capture (`tracer-event-cap`), the
-/// verdict says so.
+/// verdict says so, when the issue limits the verdict (level `verdict`: not when the window
+/// was cut where the records stop, `records-cut`, so that no figure covers them).
 pub fn classified(f: &Facts, findings: &[Finding]) -> (VerdictClass, String) {
     let check = crate::analysis::capture::check_with(f.trace, &f.a.capture, 0, 0);
     let (class, mut v) = classified_of(f, findings, &check);
     if class == VerdictClass::DeviceRecordsIncomplete {
         return (class, v);
     }
-    for i in &check.issues {
+    let limiting = check
+        .issues
+        .iter()
+        .filter(|i| i.level() == crate::analysis::capture::LEVEL_VERDICT);
+    for i in limiting {
         match i.id {
             "zero-timestamps" => v.push_str(
                 " (judged on the events with real times: some were written with ts 0 and dur \

@@ -465,9 +465,14 @@ fn headline(r: &Report, out: &mut dyn Write) -> io::Result<()> {
     for g in &r.gpu_timeline {
         if g.total_us > 0.0 {
             head.push(format!(
-                "GPU {} idle {}",
+                "GPU {} idle {}{}",
                 g.device,
-                layout::gpu_split(g)[3].share
+                layout::gpu_split(g)[3].share,
+                if layout::timeline_spans_window(r, g) {
+                    ""
+                } else {
+                    " of its first to last activity"
+                }
             ));
         }
     }
@@ -643,6 +648,10 @@ fn gpu_section(r: &Report, out: &mut dyn Write) -> io::Result<()> {
         &rows,
     )?;
     writeln!(out)?;
+    if let Some(n) = layout::timeline_span_note(r) {
+        writeln!(out, "> Note: {}.", escape(&n))?;
+        writeln!(out)?;
+    }
     figure_notes(r, &["gpu_summary", "gpu_timeline"], out)
 }
 

@@ -208,7 +208,9 @@ pub struct StepsFoundInfo {
 /// The capture check ([`analysis::capture`]).
 #[derive(Debug, Clone, Serialize, serde::Deserialize)]
 pub struct TrustInfo {
-    /// True when nothing limits the numbers.
+    /// True when no issue limits the verdict (`level` `verdict`): issues that limit only
+    /// the figures named beside them (`figures`), or nothing (`none`), leave it true
+    /// ([`analysis::capture::CaptureCheck::ok`]).
     pub ok: bool,
     /// Device clock offset found, µs (0 when none).
     pub clock_offset_us: f64,
@@ -262,11 +264,24 @@ pub struct TrustIssueInfo {
     /// Classes of numbers it makes unreliable (`host_device_timing`, `device_busy`, …).
     #[serde(deserialize_with = "crate::text::static_words::vec")]
     pub unreliable: Vec<&'static str>,
+    /// What it limits ([`analysis::capture::TrustIssue::level`]): `verdict`, `figures` (only
+    /// the figures named in `figures`) or `none`; a report saved before the field reads
+    /// `verdict` (every issue then made `ok` false).
+    #[serde(
+        default = "level_verdict",
+        deserialize_with = "crate::text::static_words::one"
+    )]
+    pub level: crate::text::static_words::Word,
+}
+
+fn level_verdict() -> crate::text::static_words::Word {
+    analysis::capture::LEVEL_VERDICT
 }
 
 impl TrustIssueInfo {
     fn new(i: analysis::capture::TrustIssue) -> Self {
         TrustIssueInfo {
+            level: i.level(),
             id: i.id,
             finding: i.finding,
             effect: i.effect,
@@ -300,7 +315,7 @@ impl TrustInfo {
             .count();
         let c = analysis::capture::check_with(trace, &a.capture, cut, a.selection.compile.total);
         TrustInfo {
-            ok: c.issues.is_empty(),
+            ok: c.ok(),
             clock_offset_us: us(c.clock_offset),
             figures: c
                 .figure_limits()
@@ -425,6 +440,14 @@ impl StepsFoundInfo {
 
 /// The capture check's line when it found nothing (every renderer).
 pub const CAPTURE_CHECK_OK: &str = "nothing in this capture limits the numbers";
+
+/// The capture check's lead when it found issues but none limits the verdict (`trust.ok`).
+pub const CAPTURE_CHECK_VERDICT_STANDS: &str = "nothing in this capture limits the verdict";
+
+/// Said after the effect of an issue that limits only the figures named beside them (level
+/// `figures`).
+pub const CAPTURE_CHECK_FIGURES_ONLY: &str =
+    "it limits only the figures noted beside them; the verdict stands";
 
 /// The capture check's subtitle when it found something.
 pub const CAPTURE_CHECK_SUBTITLE: &str = "what limits the numbers";

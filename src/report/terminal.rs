@@ -269,6 +269,9 @@ fn write_gpu_timeline(r: &Report, width: usize, st: &Style, out: &mut dyn Write)
         t.row(row);
     }
     t.write(out, width, st)?;
+    if let Some(n) = layout::timeline_span_note(r) {
+        write_wrapped(out, "  note: ", &n, 4, width)?;
+    }
     write_figure_notes(r, &["gpu_timeline"], width, out)
 }
 

@@ -31,7 +31,20 @@
 //! - `figure-note`: every printed figure a capture-check issue limits carries a note naming
 //!   the issue (`trust.figures`, which every renderer prints beside the figure): an issue
 //!   whose `unreliable` classes include one the figure rests on ([`FIGURES`]), and a figure
-//!   printed when its section is not empty.
+//!   printed when its section is not empty;
+//! - `verdict-comm`: the verdict's `exposed communication X% of the step` is the GPU
+//!   timeline's largest `exposed_comm_us` over the window's time (`window.duration_us`: the
+//!   mean step is the window over its steps) and the `exposed-communication` finding's share
+//!   (one figure, one source);
+//! - `verdict-busy`: the verdict's `X% busy` is 100 − the `gpu-idle-gaps` finding's `GPU idle
+//!   X% of the window`, when that finding is there (both over the window);
+//! - `timeline-window`: where the GPU timeline's idle share (over each device's first to last
+//!   activity, TraceLens's hull) differs from the verdict's idle or busy share (over the
+//!   window), the timeline's `total_us` says its own span: it is not the window's (one
+//!   device);
+//! - `trust-level`: `trust.ok` is true exactly when no capture-check issue is of level
+//!   `verdict`, and an issue of level `figures` is named in a figure note (`trust.figures`):
+//!   it limits the figures printed beside it, not the verdict.
 #![allow(dead_code)]
 
 use serde_json::Value;
@@ -362,8 +375,118 @@ pub fn violations(r: &Value, span_us: Option<f64>) -> Vec<String> {
             bad.push("sync-evidence: Sync-bound verdict without host time in syncs".into());
         }
     }
+    verdict_sections(r, verdict, &findings, verdict_busy, &mut bad);
     figure_notes(r, &mut bad);
+    trust_levels(r, &mut bad);
     bad
+}
+
+/// `verdict-comm`, `verdict-busy` and `timeline-window` violations: the verdict's busy,
+/// idle and communication figures against the sections they come from.
+fn verdict_sections(
+    r: &Value,
+    verdict: &str,
+    findings: &[&Value],
+    verdict_busy: Option<f64>,
+    bad: &mut Vec<String>,
+) {
+    let timeline: Vec<&Value> = r["gpu_timeline"].as_array().into_iter().flatten().collect();
+    if let Some(c) = number_at(verdict, "% of the step")
+        .filter(|_| verdict.contains("exposed communication") && !verdict.contains("host-only"))
+    {
+        // the mean step is the window's time over its steps
+        let window = f(&r["window"]["duration_us"]);
+        let comm = timeline
+            .iter()
+            .map(|g| f(&g["exposed_comm_us"]))
+            .fold(0.0, f64::max);
+        if window > 0.0 {
+            let share = 100.0 * comm / window;
+            if (share - c).abs() > 0.051 {
+                bad.push(format!(
+                    "verdict-comm: verdict exposed communication {c}% ≠ GPU timeline's \
+                     {share:.2}% of the step"
+                ));
+            }
+        }
+        let finding = findings
+            .iter()
+            .find(|x| x["id"] == "exposed-communication")
+            .and_then(|x| x["title"].as_str())
+            .and_then(|t| number_at(t, "% of the step"));
+        if let Some(x) = finding {
+            if (x - c).abs() > 0.051 {
+                bad.push(format!(
+                    "verdict-comm: verdict exposed communication {c}% ≠ finding's {x}%"
+                ));
+            }
+        }
+    }
+    let gaps_idle = findings
+        .iter()
+        .find(|x| x["id"] == "gpu-idle-gaps")
+        .and_then(|x| x["title"].as_str())
+        .and_then(|t| number_at(t, "% of the window"));
+    if let (Some(b), Some(i)) = (number_at(verdict, "% busy"), gaps_idle) {
+        if (100.0 - i - b).abs() > 0.051 {
+            bad.push(format!(
+                "verdict-busy: verdict {b}% busy ≠ 100 − gpu-idle-gaps idle {i}%"
+            ));
+        }
+    }
+    // the GPU timeline's idle share is over its own span: where it differs from the verdict's,
+    // that span (its `total_us`) is not the window
+    let window = f(&r["window"]["duration_us"]);
+    // (one device: the verdict's is the busiest of several)
+    if let (Some(b), 1) = (verdict_busy, timeline.len()) {
+        for g in &timeline {
+            let total = f(&g["total_us"]);
+            if total <= 0.0 {
+                continue;
+            }
+            let idle = 100.0 * f(&g["idle_us"]) / total;
+            // (a difference under 1 µs in all is below what integer-µs traces resolve)
+            let apart = (100.0 - b - idle).abs();
+            if apart > 0.1 && apart / 100.0 * total >= 1.0 && (total - window).abs() < 0.5 {
+                bad.push(format!(
+                    "timeline-window: GPU timeline idle {idle:.1}% over the window's \
+                     {window} µs, the verdict's busy {b}%"
+                ));
+            }
+        }
+    }
+}
+
+/// `trust-level` violations of a report.
+fn trust_levels(r: &Value, bad: &mut Vec<String>) {
+    let t = &r["trust"];
+    let Some(issues) = t["issues"].as_array() else {
+        return;
+    };
+    let limiting: Vec<&str> = issues
+        .iter()
+        .filter(|i| i["level"] == "verdict")
+        .filter_map(|i| i["id"].as_str())
+        .collect();
+    if t["ok"].as_bool() != Some(limiting.is_empty()) {
+        bad.push(format!(
+            "trust-level: ok is {} with issues {limiting:?} limiting the verdict",
+            t["ok"]
+        ));
+    }
+    for i in issues.iter().filter(|i| i["level"] == "figures") {
+        let id = i["id"].as_str().unwrap_or("");
+        let named = t["figures"].as_array().into_iter().flatten().any(|n| {
+            n["issues"]
+                .as_array()
+                .is_some_and(|x| x.iter().any(|x| x == id))
+        });
+        if !named {
+            bad.push(format!(
+                "trust-level: `{id}` limits figures but no figure note names it"
+            ));
+        }
+    }
 }
 
 /// The printed figures (their JSON section) and the classes of numbers each rests on (the

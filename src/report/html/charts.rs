@@ -340,7 +340,10 @@ pub(super) fn split_chart(s: &mut String, r: &Report) {
         return;
     }
     s.push_str(r#"<section id="gpu-split"><h2>GPU time split</h2>"#);
-    s.push_str(r#"<p class="note">Over the analyzed window, on the union of all streams of each device: computation, communication not hidden by computation, copies not hidden by either, and idle time.</p>"#);
+    s.push_str(r#"<p class="note">Over each device's first to last activity, on the union of all its streams: computation, communication not hidden by computation, copies not hidden by either, and idle time.</p>"#);
+    if let Some(n) = crate::report::layout::timeline_span_note(r) {
+        w!(s, r#"<p class="note">Note: {}.</p>"#, escape(&n));
+    }
     for n in crate::report::layout::figure_notes(r, &["gpu_timeline"]) {
         w!(s, r#"<p class="note warn">Note: {}.</p>"#, escape(n));
     }

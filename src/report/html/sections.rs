@@ -148,9 +148,14 @@ pub(super) fn cards(s: &mut String, r: &Report) {
             &format!("GPU {} idle", g.device),
             &layout::gpu_split(g)[3].share,
             &format!(
-                "{} of {} (all streams)",
+                "{} of {} (all streams{})",
                 fmt_us(g.idle_us),
-                fmt_us(g.total_us)
+                fmt_us(g.total_us),
+                if layout::timeline_spans_window(r, g) {
+                    ""
+                } else {
+                    ", first to last activity"
+                }
             ),
         );
     }
@@ -494,7 +499,7 @@ pub(super) fn capture_check(s: &mut String, r: &Report) {
         c.title,
         c.lead.as_deref().unwrap_or_default()
     );
-    if r.trust.ok {
+    if c.items.is_empty() {
         s.push_str("</section>");
         return;
     }

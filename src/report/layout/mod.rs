@@ -54,7 +54,7 @@ pub struct NoteItem {
 /// effect, or the one line that nothing does.
 pub fn capture_check(r: &Report) -> Notes {
     let t = &r.trust;
-    if t.ok {
+    if t.issues.is_empty() {
         return Notes {
             title: "Capture check".into(),
             subtitle: super::CAPTURE_CHECK_OK,
@@ -64,18 +64,34 @@ pub fn capture_check(r: &Report) -> Notes {
     }
     Notes {
         title: format!("Capture check ({})", t.issues.len()),
-        subtitle: super::CAPTURE_CHECK_SUBTITLE,
-        lead: Some(format!(
-            "{}: what the capture shows, then what it does to the numbers",
+        subtitle: if t.ok {
+            super::CAPTURE_CHECK_VERDICT_STANDS
+        } else {
             super::CAPTURE_CHECK_SUBTITLE
-        )),
+        },
+        lead: Some(if t.ok {
+            format!(
+                "{}; {}: what the capture shows, then what it does to the numbers",
+                super::CAPTURE_CHECK_VERDICT_STANDS,
+                super::CAPTURE_CHECK_SUBTITLE
+            )
+        } else {
+            format!(
+                "{}: what the capture shows, then what it does to the numbers",
+                super::CAPTURE_CHECK_SUBTITLE
+            )
+        }),
         items: t
             .issues
             .iter()
             .map(|i| NoteItem {
                 label: i.id,
                 text: i.finding.clone(),
-                effect: Some(i.effect.clone()),
+                effect: Some(if i.level == crate::analysis::capture::LEVEL_FIGURES {
+                    format!("{} ({})", i.effect, super::CAPTURE_CHECK_FIGURES_ONLY)
+                } else {
+                    i.effect.clone()
+                }),
                 warn: false,
             })
             .collect(),
@@ -365,6 +381,33 @@ pub struct SplitPart {
     pub us: f64,
     /// Share of the device's total (`-` without one).
     pub share: String,
+}
+
+/// True when a device's GPU timeline spans the analyzed window: its split (over the device's
+/// first to last activity in the window, TraceLens's hull) is then over the window, as the
+/// verdict's busy and idle shares are.
+pub fn timeline_spans_window(r: &Report, t: &TimelineInfo) -> bool {
+    (t.total_us - r.window.duration_us).abs() < 0.5
+}
+
+/// The note printed beside the GPU timeline's split when a device's span is not the analyzed
+/// window (its idle share then differs from the verdict's, over the window): which window each
+/// is over. `None` when every device spans the window.
+pub fn timeline_span_note(r: &Report) -> Option<String> {
+    if r.gpu_timeline.iter().all(|t| timeline_spans_window(r, t)) {
+        return None;
+    }
+    let spans: Vec<String> = r
+        .gpu_timeline
+        .iter()
+        .map(|t| format!("GPU {} {}", t.device, fmt_us(t.total_us)))
+        .collect();
+    Some(format!(
+        "this split is over each device's span from its first to its last activity ({}), not \
+         over the analyzed window ({}) of the verdict's busy and idle shares",
+        spans.join(", "),
+        fmt_us(r.window.duration_us)
+    ))
 }
 
 /// A device's time split, in the order computation, exposed comm, exposed memcpy, idle.
