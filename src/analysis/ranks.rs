@@ -162,6 +162,36 @@ pub struct StepFact {
     pub dur: Ns,
     /// Its breakdown.
     pub parts: StepParts,
+    /// The main device's GPU-timeline split over the step (a rank with device work), so that
+    /// a common window can reduce the device figures too; `None` without device work (and in
+    /// summaries written before it was kept).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub device: Option<StepDevice>,
+}
+
+/// The main device's GPU-timeline split over one step's segment ([`StepFact::device`]), ns,
+/// with the rules of `analysis::timeline` (the same events counted as the rank's own split).
+/// A step's segment runs from its start to the next step's start when the next step is the
+/// next number (so a run of consecutive steps tiles the hull of the run, as the window of
+/// `--steps` over them does), else to its own end; clipped to the rank's window.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct StepDevice {
+    /// Union of computation.
+    pub computation: Ns,
+    /// Communication not overlapped by computation.
+    pub exposed_comm: Ns,
+    /// Communication overlapped by computation.
+    pub overlapped_comm: Ns,
+    /// Copies not overlapped by computation or communication.
+    pub exposed_memcpy: Ns,
+    /// Union of all counted work.
+    pub busy: Ns,
+    /// First start of the counted work in the segment (0 with none).
+    pub first: Ns,
+    /// Last end of the counted work in the segment (0 with none).
+    pub last: Ns,
+    /// Union of the device's kernels (the utilization's numerator, `analysis::gpu`).
+    pub kernels: Ns,
 }
 
 /// The step breakdown of a rank summed over its window's steps, ns (see
@@ -731,17 +761,21 @@ impl RankFacts {
             host_collectives,
             parts: StepParts::of(&a.steps.steps),
             annotations,
-            step_facts: a
-                .steps
-                .steps
-                .iter()
-                .map(|st| StepFact {
-                    number: st.number.unwrap_or(-1),
-                    start: st.span.start,
-                    dur: st.span.len(),
-                    parts: StepParts::of_step(st),
-                })
-                .collect(),
+            step_facts: {
+                let split = main.map(|m| step_devices(trace, a, m));
+                a.steps
+                    .steps
+                    .iter()
+                    .enumerate()
+                    .map(|(i, st)| StepFact {
+                        number: st.number.unwrap_or(-1),
+                        start: st.span.start,
+                        dur: st.span.len(),
+                        parts: StepParts::of_step(st),
+                        device: split.as_ref().map(|v| v[i]),
+                    })
+                    .collect()
+            },
             annotation_steps: 0,
         }
     }
@@ -770,6 +804,84 @@ impl RankFacts {
     pub fn own_time(&self) -> f64 {
         (self.step_time - self.exposed_comm_per_step()).max(0.0)
     }
+}
+
+/// The main device's split over each step's segment ([`StepDevice`]): the counted events of
+/// `main` (launch-linked only when the rank's own split left unlinked ones out), clipped to the
+/// window, then to each segment.
+fn step_devices(
+    trace: &Trace,
+    a: &Analysis,
+    main: &crate::analysis::timeline::GpuTimeline,
+) -> Vec<StepDevice> {
+    use crate::analysis::timeline::{timeline_class, TimelineClass};
+    use crate::model::{GpuKind, Interval, IntervalSet, UnionBuilder};
+    let window = a.selection.span;
+    let (mut comp, mut comm, mut memcpy, mut kernels) = (
+        UnionBuilder::new(),
+        UnionBuilder::new(),
+        UnionBuilder::new(),
+        UnionBuilder::new(),
+    );
+    // with no unlinked event left out, every event counts (the same as the linked ones)
+    let linked_only = main.unlinked > 0;
+    for g in trace.gpu.iter().filter(|g| g.device as i64 == main.device) {
+        let iv = g.interval();
+        if iv.overlap(&window) == 0 {
+            continue;
+        }
+        let iv = Interval::new(iv.start.max(window.start), iv.end.min(window.end));
+        if g.kind == GpuKind::Kernel {
+            kernels.push(iv);
+        }
+        if linked_only && !g.flow_linked {
+            continue;
+        }
+        match timeline_class(trace, g) {
+            Some(TimelineClass::Computation) => comp.push(iv),
+            Some(TimelineClass::Communication) => comm.push(iv),
+            Some(TimelineClass::Memcpy) => memcpy.push(iv),
+            None => {}
+        }
+    }
+    let (comp, comm, memcpy, kernels) = (
+        comp.finish(),
+        comm.finish(),
+        memcpy.finish(),
+        kernels.finish(),
+    );
+    let steps = &a.steps.steps;
+    steps
+        .iter()
+        .enumerate()
+        .map(|(i, st)| {
+            let end = match steps.get(i + 1) {
+                Some(n) if n.number.is_some() && n.number == st.number.map(|k| k + 1) => {
+                    n.span.start.max(st.span.start)
+                }
+                _ => st.span.end,
+            };
+            let seg = Interval::new(
+                st.span.start.max(window.start),
+                end.min(window.end).max(st.span.start.max(window.start)),
+            );
+            let (cp, cm, mc) = (comp.clip(seg), comm.clip(seg), memcpy.clip(seg));
+            let comp_comm = cp.union(&cm);
+            let memcpy_covered = mc.overlap_total(&comp_comm);
+            let all: IntervalSet = comp_comm.union(&mc);
+            let hull = all.hull();
+            StepDevice {
+                computation: cp.total(),
+                exposed_comm: cm.total() - cm.overlap_total(&cp),
+                overlapped_comm: cm.overlap_total(&cp),
+                exposed_memcpy: mc.total() - memcpy_covered,
+                busy: comp_comm.total() + mc.total() - memcpy_covered,
+                first: hull.map_or(0, |h| h.start),
+                last: hull.map_or(0, |h| h.end),
+                kernels: kernels.covered_within(seg),
+            }
+        })
+        .collect()
 }
 
 /// One pass over the host events: the pid of the process with the most operators (ties: the
@@ -1053,10 +1165,13 @@ pub struct CommonWindow {
 /// every rank is reduced to the steps all the windows count. A rank is reduced from its
 /// [`RankFacts::step_facts`]: its steps, mean step time, window (each run of consecutive steps
 /// from its first start to its last end, as the window's rule), step breakdown, its
-/// collectives in the steps left out, and, for a rank without device work, its exposed
-/// communication (the communication of its steps' breakdown). A rank with device work keeps
-/// its window whole: its GPU-timeline split (exposed communication, busy) is measured over
-/// the window and cannot be split by step from the facts (kept, with why). `None` with fewer
+/// collectives in the steps left out, and its exposed communication: for a rank without device
+/// work the communication of its steps' breakdown, for a rank with device work its
+/// GPU-timeline split summed over the common steps' segments ([`StepDevice`]; span and idle
+/// per run of consecutive steps, utilization over the reduced window), which equals the
+/// rank's own facts with `--steps` over a run of common steps. A rank with device work whose
+/// steps carry no device split (a summary written by an older version) keeps its window
+/// whole (kept, with why). `None` with fewer
 /// than two ranks, a rank without numbered steps, windows that agree, or no step in common.
 pub fn common_window(ranks: &mut [RankFacts]) -> Option<CommonWindow> {
     use std::collections::BTreeSet;
@@ -1092,12 +1207,12 @@ pub fn common_window(ranks: &mut [RankFacts]) -> Option<CommonWindow> {
         if dropped.is_empty() {
             continue;
         }
-        if r.device.is_some() {
+        if r.device.is_some() && r.step_facts.iter().any(|s| s.device.is_none()) {
             out.kept.push((
                 r.rank,
                 dropped,
-                "its device timeline (busy, exposed communication) is measured over its own \
-                 window"
+                "its device timeline (busy, exposed communication) is not kept step by step \
+                 (a summary written by an older version)"
                     .into(),
             ));
             continue;
@@ -1130,8 +1245,12 @@ pub fn common_window(ranks: &mut [RankFacts]) -> Option<CommonWindow> {
         let mut parts = StepParts::default();
         keep.iter().for_each(|s| parts.add(&s.parts));
         r.parts = parts;
-        // a rank without device work: its exposed communication is its steps' communication
-        r.exposed_comm = parts.communication;
+        if r.device.is_some() {
+            reduce_device(r, &keep);
+        } else {
+            // a rank without device work: its exposed communication is its steps' communication
+            r.exposed_comm = parts.communication;
+        }
         r.collectives.retain(|c| !dropped.contains(&c.step));
         let name = |n: i64| format!("{prefix}{n}");
         r.first_step = keep.first().map(|s| name(s.number)).unwrap_or_default();
@@ -1140,6 +1259,49 @@ pub fn common_window(ranks: &mut [RankFacts]) -> Option<CommonWindow> {
         out.trimmed.push((r.rank, dropped));
     }
     Some(out)
+}
+
+/// A rank with device work reduced to the steps `keep`: its GPU-timeline split summed over
+/// their segments ([`StepDevice`]); the span (`timeline_total`) of each run of consecutive
+/// steps from its first counted start to its last counted end, idle the span minus busy; the
+/// utilization the kernels' union over the reduced window.
+fn reduce_device(r: &mut RankFacts, keep: &[StepFact]) {
+    let dev: Vec<(i64, StepDevice)> = keep
+        .iter()
+        .filter_map(|s| s.device.map(|d| (s.number, d)))
+        .collect();
+    let sum = |f: fn(&StepDevice) -> Ns| dev.iter().map(|(_, d)| f(d)).sum::<Ns>();
+    let busy = sum(|d| d.busy);
+    let mut total = 0;
+    let mut run: Option<(Ns, Ns, i64)> = None;
+    for &(n, d) in &dev {
+        let has = d.last > d.first || d.busy > 0;
+        run = match run {
+            Some((a, e, k)) if n == k + 1 => {
+                if !has {
+                    Some((a, e, n))
+                } else if e == 0 {
+                    Some((d.first, d.last, n))
+                } else {
+                    Some((a, e.max(d.last), n))
+                }
+            }
+            _ => {
+                total += run.map_or(0, |(a, e, _)| e - a);
+                Some(if has { (d.first, d.last, n) } else { (0, 0, n) })
+            }
+        };
+    }
+    total += run.map_or(0, |(a, e, _)| e - a);
+    r.computation = sum(|d| d.computation);
+    r.exposed_comm = sum(|d| d.exposed_comm);
+    r.overlapped_comm = sum(|d| d.overlapped_comm);
+    r.exposed_memcpy = sum(|d| d.exposed_memcpy);
+    r.timeline_total = total;
+    r.idle = (total - busy).max(0);
+    if r.utilization.is_some() && r.window > 0 {
+        r.utilization = Some(sum(|d| d.kernels) as f64 / r.window as f64);
+    }
 }
 
 /// True when `a` ranks as slower than `b`: larger step time, then lower rank, then path.
@@ -1572,7 +1734,7 @@ pub(crate) mod tests {
             assert_eq!(r.window, 40_000_000);
             assert!(r.collectives.iter().all(|c| [1, 2, 5, 6].contains(&c.step)));
         }
-        // a rank with device work keeps its window, with why
+        // a rank with device work but no steps' device split keeps its window, with why
         let mut gpu = ranks.clone();
         gpu[1].device = Some(0);
         let s = summarize(gpu);
@@ -1586,6 +1748,123 @@ pub(crate) mod tests {
             summarize(vec![ranks[0].clone(), ranks[2].clone()]).common,
             None
         );
+    }
+
+    /// A GPU rank of steps given as (compute, all-reduce), ms, numbered from 1, back to back:
+    /// each step launches a `gemm` then an NCCL all-reduce that overlaps the gemm's last ms,
+    /// and a copy after it; the host step ends when the device does.
+    fn gpu_steps(steps: &[(f64, f64)]) -> Trace {
+        use crate::model::build::TraceBuilder;
+        use crate::model::GpuKind;
+        let mut b = TraceBuilder::new().device(0, "NVIDIA H100", 132, 80 << 30);
+        let mut t = 0.0;
+        for (k, &(own, comm)) in steps.iter().enumerate() {
+            let (own, comm) = (own * 1000.0, comm * 1000.0);
+            let len = own + comm + 200.0;
+            b.annotation(&format!("ProfilerStep#{}", k + 1), t, len);
+            let c = b.runtime("cudaLaunchKernel", 0, t, 2.0);
+            b.gpu(GpuKind::Kernel, "gemm", 0, 7, t + 10.0, own - 10.0, c);
+            let c = b.runtime("cudaLaunchKernel", 0, t + 3.0, 2.0);
+            b.gpu(
+                GpuKind::Kernel,
+                "ncclDevKernel_AllReduce_Sum_f32_RING_LL",
+                0,
+                8,
+                t + own - 1000.0,
+                comm + 1000.0,
+                c,
+            );
+            let c = b.runtime("cudaMemcpyAsync", 0, t + 6.0, 2.0);
+            b.gpu(
+                GpuKind::Memcpy,
+                "Memcpy DtoH",
+                0,
+                9,
+                t + own + comm + 50.0,
+                100.0,
+                c,
+            );
+            t += len;
+        }
+        b.build()
+    }
+
+    #[test]
+    fn one_window_for_device_ranks() {
+        // six steps of 10 ms; rank 0's step 6 and rank 1's step 5 are outliers (40 ms more of
+        // compute): the common window is steps 1-4, and each reduced rank equals the rank's
+        // own facts over `--steps 1..4`
+        let even = (4.0, 5.8);
+        let late = (44.0, 5.8);
+        let plans = [
+            [even, even, even, even, even, late],
+            [even, even, even, even, late, even],
+            [even, even, even, even, even, even],
+        ];
+        let facts = |plan: &[(f64, f64)], r: i64, opts: &crate::analysis::AnalyzeOptions| {
+            let t = gpu_steps(plan);
+            let a = crate::analysis::analyze(&t, opts);
+            RankFacts::new(&t, &a, "r.json", r, RankSource::Order)
+        };
+        let ranks: Vec<RankFacts> = plans
+            .iter()
+            .enumerate()
+            .map(|(r, p)| facts(p, r as i64, &Default::default()))
+            .collect();
+        let nums = |r: &RankFacts| r.step_facts.iter().map(|s| s.number).collect::<Vec<_>>();
+        assert_eq!(nums(&ranks[0]), [1, 2, 3, 4, 5]);
+        assert_eq!(nums(&ranks[1]), [1, 2, 3, 4, 6]);
+        // the steps' device split sums to the window's when the window is one run (back-to-back
+        // steps tile it; rank 1's window split is over its hull, outlier step 5 included)
+        for r in &ranks[..1] {
+            let d: Vec<StepDevice> = r.step_facts.iter().map(|s| s.device.unwrap()).collect();
+            let sum = |f: fn(&StepDevice) -> Ns| d.iter().map(f).sum::<Ns>();
+            assert_eq!(sum(|d| d.computation), r.computation, "rank {}", r.rank);
+            assert_eq!(sum(|d| d.exposed_comm), r.exposed_comm);
+            assert_eq!(sum(|d| d.overlapped_comm), r.overlapped_comm);
+            assert_eq!(sum(|d| d.exposed_memcpy), r.exposed_memcpy);
+        }
+        let s = summarize(ranks.clone());
+        let c = s.common.as_ref().expect("a common window");
+        assert_eq!(c.steps, [1, 2, 3, 4]);
+        assert_eq!(c.trimmed, [(0, vec![5]), (1, vec![6]), (2, vec![5, 6])]);
+        assert!(c.kept.is_empty(), "{:?}", c.kept);
+        let steps = crate::analysis::AnalyzeOptions {
+            window: crate::window::WindowSpec::Steps {
+                first: Some(1),
+                last: Some(4),
+            },
+            ..Default::default()
+        };
+        for (r, plan) in s.ranks.iter().zip(&plans) {
+            let own = facts(plan, r.rank, &steps);
+            assert_eq!(nums(r), [1, 2, 3, 4]);
+            assert_eq!((r.steps, r.step_time), (own.steps, own.step_time));
+            assert_eq!(r.window, own.window, "rank {}", r.rank);
+            assert_eq!(
+                (r.computation, r.exposed_comm, r.overlapped_comm),
+                (own.computation, own.exposed_comm, own.overlapped_comm),
+                "rank {}",
+                r.rank
+            );
+            assert_eq!(
+                (r.exposed_memcpy, r.idle, r.timeline_total),
+                (own.exposed_memcpy, own.idle, own.timeline_total),
+                "rank {}",
+                r.rank
+            );
+            let (u, v) = (r.utilization.unwrap(), own.utilization.unwrap());
+            assert!((u - v).abs() < 1e-12, "rank {}: {u} {v}", r.rank);
+            // 5.8 ms of the 6.8 ms all-reduce exposed a step (its first ms under the gemm)
+            assert_eq!(r.exposed_comm, 4 * 5_800_000);
+            assert_eq!(r.overlapped_comm, 4 * 1_000_000);
+        }
+        // a summary without the steps' device split (an older version): kept whole, with why
+        let mut old = ranks.clone();
+        old[1].step_facts.iter_mut().for_each(|s| s.device = None);
+        let c = summarize(old).common.unwrap();
+        assert_eq!(c.kept.len(), 1);
+        assert_eq!((c.kept[0].0, c.kept[0].1.clone()), (1, vec![6]));
     }
 
     #[test]
