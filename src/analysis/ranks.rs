@@ -319,6 +319,9 @@ pub enum Matching {
     StepNameOrder,
     /// By collective name and order within the window (the ranks' step numbers differ).
     NameOrder,
+    /// Several of the above, each collective by the strongest key it has on every rank
+    /// ([`Arrivals::by`] counts them).
+    Mixed,
 }
 
 /// Who arrived last at the collectives, and what the others waited.
@@ -357,6 +360,9 @@ pub struct Arrivals {
     pub steps: usize,
     /// How they were matched.
     pub matching: Matching,
+    /// Collectives matched by process group and `Seq`, by `Comms Id`, by step, name and order,
+    /// and by name and order in the window.
+    pub by: [usize; 4],
     /// True when the matched collectives are host spans (gloo, MPI, UCC) on some rank.
     pub host: bool,
     /// The name of the matched collectives when they all have the same one, else empty.
@@ -411,27 +417,54 @@ pub fn arrivals(ranks: &[RankFacts]) -> Arrivals {
     if n < 2 || ranks.iter().any(|r| r.collectives.is_empty()) {
         return a;
     }
-    let all = |f: fn(&Collective) -> bool| ranks.iter().all(|r| r.collectives.iter().all(f));
+    // an id is usable when every rank records it on some collective
+    let usable = |f: fn(&Collective) -> bool| ranks.iter().all(|r| r.collectives.iter().any(f));
+    let (seq, ids) = (
+        usable(|c| c.seq.is_some()),
+        usable(|c| c.comms_id.is_some()),
+    );
+    let mut used: Vec<Vec<bool>> = ranks
+        .iter()
+        .map(|r| vec![false; r.collectives.len()])
+        .collect();
     let mut rows = Vec::new();
-    if all(|c| c.seq.is_some()) {
-        rows = match_collectives(ranks, Key::GroupSeq);
-        a.matching = Matching::GroupSeq;
-    } else if all(|c| c.comms_id.is_some()) {
-        rows = match_collectives(ranks, Key::CommsId);
-        a.matching = Matching::CommsId;
+    let take = |key: Key, used: &mut Vec<Vec<bool>>, rows: &mut Vec<Vec<usize>>| {
+        let found = match_collectives(ranks, key, used, seq, ids);
+        for row in &found {
+            for (r, &i) in row.iter().enumerate() {
+                used[r][i] = true;
+            }
+        }
+        rows.extend(found);
+        rows.len()
+    };
+    let mut by = [0usize; 4];
+    let mut before = 0;
+    for (k, key) in [Key::GroupSeq, Key::CommsId, Key::StepNameOrder]
+        .into_iter()
+        .enumerate()
+    {
+        let n = take(key, &mut used, &mut rows);
+        by[k] = n - before;
+        before = n;
     }
     if rows.is_empty() {
-        rows = match_collectives(ranks, Key::StepNameOrder);
-        a.matching = Matching::StepNameOrder;
+        by[3] = take(Key::NameOrder, &mut used, &mut rows);
     }
-    if rows.is_empty() {
-        rows = match_collectives(ranks, Key::NameOrder);
-        a.matching = Matching::NameOrder;
-    }
-    if rows.is_empty() {
-        a.matching = Matching::None;
-        return a;
-    }
+    a.by = by;
+    let kinds = [
+        Matching::GroupSeq,
+        Matching::CommsId,
+        Matching::StepNameOrder,
+        Matching::NameOrder,
+    ];
+    a.matching = match by.iter().filter(|&&n| n > 0).count() {
+        0 => return a,
+        1 => kinds[by.iter().position(|&n| n > 0).unwrap_or(0)],
+        _ => Matching::Mixed,
+    };
+    // in the first rank's order
+    rows.sort_unstable_by_key(|row| row[0]);
     a.matched = rows.len();
     a.host = ranks.iter().any(|r| r.host_collectives);
     let c = |r: usize, k: usize| ranks[r].collectives[rows[k][r]];
@@ -532,12 +565,22 @@ enum Key {
 }
 
 /// The matched collectives: per match, the index of the collective on every rank, in the
-/// first rank's order, by `key` (and the order among collectives with equal keys).
-fn match_collectives(ranks: &[RankFacts], key: Key) -> Vec<Vec<usize>> {
+/// first rank's order, by `key` (and the order among collectives with equal keys), among the
+/// collectives not `used` yet. By `Seq` (`Comms Id`), only the collectives that carry it; by
+/// order, only those that carry no usable id (`seq`, `ids`: recorded on every rank): a
+/// collective with an id whose partner is missing on some rank stays unmatched, as it would
+/// pair with another collective by order.
+fn match_collectives(
+    ranks: &[RankFacts],
+    key: Key,
+    used: &[Vec<bool>],
+    seq: bool,
+    ids: bool,
+) -> Vec<Vec<usize>> {
     use std::collections::HashMap;
     // key: (step or -1, name or group, Seq or Comms Id or 0) and its occurrence
     type Occ = ((i64, String, u64), usize);
-    let keys = |r: &RankFacts| -> Vec<Occ> {
+    let keys = |r: &RankFacts| -> Vec<Option<Occ>> {
         let text = |i: Option<u32>| {
             i.and_then(|i| r.collective_names.get(i as usize))
                 .cloned()
@@ -548,31 +591,37 @@ fn match_collectives(ranks: &[RankFacts], key: Key) -> Vec<Vec<usize>> {
             .iter()
             .map(|c| {
                 let k = match key {
-                    Key::GroupSeq => (-1, text(c.group), c.seq.unwrap_or(0)),
-                    Key::CommsId => (-1, String::new(), c.comms_id.unwrap_or(0)),
+                    Key::GroupSeq => (-1, text(c.group), c.seq?),
+                    Key::CommsId => (-1, String::new(), c.comms_id?),
+                    _ if (seq && c.seq.is_some()) || (ids && c.comms_id.is_some()) => return None,
                     Key::StepNameOrder => (c.step, text(Some(c.name)), 0),
                     Key::NameOrder => (0, text(Some(c.name)), 0),
                 };
                 let occ = seen.entry(k.clone()).or_insert(0);
                 *occ += 1;
-                (k, *occ)
+                Some((k, *occ))
             })
-            .collect()
+            .collect::<Vec<Option<Occ>>>()
     };
+    let free = |r: usize, i: usize, k: &Option<Occ>| k.is_some() && !used[r][i];
     let maps: Vec<HashMap<Occ, usize>> = ranks[1..]
         .iter()
-        .map(|r| {
-            keys(r)
+        .enumerate()
+        .map(|(r, rf)| {
+            keys(rf)
                 .into_iter()
                 .enumerate()
-                .map(|(i, k)| (k, i))
+                .filter(|(i, k)| free(r + 1, *i, k))
+                .filter_map(|(i, k)| Some((k?, i)))
                 .collect()
         })
         .collect();
     keys(&ranks[0])
         .into_iter()
         .enumerate()
+        .filter(|(i, k)| free(0, *i, k))
         .filter_map(|(i, k)| {
+            let k = k?;
             let mut row = Vec::with_capacity(ranks.len());
             row.push(i);
             for m in &maps {

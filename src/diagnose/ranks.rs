@@ -261,8 +261,13 @@ fn measured_straggler(s: &RankSummary, a: &Arrivals) -> Option<Finding> {
         ));
     }
     facts.push(format!(
-        "matched by {}; {}",
+        "matched by {}{}; {}",
         matching_words(a.matching),
+        if a.matching == Matching::Mixed {
+            format!(" ({})", matching_counts(a))
+        } else {
+            String::new()
+        },
         clocks(a)
     ));
     if a.steps <= 1 {
@@ -676,8 +681,26 @@ fn matching_words(m: Matching) -> &'static str {
         Matching::NameOrder => {
             "collective name and order in the window (the ranks' step numbers differ)"
         }
+        Matching::Mixed => "the strongest key each collective has on every rank",
         _ => "step number, collective name and order within the step",
     }
+}
+
+/// The count of each key used, in words ("2 by process group and `Seq`, 3 by step, name and
+/// order").
+fn matching_counts(a: &crate::analysis::ranks::Arrivals) -> String {
+    [
+        "process group and `Seq`",
+        "`Comms Id`",
+        "step, name and order",
+        "name and order in the window",
+    ]
+    .iter()
+    .zip(a.by)
+    .filter(|(_, n)| *n > 0)
+    .map(|(k, n)| format!("{n} by {k}"))
+    .collect::<Vec<_>>()
+    .join(", ")
 }
 
 /// The note on the matching when the trace recorded collective ids: which ones were used, or
@@ -696,6 +719,14 @@ fn matching_note(s: &RankSummary, a: &crate::analysis::ranks::Arrivals) -> Optio
             .count();
     }
     match a.matching {
+        Matching::Mixed => Some(format!(
+            "collectives matched across ranks by {}: {} ({} matched); `Seq`/`Comms Id` recorded \
+             on {with} of {all} collectives, a collective with an id missing on some rank left \
+             unmatched",
+            matching_words(a.matching),
+            matching_counts(a),
+            a.matched
+        )),
         Matching::GroupSeq | Matching::CommsId => Some(format!(
             "collectives matched across ranks by {}: {} matched",
             matching_words(a.matching),
