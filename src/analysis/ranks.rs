@@ -145,6 +145,11 @@ pub struct RankFacts {
     /// folder can be compared over the steps they have in common ([`common_window`]).
     #[serde(default)]
     pub step_facts: Vec<StepFact>,
+    /// The input shapes of the operators with the most time in the window
+    /// (`record_shapes=True`; empty without): per operator, its input dims with the most time
+    /// ([`OpShapes`]), the [`SHAPES_KEPT`] operators with the most time, by time.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub shapes: Vec<OpShapes>,
     /// Steps over which [`RankFacts::annotations`] were summed (their own window; a common
     /// window may count fewer steps). 0: [`RankFacts::steps`].
     #[serde(default)]
@@ -167,6 +172,60 @@ pub struct StepFact {
     /// summaries written before it was kept).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub device: Option<StepDevice>,
+}
+
+/// The input shapes of one operator of a rank ([`RankFacts::shapes`]).
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct OpShapes {
+    /// The operator (`aten::addmm`).
+    pub name: String,
+    /// Its `Input Dims` with the most time (`[[96, 64], [64, 128]]`).
+    pub dims: String,
+    /// Its time with those dims in the window, ns.
+    pub time: Ns,
+    /// Its time with any dims in the window, ns.
+    pub total: Ns,
+}
+
+/// Operators whose shapes are kept per rank ([`RankFacts::shapes`]).
+pub const SHAPES_KEPT: usize = 8;
+
+/// The number of input elements in an `Input Dims` text (`[[96, 64], [64]]`: 96×64 + 64);
+/// 0 when it lists no dims.
+pub fn input_elements(dims: &str) -> u64 {
+    let mut total = 0u64;
+    let mut depth = 0;
+    // the product of the current inner list's numbers, and whether it has any
+    let (mut prod, mut any, mut num): (u64, bool, Option<u64>) = (1, false, None);
+    let end_num = |prod: &mut u64, any: &mut bool, num: &mut Option<u64>| {
+        if let Some(n) = num.take() {
+            *prod = prod.saturating_mul(n);
+            *any = true;
+        }
+    };
+    for ch in dims.chars() {
+        match ch {
+            '[' => {
+                depth += 1;
+                if depth == 2 {
+                    (prod, any, num) = (1, false, None);
+                }
+            }
+            ']' => {
+                end_num(&mut prod, &mut any, &mut num);
+                if depth == 2 && any {
+                    total = total.saturating_add(prod);
+                }
+                depth -= 1;
+            }
+            '0'..='9' if depth == 2 => {
+                num = Some(num.unwrap_or(0).saturating_mul(10) + (ch as u64 - '0' as u64));
+            }
+            ',' => end_num(&mut prod, &mut any, &mut num),
+            _ => {}
+        }
+    }
+    total
 }
 
 /// The main device's GPU-timeline split over one step's segment ([`StepFact::device`]), ns,
@@ -750,7 +809,7 @@ impl RankFacts {
             .iter()
             .max_by(|x, y| x.busy.cmp(&y.busy).then(y.device.cmp(&x.device)));
         let device = main.map(|t| t.device);
-        let (pid, host, annotations) = host_pass(trace, a);
+        let (pid, host, annotations, shapes) = host_pass(trace, a);
         let kernels = collective_kernels(trace, a, device);
         let host_collectives = kernels.is_empty() && !host.is_empty();
         let (collectives, collective_names) =
@@ -825,6 +884,7 @@ impl RankFacts {
                     })
                     .collect()
             },
+            shapes,
             annotation_steps: 0,
         }
     }
@@ -939,7 +999,10 @@ fn step_devices(
 ///
 /// [`classify::is_host_collective`]: crate::model::classify::is_host_collective
 #[allow(clippy::type_complexity)]
-fn host_pass(trace: &Trace, a: &Analysis) -> (Option<i64>, Vec<Span>, Vec<(String, Ns)>) {
+fn host_pass(
+    trace: &Trace,
+    a: &Analysis,
+) -> (Option<i64>, Vec<Span>, Vec<(String, Ns)>, Vec<OpShapes>) {
     use crate::model::CpuKind;
     let mut per_thread = vec![0u64; trace.threads.len()];
     let mut memo =
@@ -947,10 +1010,21 @@ fn host_pass(trace: &Trace, a: &Analysis) -> (Option<i64>, Vec<Span>, Vec<(Strin
     let mut host = Vec::new();
     // annotations are few (steps, DataLoader, optimizer, module forwards): a short list
     let mut annotations: Vec<(crate::model::NameId, Ns)> = Vec::new();
+    // (operator, dims) -> time, for the operators with recorded shapes in the window
+    let mut shaped: std::collections::HashMap<(crate::model::NameId, crate::model::NameId), Ns> =
+        std::collections::HashMap::new();
+    let with_shapes = !trace.op_shapes.is_empty();
     for e in &trace.cpu {
         if e.kind == CpuKind::Op {
             if let Some(c) = per_thread.get_mut(e.thread as usize) {
                 *c += 1;
+            }
+            if with_shapes {
+                if let Some(sh) = trace.op_shapes.get(&e.external_id) {
+                    if a.selection.mask.covered_within(e.interval()) > 0 {
+                        *shaped.entry((e.name, sh.dims)).or_insert(0) += e.dur;
+                    }
+                }
             }
         }
         if matches!(e.kind, CpuKind::Op | CpuKind::UserAnnotation) {
@@ -992,7 +1066,89 @@ fn host_pass(trace: &Trace, a: &Analysis) -> (Option<i64>, Vec<Span>, Vec<(Strin
         .into_iter()
         .max_by(|a, b| a.1.cmp(&b.1).then(b.0.cmp(&a.0)))
         .map(|p| p.0);
-    (pid, host, annotations)
+    // per operator: its dims with the most time (ties: the text), and its total
+    let mut ops: Vec<OpShapes> = Vec::new();
+    let mut rows: Vec<(String, String, Ns)> = shaped
+        .into_iter()
+        .map(|((n, d), t)| (trace.name(n).to_string(), trace.name(d).to_string(), t))
+        .filter(|(_, d, _)| input_elements(d) > 0)
+        .collect();
+    rows.sort();
+    for (name, dims, t) in rows {
+        match ops.iter_mut().find(|o| o.name == name) {
+            Some(o) => {
+                o.total += t;
+                if t > o.time {
+                    (o.dims, o.time) = (dims, t);
+                }
+            }
+            None => ops.push(OpShapes {
+                name,
+                dims,
+                time: t,
+                total: t,
+            }),
+        }
+    }
+    ops.sort_by(|x, y| y.total.cmp(&x.total).then(x.name.cmp(&y.name)));
+    ops.truncate(SHAPES_KEPT);
+    (pid, host, annotations, ops)
+}
+
+/// Load imbalance seen in the input shapes: the same operator with different input dims
+/// across the ranks ([`shape_imbalance`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct ShapeImbalance {
+    /// The operator (the one with the most time over the ranks among those whose dims differ).
+    pub name: String,
+    /// Per rank (index in the ranks given): its dims with the most time.
+    pub dims: Vec<String>,
+    /// The rank (index) with the most input elements (ties: the lower index).
+    pub largest: usize,
+    /// Its input elements ÷ the median rank's.
+    pub ratio: f64,
+}
+
+/// The operator recorded with shapes on every rank whose input dims with the most time differ
+/// between ranks (uneven batches or sequence lengths: the ranks run different work), the one
+/// with the most time over the ranks; `None` with fewer than two ranks, without shapes on
+/// every rank, or when every shared operator has the same dims everywhere.
+pub fn shape_imbalance(ranks: &[RankFacts]) -> Option<ShapeImbalance> {
+    if ranks.len() < 2 || ranks.iter().any(|r| r.shapes.is_empty()) {
+        return None;
+    }
+    let mut best: Option<(Ns, ShapeImbalance)> = None;
+    for op in &ranks[0].shapes {
+        let per: Option<Vec<&OpShapes>> = ranks
+            .iter()
+            .map(|r| r.shapes.iter().find(|o| o.name == op.name))
+            .collect();
+        let Some(per) = per else { continue };
+        if per.iter().all(|o| o.dims == per[0].dims) {
+            continue;
+        }
+        let total: Ns = per.iter().map(|o| o.total).sum();
+        if best.as_ref().is_some_and(|(t, _)| *t >= total) {
+            continue;
+        }
+        let elems: Vec<u64> = per.iter().map(|o| input_elements(&o.dims)).collect();
+        let largest = (0..per.len())
+            .max_by(|&x, &y| elems[x].cmp(&elems[y]).then(y.cmp(&x)))
+            .unwrap_or(0);
+        let mut sorted = elems.clone();
+        sorted.sort_unstable();
+        let mid = sorted[sorted.len() / 2].max(1);
+        best = Some((
+            total,
+            ShapeImbalance {
+                name: op.name.clone(),
+                dims: per.iter().map(|o| o.dims.clone()).collect(),
+                largest,
+                ratio: elems[largest] as f64 / mid as f64,
+            },
+        ));
+    }
+    best.map(|b| b.1)
 }
 
 /// Annotations kept per rank ([`RankFacts::annotations`]).
@@ -1176,6 +1332,8 @@ fn merge_spans(mut group: Vec<RankFacts>) -> (RankFacts, RankSpans) {
             .iter()
             .flat_map(|r| r.step_facts.iter().copied())
             .collect(),
+        // the first span's
+        shapes: first.shapes.clone(),
         annotation_steps: 0,
     };
     let spans = RankSpans {
@@ -1524,6 +1682,7 @@ pub(crate) mod tests {
             annotations: Vec::new(),
             spans: 1,
             step_facts: Vec::new(),
+            shapes: Vec::new(),
             annotation_steps: 0,
         }
     }
@@ -1914,6 +2073,54 @@ pub(crate) mod tests {
         let c = summarize(old).common.unwrap();
         assert_eq!(c.kept.len(), 1);
         assert_eq!((c.kept[0].0, c.kept[0].1.clone()), (1, vec![6]));
+    }
+
+    #[test]
+    fn uneven_input_shapes_are_load_imbalance() {
+        assert_eq!(
+            input_elements("[[96, 64], [128, 64], [], [128]]"),
+            96 * 64 + 128 * 64 + 128
+        );
+        assert_eq!(input_elements("[[], []]"), 0);
+        assert_eq!(input_elements("[]"), 0);
+        // rank 1 runs batches of 96 rows, ranks 0 and 2 of 32: recorded, kept and compared
+        let ranks: Vec<RankFacts> = [32, 96, 32]
+            .iter()
+            .enumerate()
+            .map(|(r, &rows)| {
+                let mut b = crate::model::build::TraceBuilder::new();
+                for k in 0..3 {
+                    let t = k as f64 * 10_000.0;
+                    b.annotation(&format!("ProfilerStep#{}", k + 1), t, 10_000.0);
+                    let e = b.op("aten::addmm", t, rows as f64 * 50.0);
+                    b.shapes(e, &format!("[[128], [{rows}, 64], [64, 128]]"), "", "");
+                    let e = b.op("aten::relu", t + 6_000.0, 100.0);
+                    b.shapes(e, &format!("[[{rows}, 128]]"), "", "");
+                }
+                let tr = b.build();
+                let a = crate::analysis::analyze(&tr, &Default::default());
+                RankFacts::new(&tr, &a, "r.json", r as i64, RankSource::Order)
+            })
+            .collect();
+        assert_eq!(
+            ranks[1].shapes[0],
+            OpShapes {
+                name: "aten::addmm".into(),
+                dims: "[[128], [96, 64], [64, 128]]".into(),
+                time: 3 * 4_800_000,
+                total: 3 * 4_800_000,
+            }
+        );
+        let imb = shape_imbalance(&ranks).expect("shapes differ");
+        assert_eq!(imb.name, "aten::addmm");
+        assert_eq!(imb.largest, 1);
+        let (big, small) = (128 + 96 * 64 + 64 * 128, 128 + 32 * 64 + 64 * 128);
+        assert!((imb.ratio - big as f64 / small as f64).abs() < 1e-12);
+        // the same shapes everywhere, or none recorded on one rank: nothing
+        assert_eq!(shape_imbalance(&[ranks[0].clone(), ranks[2].clone()]), None);
+        let mut none = ranks.clone();
+        none[2].shapes.clear();
+        assert_eq!(shape_imbalance(&none), None);
     }
 
     #[test]

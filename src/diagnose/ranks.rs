@@ -607,6 +607,12 @@ pub fn diagnose_ranks(s: &RankSummary) -> RanksDiagnosis {
     rank(&mut findings);
     let mut notes = window_notes(s);
     notes.extend(matching_note(s, &a));
+    if let Some(line) = shapes_note(s, measured) {
+        if let Some(f) = findings.iter_mut().find(|f| f.id == "rank-straggler") {
+            f.evidence.facts.push(line.clone());
+        }
+        notes.push(line);
+    }
     let own_causes = (0..s.ranks.len())
         .map(|i| {
             measured
@@ -670,6 +676,74 @@ pub fn rank_story(s: &RankSummary, d: &RanksDiagnosis, rank: i64) -> Option<Stri
         s.ranks[i].rank,
         fmt_ns(waited),
         whom.join(" and ")
+    ))
+}
+
+/// Load imbalance from the input shapes ([`shape_imbalance`]): the operator whose input dims
+/// differ across ranks, the ranks by dims, and whether the measured arrivals agree (the rank
+/// with the largest inputs is a culprit) or not.
+///
+/// [`shape_imbalance`]: crate::analysis::ranks::shape_imbalance
+fn shapes_note(s: &RankSummary, measured: Option<&Arrivals>) -> Option<String> {
+    let imb = crate::analysis::ranks::shape_imbalance(&s.ranks)?;
+    let short = |d: &str| {
+        if d.chars().count() > 60 {
+            format!("{}…", d.chars().take(60).collect::<String>())
+        } else {
+            d.to_string()
+        }
+    };
+    // ranks grouped by dims, the largest first
+    let mut groups: Vec<(&str, Vec<i64>)> = Vec::new();
+    let order =
+        std::iter::once(imb.largest).chain((0..s.ranks.len()).filter(|&i| i != imb.largest));
+    for i in order {
+        match groups.iter_mut().find(|g| g.0 == imb.dims[i]) {
+            Some(g) => g.1.push(s.ranks[i].rank),
+            None => groups.push((&imb.dims[i], vec![s.ranks[i].rank])),
+        }
+    }
+    let list: Vec<String> = groups
+        .iter()
+        .map(|(d, r)| {
+            let who = r
+                .iter()
+                .map(|x| x.to_string())
+                .collect::<Vec<_>>()
+                .join(", ");
+            format!(
+                "rank{} {who} {}",
+                if r.len() > 1 { "s" } else { "" },
+                short(d)
+            )
+        })
+        .collect();
+    let big = s.ranks[imb.largest].rank;
+    let story = match measured.map(culprits) {
+        Some(c) if c.contains(&imb.largest) => format!(
+            "rank {big}, with the largest inputs, is the rank the others waited for: the \
+             measured arrivals agree"
+        ),
+        Some(c) if !c.is_empty() => format!(
+            "the measured arrivals name {} instead of rank {big}: the larger inputs do not \
+             explain the wait",
+            c.iter()
+                .map(|&i| format!("rank {}", s.ranks[i].rank))
+                .collect::<Vec<_>>()
+                .join(" and ")
+        ),
+        Some(_) => {
+            format!("yet no rank made the others wait: rank {big}'s larger inputs cost little time")
+        }
+        None => "arrivals not measured: the imbalance is not checked against them".to_string(),
+    };
+    Some(format!(
+        "load imbalance: the ranks run different work — `{}` has different input shapes \
+         across ranks ({}; rank {big} has {:.2}× the median rank's input elements), as from \
+         uneven batches or sequence lengths; {story}",
+        imb.name,
+        list.join("; "),
+        imb.ratio
     ))
 }
 
