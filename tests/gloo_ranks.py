@@ -7,6 +7,9 @@ SCENARIO:
   sleep    rank 1 sleeps DELAY_MS (30) in its forward at every step
   dataset  rank 2's dataset sleeps DELAY_MS before every batch (num_workers=0)
   balanced every rank does the same work
+  uneven   rank 1's batches hold 3x the samples (96 against 32; record_shapes=True), and its
+           forward's "work" (the BASE_MS sleep) grows with the batch: load imbalance that the
+           operators' input shapes show (tests/ranks_gloo.rs)
   hiccup   rank 1 sleeps HICCUP_MS (120) once, after its optimizer step in the third profiled
            step: its own step is the outlier there; the others wait for it at the next step's
            all-reduce, so theirs is the outlier one step later (tests/ranks_gloo.rs: one window)
@@ -46,6 +49,8 @@ def worker(rank, world, port, out, scenario):
     slow_forward = scenario == "sleep" and rank == 1
     slow_data = scenario == "dataset" and rank == 2
     hiccup = scenario == "hiccup" and rank == 1
+    # samples per batch: 3x on rank 1 in `uneven`
+    batch = 96 if scenario == "uneven" and rank == 1 else 32
 
     class Net(torch.nn.Module):
         def __init__(self):
@@ -55,7 +60,9 @@ def worker(rank, world, port, out, scenario):
             )
 
         def forward(self, x):
-            time.sleep((BASE_MS + (DELAY_MS if slow_forward else 0.0)) / 1000.0)
+            # equal work per sample: the sleep grows with the batch
+            work = BASE_MS * x.shape[0] / 32
+            time.sleep((work + (DELAY_MS if slow_forward else 0.0)) / 1000.0)
             return self.body(x)
 
     class Batches(torch.utils.data.Dataset):
@@ -66,7 +73,7 @@ def worker(rank, world, port, out, scenario):
             if slow_data:
                 time.sleep(DELAY_MS / 1000.0)
             g = torch.Generator().manual_seed(i)
-            return torch.randn(32, 64, generator=g), torch.randint(0, 10, (32,), generator=g)
+            return torch.randn(batch, 64, generator=g), torch.randint(0, 10, (batch,), generator=g)
 
     model = DDP(Net())
     opt = torch.optim.SGD(model.parameters(), lr=0.01)
@@ -81,6 +88,7 @@ def worker(rank, world, port, out, scenario):
         activities=[ProfilerActivity.CPU],
         schedule=schedule(wait=WAIT, warmup=WARMUP, active=ACTIVE, repeat=1),
         on_trace_ready=ready,
+        record_shapes=scenario == "uneven",
     ) as prof:
         for i, (x, y) in enumerate(loader):
             if i == steps:
@@ -99,7 +107,7 @@ def worker(rank, world, port, out, scenario):
 def main():
     out, scenario = sys.argv[1], sys.argv[2]
     world = int(sys.argv[3]) if len(sys.argv) > 3 else 3
-    assert scenario in ("sleep", "dataset", "balanced", "hiccup"), scenario
+    assert scenario in ("sleep", "dataset", "balanced", "hiccup", "uneven"), scenario
     os.makedirs(out, exist_ok=True)
     os.environ.setdefault("OMP_NUM_THREADS", "1")
     import torch.multiprocessing as mp

@@ -656,6 +656,36 @@ fn collectives_matched_by_seq() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// Matching is not all or nothing: with `Seq` on the first step's collectives only (on every
+/// rank), those are matched by process group and `Seq` and the second step's by step, name
+/// and order; rank 1's missing record of the first step's second all-reduce shifts nothing
+/// (by order alone, rank 0's second all-reduce would pair with rank 1's third).
+#[test]
+fn matching_falls_back_per_collective() {
+    let dir = temp_folder("seq-mixed");
+    for r in 0..2 {
+        let doc = (4..=6).fold(seq_rank(r, Some("Seq"), (r == 1).then_some(2)), |d, n| {
+            d.replace(&format!(r#", "Process Group Name": "0", "Seq": {n}"#), "")
+        });
+        std::fs::write(dir.join(format!("rank{r}.json")), doc).unwrap();
+    }
+    let (j, _) = ok_json(&["analyze", dir.to_str().unwrap(), "-f", "json"]);
+    let a = &j["ranks"]["arrivals"];
+    assert_eq!(a["matching"], "mixed", "{a}");
+    assert_eq!(a["matched_by"]["group_seq"], 2, "{a}");
+    assert_eq!(a["matched_by"]["step_name_order"], 3, "{a}");
+    assert_eq!(a["matched"], 5, "{a}");
+    // rank 1 arrived 3 ms late at each of the 5
+    assert_eq!(a["ranks"][1]["last"], 5, "{a}");
+    assert_eq!(f(&a["ranks"][0]["waited_us"]), 15_000.0, "{a}");
+    let notes = j["ranks"]["notes"].to_string();
+    assert!(
+        notes.contains("2 by process group and `Seq`, 3 by step, name and order (5 matched)"),
+        "{notes}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// Communication figures: bytes per call and algorithmic bandwidth per collective kernel name
 /// where the sizes are recorded; where they are not, the capture check's
 /// `nccl-sizes-unrecorded` and the note "NCCL sizes not recorded: bandwidth unknown" beside

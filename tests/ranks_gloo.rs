@@ -523,3 +523,31 @@ fn arrivals_table_in_terminal_and_markdown() {
         "{md}"
     );
 }
+
+/// Uneven batches (a capture made at test time, `record_shapes=True`): rank 1's batches hold 3×
+/// the samples and its forward's work grows with them. The report says it is load imbalance,
+/// shows the differing input shapes, and tells one story with the measured arrivals (rank 1,
+/// with the largest inputs, is the culprit).
+#[test]
+fn uneven_batches_are_load_imbalance_in_one_story() {
+    let Some((r, dir)) = capture("uneven") else {
+        return;
+    };
+    let st = straggler(&r);
+    assert_eq!(st["evidence"]["metrics"]["culprit_rank"], 1.0, "{r:#}");
+    let note = r["notes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|n| n.as_str())
+        .find(|n| n.starts_with("load imbalance"))
+        .unwrap_or_else(|| panic!("no load-imbalance note: {:#}", r["notes"]))
+        .to_string();
+    assert!(note.contains("rank 1 [[96, 64]"), "{note}");
+    assert!(note.contains("ranks 0, 2 [[32, 64]"), "{note}");
+    assert!(note.contains("the measured arrivals agree"), "{note}");
+    // the straggler finding carries it too
+    let facts = st["evidence"]["facts"].to_string();
+    assert!(facts.contains("load imbalance"), "{facts}");
+    let _ = std::fs::remove_dir_all(dir);
+}

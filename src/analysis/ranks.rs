@@ -145,6 +145,11 @@ pub struct RankFacts {
     /// folder can be compared over the steps they have in common ([`common_window`]).
     #[serde(default)]
     pub step_facts: Vec<StepFact>,
+    /// The input shapes of the operators with the most time in the window
+    /// (`record_shapes=True`; empty without): per operator, its input dims with the most time
+    /// ([`OpShapes`]), the [`SHAPES_KEPT`] operators with the most time, by time.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub shapes: Vec<OpShapes>,
     /// Steps over which [`RankFacts::annotations`] were summed (their own window; a common
     /// window may count fewer steps). 0: [`RankFacts::steps`].
     #[serde(default)]
@@ -162,6 +167,90 @@ pub struct StepFact {
     pub dur: Ns,
     /// Its breakdown.
     pub parts: StepParts,
+    /// The main device's GPU-timeline split over the step (a rank with device work), so that
+    /// a common window can reduce the device figures too; `None` without device work (and in
+    /// summaries written before it was kept).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub device: Option<StepDevice>,
+}
+
+/// The input shapes of one operator of a rank ([`RankFacts::shapes`]).
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct OpShapes {
+    /// The operator (`aten::addmm`).
+    pub name: String,
+    /// Its `Input Dims` with the most time (`[[96, 64], [64, 128]]`).
+    pub dims: String,
+    /// Its time with those dims in the window, ns.
+    pub time: Ns,
+    /// Its time with any dims in the window, ns.
+    pub total: Ns,
+}
+
+/// Operators whose shapes are kept per rank ([`RankFacts::shapes`]).
+pub const SHAPES_KEPT: usize = 8;
+
+/// The number of input elements in an `Input Dims` text (`[[96, 64], [64]]`: 96×64 + 64);
+/// 0 when it lists no dims.
+pub fn input_elements(dims: &str) -> u64 {
+    let mut total = 0u64;
+    let mut depth = 0;
+    // the product of the current inner list's numbers, and whether it has any
+    let (mut prod, mut any, mut num): (u64, bool, Option<u64>) = (1, false, None);
+    let end_num = |prod: &mut u64, any: &mut bool, num: &mut Option<u64>| {
+        if let Some(n) = num.take() {
+            *prod = prod.saturating_mul(n);
+            *any = true;
+        }
+    };
+    for ch in dims.chars() {
+        match ch {
+            '[' => {
+                depth += 1;
+                if depth == 2 {
+                    (prod, any, num) = (1, false, None);
+                }
+            }
+            ']' => {
+                end_num(&mut prod, &mut any, &mut num);
+                if depth == 2 && any {
+                    total = total.saturating_add(prod);
+                }
+                depth -= 1;
+            }
+            '0'..='9' if depth == 2 => {
+                num = Some(num.unwrap_or(0).saturating_mul(10) + (ch as u64 - '0' as u64));
+            }
+            ',' => end_num(&mut prod, &mut any, &mut num),
+            _ => {}
+        }
+    }
+    total
+}
+
+/// The main device's GPU-timeline split over one step's segment ([`StepFact::device`]), ns,
+/// with the rules of `analysis::timeline` (the same events counted as the rank's own split).
+/// A step's segment runs from its start to the next step's start when the next step is the
+/// next number (so a run of consecutive steps tiles the hull of the run, as the window of
+/// `--steps` over them does), else to its own end; clipped to the rank's window.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct StepDevice {
+    /// Union of computation.
+    pub computation: Ns,
+    /// Communication not overlapped by computation.
+    pub exposed_comm: Ns,
+    /// Communication overlapped by computation.
+    pub overlapped_comm: Ns,
+    /// Copies not overlapped by computation or communication.
+    pub exposed_memcpy: Ns,
+    /// Union of all counted work.
+    pub busy: Ns,
+    /// First start of the counted work in the segment (0 with none).
+    pub first: Ns,
+    /// Last end of the counted work in the segment (0 with none).
+    pub last: Ns,
+    /// Union of the device's kernels (the utilization's numerator, `analysis::gpu`).
+    pub kernels: Ns,
 }
 
 /// The step breakdown of a rank summed over its window's steps, ns (see
@@ -289,6 +378,9 @@ pub enum Matching {
     StepNameOrder,
     /// By collective name and order within the window (the ranks' step numbers differ).
     NameOrder,
+    /// Several of the above, each collective by the strongest key it has on every rank
+    /// ([`Arrivals::by`] counts them).
+    Mixed,
 }
 
 /// Who arrived last at the collectives, and what the others waited.
@@ -327,6 +419,9 @@ pub struct Arrivals {
     pub steps: usize,
     /// How they were matched.
     pub matching: Matching,
+    /// Collectives matched by process group and `Seq`, by `Comms Id`, by step, name and order,
+    /// and by name and order in the window.
+    pub by: [usize; 4],
     /// True when the matched collectives are host spans (gloo, MPI, UCC) on some rank.
     pub host: bool,
     /// The name of the matched collectives when they all have the same one, else empty.
@@ -381,27 +476,54 @@ pub fn arrivals(ranks: &[RankFacts]) -> Arrivals {
     if n < 2 || ranks.iter().any(|r| r.collectives.is_empty()) {
         return a;
     }
-    let all = |f: fn(&Collective) -> bool| ranks.iter().all(|r| r.collectives.iter().all(f));
+    // an id is usable when every rank records it on some collective
+    let usable = |f: fn(&Collective) -> bool| ranks.iter().all(|r| r.collectives.iter().any(f));
+    let (seq, ids) = (
+        usable(|c| c.seq.is_some()),
+        usable(|c| c.comms_id.is_some()),
+    );
+    let mut used: Vec<Vec<bool>> = ranks
+        .iter()
+        .map(|r| vec![false; r.collectives.len()])
+        .collect();
     let mut rows = Vec::new();
-    if all(|c| c.seq.is_some()) {
-        rows = match_collectives(ranks, Key::GroupSeq);
-        a.matching = Matching::GroupSeq;
-    } else if all(|c| c.comms_id.is_some()) {
-        rows = match_collectives(ranks, Key::CommsId);
-        a.matching = Matching::CommsId;
+    let take = |key: Key, used: &mut Vec<Vec<bool>>, rows: &mut Vec<Vec<usize>>| {
+        let found = match_collectives(ranks, key, used, seq, ids);
+        for row in &found {
+            for (r, &i) in row.iter().enumerate() {
+                used[r][i] = true;
+            }
+        }
+        rows.extend(found);
+        rows.len()
+    };
+    let mut by = [0usize; 4];
+    let mut before = 0;
+    for (k, key) in [Key::GroupSeq, Key::CommsId, Key::StepNameOrder]
+        .into_iter()
+        .enumerate()
+    {
+        let n = take(key, &mut used, &mut rows);
+        by[k] = n - before;
+        before = n;
     }
     if rows.is_empty() {
-        rows = match_collectives(ranks, Key::StepNameOrder);
-        a.matching = Matching::StepNameOrder;
+        by[3] = take(Key::NameOrder, &mut used, &mut rows);
     }
-    if rows.is_empty() {
-        rows = match_collectives(ranks, Key::NameOrder);
-        a.matching = Matching::NameOrder;
-    }
-    if rows.is_empty() {
-        a.matching = Matching::None;
-        return a;
-    }
+    a.by = by;
+    let kinds = [
+        Matching::GroupSeq,
+        Matching::CommsId,
+        Matching::StepNameOrder,
+        Matching::NameOrder,
+    ];
+    a.matching = match by.iter().filter(|&&n| n > 0).count() {
+        0 => return a,
+        1 => kinds[by.iter().position(|&n| n > 0).unwrap_or(0)],
+        _ => Matching::Mixed,
+    };
+    // in the first rank's order
+    rows.sort_unstable_by_key(|row| row[0]);
     a.matched = rows.len();
     a.host = ranks.iter().any(|r| r.host_collectives);
     let c = |r: usize, k: usize| ranks[r].collectives[rows[k][r]];
@@ -502,12 +624,22 @@ enum Key {
 }
 
 /// The matched collectives: per match, the index of the collective on every rank, in the
-/// first rank's order, by `key` (and the order among collectives with equal keys).
-fn match_collectives(ranks: &[RankFacts], key: Key) -> Vec<Vec<usize>> {
+/// first rank's order, by `key` (and the order among collectives with equal keys), among the
+/// collectives not `used` yet. By `Seq` (`Comms Id`), only the collectives that carry it; by
+/// order, only those that carry no usable id (`seq`, `ids`: recorded on every rank): a
+/// collective with an id whose partner is missing on some rank stays unmatched, as it would
+/// pair with another collective by order.
+fn match_collectives(
+    ranks: &[RankFacts],
+    key: Key,
+    used: &[Vec<bool>],
+    seq: bool,
+    ids: bool,
+) -> Vec<Vec<usize>> {
     use std::collections::HashMap;
     // key: (step or -1, name or group, Seq or Comms Id or 0) and its occurrence
     type Occ = ((i64, String, u64), usize);
-    let keys = |r: &RankFacts| -> Vec<Occ> {
+    let keys = |r: &RankFacts| -> Vec<Option<Occ>> {
         let text = |i: Option<u32>| {
             i.and_then(|i| r.collective_names.get(i as usize))
                 .cloned()
@@ -518,31 +650,37 @@ fn match_collectives(ranks: &[RankFacts], key: Key) -> Vec<Vec<usize>> {
             .iter()
             .map(|c| {
                 let k = match key {
-                    Key::GroupSeq => (-1, text(c.group), c.seq.unwrap_or(0)),
-                    Key::CommsId => (-1, String::new(), c.comms_id.unwrap_or(0)),
+                    Key::GroupSeq => (-1, text(c.group), c.seq?),
+                    Key::CommsId => (-1, String::new(), c.comms_id?),
+                    _ if (seq && c.seq.is_some()) || (ids && c.comms_id.is_some()) => return None,
                     Key::StepNameOrder => (c.step, text(Some(c.name)), 0),
                     Key::NameOrder => (0, text(Some(c.name)), 0),
                 };
                 let occ = seen.entry(k.clone()).or_insert(0);
                 *occ += 1;
-                (k, *occ)
+                Some((k, *occ))
             })
-            .collect()
+            .collect::<Vec<Option<Occ>>>()
     };
+    let free = |r: usize, i: usize, k: &Option<Occ>| k.is_some() && !used[r][i];
     let maps: Vec<HashMap<Occ, usize>> = ranks[1..]
         .iter()
-        .map(|r| {
-            keys(r)
+        .enumerate()
+        .map(|(r, rf)| {
+            keys(rf)
                 .into_iter()
                 .enumerate()
-                .map(|(i, k)| (k, i))
+                .filter(|(i, k)| free(r + 1, *i, k))
+                .filter_map(|(i, k)| Some((k?, i)))
                 .collect()
         })
         .collect();
     keys(&ranks[0])
         .into_iter()
         .enumerate()
+        .filter(|(i, k)| free(0, *i, k))
         .filter_map(|(i, k)| {
+            let k = k?;
             let mut row = Vec::with_capacity(ranks.len());
             row.push(i);
             for m in &maps {
@@ -671,7 +809,7 @@ impl RankFacts {
             .iter()
             .max_by(|x, y| x.busy.cmp(&y.busy).then(y.device.cmp(&x.device)));
         let device = main.map(|t| t.device);
-        let (pid, host, annotations) = host_pass(trace, a);
+        let (pid, host, annotations, shapes) = host_pass(trace, a);
         let kernels = collective_kernels(trace, a, device);
         let host_collectives = kernels.is_empty() && !host.is_empty();
         let (collectives, collective_names) =
@@ -731,17 +869,22 @@ impl RankFacts {
             host_collectives,
             parts: StepParts::of(&a.steps.steps),
             annotations,
-            step_facts: a
-                .steps
-                .steps
-                .iter()
-                .map(|st| StepFact {
-                    number: st.number.unwrap_or(-1),
-                    start: st.span.start,
-                    dur: st.span.len(),
-                    parts: StepParts::of_step(st),
-                })
-                .collect(),
+            step_facts: {
+                let split = main.map(|m| step_devices(trace, a, m));
+                a.steps
+                    .steps
+                    .iter()
+                    .enumerate()
+                    .map(|(i, st)| StepFact {
+                        number: st.number.unwrap_or(-1),
+                        start: st.span.start,
+                        dur: st.span.len(),
+                        parts: StepParts::of_step(st),
+                        device: split.as_ref().map(|v| v[i]),
+                    })
+                    .collect()
+            },
+            shapes,
             annotation_steps: 0,
         }
     }
@@ -772,13 +915,94 @@ impl RankFacts {
     }
 }
 
+/// The main device's split over each step's segment ([`StepDevice`]): the counted events of
+/// `main` (launch-linked only when the rank's own split left unlinked ones out), clipped to the
+/// window, then to each segment.
+fn step_devices(
+    trace: &Trace,
+    a: &Analysis,
+    main: &crate::analysis::timeline::GpuTimeline,
+) -> Vec<StepDevice> {
+    use crate::analysis::timeline::{timeline_class, TimelineClass};
+    use crate::model::{GpuKind, Interval, IntervalSet, UnionBuilder};
+    let window = a.selection.span;
+    let (mut comp, mut comm, mut memcpy, mut kernels) = (
+        UnionBuilder::new(),
+        UnionBuilder::new(),
+        UnionBuilder::new(),
+        UnionBuilder::new(),
+    );
+    // with no unlinked event left out, every event counts (the same as the linked ones)
+    let linked_only = main.unlinked > 0;
+    for g in trace.gpu.iter().filter(|g| g.device as i64 == main.device) {
+        let iv = g.interval();
+        if iv.overlap(&window) == 0 {
+            continue;
+        }
+        let iv = Interval::new(iv.start.max(window.start), iv.end.min(window.end));
+        if g.kind == GpuKind::Kernel {
+            kernels.push(iv);
+        }
+        if linked_only && !g.flow_linked {
+            continue;
+        }
+        match timeline_class(trace, g) {
+            Some(TimelineClass::Computation) => comp.push(iv),
+            Some(TimelineClass::Communication) => comm.push(iv),
+            Some(TimelineClass::Memcpy) => memcpy.push(iv),
+            None => {}
+        }
+    }
+    let (comp, comm, memcpy, kernels) = (
+        comp.finish(),
+        comm.finish(),
+        memcpy.finish(),
+        kernels.finish(),
+    );
+    let steps = &a.steps.steps;
+    steps
+        .iter()
+        .enumerate()
+        .map(|(i, st)| {
+            let end = match steps.get(i + 1) {
+                Some(n) if n.number.is_some() && n.number == st.number.map(|k| k + 1) => {
+                    n.span.start.max(st.span.start)
+                }
+                _ => st.span.end,
+            };
+            let seg = Interval::new(
+                st.span.start.max(window.start),
+                end.min(window.end).max(st.span.start.max(window.start)),
+            );
+            let (cp, cm, mc) = (comp.clip(seg), comm.clip(seg), memcpy.clip(seg));
+            let comp_comm = cp.union(&cm);
+            let memcpy_covered = mc.overlap_total(&comp_comm);
+            let all: IntervalSet = comp_comm.union(&mc);
+            let hull = all.hull();
+            StepDevice {
+                computation: cp.total(),
+                exposed_comm: cm.total() - cm.overlap_total(&cp),
+                overlapped_comm: cm.overlap_total(&cp),
+                exposed_memcpy: mc.total() - memcpy_covered,
+                busy: comp_comm.total() + mc.total() - memcpy_covered,
+                first: hull.map_or(0, |h| h.start),
+                last: hull.map_or(0, |h| h.end),
+                kernels: kernels.covered_within(seg),
+            }
+        })
+        .collect()
+}
+
 /// One pass over the host events: the pid of the process with the most operators (ties: the
 /// lower pid), and the host collective spans ([`classify::is_host_collective`], operators and
 /// annotations) counted in the window of `a`: (start, end, name).
 ///
 /// [`classify::is_host_collective`]: crate::model::classify::is_host_collective
 #[allow(clippy::type_complexity)]
-fn host_pass(trace: &Trace, a: &Analysis) -> (Option<i64>, Vec<Span>, Vec<(String, Ns)>) {
+fn host_pass(
+    trace: &Trace,
+    a: &Analysis,
+) -> (Option<i64>, Vec<Span>, Vec<(String, Ns)>, Vec<OpShapes>) {
     use crate::model::CpuKind;
     let mut per_thread = vec![0u64; trace.threads.len()];
     let mut memo =
@@ -786,10 +1010,21 @@ fn host_pass(trace: &Trace, a: &Analysis) -> (Option<i64>, Vec<Span>, Vec<(Strin
     let mut host = Vec::new();
     // annotations are few (steps, DataLoader, optimizer, module forwards): a short list
     let mut annotations: Vec<(crate::model::NameId, Ns)> = Vec::new();
+    // (operator, dims) -> time, for the operators with recorded shapes in the window
+    let mut shaped: std::collections::HashMap<(crate::model::NameId, crate::model::NameId), Ns> =
+        std::collections::HashMap::new();
+    let with_shapes = !trace.op_shapes.is_empty();
     for e in &trace.cpu {
         if e.kind == CpuKind::Op {
             if let Some(c) = per_thread.get_mut(e.thread as usize) {
                 *c += 1;
+            }
+            if with_shapes {
+                if let Some(sh) = trace.op_shapes.get(&e.external_id) {
+                    if a.selection.mask.covered_within(e.interval()) > 0 {
+                        *shaped.entry((e.name, sh.dims)).or_insert(0) += e.dur;
+                    }
+                }
             }
         }
         if matches!(e.kind, CpuKind::Op | CpuKind::UserAnnotation) {
@@ -831,7 +1066,89 @@ fn host_pass(trace: &Trace, a: &Analysis) -> (Option<i64>, Vec<Span>, Vec<(Strin
         .into_iter()
         .max_by(|a, b| a.1.cmp(&b.1).then(b.0.cmp(&a.0)))
         .map(|p| p.0);
-    (pid, host, annotations)
+    // per operator: its dims with the most time (ties: the text), and its total
+    let mut ops: Vec<OpShapes> = Vec::new();
+    let mut rows: Vec<(String, String, Ns)> = shaped
+        .into_iter()
+        .map(|((n, d), t)| (trace.name(n).to_string(), trace.name(d).to_string(), t))
+        .filter(|(_, d, _)| input_elements(d) > 0)
+        .collect();
+    rows.sort();
+    for (name, dims, t) in rows {
+        match ops.iter_mut().find(|o| o.name == name) {
+            Some(o) => {
+                o.total += t;
+                if t > o.time {
+                    (o.dims, o.time) = (dims, t);
+                }
+            }
+            None => ops.push(OpShapes {
+                name,
+                dims,
+                time: t,
+                total: t,
+            }),
+        }
+    }
+    ops.sort_by(|x, y| y.total.cmp(&x.total).then(x.name.cmp(&y.name)));
+    ops.truncate(SHAPES_KEPT);
+    (pid, host, annotations, ops)
+}
+
+/// Load imbalance seen in the input shapes: the same operator with different input dims
+/// across the ranks ([`shape_imbalance`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct ShapeImbalance {
+    /// The operator (the one with the most time over the ranks among those whose dims differ).
+    pub name: String,
+    /// Per rank (index in the ranks given): its dims with the most time.
+    pub dims: Vec<String>,
+    /// The rank (index) with the most input elements (ties: the lower index).
+    pub largest: usize,
+    /// Its input elements ÷ the median rank's.
+    pub ratio: f64,
+}
+
+/// The operator recorded with shapes on every rank whose input dims with the most time differ
+/// between ranks (uneven batches or sequence lengths: the ranks run different work), the one
+/// with the most time over the ranks; `None` with fewer than two ranks, without shapes on
+/// every rank, or when every shared operator has the same dims everywhere.
+pub fn shape_imbalance(ranks: &[RankFacts]) -> Option<ShapeImbalance> {
+    if ranks.len() < 2 || ranks.iter().any(|r| r.shapes.is_empty()) {
+        return None;
+    }
+    let mut best: Option<(Ns, ShapeImbalance)> = None;
+    for op in &ranks[0].shapes {
+        let per: Option<Vec<&OpShapes>> = ranks
+            .iter()
+            .map(|r| r.shapes.iter().find(|o| o.name == op.name))
+            .collect();
+        let Some(per) = per else { continue };
+        if per.iter().all(|o| o.dims == per[0].dims) {
+            continue;
+        }
+        let total: Ns = per.iter().map(|o| o.total).sum();
+        if best.as_ref().is_some_and(|(t, _)| *t >= total) {
+            continue;
+        }
+        let elems: Vec<u64> = per.iter().map(|o| input_elements(&o.dims)).collect();
+        let largest = (0..per.len())
+            .max_by(|&x, &y| elems[x].cmp(&elems[y]).then(y.cmp(&x)))
+            .unwrap_or(0);
+        let mut sorted = elems.clone();
+        sorted.sort_unstable();
+        let mid = sorted[sorted.len() / 2].max(1);
+        best = Some((
+            total,
+            ShapeImbalance {
+                name: op.name.clone(),
+                dims: per.iter().map(|o| o.dims.clone()).collect(),
+                largest,
+                ratio: elems[largest] as f64 / mid as f64,
+            },
+        ));
+    }
+    best.map(|b| b.1)
 }
 
 /// Annotations kept per rank ([`RankFacts::annotations`]).
@@ -1015,6 +1332,8 @@ fn merge_spans(mut group: Vec<RankFacts>) -> (RankFacts, RankSpans) {
             .iter()
             .flat_map(|r| r.step_facts.iter().copied())
             .collect(),
+        // the first span's
+        shapes: first.shapes.clone(),
         annotation_steps: 0,
     };
     let spans = RankSpans {
@@ -1053,10 +1372,13 @@ pub struct CommonWindow {
 /// every rank is reduced to the steps all the windows count. A rank is reduced from its
 /// [`RankFacts::step_facts`]: its steps, mean step time, window (each run of consecutive steps
 /// from its first start to its last end, as the window's rule), step breakdown, its
-/// collectives in the steps left out, and, for a rank without device work, its exposed
-/// communication (the communication of its steps' breakdown). A rank with device work keeps
-/// its window whole: its GPU-timeline split (exposed communication, busy) is measured over
-/// the window and cannot be split by step from the facts (kept, with why). `None` with fewer
+/// collectives in the steps left out, and its exposed communication: for a rank without device
+/// work the communication of its steps' breakdown, for a rank with device work its
+/// GPU-timeline split summed over the common steps' segments ([`StepDevice`]; span and idle
+/// per run of consecutive steps, utilization over the reduced window), which equals the
+/// rank's own facts with `--steps` over a run of common steps. A rank with device work whose
+/// steps carry no device split (a summary written by an older version) keeps its window
+/// whole (kept, with why). `None` with fewer
 /// than two ranks, a rank without numbered steps, windows that agree, or no step in common.
 pub fn common_window(ranks: &mut [RankFacts]) -> Option<CommonWindow> {
     use std::collections::BTreeSet;
@@ -1092,12 +1414,12 @@ pub fn common_window(ranks: &mut [RankFacts]) -> Option<CommonWindow> {
         if dropped.is_empty() {
             continue;
         }
-        if r.device.is_some() {
+        if r.device.is_some() && r.step_facts.iter().any(|s| s.device.is_none()) {
             out.kept.push((
                 r.rank,
                 dropped,
-                "its device timeline (busy, exposed communication) is measured over its own \
-                 window"
+                "its device timeline (busy, exposed communication) is not kept step by step \
+                 (a summary written by an older version)"
                     .into(),
             ));
             continue;
@@ -1130,8 +1452,12 @@ pub fn common_window(ranks: &mut [RankFacts]) -> Option<CommonWindow> {
         let mut parts = StepParts::default();
         keep.iter().for_each(|s| parts.add(&s.parts));
         r.parts = parts;
-        // a rank without device work: its exposed communication is its steps' communication
-        r.exposed_comm = parts.communication;
+        if r.device.is_some() {
+            reduce_device(r, &keep);
+        } else {
+            // a rank without device work: its exposed communication is its steps' communication
+            r.exposed_comm = parts.communication;
+        }
         r.collectives.retain(|c| !dropped.contains(&c.step));
         let name = |n: i64| format!("{prefix}{n}");
         r.first_step = keep.first().map(|s| name(s.number)).unwrap_or_default();
@@ -1140,6 +1466,49 @@ pub fn common_window(ranks: &mut [RankFacts]) -> Option<CommonWindow> {
         out.trimmed.push((r.rank, dropped));
     }
     Some(out)
+}
+
+/// A rank with device work reduced to the steps `keep`: its GPU-timeline split summed over
+/// their segments ([`StepDevice`]); the span (`timeline_total`) of each run of consecutive
+/// steps from its first counted start to its last counted end, idle the span minus busy; the
+/// utilization the kernels' union over the reduced window.
+fn reduce_device(r: &mut RankFacts, keep: &[StepFact]) {
+    let dev: Vec<(i64, StepDevice)> = keep
+        .iter()
+        .filter_map(|s| s.device.map(|d| (s.number, d)))
+        .collect();
+    let sum = |f: fn(&StepDevice) -> Ns| dev.iter().map(|(_, d)| f(d)).sum::<Ns>();
+    let busy = sum(|d| d.busy);
+    let mut total = 0;
+    let mut run: Option<(Ns, Ns, i64)> = None;
+    for &(n, d) in &dev {
+        let has = d.last > d.first || d.busy > 0;
+        run = match run {
+            Some((a, e, k)) if n == k + 1 => {
+                if !has {
+                    Some((a, e, n))
+                } else if e == 0 {
+                    Some((d.first, d.last, n))
+                } else {
+                    Some((a, e.max(d.last), n))
+                }
+            }
+            _ => {
+                total += run.map_or(0, |(a, e, _)| e - a);
+                Some(if has { (d.first, d.last, n) } else { (0, 0, n) })
+            }
+        };
+    }
+    total += run.map_or(0, |(a, e, _)| e - a);
+    r.computation = sum(|d| d.computation);
+    r.exposed_comm = sum(|d| d.exposed_comm);
+    r.overlapped_comm = sum(|d| d.overlapped_comm);
+    r.exposed_memcpy = sum(|d| d.exposed_memcpy);
+    r.timeline_total = total;
+    r.idle = (total - busy).max(0);
+    if r.utilization.is_some() && r.window > 0 {
+        r.utilization = Some(sum(|d| d.kernels) as f64 / r.window as f64);
+    }
 }
 
 /// True when `a` ranks as slower than `b`: larger step time, then lower rank, then path.
@@ -1313,6 +1682,7 @@ pub(crate) mod tests {
             annotations: Vec::new(),
             spans: 1,
             step_facts: Vec::new(),
+            shapes: Vec::new(),
             annotation_steps: 0,
         }
     }
@@ -1572,7 +1942,7 @@ pub(crate) mod tests {
             assert_eq!(r.window, 40_000_000);
             assert!(r.collectives.iter().all(|c| [1, 2, 5, 6].contains(&c.step)));
         }
-        // a rank with device work keeps its window, with why
+        // a rank with device work but no steps' device split keeps its window, with why
         let mut gpu = ranks.clone();
         gpu[1].device = Some(0);
         let s = summarize(gpu);
@@ -1586,6 +1956,171 @@ pub(crate) mod tests {
             summarize(vec![ranks[0].clone(), ranks[2].clone()]).common,
             None
         );
+    }
+
+    /// A GPU rank of steps given as (compute, all-reduce), ms, numbered from 1, back to back:
+    /// each step launches a `gemm` then an NCCL all-reduce that overlaps the gemm's last ms,
+    /// and a copy after it; the host step ends when the device does.
+    fn gpu_steps(steps: &[(f64, f64)]) -> Trace {
+        use crate::model::build::TraceBuilder;
+        use crate::model::GpuKind;
+        let mut b = TraceBuilder::new().device(0, "NVIDIA H100", 132, 80 << 30);
+        let mut t = 0.0;
+        for (k, &(own, comm)) in steps.iter().enumerate() {
+            let (own, comm) = (own * 1000.0, comm * 1000.0);
+            let len = own + comm + 200.0;
+            b.annotation(&format!("ProfilerStep#{}", k + 1), t, len);
+            let c = b.runtime("cudaLaunchKernel", 0, t, 2.0);
+            b.gpu(GpuKind::Kernel, "gemm", 0, 7, t + 10.0, own - 10.0, c);
+            let c = b.runtime("cudaLaunchKernel", 0, t + 3.0, 2.0);
+            b.gpu(
+                GpuKind::Kernel,
+                "ncclDevKernel_AllReduce_Sum_f32_RING_LL",
+                0,
+                8,
+                t + own - 1000.0,
+                comm + 1000.0,
+                c,
+            );
+            let c = b.runtime("cudaMemcpyAsync", 0, t + 6.0, 2.0);
+            b.gpu(
+                GpuKind::Memcpy,
+                "Memcpy DtoH",
+                0,
+                9,
+                t + own + comm + 50.0,
+                100.0,
+                c,
+            );
+            t += len;
+        }
+        b.build()
+    }
+
+    #[test]
+    fn one_window_for_device_ranks() {
+        // six steps of 10 ms; rank 0's step 6 and rank 1's step 5 are outliers (40 ms more of
+        // compute): the common window is steps 1-4, and each reduced rank equals the rank's
+        // own facts over `--steps 1..4`
+        let even = (4.0, 5.8);
+        let late = (44.0, 5.8);
+        let plans = [
+            [even, even, even, even, even, late],
+            [even, even, even, even, late, even],
+            [even, even, even, even, even, even],
+        ];
+        let facts = |plan: &[(f64, f64)], r: i64, opts: &crate::analysis::AnalyzeOptions| {
+            let t = gpu_steps(plan);
+            let a = crate::analysis::analyze(&t, opts);
+            RankFacts::new(&t, &a, "r.json", r, RankSource::Order)
+        };
+        let ranks: Vec<RankFacts> = plans
+            .iter()
+            .enumerate()
+            .map(|(r, p)| facts(p, r as i64, &Default::default()))
+            .collect();
+        let nums = |r: &RankFacts| r.step_facts.iter().map(|s| s.number).collect::<Vec<_>>();
+        assert_eq!(nums(&ranks[0]), [1, 2, 3, 4, 5]);
+        assert_eq!(nums(&ranks[1]), [1, 2, 3, 4, 6]);
+        // the steps' device split sums to the window's when the window is one run (back-to-back
+        // steps tile it; rank 1's window split is over its hull, outlier step 5 included)
+        for r in &ranks[..1] {
+            let d: Vec<StepDevice> = r.step_facts.iter().map(|s| s.device.unwrap()).collect();
+            let sum = |f: fn(&StepDevice) -> Ns| d.iter().map(f).sum::<Ns>();
+            assert_eq!(sum(|d| d.computation), r.computation, "rank {}", r.rank);
+            assert_eq!(sum(|d| d.exposed_comm), r.exposed_comm);
+            assert_eq!(sum(|d| d.overlapped_comm), r.overlapped_comm);
+            assert_eq!(sum(|d| d.exposed_memcpy), r.exposed_memcpy);
+        }
+        let s = summarize(ranks.clone());
+        let c = s.common.as_ref().expect("a common window");
+        assert_eq!(c.steps, [1, 2, 3, 4]);
+        assert_eq!(c.trimmed, [(0, vec![5]), (1, vec![6]), (2, vec![5, 6])]);
+        assert!(c.kept.is_empty(), "{:?}", c.kept);
+        let steps = crate::analysis::AnalyzeOptions {
+            window: crate::window::WindowSpec::Steps {
+                first: Some(1),
+                last: Some(4),
+            },
+            ..Default::default()
+        };
+        for (r, plan) in s.ranks.iter().zip(&plans) {
+            let own = facts(plan, r.rank, &steps);
+            assert_eq!(nums(r), [1, 2, 3, 4]);
+            assert_eq!((r.steps, r.step_time), (own.steps, own.step_time));
+            assert_eq!(r.window, own.window, "rank {}", r.rank);
+            assert_eq!(
+                (r.computation, r.exposed_comm, r.overlapped_comm),
+                (own.computation, own.exposed_comm, own.overlapped_comm),
+                "rank {}",
+                r.rank
+            );
+            assert_eq!(
+                (r.exposed_memcpy, r.idle, r.timeline_total),
+                (own.exposed_memcpy, own.idle, own.timeline_total),
+                "rank {}",
+                r.rank
+            );
+            let (u, v) = (r.utilization.unwrap(), own.utilization.unwrap());
+            assert!((u - v).abs() < 1e-12, "rank {}: {u} {v}", r.rank);
+            // 5.8 ms of the 6.8 ms all-reduce exposed a step (its first ms under the gemm)
+            assert_eq!(r.exposed_comm, 4 * 5_800_000);
+            assert_eq!(r.overlapped_comm, 4 * 1_000_000);
+        }
+        // a summary without the steps' device split (an older version): kept whole, with why
+        let mut old = ranks.clone();
+        old[1].step_facts.iter_mut().for_each(|s| s.device = None);
+        let c = summarize(old).common.unwrap();
+        assert_eq!(c.kept.len(), 1);
+        assert_eq!((c.kept[0].0, c.kept[0].1.clone()), (1, vec![6]));
+    }
+
+    #[test]
+    fn uneven_input_shapes_are_load_imbalance() {
+        assert_eq!(
+            input_elements("[[96, 64], [128, 64], [], [128]]"),
+            96 * 64 + 128 * 64 + 128
+        );
+        assert_eq!(input_elements("[[], []]"), 0);
+        assert_eq!(input_elements("[]"), 0);
+        // rank 1 runs batches of 96 rows, ranks 0 and 2 of 32: recorded, kept and compared
+        let ranks: Vec<RankFacts> = [32, 96, 32]
+            .iter()
+            .enumerate()
+            .map(|(r, &rows)| {
+                let mut b = crate::model::build::TraceBuilder::new();
+                for k in 0..3 {
+                    let t = k as f64 * 10_000.0;
+                    b.annotation(&format!("ProfilerStep#{}", k + 1), t, 10_000.0);
+                    let e = b.op("aten::addmm", t, rows as f64 * 50.0);
+                    b.shapes(e, &format!("[[128], [{rows}, 64], [64, 128]]"), "", "");
+                    let e = b.op("aten::relu", t + 6_000.0, 100.0);
+                    b.shapes(e, &format!("[[{rows}, 128]]"), "", "");
+                }
+                let tr = b.build();
+                let a = crate::analysis::analyze(&tr, &Default::default());
+                RankFacts::new(&tr, &a, "r.json", r as i64, RankSource::Order)
+            })
+            .collect();
+        assert_eq!(
+            ranks[1].shapes[0],
+            OpShapes {
+                name: "aten::addmm".into(),
+                dims: "[[128], [96, 64], [64, 128]]".into(),
+                time: 3 * 4_800_000,
+                total: 3 * 4_800_000,
+            }
+        );
+        let imb = shape_imbalance(&ranks).expect("shapes differ");
+        assert_eq!(imb.name, "aten::addmm");
+        assert_eq!(imb.largest, 1);
+        let (big, small) = (128 + 96 * 64 + 64 * 128, 128 + 32 * 64 + 64 * 128);
+        assert!((imb.ratio - big as f64 / small as f64).abs() < 1e-12);
+        // the same shapes everywhere, or none recorded on one rank: nothing
+        assert_eq!(shape_imbalance(&[ranks[0].clone(), ranks[2].clone()]), None);
+        let mut none = ranks.clone();
+        none[2].shapes.clear();
+        assert_eq!(shape_imbalance(&none), None);
     }
 
     #[test]

@@ -261,8 +261,13 @@ fn measured_straggler(s: &RankSummary, a: &Arrivals) -> Option<Finding> {
         ));
     }
     facts.push(format!(
-        "matched by {}; {}",
+        "matched by {}{}; {}",
         matching_words(a.matching),
+        if a.matching == Matching::Mixed {
+            format!(" ({})", matching_counts(a))
+        } else {
+            String::new()
+        },
         clocks(a)
     ));
     if a.steps <= 1 {
@@ -602,6 +607,12 @@ pub fn diagnose_ranks(s: &RankSummary) -> RanksDiagnosis {
     rank(&mut findings);
     let mut notes = window_notes(s);
     notes.extend(matching_note(s, &a));
+    if let Some(line) = shapes_note(s, measured) {
+        if let Some(f) = findings.iter_mut().find(|f| f.id == "rank-straggler") {
+            f.evidence.facts.push(line.clone());
+        }
+        notes.push(line);
+    }
     let own_causes = (0..s.ranks.len())
         .map(|i| {
             measured
@@ -668,6 +679,74 @@ pub fn rank_story(s: &RankSummary, d: &RanksDiagnosis, rank: i64) -> Option<Stri
     ))
 }
 
+/// Load imbalance from the input shapes ([`shape_imbalance`]): the operator whose input dims
+/// differ across ranks, the ranks by dims, and whether the measured arrivals agree (the rank
+/// with the largest inputs is a culprit) or not.
+///
+/// [`shape_imbalance`]: crate::analysis::ranks::shape_imbalance
+fn shapes_note(s: &RankSummary, measured: Option<&Arrivals>) -> Option<String> {
+    let imb = crate::analysis::ranks::shape_imbalance(&s.ranks)?;
+    let short = |d: &str| {
+        if d.chars().count() > 60 {
+            format!("{}…", d.chars().take(60).collect::<String>())
+        } else {
+            d.to_string()
+        }
+    };
+    // ranks grouped by dims, the largest first
+    let mut groups: Vec<(&str, Vec<i64>)> = Vec::new();
+    let order =
+        std::iter::once(imb.largest).chain((0..s.ranks.len()).filter(|&i| i != imb.largest));
+    for i in order {
+        match groups.iter_mut().find(|g| g.0 == imb.dims[i]) {
+            Some(g) => g.1.push(s.ranks[i].rank),
+            None => groups.push((&imb.dims[i], vec![s.ranks[i].rank])),
+        }
+    }
+    let list: Vec<String> = groups
+        .iter()
+        .map(|(d, r)| {
+            let who = r
+                .iter()
+                .map(|x| x.to_string())
+                .collect::<Vec<_>>()
+                .join(", ");
+            format!(
+                "rank{} {who} {}",
+                if r.len() > 1 { "s" } else { "" },
+                short(d)
+            )
+        })
+        .collect();
+    let big = s.ranks[imb.largest].rank;
+    let story = match measured.map(culprits) {
+        Some(c) if c.contains(&imb.largest) => format!(
+            "rank {big}, with the largest inputs, is the rank the others waited for: the \
+             measured arrivals agree"
+        ),
+        Some(c) if !c.is_empty() => format!(
+            "the measured arrivals name {} instead of rank {big}: the larger inputs do not \
+             explain the wait",
+            c.iter()
+                .map(|&i| format!("rank {}", s.ranks[i].rank))
+                .collect::<Vec<_>>()
+                .join(" and ")
+        ),
+        Some(_) => {
+            format!("yet no rank made the others wait: rank {big}'s larger inputs cost little time")
+        }
+        None => "arrivals not measured: the imbalance is not checked against them".to_string(),
+    };
+    Some(format!(
+        "load imbalance: the ranks run different work — `{}` has different input shapes \
+         across ranks ({}; rank {big} has {:.2}× the median rank's input elements), as from \
+         uneven batches or sequence lengths; {story}",
+        imb.name,
+        list.join("; "),
+        imb.ratio
+    ))
+}
+
 /// How the collectives were matched across ranks, in words.
 fn matching_words(m: Matching) -> &'static str {
     match m {
@@ -676,8 +755,26 @@ fn matching_words(m: Matching) -> &'static str {
         Matching::NameOrder => {
             "collective name and order in the window (the ranks' step numbers differ)"
         }
+        Matching::Mixed => "the strongest key each collective has on every rank",
         _ => "step number, collective name and order within the step",
     }
+}
+
+/// The count of each key used, in words ("2 by process group and `Seq`, 3 by step, name and
+/// order").
+fn matching_counts(a: &crate::analysis::ranks::Arrivals) -> String {
+    [
+        "process group and `Seq`",
+        "`Comms Id`",
+        "step, name and order",
+        "name and order in the window",
+    ]
+    .iter()
+    .zip(a.by)
+    .filter(|(_, n)| *n > 0)
+    .map(|(k, n)| format!("{n} by {k}"))
+    .collect::<Vec<_>>()
+    .join(", ")
 }
 
 /// The note on the matching when the trace recorded collective ids: which ones were used, or
@@ -696,6 +793,14 @@ fn matching_note(s: &RankSummary, a: &crate::analysis::ranks::Arrivals) -> Optio
             .count();
     }
     match a.matching {
+        Matching::Mixed => Some(format!(
+            "collectives matched across ranks by {}: {} ({} matched); `Seq`/`Comms Id` recorded \
+             on {with} of {all} collectives, a collective with an id missing on some rank left \
+             unmatched",
+            matching_words(a.matching),
+            matching_counts(a),
+            a.matched
+        )),
         Matching::GroupSeq | Matching::CommsId => Some(format!(
             "collectives matched across ranks by {}: {} matched",
             matching_words(a.matching),

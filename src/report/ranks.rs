@@ -2,6 +2,8 @@
 //! findings, and which rank's full report surrounds it. Built from
 //! [`crate::analysis::ranks::RankSummary`]; it only converts units (ns → µs) and names.
 
+use std::collections::BTreeMap;
+
 use serde::Serialize;
 
 use super::mirrors::FindingInfo;
@@ -61,9 +63,14 @@ pub struct ArrivalsInfo {
     pub matched: usize,
     /// Distinct steps among them.
     pub steps: usize,
-    /// `group_seq`, `comms_id`, `step_name_order` or `name_order`.
+    /// `group_seq`, `comms_id`, `step_name_order` or `name_order`; `mixed` when collectives
+    /// were matched by several (each by the strongest key it has on every rank).
     #[serde(deserialize_with = "crate::text::static_words::one")]
     pub matching: crate::text::static_words::Word,
+    /// Collectives matched by each key (`group_seq`, `comms_id`, `step_name_order`,
+    /// `name_order`; the keys that matched none left out).
+    #[serde(default)]
+    pub matched_by: BTreeMap<String, usize>,
     /// `device` (collective kernels) or `host` (gloo/MPI/UCC spans).
     #[serde(deserialize_with = "crate::text::static_words::one")]
     pub side: crate::text::static_words::Word,
@@ -373,8 +380,15 @@ impl RanksSection {
                     Matching::GroupSeq => "group_seq",
                     Matching::CommsId => "comms_id",
                     Matching::NameOrder => "name_order",
+                    Matching::Mixed => "mixed",
                     _ => "step_name_order",
                 },
+                matched_by: ["group_seq", "comms_id", "step_name_order", "name_order"]
+                    .iter()
+                    .zip(a.by)
+                    .filter(|(_, n)| *n > 0)
+                    .map(|(k, n)| (k.to_string(), n))
+                    .collect(),
                 side: if a.host { "host" } else { "device" },
                 name: a.name.clone(),
                 clocks_aligned: a.aligned,
