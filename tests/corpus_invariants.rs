@@ -194,6 +194,7 @@ fn thresholds_in_the_rules_are_the_codes() {
         std::fs::read_to_string(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("docs/rules.md"))
             .unwrap();
     let cases: Vec<(&str, String)> = vec![
+        ("startup", pct(host::STARTUP_SHARE)),
         ("dataloader-stall", pct(host::DATALOADER_SHARE)),
         ("host-sync", pct(host::SYNC_SHARE)),
         ("compile-in-window", pct(host::COMPILE_SHARE)),

@@ -48,9 +48,9 @@ impl<'a> Facts<'a> {
             syncs,
             patterns,
             ..
-        } = a
-            .take_host_facts(mask, steps, compile)
-            .unwrap_or_else(|| HostFacts::compute(trace, mask, steps, compile));
+        } = a.take_host_facts(mask, steps, compile).unwrap_or_else(|| {
+            HostFacts::compute(trace, mask, steps, compile, &a.startup.judged_spans)
+        });
         Facts {
             trace,
             a,

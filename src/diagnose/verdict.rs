@@ -730,6 +730,30 @@ mod tests {
         assert!(v.contains("4.59 ms of one-time start-up (JIT compile 4.00 ms, context/module load 1.50 ms, first-call allocation 100.0 µs)"), "{v}");
         assert!(v.contains("schedule(wait=1, warmup=1, active=3)"), "{v}");
         assert!(v.contains("CUDA_MODULE_LOADING=EAGER"), "{v}");
+        // a `startup` finding above info carries the verdict with its time: the device idle
+        // in the start-up, charged once (not to compile-in-window as well)
+        let first = &d.findings[0];
+        assert_eq!(first.id, "startup", "{:?}", d.findings);
+        assert_ne!(first.severity, crate::diagnose::Severity::Info);
+        assert!(first
+            .title
+            .starts_with("One-time start-up: 4.59 ms (88.2% of the window)"));
+        let claimed: f64 = d
+            .findings
+            .iter()
+            .filter(|x| {
+                [
+                    "startup",
+                    "compile-in-window",
+                    "launch-bound",
+                    "gpu-idle-gaps",
+                ]
+                .contains(&x.id)
+            })
+            .map(|x| x.recoverable_us)
+            .sum();
+        // the window is 5.20 ms over three steps: no more than its idle per step is claimed
+        assert!(claimed <= 5202.0 / 3.0 + 0.01, "{claimed}");
     }
 
     /// Below the threshold, or in a warm window, the bound is judged as before.
