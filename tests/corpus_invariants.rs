@@ -241,6 +241,15 @@ fn thresholds_in_the_rules_are_the_codes() {
             ));
         }
     }
+    // the one-cold-pass cap (common ground) applies the start-up-dominates threshold
+    let c = &rules[rules.find("**One cold pass").unwrap()..];
+    let c = &c[..c.find("\n\n").unwrap_or(c.len())];
+    let want = format!("≥ {:.0} %", verdict::STARTUP_DOMINATES * 100.0);
+    if !c.contains(&want) {
+        bad.push(format!(
+            "one cold pass STARTUP_DOMINATES: docs/rules.md does not say `{want}`"
+        ));
+    }
     let want = format!("more than {} ms", verdict::CLOCK_OFFSET_HINT / 1_000_000);
     if !v.contains(&want) {
         bad.push(format!(

@@ -560,6 +560,30 @@ fn startup(f: &Facts) -> Option<Finding> {
     })
 }
 
+/// Caps a finding whose figures are the gaps and launches of one cold pass
+/// ([`Facts::cold_pass`]): its share of that pass is no estimate of what the change
+/// gains in a steady state, so it recovers nothing judged (0, `info`, ranked below the
+/// findings with an estimate); the pass's figure stays in the evidence (`one_pass_us_per_step`)
+/// with the reason.
+fn cap_one_pass(f: &Facts, x: &mut Finding) {
+    let Some(why) = f.cold_pass() else {
+        return;
+    };
+    metric(&mut x.evidence, "one_pass_us_per_step", x.recoverable_us);
+    x.evidence.facts.push(format!(
+        "from one cold pass ({why}): {} of idle in this pass, with first-call dispatch, lazy \
+         loads and cold caches in it; what the change gains in a steady state cannot be \
+         judged from it, so the finding claims nothing (capped at info)",
+        fmt_us_sentence(x.recoverable_us)
+    ));
+    x.recoverable_basis = format!(
+        "not judged: the figures come from one cold pass ({why}); was {}",
+        x.recoverable_basis
+    );
+    x.recoverable_us = 0.0;
+    x.severity = Severity::Info;
+}
+
 /// How to capture a steady state, in advice.
 const CAPTURE_STEADY_ADVICE: &str = "`torch.profiler.schedule(wait=1, warmup=1, active=3)` \
      with `prof.step()` each iteration, or an Nsight Systems capture range that starts after \
@@ -810,7 +834,7 @@ fn launch_bound(f: &Facts) -> Option<Finding> {
          and tiny tensor ops, hoist constant tensors out of the loop."
             .into(),
     ];
-    Some(Finding {
+    let mut x = Finding {
         id: "launch-bound",
         severity: f.severity(rec),
         title: format!(
@@ -825,7 +849,9 @@ fn launch_bound(f: &Facts) -> Option<Finding> {
             .into(),
         evidence: e,
         advice,
-    })
+    };
+    cap_one_pass(f, &mut x);
+    Some(x)
 }
 
 /// Why the window's steps are not static (their kernels or recorded shapes change from
@@ -1054,7 +1080,7 @@ fn gpu_idle_gaps(f: &Facts) -> Option<Finding> {
          timestamps to see the host activity around them."
             .into(),
     );
-    Some(Finding {
+    let mut x = Finding {
         id: "gpu-idle-gaps",
         severity: f.severity(rec),
         title: format!(
@@ -1069,7 +1095,9 @@ fn gpu_idle_gaps(f: &Facts) -> Option<Finding> {
             .into(),
         evidence: e,
         advice,
-    })
+    };
+    cap_one_pass(f, &mut x);
+    Some(x)
 }
 
 /// The host compute the device waited for longest, on the device with the most
@@ -1349,6 +1377,39 @@ mod tests {
                 .map(|f| (f.id, f.severity))
                 .collect::<Vec<_>>()
         );
+    }
+
+    /// One cold pass (no step marks, every launch inside one top-level call: no steady
+    /// state) gives its launch and idle figures as what the pass shows, not as a judged gain:
+    /// `launch-bound` recovers nothing judged (info, ranked last) and keeps the pass's figure
+    /// in its evidence; the same kernels over ten steps are judged (above).
+    #[test]
+    fn one_cold_pass_caps_launch_and_idle_figures() {
+        let mut b = TraceBuilder::new().device(0, "NVIDIA A100-SXM4-80GB", 108, 80 << 30);
+        let end = chatty(&mut b, 10.0, 400, 25.0, 3.0);
+        b.op("forward", 0.0, end + 10.0);
+        let d = run(&b.build());
+        assert!(d.verdict.starts_with("No steady state"), "{}", d.verdict);
+        let lb = find(&d, "launch-bound").expect("launch-bound");
+        assert_eq!(lb.severity, super::Severity::Info);
+        assert_eq!(lb.recoverable_us, 0.0);
+        assert!(lb.evidence.metrics["one_pass_us_per_step"] > 4000.0);
+        assert!(
+            lb.evidence
+                .facts
+                .iter()
+                .any(|x| x.contains("from one cold pass")),
+            "{:?}",
+            lb.evidence.facts
+        );
+        assert!(lb.recoverable_basis.starts_with("not judged"));
+        if let Some(g) = find(&d, "gpu-idle-gaps") {
+            assert_eq!((g.severity, g.recoverable_us), (super::Severity::Info, 0.0));
+        }
+        assert!(d
+            .findings
+            .iter()
+            .all(|x| x.severity == super::Severity::Info));
     }
 
     fn dataloader_trace(load_us: f64) -> crate::model::Trace {

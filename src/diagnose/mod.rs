@@ -87,7 +87,7 @@ pub mod run;
 #[cfg(test)]
 pub(crate) mod testutil;
 
-pub use facts::Facts;
+pub use facts::{Facts, STARTUP_DOMINATES};
 pub use finding::{metric, rank, round3, Diagnosis, Evidence, Finding, Location, Severity};
 pub use run::{diagnose, diagnose_facts};
 pub use words::{count, fmt_ns, fmt_us_sentence, pct, short};

@@ -29,11 +29,7 @@ use serde::{Deserialize, Serialize};
 pub const GPU_BOUND_BUSY: f64 = 0.85;
 /// Exposed communication share of the step from which a busy device is communication-bound.
 pub const COMM_BOUND_SHARE: f64 = 0.30;
-/// Share of the window's counted time from which one-time start-up (module loads, and in a
-/// cold window first-call allocation and compile work: [`crate::analysis::startup`])
-/// dominates the capture: the verdict then says "Start-up dominates" instead of judging a
-/// bound on what is left, which is less than half the capture and not yet the steady state.
-pub const STARTUP_DOMINATES: f64 = 0.5;
+pub use super::STARTUP_DOMINATES;
 /// A first kernel starting this long after its launch returned, on a device with nothing
 /// queued before it, hints at a host/device clock offset (ns).
 pub const CLOCK_OFFSET_HINT: i64 = 1_000_000;
