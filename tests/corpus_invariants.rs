@@ -194,6 +194,7 @@ fn thresholds_in_the_rules_are_the_codes() {
         std::fs::read_to_string(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("docs/rules.md"))
             .unwrap();
     let cases: Vec<(&str, String)> = vec![
+        ("startup", pct(host::STARTUP_SHARE)),
         ("dataloader-stall", pct(host::DATALOADER_SHARE)),
         ("host-sync", pct(host::SYNC_SHARE)),
         ("compile-in-window", pct(host::COMPILE_SHARE)),
@@ -239,6 +240,15 @@ fn thresholds_in_the_rules_are_the_codes() {
                 "verdict {name}: docs/rules.md does not say `{want}`"
             ));
         }
+    }
+    // the one-cold-pass cap (common ground) applies the start-up-dominates threshold
+    let c = &rules[rules.find("**One cold pass").unwrap()..];
+    let c = &c[..c.find("\n\n").unwrap_or(c.len())];
+    let want = format!("≥ {:.0} %", verdict::STARTUP_DOMINATES * 100.0);
+    if !c.contains(&want) {
+        bad.push(format!(
+            "one cold pass STARTUP_DOMINATES: docs/rules.md does not say `{want}`"
+        ));
     }
     let want = format!("more than {} ms", verdict::CLOCK_OFFSET_HINT / 1_000_000);
     if !v.contains(&want) {

@@ -260,6 +260,8 @@ fn analyze_window(trace: &Trace, pre: &Prepared, selection: win::Window, par: bo
         Vec::new()
     };
     let window = selection.span;
+    // one-time start-up first: the gap attribution charges the device idle in it to start-up
+    let startup = startup::startup(trace, &selection);
     let (views, host) = join(
         par,
         || {
@@ -328,6 +330,7 @@ fn analyze_window(trace: &Trace, pre: &Prepared, selection: win::Window, par: bo
                 &selection.mask,
                 &steps.steps,
                 &selection.compile.spans,
+                &startup.judged_spans,
                 sync_calls,
             );
             tt.lap("analyze host facts (beside)");
@@ -362,7 +365,6 @@ fn analyze_window(trace: &Trace, pre: &Prepared, selection: win::Window, par: bo
     let workload = workload::workload(trace, window.start, window.end);
     let communication = comms::collective_sizes(trace, &selection);
     let repetition = crate::window::repeats::of(trace, &steps.steps);
-    let startup = startup::startup(trace, &selection);
     Analysis {
         repetition,
         startup,

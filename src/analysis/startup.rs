@@ -359,6 +359,51 @@ mod tests {
         assert!(s.judged_spans.is_empty());
     }
 
+    /// The device idle in start-up is charged to start-up, once, whatever else ran: a
+    /// first-call allocation on another thread and a lazy module load inside the next
+    /// kernel's launch call are start-up, not allocation or launch overhead, and the sync
+    /// that drained the queue keeps only its own lead (5 µs).
+    #[test]
+    fn gaps_in_startup_are_charged_to_startup() {
+        use crate::analysis::gaps::Cause;
+        use crate::analysis::HostFacts;
+        use crate::model::GpuKind;
+        let mut b = TraceBuilder::new();
+        let c1 = b.runtime("cudaLaunchKernel", 0, 0.0, 1.0);
+        b.gpu(GpuKind::Kernel, "k1", 0, 7, 2.0, 8.0, c1); // [2, 10)
+        b.runtime("cudaStreamSynchronize", 0, 5.0, 6.0); // entered 5 µs before the idle
+        b.cpu(CpuKind::Runtime, "cudaMalloc", 2, 20.0, 500.0);
+        // k2's first launch: 2 ms on an idle device, a lazy module load
+        let c2 = b.runtime("cudaLaunchKernel", 0, 600.0, 2000.0);
+        b.gpu(GpuKind::Kernel, "k2", 0, 7, 2610.0, 10.0, c2);
+        let t = b.build();
+        let a = analyze(&t, &AnalyzeOptions::default());
+        assert!(a.startup.cold_window);
+        let h = HostFacts::compute(
+            &t,
+            &a.selection.mask,
+            &a.steps.steps,
+            &a.selection.compile.spans,
+            &a.startup.judged_spans,
+        );
+        let gap = h.gaps.devices[0]
+            .gaps
+            .iter()
+            .find(|g| g.start == 10_000)
+            .unwrap();
+        assert_eq!(gap.end, 2_610_000);
+        let sp = |c: Cause| gap.split[c as usize];
+        // [20, 520) allocation and [600, 2600) the lazy load
+        assert_eq!(sp(Cause::Startup), 2_500_000);
+        assert_eq!(sp(Cause::Sync), 5_000);
+        assert_eq!(sp(Cause::Alloc), 0);
+        // the 20 µs of launch latency after the load returned (less the 10 µs the kernel took
+        // to start) is launch overhead
+        assert_eq!(sp(Cause::Launch), 10_000);
+        assert_eq!(sp(Cause::Untraced), 85_000);
+        assert_eq!(gap.cause, Cause::Startup);
+    }
+
     /// The first launch of a kernel that takes over 1 ms on an idle device is lazy module
     /// loading (context/module load); a later launch of the same kernel, a first launch while
     /// the device is busy (a full queue blocks it) and a short first launch are not.

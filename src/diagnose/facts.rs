@@ -11,6 +11,12 @@ use crate::model::{IntervalSet, Ns, Trace};
 
 use super::finding::{Location, Severity};
 
+/// Share of the window's counted time from which one-time start-up (module loads, and in a
+/// cold window first-call allocation and compile work: [`crate::analysis::startup`])
+/// dominates the capture: the verdict then says "Start-up dominates" instead of judging a
+/// bound on what is left, which is less than half the capture and not yet the steady state.
+pub const STARTUP_DOMINATES: f64 = 0.5;
+
 /// Facts computed once for every rule.
 pub struct Facts<'a> {
     /// The trace.
@@ -48,9 +54,9 @@ impl<'a> Facts<'a> {
             syncs,
             patterns,
             ..
-        } = a
-            .take_host_facts(mask, steps, compile)
-            .unwrap_or_else(|| HostFacts::compute(trace, mask, steps, compile));
+        } = a.take_host_facts(mask, steps, compile).unwrap_or_else(|| {
+            HostFacts::compute(trace, mask, steps, compile, &a.startup.judged_spans)
+        });
         Facts {
             trace,
             a,
@@ -83,6 +89,20 @@ impl<'a> Facts<'a> {
         } else {
             0.0
         }
+    }
+
+    /// Why the window's gap and launch figures come from one cold pass, when they do: the
+    /// capture has no steady state ([`crate::window::Window::one_pass`]), or one-time start-up
+    /// covers at least [`STARTUP_DOMINATES`] of the window. Then no share of a steady-state
+    /// step can be judged from them ([`super::host`] caps the findings that rest on them,
+    /// docs/rules.md).
+    pub fn cold_pass(&self) -> Option<&'static str> {
+        if self.a.selection.one_pass.is_some() {
+            return Some("the capture has no steady state (nothing repeats)");
+        }
+        let judged = self.a.startup.judged;
+        (judged > 0 && judged as f64 >= STARTUP_DOMINATES * self.window_ns.max(1) as f64)
+            .then_some("one-time start-up dominates the window")
     }
 
     /// Severity of a per-step µs value.

@@ -24,10 +24,14 @@ pub const LAUNCH_SHARE: f64 = 0.05;
 pub const IDLE_SHARE: f64 = 0.05;
 /// Share of the step of idle during host compute above which `host-compute` fires.
 pub const HOST_COMPUTE_SHARE: f64 = 0.05;
+/// Share of the window of one-time start-up in the judged time
+/// ([`crate::analysis::startup::Startup::judged`]) from which `startup` fires.
+pub const STARTUP_SHARE: f64 = 0.01;
 
 /// All host-side findings.
 pub fn rules(f: &Facts) -> Vec<Finding> {
     let mut out = Vec::new();
+    out.extend(startup(f));
     out.extend(dataloader_stall(f));
     out.extend(host_sync(f));
     out.extend(compile_in_window(f));
@@ -439,6 +443,152 @@ fn host_sync(f: &Facts) -> Option<Finding> {
     })
 }
 
+/// `startup`: the device idle charged to one-time start-up ([`Cause::Startup`]: context and
+/// module loading, lazy loads at first launch, and in a cold window first-call allocation and
+/// JIT compiles), the finding that carries the `Start-up dominates` verdict with its time.
+fn startup(f: &Facts) -> Option<Finding> {
+    use crate::analysis::startup::StartupKind;
+    let st = &f.a.startup;
+    if f.window_ns == 0
+        || f.gaps.devices.is_empty()
+        || st.judged <= 0
+        || (st.judged as f64) < STARTUP_SHARE * f.window_ns as f64
+    {
+        return None;
+    }
+    let (idle, dev) = max_claim(f, |_, c| c == Cause::Startup);
+    let rec = f.per_step_us(idle);
+    let mut e = Evidence::default();
+    e.facts.push(format!(
+        "one-time start-up in the analyzed window: {} ({} of the window; wall-clock union \
+         across threads)",
+        fmt_ns(st.judged as f64),
+        pct(st.judged as f64 / f.window_ns as f64)
+    ));
+    let parts: Vec<String> = st
+        .parts
+        .iter()
+        .filter(|p| p.judged > 0)
+        .map(|p| {
+            format!(
+                "{} {} ({} calls or spans in the trace)",
+                p.kind.as_str(),
+                fmt_ns(p.judged as f64),
+                count(p.calls)
+            )
+        })
+        .collect();
+    e.facts.push(format!("by category: {}", parts.join(", ")));
+    if let Some(d) = dev.and_then(|i| f.gaps.devices.get(i)) {
+        e.facts.push(format!(
+            "GPU {} sat idle {} during it{}: charged to start-up once, not to launch overhead, \
+             host work or syncs",
+            d.device,
+            fmt_ns(idle as f64),
+            if f.n_steps > 1 {
+                format!(" ({} per step)", fmt_us_sentence(rec))
+            } else {
+                String::new()
+            }
+        ));
+    }
+    if st.before > 0 {
+        e.facts.push(format!(
+            "{} more before the window (left out of it)",
+            fmt_ns(st.before as f64)
+        ));
+    }
+    if let Some(iv) = st.judged_spans.spans().iter().max_by_key(|s| s.len()) {
+        e.locations
+            .push(f.location("startup", "one-time start-up", iv.start, iv.len()));
+    }
+    metric(&mut e, "startup_us", st.judged as f64 / 1000.0);
+    metric(&mut e, "gpu_idle_us_per_step", rec);
+    let mut advice = vec![format!(
+        "Profile the steady state: {CAPTURE_STEADY_ADVICE}; one-time start-up is paid once \
+         per process and is not what bounds the steady state."
+    )];
+    if st.part(StartupKind::ContextModule).is_some() {
+        advice.push(if st.hip_lazy {
+            "ROCm loads each code object at its kernel's first launch: launch every kernel \
+             once (a warm-up step) before the capture."
+                .to_string()
+        } else {
+            "Modules load lazily at each kernel's first launch (`CUDA_MODULE_LOADING=LAZY`, \
+             the default since CUDA 12.2): run a warm-up step before the capture, or load them \
+             at start-up with `CUDA_MODULE_LOADING=EAGER`."
+                .to_string()
+        });
+    }
+    if st
+        .part(StartupKind::Allocation)
+        .is_some_and(|p| p.judged > 0)
+    {
+        advice.push(
+            "First-call allocations: the caching allocator reserves memory once; a warm-up \
+             step with the largest shapes reserves it before the measured steps."
+                .to_string(),
+        );
+    }
+    if st
+        .part(StartupKind::JitCompile)
+        .is_some_and(|p| p.judged > 0)
+    {
+        advice.push(
+            "If the process is short-lived, reuse compiled artifacts across runs: Inductor's \
+             FX-graph and autotune caches (`TORCHINDUCTOR_FX_GRAPH_CACHE=1`, \
+             `torch.compiler.save_cache_artifacts()`)."
+                .to_string(),
+        );
+    }
+    Some(Finding {
+        id: "startup",
+        severity: f.severity(rec),
+        title: format!(
+            "One-time start-up: {} ({} of the window), the GPU idle {} in it",
+            fmt_ns(st.judged as f64),
+            pct(st.judged as f64 / f.window_ns as f64),
+            fmt_ns(idle as f64)
+        ),
+        recoverable_us: rec,
+        recoverable_basis: "device idle time charged to one-time start-up (context/module and \
+                            lazy loading, first-call allocation and JIT compile in a cold \
+                            window), per step: a steady state does not pay it again"
+            .into(),
+        evidence: e,
+        advice,
+    })
+}
+
+/// Caps a finding whose figures are the gaps and launches of one cold pass
+/// ([`Facts::cold_pass`]): its share of that pass is no estimate of what the change
+/// gains in a steady state, so it recovers nothing judged (0, `info`, ranked below the
+/// findings with an estimate); the pass's figure stays in the evidence (`one_pass_us_per_step`)
+/// with the reason.
+fn cap_one_pass(f: &Facts, x: &mut Finding) {
+    let Some(why) = f.cold_pass() else {
+        return;
+    };
+    metric(&mut x.evidence, "one_pass_us_per_step", x.recoverable_us);
+    x.evidence.facts.push(format!(
+        "from one cold pass ({why}): {} of idle in this pass, with first-call dispatch, lazy \
+         loads and cold caches in it; what the change gains in a steady state cannot be \
+         judged from it, so the finding claims nothing (capped at info)",
+        fmt_us_sentence(x.recoverable_us)
+    ));
+    x.recoverable_basis = format!(
+        "not judged: the figures come from one cold pass ({why}); was {}",
+        x.recoverable_basis
+    );
+    x.recoverable_us = 0.0;
+    x.severity = Severity::Info;
+}
+
+/// How to capture a steady state, in advice.
+const CAPTURE_STEADY_ADVICE: &str = "`torch.profiler.schedule(wait=1, warmup=1, active=3)` \
+     with `prof.step()` each iteration, or an Nsight Systems capture range that starts after \
+     the first iterations";
+
 fn compile_in_window(f: &Facts) -> Option<Finding> {
     let ct = f.gaps.compile_time;
     if ct == 0 || f.window_ns == 0 || (ct as f64) < COMPILE_SHARE * f.window_ns as f64 {
@@ -684,7 +834,7 @@ fn launch_bound(f: &Facts) -> Option<Finding> {
          and tiny tensor ops, hoist constant tensors out of the loop."
             .into(),
     ];
-    Some(Finding {
+    let mut x = Finding {
         id: "launch-bound",
         severity: f.severity(rec),
         title: format!(
@@ -699,7 +849,9 @@ fn launch_bound(f: &Facts) -> Option<Finding> {
             .into(),
         evidence: e,
         advice,
-    })
+    };
+    cap_one_pass(f, &mut x);
+    Some(x)
 }
 
 /// Why the window's steps are not static (their kernels or recorded shapes change from
@@ -810,6 +962,7 @@ fn gpu_idle_gaps(f: &Facts) -> Option<Finding> {
             Cause::Untraced => "→ this finding",
             Cause::HostCompute => "→ host-compute",
             Cause::NoWork => "no work left to run: no host fix recovers it",
+            Cause::Startup => "→ startup",
         };
         let causes: Vec<String> = CAUSES
             .iter()
@@ -927,7 +1080,7 @@ fn gpu_idle_gaps(f: &Facts) -> Option<Finding> {
          timestamps to see the host activity around them."
             .into(),
     );
-    Some(Finding {
+    let mut x = Finding {
         id: "gpu-idle-gaps",
         severity: f.severity(rec),
         title: format!(
@@ -942,7 +1095,9 @@ fn gpu_idle_gaps(f: &Facts) -> Option<Finding> {
             .into(),
         evidence: e,
         advice,
-    })
+    };
+    cap_one_pass(f, &mut x);
+    Some(x)
 }
 
 /// The host compute the device waited for longest, on the device with the most
@@ -1222,6 +1377,39 @@ mod tests {
                 .map(|f| (f.id, f.severity))
                 .collect::<Vec<_>>()
         );
+    }
+
+    /// One cold pass (no step marks, every launch inside one top-level call: no steady
+    /// state) gives its launch and idle figures as what the pass shows, not as a judged gain:
+    /// `launch-bound` recovers nothing judged (info, ranked last) and keeps the pass's figure
+    /// in its evidence; the same kernels over ten steps are judged (above).
+    #[test]
+    fn one_cold_pass_caps_launch_and_idle_figures() {
+        let mut b = TraceBuilder::new().device(0, "NVIDIA A100-SXM4-80GB", 108, 80 << 30);
+        let end = chatty(&mut b, 10.0, 400, 25.0, 3.0);
+        b.op("forward", 0.0, end + 10.0);
+        let d = run(&b.build());
+        assert!(d.verdict.starts_with("No steady state"), "{}", d.verdict);
+        let lb = find(&d, "launch-bound").expect("launch-bound");
+        assert_eq!(lb.severity, super::Severity::Info);
+        assert_eq!(lb.recoverable_us, 0.0);
+        assert!(lb.evidence.metrics["one_pass_us_per_step"] > 4000.0);
+        assert!(
+            lb.evidence
+                .facts
+                .iter()
+                .any(|x| x.contains("from one cold pass")),
+            "{:?}",
+            lb.evidence.facts
+        );
+        assert!(lb.recoverable_basis.starts_with("not judged"));
+        if let Some(g) = find(&d, "gpu-idle-gaps") {
+            assert_eq!((g.severity, g.recoverable_us), (super::Severity::Info, 0.0));
+        }
+        assert!(d
+            .findings
+            .iter()
+            .all(|x| x.severity == super::Severity::Info));
     }
 
     fn dataloader_trace(load_us: f64) -> crate::model::Trace {
@@ -1641,23 +1829,38 @@ mod tests {
         assert!(find(&d, "queue-full").is_none());
     }
 
+    /// Compile work in a warm window (device work ran before it) is `compile-in-window`; in
+    /// a cold one (the window holds the capture's first device work) it is one-time start-up,
+    /// charged once to `startup`.
     #[test]
     fn compile_in_window_fires_on_compile_work() {
-        let mut b = TraceBuilder::new().device(0, "NVIDIA A100-SXM4-80GB", 108, 80 << 30);
-        b.op_with_kernel("aten::mm", "gemm_bf16", 0.0, 10.0, 5.0, 100.0);
-        b.cpu(
-            CpuKind::PythonFunction,
-            "torch/_dynamo/convert_frame.py(1004): _compile",
-            1,
-            200.0,
-            5000.0,
-        );
-        b.op_with_kernel("aten::mm", "gemm_bf16", 5300.0, 10.0, 5305.0, 100.0);
-        b.annotation("ProfilerStep#0", 0.0, 5500.0);
-        let d = run(&b.build());
+        let trace = |warm: bool| {
+            let mut b = TraceBuilder::new().device(0, "NVIDIA A100-SXM4-80GB", 108, 80 << 30);
+            if warm {
+                b.op_with_kernel("aten::mm", "gemm_bf16", -1000.0, 10.0, -995.0, 100.0);
+            }
+            b.op_with_kernel("aten::mm", "gemm_bf16", 0.0, 10.0, 5.0, 100.0);
+            b.cpu(
+                CpuKind::PythonFunction,
+                "torch/_dynamo/convert_frame.py(1004): _compile",
+                1,
+                200.0,
+                5000.0,
+            );
+            b.op_with_kernel("aten::mm", "gemm_bf16", 5300.0, 10.0, 5305.0, 100.0);
+            b.annotation("ProfilerStep#0", 0.0, 5500.0);
+            b.build()
+        };
+        let d = run(&trace(true));
         let c = find(&d, "compile-in-window").expect("compile-in-window");
         assert!(c.recoverable_us >= 4900.0, "{}", c.recoverable_us);
         assert_eq!(d.findings[0].id, "compile-in-window");
+        assert!(find(&d, "startup").is_none());
+        let d = run(&trace(false));
+        let s = find(&d, "startup").expect("startup");
+        assert!(s.recoverable_us >= 4900.0, "{}", s.recoverable_us);
+        assert_eq!(d.findings[0].id, "startup");
+        assert!(find(&d, "compile-in-window").is_none_or(|c| c.recoverable_us == 0.0));
         // without the compile frame: no finding
         let mut b = TraceBuilder::new();
         b.op_with_kernel("aten::mm", "gemm_bf16", 0.0, 10.0, 5.0, 100.0);

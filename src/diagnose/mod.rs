@@ -10,7 +10,7 @@
 //!
 //! | file | rules |
 //! |---|---|
-//! | [`host`] | `dataloader-stall`, `host-sync`, `compile-in-window`, `launch-bound`, `gpu-idle-gaps`, `queue-full` |
+//! | [`host`] | `startup`, `dataloader-stall`, `host-sync`, `compile-in-window`, `launch-bound`, `gpu-idle-gaps`, `queue-full` |
 //! | [`compiled`] | `graph-breaks` |
 //! | [`device`] | `fallback-kernel`, `fp32-matmul`, `small-kernels`, `low-occupancy` |
 //! | [`transfer`] | `exposed-communication`, `pageable-memcpy`, `memcpy-heavy`, `gpu-memory-pressure` |
@@ -43,7 +43,8 @@
 //! twice:
 //!
 //! * **Device idle** is split once, to the nanosecond, by host cause
-//!   ([`crate::analysis::host::gaps::Cause`]); each host-side rule claims its causes only: sync →
+//!   ([`crate::analysis::host::gaps::Cause`]); each host-side rule claims its causes only:
+//!   one-time start-up → `startup`, sync →
 //!   `host-sync`, compile → `compile-in-window`, dataloader → `dataloader-stall`, launch
 //!   overhead and other CPU work in gaps under 1 ms → `launch-bound`, other CPU work in gaps of
 //!   1 ms and more and untraced time → `gpu-idle-gaps`; the same host work between the graphs
@@ -86,7 +87,7 @@ pub mod run;
 #[cfg(test)]
 pub(crate) mod testutil;
 
-pub use facts::Facts;
+pub use facts::{Facts, STARTUP_DOMINATES};
 pub use finding::{metric, rank, round3, Diagnosis, Evidence, Finding, Location, Severity};
 pub use run::{diagnose, diagnose_facts};
 pub use words::{count, fmt_ns, fmt_us_sentence, pct, short};

@@ -29,11 +29,7 @@ use serde::{Deserialize, Serialize};
 pub const GPU_BOUND_BUSY: f64 = 0.85;
 /// Exposed communication share of the step from which a busy device is communication-bound.
 pub const COMM_BOUND_SHARE: f64 = 0.30;
-/// Share of the window's counted time from which one-time start-up (module loads, and in a
-/// cold window first-call allocation and compile work: [`crate::analysis::startup`])
-/// dominates the capture: the verdict then says "Start-up dominates" instead of judging a
-/// bound on what is left, which is less than half the capture and not yet the steady state.
-pub const STARTUP_DOMINATES: f64 = 0.5;
+pub use super::STARTUP_DOMINATES;
 /// A first kernel starting this long after its launch returned, on a device with nothing
 /// queued before it, hints at a host/device clock offset (ns).
 pub const CLOCK_OFFSET_HINT: i64 = 1_000_000;
@@ -735,6 +731,30 @@ mod tests {
         assert!(v.contains("4.59 ms of one-time start-up (JIT compile 4.00 ms, context/module load 1.50 ms, first-call allocation 100.0 µs)"), "{v}");
         assert!(v.contains("schedule(wait=1, warmup=1, active=3)"), "{v}");
         assert!(v.contains("CUDA_MODULE_LOADING=EAGER"), "{v}");
+        // a `startup` finding above info carries the verdict with its time: the device idle
+        // in the start-up, charged once (not to compile-in-window as well)
+        let first = &d.findings[0];
+        assert_eq!(first.id, "startup", "{:?}", d.findings);
+        assert_ne!(first.severity, crate::diagnose::Severity::Info);
+        assert!(first
+            .title
+            .starts_with("One-time start-up: 4.59 ms (88.2% of the window)"));
+        let claimed: f64 = d
+            .findings
+            .iter()
+            .filter(|x| {
+                [
+                    "startup",
+                    "compile-in-window",
+                    "launch-bound",
+                    "gpu-idle-gaps",
+                ]
+                .contains(&x.id)
+            })
+            .map(|x| x.recoverable_us)
+            .sum();
+        // the window is 5.20 ms over three steps: no more than its idle per step is claimed
+        assert!(claimed <= 5202.0 / 3.0 + 0.01, "{claimed}");
     }
 
     /// Below the threshold, or in a warm window, the bound is judged as before.

@@ -23,8 +23,8 @@
 //!   unless labelled an average (`per step`, `per call`, `on average`, `mean`);
 //! - `class-sentence`: `verdict_class` matches the sentence's opening words;
 //! - `class-carried`: an idle-cause verdict (DataLoader, sync, compile, launch, host, graph
-//!   breaks, device stalls, communication) is carried by a finding above `info` that names the
-//!   same cause;
+//!   breaks, device stalls, communication, start-up dominates) is carried by a finding above
+//!   `info` that names the same cause;
 //! - `class-vs-first`: the first finding above `info`, when it names a host-side idle cause,
 //!   names the verdict's (an idle-cause verdict);
 //! - `sync-evidence`: a Sync-bound verdict has a `host-sync` finding with host time in syncs;
@@ -190,6 +190,7 @@ fn carriers(class: &str) -> Option<&'static [&'static str]> {
         "graph_breaks" => &["graph-breaks"],
         "device_stalls" => &["gpu-idle-gaps"],
         "communication_bound" => &["exposed-communication"],
+        "startup_dominates" => &["startup"],
         _ => return None,
     })
 }
@@ -204,6 +205,7 @@ fn named_by(id: &str) -> Option<&'static [&'static str]> {
         "host-compute" => &["host_bound"],
         "graph-breaks" => &["graph_breaks"],
         "exposed-communication" => &["communication_bound"],
+        "startup" => &["startup_dominates"],
         _ => return None,
     })
 }

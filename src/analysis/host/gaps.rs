@@ -65,7 +65,12 @@
 //!    **untraced**. User annotations only label time: inside one, with nothing else
 //!    recorded, the time is untraced.
 //!
-//! 4. **no work** — the gap after the device's last activity in the trace (nothing is
+//! 4. **startup** — one-time start-up ([`crate::analysis::startup::Startup::judged_spans`],
+//!    on any thread), before every cause but no work: inside `a..L`, in the launch call and
+//!    its latency (a lazy module load runs inside the next kernel's first launch call), and
+//!    in a queued gap before a launch call still running at `a` returned. Each microsecond is charged once: the causes
+//!    above never hold start-up time.
+//! 5. **no work** — the gap after the device's last activity in the trace (nothing is
 //!    launched on it afterwards) that no step's host span overlaps: no host fix recovers it,
 //!    whatever the host did (first in priority). Inside a step, the host's work there is that
 //!    step's cost, as in the steps before it.
@@ -179,10 +184,14 @@ pub enum Cause {
     /// No work: the device ran out of work at the end of the trace and nothing was launched
     /// on it afterwards; no host fix recovers it.
     NoWork,
+    /// One-time start-up: context creation, module and lazy loading, and in a cold window
+    /// first-call allocation and JIT compiles ([`crate::analysis::startup`], its judged
+    /// spans), on any host thread; a steady state does not pay it again.
+    Startup,
 }
 
 /// Number of causes.
-pub const N_CAUSES: usize = 10;
+pub const N_CAUSES: usize = 11;
 
 /// All causes, in index order.
 pub const CAUSES: [Cause; N_CAUSES] = [
@@ -196,6 +205,7 @@ pub const CAUSES: [Cause; N_CAUSES] = [
     Cause::Untraced,
     Cause::HostCompute,
     Cause::NoWork,
+    Cause::Startup,
 ];
 
 impl Cause {
@@ -212,6 +222,7 @@ impl Cause {
             Cause::Untraced => "nothing traced",
             Cause::HostCompute => "host compute (launches no GPU work)",
             Cause::NoWork => "no work left (nothing launched after)",
+            Cause::Startup => "one-time start-up",
         }
     }
 }
@@ -534,16 +545,18 @@ fn grown_in(open_ops: &mut [Vec<Interval>], per_thread: &mut [[UnionBuilder; 7]]
 /// Gaps of every device in the window's counted time `mask`, attributed; host wait per step.
 /// `compile` is the host compile / autotune work ([`crate::window::CompileWork::spans`]);
 /// graph capture (`cudaStreamBeginCapture` … `cudaStreamEndCapture` on one thread) and graph
-/// instantiation are added to it here.
+/// instantiation are added to it here. `startup` is the window's one-time start-up
+/// ([`crate::analysis::startup::Startup::judged_spans`]): [`Cause::Startup`].
 pub fn analyze_gaps(
     trace: &Trace,
     mask: &IntervalSet,
     steps: &[Step],
     launch: &LaunchAnalysis,
     compile: &IntervalSet,
+    startup: &IntervalSet,
 ) -> GapAnalysis {
     let syncs = super::sync_calls::sync_calls(trace);
-    analyze_gaps_with(trace, mask, steps, launch, compile, &syncs)
+    analyze_gaps_with(trace, mask, steps, launch, compile, startup, &syncs)
 }
 
 /// How [`analyze_gaps`] classifies a host span by its name.
@@ -594,6 +607,7 @@ pub fn analyze_gaps_with(
     steps: &[Step],
     launch: &LaunchAnalysis,
     compile: &IntervalSet,
+    startup: &IntervalSet,
     syncs: &[(u32, SyncKind)],
 ) -> GapAnalysis {
     let window = mask.hull().unwrap_or_default();
@@ -612,6 +626,7 @@ pub fn analyze_gaps_with(
         steps,
         threads: &threads,
         compile: &compile_set,
+        startup,
         syncs: &sync_index,
         main_thread,
         last_start: &device.last_start,
@@ -1060,6 +1075,8 @@ struct Attribution<'a> {
     threads: &'a [ThreadSets],
     /// Compile work, graph capture and instantiation included.
     compile: &'a IntervalSet,
+    /// One-time start-up ([`Cause::Startup`]).
+    startup: &'a IntervalSet,
     syncs: &'a SyncIndex,
     /// [`HostActivity::main_thread`].
     main_thread: u32,
@@ -1089,6 +1106,8 @@ struct Walk {
     cursors: Vec<[usize; 6]>,
     /// The same for the compile set.
     compile_cursor: usize,
+    /// The same for the start-up set.
+    startup_cursor: usize,
     /// The same for each process' sets ([`Processes::others`]).
     process_cursors: Vec<[usize; 6]>,
     /// What is left of the lead the host had before the last sync drained the queue.
@@ -1147,6 +1166,7 @@ impl Walk {
         self.cursors.clear();
         self.cursors.resize(threads, [0; 6]);
         self.compile_cursor = 0;
+        self.startup_cursor = 0;
         self.process_cursors.clear();
         self.process_cursors.resize(processes, [0; 6]);
         self.drain_budget = 0;
@@ -1167,6 +1187,7 @@ impl Walk {
             free,
             cursors,
             compile_cursor,
+            startup_cursor,
             process_cursors,
             drain_budget,
             drain_sync,
@@ -1207,17 +1228,26 @@ impl Walk {
                 *drain_budget = 0;
             }
             Some(l) if l.start <= a => {
+                // a launch call still running when the device went idle had not queued its
+                // work yet: start-up inside it (a lazy module load) is start-up's
+                let st = if l.end() > a {
+                    ctx.startup.covered_within(Interval::new(a, l.end().min(b)))
+                } else {
+                    0
+                };
+                split[Cause::Startup as usize] = st;
+                let rest = b - a - st;
                 if *drain_budget > 0 && !real_lead(l, a) {
                     // queued, but the launch returned too late to keep the device busy: the
                     // host has no real lead yet (two kernels of one operator a few µs
                     // apart), the drain goes on
                     sync = *drain_sync;
-                    let moved = (b - a).min(*drain_budget);
+                    let moved = rest.min(*drain_budget);
                     split[Cause::Sync as usize] = moved;
-                    split[Cause::Queued as usize] = b - a - moved;
+                    split[Cause::Queued as usize] = rest - moved;
                     *drain_budget -= moved;
                 } else {
-                    split[Cause::Queued as usize] = b - a;
+                    split[Cause::Queued as usize] = rest;
                     // the queue is ahead again: the drain is over
                     *drain_budget = 0;
                 }
@@ -1232,6 +1262,9 @@ impl Walk {
                 split[Cause::Queued as usize] += b - l_latency_end;
                 free.reset(Interval::new(a, l_start));
                 let sp = &mut split;
+                // one-time start-up first, on any thread: a steady state does not pay it
+                // again, whatever else the host did meanwhile
+                take(free, sp, ctx.startup, Cause::Startup, startup_cursor);
                 let s = ctx.syncs.in_progress(a);
                 // a sync drained the queue: the first `lead` ns of the gap's host part (the
                 // lead the host had when it entered the sync) are its cost, the host work in
@@ -1266,10 +1299,15 @@ impl Walk {
                     take_others(free, sp, others, any_cursor, true);
                 }
                 split[Cause::Untraced as usize] += free.total();
-                // the launch latency: the sync's while inside its lead
-                let latency_in_lead = (lead_end.min(l_latency_end) - l_start).max(0);
+                // the launch call and its latency: start-up where a lazy module load runs in
+                // the call, then the sync's while inside its lead, then launch overhead
+                let latency = Interval::new(l_start, l_latency_end);
+                let st = ctx.startup.covered_within(latency);
+                split[Cause::Startup as usize] += st;
+                let latency_in_lead =
+                    (lead_end.min(l_latency_end) - l_start).clamp(0, latency.len() - st);
                 split[Cause::Sync as usize] += latency_in_lead;
-                split[Cause::Launch as usize] += l_latency_end - l_start - latency_in_lead;
+                split[Cause::Launch as usize] += latency.len() - st - latency_in_lead;
                 if s != NONE {
                     *drain_budget = (*drain_budget - split[Cause::Sync as usize]).max(0);
                 } else if *drain_budget > 0 {
@@ -1465,7 +1503,7 @@ mod tests {
         let l = super::super::launch::analyze_launches(t, &mask);
         let steps = super::super::steps::analyze_steps(t);
         let compile = crate::window::compile_work(t, &steps.steps).spans;
-        analyze_gaps(t, &mask, &[], &l, &compile)
+        analyze_gaps(t, &mask, &[], &l, &compile, &IntervalSet::new())
     }
 
     fn us(v: i64) -> Ns {
@@ -1918,7 +1956,7 @@ mod tests {
         assert_eq!(s[0].span, Interval::new(0, us(150)));
         let mask = IntervalSet::from_intervals([steps.span]);
         let l = super::super::launch::analyze_launches(&t, &mask);
-        let g = analyze_gaps(&t, &mask, s, &l, &IntervalSet::new());
+        let g = analyze_gaps(&t, &mask, s, &l, &IntervalSet::new(), &IntervalSet::new());
         // sync [50,90) + device tail [100,150)
         assert_eq!(g.step_wait[0].wait, us(90));
         assert_eq!(g.devices[0].gaps[0].step, Some(0));

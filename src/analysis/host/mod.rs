@@ -44,15 +44,18 @@ pub struct HostFacts {
 }
 
 impl HostFacts {
-    /// Computes the facts over the counted time `mask` of a window with these steps and this
-    /// compile work ([`crate::window::CompileWork::spans`]).
+    /// Computes the facts over the counted time `mask` of a window with these steps, this
+    /// compile work ([`crate::window::CompileWork::spans`]) and this one-time start-up
+    /// ([`crate::analysis::startup::Startup::judged_spans`], a function of the same window).
     pub fn compute(
         trace: &Trace,
         mask: &IntervalSet,
         steps: &[steps::Step],
         compile: &IntervalSet,
+        startup: &IntervalSet,
     ) -> HostFacts {
-        Self::compute_with(trace, mask, steps, compile, &sync_calls::sync_calls(trace))
+        let syncs = sync_calls::sync_calls(trace);
+        Self::compute_with(trace, mask, steps, compile, startup, &syncs)
     }
 
     /// [`HostFacts::compute`] with the trace's sync calls already found
@@ -62,9 +65,11 @@ impl HostFacts {
         mask: &IntervalSet,
         steps: &[steps::Step],
         compile: &IntervalSet,
+        startup: &IntervalSet,
         sync_calls: &[(u32, sync_calls::SyncKind)],
     ) -> HostFacts {
-        let mut facts = Self::compute_but_patterns(trace, mask, steps, compile, sync_calls);
+        let mut facts =
+            Self::compute_but_patterns(trace, mask, steps, compile, startup, sync_calls);
         let mut tt = crate::timings::Timings::nested();
         facts.patterns = patterns::torch_patterns(trace, mask);
         tt.lap("host: torch patterns");
@@ -79,12 +84,14 @@ impl HostFacts {
         mask: &IntervalSet,
         steps: &[steps::Step],
         compile: &IntervalSet,
+        startup: &IntervalSet,
         sync_calls: &[(u32, sync_calls::SyncKind)],
     ) -> HostFacts {
         let mut tt = crate::timings::Timings::nested();
         let launch = launch::analyze_launches(trace, mask);
         tt.lap("host: launches");
-        let gaps = gaps::analyze_gaps_with(trace, mask, steps, &launch, compile, sync_calls);
+        let gaps =
+            gaps::analyze_gaps_with(trace, mask, steps, &launch, compile, startup, sync_calls);
         tt.lap("host: gaps");
         let syncs = syncs::analyze_syncs_with(trace, mask, steps, &gaps, sync_calls);
         tt.lap("host: syncs");
