@@ -342,3 +342,51 @@ fn comm_sizes_limit_only_their_figures() {
         }
     }
 }
+
+/// A verdict names the verdict-level capture issues that limit what it rests on (issue 30:
+/// "the verdict says when it limits the answer"), and only those: a launch-bound verdict rests
+/// on the launch links that `missing-launch-flows` says are missing; a GPU-bound one does not;
+/// a host-only verdict may rest on device records the producer says it lost.
+#[test]
+fn the_verdict_names_the_capture_issues_it_rests_on() {
+    let cases = [
+        (
+            "hta/tests__data__mtia_trace_single_rank__mtia_rank_0.json.gz",
+            Some(
+                " (limited by the capture check: missing-launch-flows — device work without a \
+                 launch link has no known host cause)",
+            ),
+        ),
+        (
+            "tracelens/tests__traces__h100__Qwen_Qwen1.5-0.5B-Chat__1016005.json.gz",
+            None,
+        ),
+    ];
+    for (rel, want) in cases {
+        let Some(p) = common::corpus_file(rel) else {
+            return;
+        };
+        let r = common::analyze_json(&p, &[]);
+        let v = r["verdict"].as_str().unwrap();
+        match want {
+            Some(w) => assert!(v.ends_with(w), "{rel}: {v}"),
+            None => assert!(!v.contains("limited by the capture check"), "{rel}: {v}"),
+        }
+    }
+    // an nsys export whose producer reports lost CUPTI events and holds no kernel: the
+    // host-only verdict may rest on records the producer lost
+    let Some(p) = common::corpus_file(
+        "nsys/sqlite/lighttransport_gemm_rtx5060ti_nokernels_nsys2025.1.sqlite",
+    ) else {
+        return;
+    };
+    let r = common::analyze_json(&p, &[]);
+    let v = r["verdict"].as_str().unwrap();
+    assert!(
+        v.ends_with(
+            " (limited by the capture check: producer-lost-events — device records are \
+             missing, so idle time is not all idle; totals are lower bounds)"
+        ),
+        "{v}"
+    );
+}

@@ -311,7 +311,89 @@ pub fn classified(f: &Facts, findings: &[Finding]) -> (VerdictClass, String) {
             _ => {}
         }
     }
+    v.push_str(&limited_by(class, &check));
     (class, v)
+}
+
+/// The classes of numbers ([`crate::analysis::capture::TrustIssue::unreliable`]) a verdict
+/// of this class rests on. An idle-cause verdict rests on the host's lead (which host call
+/// an idle device waited for, through the launch links), on the device records and on host
+/// and device times lining up; a device-side verdict on the device records and totals; the
+/// one-pass and host-only verdicts on what was recorded at all. The verdicts that are about
+/// the capture itself (records incomplete, timing unreliable, ncu only) rest on none.
+fn rests_on(class: VerdictClass) -> &'static [&'static str] {
+    use VerdictClass as V;
+    match class {
+        V::LaunchBound
+        | V::HostBound
+        | V::SyncBound
+        | V::DataloaderBound
+        | V::DeviceStalls
+        | V::IdleUnexplained
+        | V::GraphBreaks
+        | V::Compile => &[
+            "host_attribution",
+            "device_records",
+            "host_device_timing",
+            "totals",
+            "steady_state",
+        ],
+        V::GpuBound | V::CommunicationBound => &["device_records", "totals", "steady_state"],
+        V::NoSteadyState | V::StartupDominates | V::NoDeviceWorkInWindow => {
+            &["device_records", "totals"]
+        }
+        V::HostOnly => &["device_records", "totals", "steady_state"],
+        _ => &[],
+    }
+}
+
+/// What an unreliable class of numbers does to a verdict, in a few words.
+fn limit_effect(class: &str) -> &'static str {
+    match class {
+        "host_attribution" => "device work without a launch link has no known host cause",
+        "device_records" => "device records are missing, so idle time is not all idle",
+        "host_device_timing" => "host and device times do not line up (clock offset)",
+        "totals" => "totals are lower bounds",
+        "steady_state" => "the capture shows warm-up, not the steady state",
+        _ => "see the capture check",
+    }
+}
+
+/// The sentence a verdict adds for the verdict-level capture issues
+/// ([`crate::analysis::capture::LEVEL_VERDICT`]) that limit what it rests on ([`rests_on`]),
+/// besides the two it words itself (`zero-timestamps`, `tracer-event-cap`): empty when none.
+fn limited_by(class: VerdictClass, check: &crate::analysis::capture::CaptureCheck) -> String {
+    let rests = rests_on(class);
+    let (mut ids, mut what): (Vec<&str>, Vec<&str>) = (Vec::new(), Vec::new());
+    for i in check.issues.iter().filter(|i| {
+        i.level() == crate::analysis::capture::LEVEL_VERDICT
+            && !matches!(i.id, "zero-timestamps" | "tracer-event-cap")
+    }) {
+        let hits: Vec<&str> = i
+            .unreliable
+            .iter()
+            .copied()
+            .filter(|c| rests.contains(c))
+            .collect();
+        if hits.is_empty() {
+            continue;
+        }
+        ids.push(i.id);
+        for c in hits {
+            let w = limit_effect(c);
+            if !what.contains(&w) {
+                what.push(w);
+            }
+        }
+    }
+    if ids.is_empty() {
+        return String::new();
+    }
+    format!(
+        " (limited by the capture check: {} — {})",
+        ids.join(", "),
+        what.join("; ")
+    )
 }
 
 fn classified_of(
