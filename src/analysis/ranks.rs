@@ -185,10 +185,27 @@ pub struct OpShapes {
     pub time: Ns,
     /// Its time with any dims in the window, ns.
     pub total: Ns,
+    /// Every distinct `Input Dims` it ran with in the window, sorted by text, at most
+    /// [`DISTINCT_DIMS_KEPT`] (empty in summaries of older versions). Two ranks run the same
+    /// work in this operator when these agree, whichever dims took the most time: an
+    /// operator called with several shapes (a reducer over gradient buckets) has a mode that
+    /// timing noise can move.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub distinct: Vec<String>,
+    /// How many distinct dims it ran with (0 in summaries of older versions).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub distinct_count: usize,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 /// Operators whose shapes are kept per rank ([`RankFacts::shapes`]).
 pub const SHAPES_KEPT: usize = 8;
+
+/// Distinct dims kept per operator ([`OpShapes::distinct`]).
+pub const DISTINCT_DIMS_KEPT: usize = 32;
 
 /// The number of input elements in an `Input Dims` text (`[[96, 64], [64]]`: 96×64 + 64);
 /// 0 when it lists no dims.
@@ -1073,17 +1090,24 @@ fn host_pass(
         .map(|((n, d), t)| (trace.name(n).to_string(), trace.name(d).to_string(), t))
         .filter(|(_, d, _)| input_elements(d) > 0)
         .collect();
+    // sorted by operator, then dims: `distinct` comes out sorted by text
     rows.sort();
     for (name, dims, t) in rows {
         match ops.iter_mut().find(|o| o.name == name) {
             Some(o) => {
                 o.total += t;
+                o.distinct_count += 1;
+                if o.distinct.len() < DISTINCT_DIMS_KEPT {
+                    o.distinct.push(dims.clone());
+                }
                 if t > o.time {
                     (o.dims, o.time) = (dims, t);
                 }
             }
             None => ops.push(OpShapes {
                 name,
+                distinct: vec![dims.clone()],
+                distinct_count: 1,
                 dims,
                 time: t,
                 total: t,
@@ -1109,10 +1133,15 @@ pub struct ShapeImbalance {
     pub ratio: f64,
 }
 
-/// The operator recorded with shapes on every rank whose input dims with the most time differ
-/// between ranks (uneven batches or sequence lengths: the ranks run different work), the one
-/// with the most time over the ranks; `None` with fewer than two ranks, without shapes on
-/// every rank, or when every shared operator has the same dims everywhere.
+/// The operator recorded with shapes on every rank whose input dims differ between ranks
+/// (uneven batches or sequence lengths: the ranks run different work), the one with the most
+/// time over the ranks; `None` with fewer than two ranks, without shapes on every rank, or
+/// when every shared operator ran with the same dims everywhere.
+///
+/// The dims compared are the set each rank ran the operator with ([`OpShapes::distinct`]);
+/// an operator whose sets agree runs the same work on every rank, even when timing noise
+/// gives its dims with the most time to different shapes. Summaries of older versions have
+/// no set: their dims with the most time are compared.
 pub fn shape_imbalance(ranks: &[RankFacts]) -> Option<ShapeImbalance> {
     if ranks.len() < 2 || ranks.iter().any(|r| r.shapes.is_empty()) {
         return None;
@@ -1124,14 +1153,40 @@ pub fn shape_imbalance(ranks: &[RankFacts]) -> Option<ShapeImbalance> {
             .map(|r| r.shapes.iter().find(|o| o.name == op.name))
             .collect();
         let Some(per) = per else { continue };
-        if per.iter().all(|o| o.dims == per[0].dims) {
+        let same = |x: &OpShapes, y: &OpShapes| {
+            if x.distinct_count > 0 && y.distinct_count > 0 {
+                (x.distinct_count, &x.distinct) == (y.distinct_count, &y.distinct)
+            } else {
+                x.dims == y.dims
+            }
+        };
+        if per.iter().all(|o| same(o, per[0])) {
             continue;
         }
         let total: Ns = per.iter().map(|o| o.total).sum();
         if best.as_ref().is_some_and(|(t, _)| *t >= total) {
             continue;
         }
-        let elems: Vec<u64> = per.iter().map(|o| input_elements(&o.dims)).collect();
+        // per rank, the dims that show the difference: its dims with the most time when some
+        // rank never ran with them, else the first of its dims that some rank never ran with
+        let everywhere = |d: &String| {
+            per.iter()
+                .all(|o| o.distinct_count == 0 || o.distinct.contains(d))
+        };
+        let dims: Vec<String> = per
+            .iter()
+            .map(|o| {
+                if !everywhere(&o.dims) {
+                    return o.dims.clone();
+                }
+                o.distinct
+                    .iter()
+                    .find(|d| !everywhere(d))
+                    .unwrap_or(&o.dims)
+                    .clone()
+            })
+            .collect();
+        let elems: Vec<u64> = dims.iter().map(|d| input_elements(d)).collect();
         let largest = (0..per.len())
             .max_by(|&x, &y| elems[x].cmp(&elems[y]).then(y.cmp(&x)))
             .unwrap_or(0);
@@ -1142,7 +1197,7 @@ pub fn shape_imbalance(ranks: &[RankFacts]) -> Option<ShapeImbalance> {
             total,
             ShapeImbalance {
                 name: op.name.clone(),
-                dims: per.iter().map(|o| o.dims.clone()).collect(),
+                dims,
                 largest,
                 ratio: elems[largest] as f64 / mid as f64,
             },
@@ -2109,6 +2164,8 @@ pub(crate) mod tests {
                 dims: "[[128], [96, 64], [64, 128]]".into(),
                 time: 3 * 4_800_000,
                 total: 3 * 4_800_000,
+                distinct: vec!["[[128], [96, 64], [64, 128]]".into()],
+                distinct_count: 1,
             }
         );
         let imb = shape_imbalance(&ranks).expect("shapes differ");
@@ -2118,6 +2175,42 @@ pub(crate) mod tests {
         assert!((imb.ratio - big as f64 / small as f64).abs() < 1e-12);
         // the same shapes everywhere, or none recorded on one rank: nothing
         assert_eq!(shape_imbalance(&[ranks[0].clone(), ranks[2].clone()]), None);
+        // an operator run with the same several dims on every rank is the same work, though
+        // timing noise gives each rank a different dims with the most time (a reducer over
+        // gradient buckets); a summary of an older version (no set) compares that mode
+        let noisy: Vec<RankFacts> = (0..3)
+            .map(|r| {
+                let mut b = crate::model::build::TraceBuilder::new();
+                b.annotation("ProfilerStep#1", 0.0, 10_000.0);
+                for (k, dims) in ["[[128, 64]]", "[[128]]", "[[10]]"].iter().enumerate() {
+                    let dur = if k == r { 300.0 } else { 100.0 };
+                    let e = b.op("aten::mul", k as f64 * 1_000.0, dur);
+                    b.shapes(e, dims, "", "");
+                }
+                let tr = b.build();
+                let a = crate::analysis::analyze(&tr, &Default::default());
+                RankFacts::new(&tr, &a, "r.json", r as i64, RankSource::Order)
+            })
+            .collect();
+        assert_ne!(noisy[0].shapes[0].dims, noisy[1].shapes[0].dims);
+        assert_eq!(noisy[0].shapes[0].distinct_count, 3);
+        assert_eq!(shape_imbalance(&noisy), None);
+        let mut old = noisy.clone();
+        for r in &mut old {
+            r.shapes[0].distinct.clear();
+            r.shapes[0].distinct_count = 0;
+        }
+        assert!(shape_imbalance(&old).is_some());
+        // the sets differ but the modes agree: the dims some rank never ran with are shown
+        let mut extra = noisy.clone();
+        for r in &mut extra {
+            r.shapes[0].dims = "[[128, 64]]".into();
+        }
+        let o = &mut extra[1].shapes[0];
+        o.distinct.push("[[512, 64]]".into());
+        o.distinct_count += 1;
+        let imb = shape_imbalance(&extra).expect("rank 1 ran with more dims");
+        assert_eq!((imb.largest, imb.dims[1].as_str()), (1, "[[512, 64]]"));
         let mut none = ranks.clone();
         none[2].shapes.clear();
         assert_eq!(shape_imbalance(&none), None);
