@@ -730,13 +730,22 @@ pub(super) fn memory_chart(s: &mut String, r: &Report) {
                 .collect(),
             r##"stroke="#4e79a7" stroke-width="1.5""##,
         );
-        // hover strips: one per point
+        // hover strips: one per point, in one transparent group; a point drawn at the same
+        // tenth of a pixel as the next is covered by the next's strip and left out
         let strip = plot_w / d.points.len().max(1) as f64;
-        for p in &d.points {
+        s.push_str(r#"<g fill="transparent">"#);
+        for (i, p) in d.points.iter().enumerate() {
+            let at = n1(x(p.t_us) - strip / 2.0);
+            if d.points
+                .get(i + 1)
+                .is_some_and(|q| n1(x(q.t_us) - strip / 2.0) == at)
+            {
+                continue;
+            }
             w!(
                 s,
-                r#"<rect x="{}" y="{top}" width="{}" height="{plot_h}" fill="transparent" data-tip="{}"/>"#,
-                n1(x(p.t_us) - strip / 2.0),
+                r#"<rect x="{}" y="{top}" width="{}" height="{plot_h}" data-tip="{}"/>"#,
+                at,
                 n3(strip.max(0.5)),
                 escape(&format!(
                     "+{}: allocated {}{}",
@@ -750,6 +759,7 @@ pub(super) fn memory_chart(s: &mut String, r: &Report) {
                 ))
             );
         }
+        s.push_str("</g>");
         for l in &d.largest {
             let (lx, ly) = (x(l.at_us), top + plot_h + 4.0);
             w!(
