@@ -189,14 +189,16 @@ pub const FIGURE_LIMITS: [(&str, &[&str]); 6] = [
     ("communication", &["comm_sizes"]),
 ];
 
-/// What an unreliable class of numbers does to a figure resting on it, in a few words.
-fn class_effect(class: &str) -> &'static str {
+/// What an unreliable class of numbers does to what rests on it (a printed figure, the
+/// verdict, a finding's recoverable time), in a few words.
+pub fn class_effect(class: &str) -> &'static str {
     match class {
         "device_busy" => "graph replays without kernels are missing from busy time",
         "totals" => "totals are lower bounds",
         "device_records" => "device records are missing, so idle time is not all idle",
-        "host_device_timing" => "host-device times are unreliable (device clock offset)",
-        "steady_state" => "it shows warm-up, not the steady state",
+        "host_device_timing" => "host and device times do not line up (device clock offset)",
+        "host_attribution" => "device work without a launch link has no known host cause",
+        "steady_state" => "the capture shows warm-up, not the steady state",
         "gpu" => "no device activity was recorded",
         "comm_sizes" => "NCCL sizes not recorded: bandwidth unknown",
         _ => "see the capture check",
@@ -424,6 +426,22 @@ impl CaptureFacts {
 /// the torch.compile/autotune time of the capture.
 pub fn check(trace: &Trace, steps_cut: usize, compile: Ns) -> CaptureCheck {
     check_with(trace, &CaptureFacts::of(trace), steps_cut, compile)
+}
+
+/// The capture check of an analysis: [`check_with`] over its window's steps cut at the
+/// profiler's stop ([`crate::window::Window::steps_cut_at_stop`]) and the capture's compile
+/// time. The one call the report and the diagnosis make, so that both read the same issues.
+pub fn check_window(
+    trace: &Trace,
+    facts: &CaptureFacts,
+    window: &crate::window::Window,
+) -> CaptureCheck {
+    check_with(
+        trace,
+        facts,
+        window.steps_cut_at_stop(),
+        window.compile.total,
+    )
 }
 
 /// The clock offset: corrected by the loader (`trace.clock_corrections`), or found in the

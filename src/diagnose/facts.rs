@@ -39,6 +39,9 @@ pub struct Facts<'a> {
     pub patterns: crate::analysis::host::patterns::TorchPatterns,
     /// Origin of reported times (the trace start), ns.
     pub origin: Ns,
+    /// The capture check of the window ([`crate::analysis::capture::check_window`]): the
+    /// issues the verdict names and the rules take into account, the same the report prints.
+    pub check: crate::analysis::capture::CaptureCheck,
 }
 
 impl<'a> Facts<'a> {
@@ -68,6 +71,7 @@ impl<'a> Facts<'a> {
             syncs,
             patterns,
             origin: trace.start(),
+            check: crate::analysis::capture::check_window(trace, &a.capture, &a.selection),
         }
     }
 
@@ -103,6 +107,34 @@ impl<'a> Facts<'a> {
         let judged = self.a.startup.judged;
         (judged > 0 && judged as f64 >= STARTUP_DOMINATES * self.window_ns.max(1) as f64)
             .then_some("one-time start-up dominates the window")
+    }
+
+    /// Why the device's idle time cannot be charged to the host, when it cannot: the capture
+    /// check marks the device records or the host-device timing unreliable (the device ran
+    /// work the trace does not hold, or its clock is offset from the host's). The issue ids
+    /// and their effects ("unrecorded-device-work (device records are missing, …)"); `None`
+    /// when the idle time can be charged.
+    pub fn idle_unattributable(&self) -> Option<String> {
+        let why: Vec<String> = ["device_records", "host_device_timing"]
+            .into_iter()
+            .filter_map(|class| {
+                let ids: Vec<&str> = self
+                    .check
+                    .issues
+                    .iter()
+                    .filter(|i| i.unreliable.contains(&class))
+                    .map(|i| i.id)
+                    .collect();
+                (!ids.is_empty()).then(|| {
+                    format!(
+                        "{} ({})",
+                        ids.join(", "),
+                        crate::analysis::capture::class_effect(class)
+                    )
+                })
+            })
+            .collect();
+        (!why.is_empty()).then(|| why.join("; "))
     }
 
     /// Severity of a per-step µs value.

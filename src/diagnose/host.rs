@@ -560,28 +560,62 @@ fn startup(f: &Facts) -> Option<Finding> {
     })
 }
 
-/// Caps a finding whose figures are the gaps and launches of one cold pass
-/// ([`Facts::cold_pass`]): its share of that pass is no estimate of what the change
-/// gains in a steady state, so it recovers nothing judged (0, `info`, ranked below the
-/// findings with an estimate); the pass's figure stays in the evidence (`one_pass_us_per_step`)
-/// with the reason.
-fn cap_one_pass(f: &Facts, x: &mut Finding) {
-    let Some(why) = f.cold_pass() else {
-        return;
-    };
-    metric(&mut x.evidence, "one_pass_us_per_step", x.recoverable_us);
-    x.evidence.facts.push(format!(
-        "from one cold pass ({why}): {} of idle in this pass, with first-call dispatch, lazy \
-         loads and cold caches in it; what the change gains in a steady state cannot be \
-         judged from it, so the finding claims nothing (capped at info)",
-        fmt_us_sentence(x.recoverable_us)
-    ));
-    x.recoverable_basis = format!(
-        "not judged: the figures come from one cold pass ({why}); was {}",
-        x.recoverable_basis
-    );
-    x.recoverable_us = 0.0;
-    x.severity = Severity::Info;
+/// Why a finding's recoverable time is not judged from this capture (docs/rules.md, *Not
+/// judged*). One mechanism for every rule that charges idle time to the host: the reason is
+/// found once on the [`Facts`], and [`not_judged`] takes the time back the same way.
+enum Unjudged {
+    /// The gaps and launches come from one cold pass ([`Facts::cold_pass`]): their share of
+    /// that pass is no estimate of what a change gains in a steady state.
+    ColdPass(&'static str),
+    /// The idle time cannot be charged to the host ([`Facts::idle_unattributable`]): device
+    /// records are missing or the device clock is offset.
+    IdleUnattributable(String),
+}
+
+impl Unjudged {
+    /// The reasons that apply to a finding built on the device's idle time (`idle`: every
+    /// gap, `gpu-idle-gaps`), or only on the launching thread's short gaps (`launch-bound`,
+    /// whose own rule already asks for launch links).
+    fn of(f: &Facts, idle: bool) -> Vec<Unjudged> {
+        let mut out: Vec<Unjudged> = f.cold_pass().map(Unjudged::ColdPass).into_iter().collect();
+        if idle {
+            out.extend(f.idle_unattributable().map(Unjudged::IdleUnattributable));
+        }
+        out
+    }
+}
+
+/// Takes back a finding's recoverable time for each reason it is not judged ([`Unjudged`]):
+/// it recovers nothing (0, `info`, ranked below the findings with an estimate), its figures
+/// stay in the evidence, and the facts and the recoverable basis say why.
+fn not_judged(x: &mut Finding, reasons: &[Unjudged]) {
+    for why in reasons {
+        let basis = match why {
+            Unjudged::ColdPass(why) => {
+                metric(&mut x.evidence, "one_pass_us_per_step", x.recoverable_us);
+                x.evidence.facts.push(format!(
+                    "from one cold pass ({why}): {} of idle in this pass, with first-call \
+                     dispatch, lazy loads and cold caches in it; what the change gains in a \
+                     steady state cannot be judged from it, so the finding claims nothing \
+                     (capped at info)",
+                    fmt_us_sentence(x.recoverable_us)
+                ));
+                format!("the figures come from one cold pass ({why})")
+            }
+            Unjudged::IdleUnattributable(why) => {
+                x.evidence.facts.push(format!(
+                    "not counted as recoverable: the capture check found {why}; the gaps \
+                     cannot be blamed on the host or the device"
+                ));
+                "the capture check says the idle time cannot be charged to the host".into()
+            }
+        };
+        if !x.recoverable_basis.starts_with("not judged") {
+            x.recoverable_basis = format!("not judged: {basis}; was {}", x.recoverable_basis);
+        }
+        x.recoverable_us = 0.0;
+        x.severity = Severity::Info;
+    }
 }
 
 /// How to capture a steady state, in advice.
@@ -850,7 +884,7 @@ fn launch_bound(f: &Facts) -> Option<Finding> {
         evidence: e,
         advice,
     };
-    cap_one_pass(f, &mut x);
+    not_judged(&mut x, &Unjudged::of(f, false));
     Some(x)
 }
 
@@ -1096,7 +1130,7 @@ fn gpu_idle_gaps(f: &Facts) -> Option<Finding> {
         evidence: e,
         advice,
     };
-    cap_one_pass(f, &mut x);
+    not_judged(&mut x, &Unjudged::of(f, true));
     Some(x)
 }
 

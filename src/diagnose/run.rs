@@ -7,7 +7,7 @@ use crate::model::Trace;
 use crate::par::join;
 
 use super::facts::Facts;
-use super::finding::{rank, round3, Diagnosis, Finding, Severity};
+use super::finding::{rank, round3, Diagnosis};
 use super::{claims, compiled, device, host, memory, ncu, patterns, roofline, transfer, verdict};
 
 /// Runs every rule and ranks the findings.
@@ -43,7 +43,6 @@ pub fn diagnose_facts(f: &Facts) -> Diagnosis {
     findings.extend(transfer::rules(f));
     findings.extend(memory::rules(f));
     findings.extend(patterns::rules(f));
-    idle_not_claimed(f, &mut findings);
     for x in &mut findings {
         x.recoverable_us = round3(x.recoverable_us.max(0.0));
     }
@@ -56,58 +55,11 @@ pub fn diagnose_facts(f: &Facts) -> Diagnosis {
     }
 }
 
-/// The idle-gaps finding gives its time back when the capture check says the device's idle
-/// time cannot be blamed on the host: device records are missing (the device ran work the
-/// trace does not hold, so idle time is not all idle) or the device clock is offset from the
-/// host's. The verdict says so in that case ("Device records incomplete", "Timing
-/// unreliable"); a finding beside it must not rank that time as recoverable host time. The
-/// finding stays, at `info` with nothing recoverable, its facts and gap list intact, plus
-/// the reason.
-fn idle_not_claimed(f: &Facts, findings: &mut [Finding]) {
-    if !findings.iter().any(|x| x.id == "gpu-idle-gaps") {
-        return;
-    }
-    let check = crate::analysis::capture::check_with(f.trace, &f.a.capture, 0, 0);
-    let mut why = Vec::new();
-    for (class, effect) in [
-        (
-            "device_records",
-            "the trace lacks device work that ran, so idle time is not all idle",
-        ),
-        (
-            "host_device_timing",
-            "the device clock looks offset from the host's, so host and device times do not \
-             line up",
-        ),
-    ] {
-        let ids: Vec<&str> = check
-            .issues
-            .iter()
-            .filter(|i| i.unreliable.contains(&class))
-            .map(|i| i.id)
-            .collect();
-        if !ids.is_empty() {
-            why.push(format!("{} ({effect})", ids.join(", ")));
-        }
-    }
-    if why.is_empty() {
-        return;
-    }
-    for x in findings.iter_mut().filter(|x| x.id == "gpu-idle-gaps") {
-        x.evidence.facts.push(format!(
-            "not counted as recoverable: the capture check found {}; the gaps cannot be \
-             blamed on the host or the device",
-            why.join("; ")
-        ));
-        x.recoverable_us = 0.0;
-        x.severity = Severity::Info;
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::super::testutil::{find, run};
     use super::*;
+    use crate::diagnose::finding::Severity;
     use crate::model::build::TraceBuilder;
     use crate::model::GpuKind;
 

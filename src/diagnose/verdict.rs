@@ -290,8 +290,8 @@ pub fn verdict(f: &Facts, findings: &[Finding]) -> String {
 /// verdict says so, when the issue limits the verdict (level `verdict`: not when the window
 /// was cut where the records stop, `records-cut`, so that no figure covers them).
 pub fn classified(f: &Facts, findings: &[Finding]) -> (VerdictClass, String) {
-    let check = crate::analysis::capture::check_with(f.trace, &f.a.capture, 0, 0);
-    let (class, mut v) = classified_of(f, findings, &check);
+    let check = &f.check;
+    let (class, mut v) = classified_of(f, findings, check);
     if class == VerdictClass::DeviceRecordsIncomplete {
         return (class, v);
     }
@@ -311,7 +311,7 @@ pub fn classified(f: &Facts, findings: &[Finding]) -> (VerdictClass, String) {
             _ => {}
         }
     }
-    v.push_str(&limited_by(class, &check));
+    v.push_str(&limited_by(class, check));
     (class, v)
 }
 
@@ -347,18 +347,6 @@ fn rests_on(class: VerdictClass) -> &'static [&'static str] {
     }
 }
 
-/// What an unreliable class of numbers does to a verdict, in a few words.
-fn limit_effect(class: &str) -> &'static str {
-    match class {
-        "host_attribution" => "device work without a launch link has no known host cause",
-        "device_records" => "device records are missing, so idle time is not all idle",
-        "host_device_timing" => "host and device times do not line up (clock offset)",
-        "totals" => "totals are lower bounds",
-        "steady_state" => "the capture shows warm-up, not the steady state",
-        _ => "see the capture check",
-    }
-}
-
 /// The sentence a verdict adds for the verdict-level capture issues
 /// ([`crate::analysis::capture::LEVEL_VERDICT`]) that limit what it rests on ([`rests_on`]),
 /// besides the two it words itself (`zero-timestamps`, `tracer-event-cap`): empty when none.
@@ -380,7 +368,7 @@ fn limited_by(class: VerdictClass, check: &crate::analysis::capture::CaptureChec
         }
         ids.push(i.id);
         for c in hits {
-            let w = limit_effect(c);
+            let w = crate::analysis::capture::class_effect(c);
             if !what.contains(&w) {
                 what.push(w);
             }

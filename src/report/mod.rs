@@ -306,14 +306,7 @@ pub struct ClockCorrectionInfo {
 
 impl TrustInfo {
     fn new(trace: &Trace, a: &Analysis) -> Self {
-        // the tail rule's exclusions (see crate::window::steps): the capture stopped too early
-        let cut = a
-            .selection
-            .excluded
-            .iter()
-            .filter(|e| e.reason.contains("the profiler probably"))
-            .count();
-        let c = analysis::capture::check_with(trace, &a.capture, cut, a.selection.compile.total);
+        let c = analysis::capture::check_window(trace, &a.capture, &a.selection);
         TrustInfo {
             ok: c.ok(),
             clock_offset_us: us(c.clock_offset),

@@ -307,6 +307,9 @@ pub struct Exclusion {
     pub step: String,
     /// Why.
     pub reason: String,
+    /// Left out because the profiler stopped before its device work was all captured
+    /// ([`steps::DroppedStep::at_stop`]).
+    pub at_stop: bool,
 }
 
 /// Median of integer values (mean of the two middle ones for an even count; 0 when empty).
@@ -406,6 +409,12 @@ impl Window {
         bits[i / 64] >> (i % 64) & 1 != 0
     }
 
+    /// Steps at the end left out because the profiler stopped before their device work was
+    /// all captured ([`Exclusion::at_stop`]: the capture check's `steps-cut`).
+    pub fn steps_cut_at_stop(&self) -> usize {
+        self.excluded.iter().filter(|e| e.at_stop).count()
+    }
+
     /// Counted time in ns.
     pub fn duration(&self) -> Ns {
         self.mask.total()
@@ -426,6 +435,7 @@ impl Window {
             .map(|e| steps::DroppedStep {
                 name: e.step.clone(),
                 reason: e.reason.clone(),
+                at_stop: e.at_stop,
             })
             .collect();
         let mut a = StepAnalysis::of(steps, all.from_profiler_steps, all.rule, dropped);
@@ -510,6 +520,7 @@ fn tail_exclusions(steps: &StepAnalysis) -> Vec<Exclusion> {
         .map(|d| Exclusion {
             step: d.name.clone(),
             reason: d.reason.clone(),
+            at_stop: d.at_stop,
         })
         .collect()
 }
@@ -628,6 +639,7 @@ fn select_auto(
         .map(|(i, reason)| Exclusion {
             step: step_label(&all.steps[i]),
             reason,
+            at_stop: false,
         })
         .collect();
     let mut w = from_steps(spec, all, candidates, ex, notes);
@@ -740,6 +752,7 @@ fn select_steps(
         .map(|i| Exclusion {
             step: step_label(&all.steps[i]),
             reason: format!("not selected ({spec})"),
+            at_stop: false,
         })
         .collect();
     Ok(from_steps(spec, all, inc, ex, vec![]))
@@ -776,6 +789,7 @@ fn select_time(
     ex.extend(out.into_iter().map(|i| Exclusion {
         step: step_label(&all.steps[i]),
         reason: format!("not entirely inside {spec}"),
+        at_stop: false,
     }));
     let mask = IntervalSet::from_intervals([iv]);
     Ok(Window {

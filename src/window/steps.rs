@@ -202,6 +202,10 @@ pub struct DroppedStep {
     pub name: String,
     /// Why.
     pub reason: String,
+    /// Left out by the tail rule: the profiler stopped before the step's device work was all
+    /// captured (the capture check's `steps-cut`); false for the steps after the device
+    /// records stop (*Steps* 6).
+    pub at_stop: bool,
 }
 
 /// Result of step analysis.
@@ -562,6 +566,7 @@ fn extend_and_trim(
                 dropped.push(DroppedStep {
                     name: h.name.clone(),
                     reason,
+                    at_stop: true,
                 });
             }
         }
@@ -734,6 +739,7 @@ pub fn analyze_steps_with(trace: &Trace, stop: Option<&RecordsStop>) -> StepAnal
                 .map(|h| DroppedStep {
                     name: h.name.clone(),
                     reason: reason.clone(),
+                    at_stop: false,
                 })
                 .collect();
             dropped.splice(0..0, cut);
