@@ -392,7 +392,7 @@ mod tests {
             .find(|g| g.start == 10_000)
             .unwrap();
         assert_eq!(gap.end, 2_610_000);
-        let sp = |c: Cause| gap.split[c as usize];
+        let sp = |c: Cause| gap.split.get(c);
         // [20, 520) allocation and [600, 2600) the lazy load
         assert_eq!(sp(Cause::Startup), 2_500_000);
         assert_eq!(sp(Cause::Sync), 5_000);

@@ -80,7 +80,7 @@ fn claimed_elsewhere(f: &Facts, d: &DeviceGaps, pred: &impl Fn(Band, Cause) -> b
         };
         for c in CAUSES {
             if taken(c) && pred(g.band(), c) {
-                total += g.split[c as usize];
+                total += g.split.get(c);
             }
         }
     }
@@ -114,7 +114,7 @@ pub fn break_claim(f: &Facts) -> (Ns, Option<usize>) {
                 CAUSES
                     .iter()
                     .filter(|c| is_break_cause(**c))
-                    .map(|c| g.split[*c as usize])
+                    .map(|c| g.split.get(*c))
                     .sum::<Ns>()
             })
             .sum();
@@ -793,7 +793,7 @@ fn launch_bound(f: &Facts) -> Option<Finding> {
     // the densest step as a place to look
     let mut by_step: BTreeMap<usize, (u64, Ns)> = BTreeMap::new();
     for g in &host_late {
-        if let Some(s) = g.step {
+        if let Some(s) = g.step() {
             let x = by_step.entry(s).or_default();
             x.0 += 1;
             x.1 += g.len();
@@ -1145,8 +1145,8 @@ pub fn compute_site(f: &Facts) -> Option<(Option<String>, Ns, Ns)> {
     let g = d
         .gaps
         .iter()
-        .max_by_key(|g| (g.split[Cause::HostCompute as usize], -g.start))?;
-    let compute = g.split[Cause::HostCompute as usize];
+        .max_by_key(|g| (g.split.get(Cause::HostCompute), -g.start))?;
+    let compute = g.split.get(Cause::HostCompute);
     if compute == 0 {
         return None;
     }

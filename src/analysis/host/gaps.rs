@@ -236,10 +236,10 @@ pub struct Gap {
     pub end: Ns,
     /// Largest share of the split.
     pub cause: Cause,
-    /// ns per cause ([`Cause`] as index); sums to the gap length.
-    pub split: [Ns; N_CAUSES],
-    /// Index of the step it starts in.
-    pub step: Option<usize>,
+    /// ns per cause; sums to the gap length.
+    pub split: Split,
+    /// Index of the step it starts in ([`NONE`] outside the steps; see [`Gap::step`]).
+    pub step_index: u32,
     /// Device activity before it (index in `trace.gpu`, [`NONE`] at the window start).
     pub prev: u32,
     /// Device activity after it ([`NONE`] at the window end).
@@ -250,7 +250,54 @@ pub struct Gap {
     pub sync: u32,
 }
 
+/// A gap's time per cause ([`Cause`] as index), summing to its length. A window holds up to
+/// hundreds of thousands of gaps, so the split is stored in 32 bits per cause when the gap is
+/// shorter than 2^32 ns (4.3 s), as nearly every gap is, and boxed in full otherwise: a
+/// [`Gap`] takes 88 bytes instead of 136.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Split {
+    /// Every part under 2^32 ns.
+    Short([u32; N_CAUSES]),
+    /// A part of 2^32 ns or more.
+    Long(Box<[Ns; N_CAUSES]>),
+}
+
+impl Split {
+    /// The split of ns per cause ([`Cause`] as index).
+    pub fn new(full: &[Ns; N_CAUSES]) -> Split {
+        let mut short = [0u32; N_CAUSES];
+        for (s, &v) in short.iter_mut().zip(full) {
+            match u32::try_from(v) {
+                Ok(v) => *s = v,
+                Err(_) => return Split::Long(Box::new(*full)),
+            }
+        }
+        Split::Short(short)
+    }
+
+    /// The time of one cause, ns.
+    pub fn get(&self, c: Cause) -> Ns {
+        match self {
+            Split::Short(s) => s[c as usize] as Ns,
+            Split::Long(l) => l[c as usize],
+        }
+    }
+
+    /// The time of every cause, ns ([`Cause`] as index).
+    pub fn full(&self) -> [Ns; N_CAUSES] {
+        match self {
+            Split::Short(s) => s.map(|v| v as Ns),
+            Split::Long(l) => **l,
+        }
+    }
+}
+
 impl Gap {
+    /// Index of the step it starts in (`None` outside the window's steps).
+    pub fn step(&self) -> Option<usize> {
+        (self.step_index != NONE).then_some(self.step_index as usize)
+    }
+
     /// Length, ns.
     pub fn len(&self) -> Ns {
         self.end - self.start
@@ -1405,8 +1452,8 @@ fn device_gaps(
             start: a,
             end: b,
             cause,
-            split,
-            step,
+            split: Split::new(&split),
+            step_index: step.map_or(NONE, |s| s as u32),
             prev,
             next,
             thread,
@@ -1511,6 +1558,24 @@ mod tests {
     }
 
     /// The gap of the first device that starts at `start` µs.
+    /// A split is kept in 32 bits per cause below 2^32 ns, in full above: the same values
+    /// either way, and a gap of 88 bytes.
+    #[test]
+    fn split_short_and_long() {
+        let mut full = [0 as Ns; N_CAUSES];
+        full[Cause::Sync as usize] = 7;
+        full[Cause::Untraced as usize] = u32::MAX as Ns;
+        let s = Split::new(&full);
+        assert!(matches!(s, Split::Short(_)));
+        assert_eq!((s.get(Cause::Sync), s.full()), (7, full));
+        full[Cause::Startup as usize] = 5_000_000_000;
+        let l = Split::new(&full);
+        assert!(matches!(l, Split::Long(_)));
+        assert_eq!(l.get(Cause::Startup), 5_000_000_000);
+        assert_eq!(l.full(), full);
+        assert_eq!(std::mem::size_of::<Gap>(), 88);
+    }
+
     fn gap_at(g: &GapAnalysis, start: i64) -> &Gap {
         g.devices[0]
             .gaps
@@ -1568,9 +1633,9 @@ mod tests {
         let gap = &g.devices[0].gaps[0];
         assert_eq!((gap.start, gap.end), (us(10), us(38)));
         // [10,12) nothing, [12,30) cpu, [30,38) launch
-        assert_eq!(gap.split[Cause::Untraced as usize], us(2));
-        assert_eq!(gap.split[Cause::Cpu as usize], us(18));
-        assert_eq!(gap.split[Cause::Launch as usize], us(8));
+        assert_eq!(gap.split.get(Cause::Untraced), us(2));
+        assert_eq!(gap.split.get(Cause::Cpu), us(18));
+        assert_eq!(gap.split.get(Cause::Launch), us(8));
         assert_eq!(gap.cause, Cause::Cpu);
         assert_eq!(gap.sync, NONE);
     }
@@ -1590,11 +1655,11 @@ mod tests {
         let t = b.build();
         let g = run(&t, Interval::new(0, us(5080)));
         let gap = gap_at(&g, 50);
-        assert_eq!(gap.split[Cause::Sync as usize], us(30));
+        assert_eq!(gap.split.get(Cause::Sync), us(30));
         assert_ne!(gap.sync, NONE);
-        assert_eq!(gap.split[Cause::HostCompute as usize], us(5055 - 80));
-        assert_eq!(gap.split[Cause::Untraced as usize], us(5));
-        assert_eq!(gap.split[Cause::Launch as usize], us(10));
+        assert_eq!(gap.split.get(Cause::HostCompute), us(5055 - 80));
+        assert_eq!(gap.split.get(Cause::Untraced), us(5));
+        assert_eq!(gap.split.get(Cause::Launch), us(10));
         assert_eq!(gap.cause, Cause::HostCompute);
     }
 
@@ -1628,10 +1693,10 @@ mod tests {
         let t = b.build();
         let g = run(&t, Interval::new(0, us(400)));
         let gap = gap_at(&g, 10);
-        assert_eq!(gap.split[Cause::Untraced as usize], us(2));
-        assert_eq!(gap.split[Cause::HostCompute as usize], us(185));
-        assert_eq!(gap.split[Cause::Cpu as usize], us(3 + 10 + 170));
-        assert_eq!(gap.split[Cause::Launch as usize], us(15));
+        assert_eq!(gap.split.get(Cause::Untraced), us(2));
+        assert_eq!(gap.split.get(Cause::HostCompute), us(185));
+        assert_eq!(gap.split.get(Cause::Cpu), us(3 + 10 + 170));
+        assert_eq!(gap.split.get(Cause::Launch), us(15));
         // named by the outermost span that launched nothing
         let (i, ov) = g.devices[0].compute_site.expect("compute site");
         assert_eq!(t.name(t.cpu[i as usize].name), "train.py(20): cpu_loop");
@@ -1651,9 +1716,9 @@ mod tests {
         let t = b.build();
         let g = run(&t, Interval::new(0, us(70)));
         let gap = gap_at(&g, 10);
-        assert_eq!(gap.split[Cause::HostCompute as usize], 0);
-        assert_eq!(gap.split[Cause::Cpu as usize], us(25));
-        assert_eq!(gap.split[Cause::Launch as usize], us(5));
+        assert_eq!(gap.split.get(Cause::HostCompute), 0);
+        assert_eq!(gap.split.get(Cause::Cpu), us(25));
+        assert_eq!(gap.split.get(Cause::Launch), us(5));
     }
 
     /// Inside a drain, a gap whose work was queued but whose launch returned less than a
@@ -1676,13 +1741,13 @@ mod tests {
         b.gpu(GpuKind::Kernel, "k5", 0, 7, 710.0, 10.0, c); // [710, 720)
         let t = b.build();
         let g = run(&t, Interval::new(0, us(720)));
-        assert_eq!(gap_at(&g, 500).split[Cause::Sync as usize], us(30));
+        assert_eq!(gap_at(&g, 500).split.get(Cause::Sync), us(30));
         let inside = gap_at(&g, 532);
-        assert_eq!(inside.split[Cause::Sync as usize], us(3));
+        assert_eq!(inside.split.get(Cause::Sync), us(3));
         assert_eq!(inside.sync, gap_at(&g, 500).sync);
         // [635, 640): a real lead, the drain is over; [650, 710) is host time of its own
         assert_eq!(gap_at(&g, 635).cause, Cause::Queued);
-        assert_eq!(gap_at(&g, 650).split[Cause::Sync as usize], 0);
+        assert_eq!(gap_at(&g, 650).split.get(Cause::Sync), 0);
     }
 
     /// The device idle after its last activity, with nothing launched on it afterwards, is no
@@ -1696,7 +1761,7 @@ mod tests {
         let t = b.build();
         let g = run(&t, Interval::new(0, us(600)));
         let gap = gap_at(&g, 10);
-        assert_eq!(gap.split[Cause::NoWork as usize], us(590));
+        assert_eq!(gap.split.get(Cause::NoWork), us(590));
         assert_eq!(gap.cause, Cause::NoWork);
     }
 
@@ -1721,13 +1786,13 @@ mod tests {
         let gap = &d.gaps[0];
         assert_eq!((gap.start, gap.end), (us(105), us(630)));
         assert_ne!(gap.sync, NONE);
-        assert_eq!(gap.split[Cause::Dataloader as usize], us(100));
+        assert_eq!(gap.split.get(Cause::Dataloader), us(100));
         // the sync's cost is the lead the host had when it entered it ([10, 105)); the
         // operator after it, which launches nothing, is host compute
-        assert_eq!(gap.split[Cause::Sync as usize], us(95));
-        assert_eq!(gap.split[Cause::HostCompute as usize], us(310));
-        assert_eq!(gap.split[Cause::Untraced as usize], us(10));
-        assert_eq!(gap.split[Cause::Launch as usize], us(10));
+        assert_eq!(gap.split.get(Cause::Sync), us(95));
+        assert_eq!(gap.split.get(Cause::HostCompute), us(310));
+        assert_eq!(gap.split.get(Cause::Untraced), us(10));
+        assert_eq!(gap.split.get(Cause::Launch), us(10));
         assert_eq!(gap.cause, Cause::HostCompute);
     }
 
@@ -1754,10 +1819,10 @@ mod tests {
         let g = run(&t, Interval::new(0, us(2020)));
         let d = &g.devices[0];
         let gap = d.gaps.iter().find(|g| g.start == us(10)).unwrap();
-        assert_eq!(gap.split[Cause::Compile as usize], us(1000));
-        assert_eq!(gap.split[Cause::Dataloader as usize], us(400));
-        assert_eq!(gap.split[Cause::Launch as usize], us(10));
-        assert_eq!(gap.split[Cause::Untraced as usize], us(2000 - 10 - 1400));
+        assert_eq!(gap.split.get(Cause::Compile), us(1000));
+        assert_eq!(gap.split.get(Cause::Dataloader), us(400));
+        assert_eq!(gap.split.get(Cause::Launch), us(10));
+        assert_eq!(gap.split.get(Cause::Untraced), us(2000 - 10 - 1400));
         assert_eq!(gap.band(), Band::Over1ms);
         assert_eq!(g.compile_time, us(1000));
     }
@@ -1776,9 +1841,9 @@ mod tests {
         assert_eq!((gap.start, gap.end), (us(10), us(500)));
         // [10,12) untraced, [12,14) launch (stream wait), [14,20) untraced,
         // [20,45) launch (call + 20 µs latency), [45,500) queued
-        assert_eq!(gap.split[Cause::Untraced as usize], us(8));
-        assert_eq!(gap.split[Cause::Launch as usize], us(2 + 25));
-        assert_eq!(gap.split[Cause::Queued as usize], us(455));
+        assert_eq!(gap.split.get(Cause::Untraced), us(8));
+        assert_eq!(gap.split.get(Cause::Launch), us(2 + 25));
+        assert_eq!(gap.split.get(Cause::Queued), us(455));
         assert_eq!(gap.cause, Cause::Queued);
     }
 
@@ -1794,9 +1859,9 @@ mod tests {
         let t = b.build();
         let g = run(&t, Interval::new(0, us(920)));
         let gap = gap_at(&g, 10);
-        assert_eq!(gap.split[Cause::Alloc as usize], us(300));
-        assert_eq!(gap.split[Cause::Launch as usize], us(10));
-        assert_eq!(gap.split[Cause::Untraced as usize], us(900 - 10 - 300));
+        assert_eq!(gap.split.get(Cause::Alloc), us(300));
+        assert_eq!(gap.split.get(Cause::Launch), us(10));
+        assert_eq!(gap.split.get(Cause::Untraced), us(900 - 10 - 300));
         assert!(is_runtime_management("cudaFree"));
         assert!(is_runtime_management("cudaDeviceGetStreamPriorityRange"));
         assert!(!is_runtime_management("cudaLaunchKernel"));
@@ -1819,11 +1884,11 @@ mod tests {
         let t = b.build();
         let g = run(&t, Interval::new(0, us(2020)));
         let gap = gap_at(&g, 10);
-        assert_eq!(gap.split[Cause::Alloc as usize], us(1600 + 20));
-        assert_eq!(gap.split[Cause::Cpu as usize], us(100));
-        assert_eq!(gap.split[Cause::Launch as usize], us(10));
+        assert_eq!(gap.split.get(Cause::Alloc), us(1600 + 20));
+        assert_eq!(gap.split.get(Cause::Cpu), us(100));
+        assert_eq!(gap.split.get(Cause::Launch), us(10));
         assert_eq!(
-            gap.split[Cause::Untraced as usize],
+            gap.split.get(Cause::Untraced),
             us(2000 - 10 - 1600 - 100 - 20)
         );
         assert_eq!(gap.cause, Cause::Alloc);
@@ -1849,8 +1914,8 @@ mod tests {
         }
         let g = run(&t, Interval::new(0, us(1020)));
         let gap = gap_at(&g, 10);
-        assert_eq!(gap.split[Cause::Cpu as usize], us(100));
-        assert_eq!(gap.split[Cause::Untraced as usize], us(1000 - 10 - 100));
+        assert_eq!(gap.split.get(Cause::Cpu), us(100));
+        assert_eq!(gap.split.get(Cause::Untraced), us(1000 - 10 - 100));
     }
 
     /// The caching allocator growing is allocation: the driver calls of expandable segments
@@ -1875,10 +1940,10 @@ mod tests {
         let t = b.build();
         let g = run(&t, Interval::new(0, us(970)));
         let gap = gap_at(&g, 10);
-        assert_eq!(gap.split[Cause::Alloc as usize], us(30 + 20 + 300));
+        assert_eq!(gap.split.get(Cause::Alloc), us(30 + 20 + 300));
         // the rest of aten::linear, the reusing aten::empty included (it launches nothing:
         // host compute)
-        assert_eq!(gap.split[Cause::HostCompute as usize], us(800 - 300));
+        assert_eq!(gap.split.get(Cause::HostCompute), us(800 - 300));
         assert_eq!(gap.cause, Cause::HostCompute);
     }
 
@@ -1897,7 +1962,7 @@ mod tests {
         let t = b.build();
         let g = run(&t, Interval::new(0, us(1020)));
         let gap = gap_at(&g, 10);
-        assert_eq!(gap.split[Cause::Compile as usize], us(300 + 50 + 200));
+        assert_eq!(gap.split.get(Cause::Compile), us(300 + 50 + 200));
         assert_eq!(g.compile_time, us(550));
         let steps = super::super::steps::analyze_steps(&t);
         let work = crate::window::compile_work(&t, &steps.steps);
@@ -1932,14 +1997,14 @@ mod tests {
         let g = run(&t, Interval::new(us(2), us(920)));
         let at = |s: i64| gap_at(&g, s);
         // [502, 610): the drain
-        assert_eq!(at(502).split[Cause::Sync as usize], us(108));
+        assert_eq!(at(502).split.get(Cause::Sync), us(108));
         assert_ne!(at(502).sync, NONE);
         // [620, 680): still rebuilding the lead the host had (it waited 494 µs)
-        assert_eq!(at(620).split[Cause::Sync as usize], us(60));
+        assert_eq!(at(620).split.get(Cause::Sync), us(60));
         assert_eq!(at(620).sync, at(502).sync);
         // [780, 790): queued, the drain is over; [800, 910): host work of its own
         assert_eq!(at(780).cause, Cause::Queued);
-        assert_eq!(at(800).split[Cause::Sync as usize], 0);
+        assert_eq!(at(800).split.get(Cause::Sync), 0);
         assert_eq!(at(800).cause, Cause::HostCompute);
     }
 
@@ -1959,6 +2024,6 @@ mod tests {
         let g = analyze_gaps(&t, &mask, s, &l, &IntervalSet::new(), &IntervalSet::new());
         // sync [50,90) + device tail [100,150)
         assert_eq!(g.step_wait[0].wait, us(90));
-        assert_eq!(g.devices[0].gaps[0].step, Some(0));
+        assert_eq!(g.devices[0].gaps[0].step(), Some(0));
     }
 }

@@ -206,7 +206,7 @@ pub fn analyze_syncs_with(
     for d in &gaps.devices {
         let mut per: HashMap<u32, Ns> = HashMap::default();
         for g in &d.gaps {
-            let share = g.split[super::gaps::Cause::Sync as usize];
+            let share = g.split.get(super::gaps::Cause::Sync);
             if share == 0 {
                 continue;
             }
