@@ -166,7 +166,8 @@ pub(super) fn run_merge(args: MergeArgs) -> Result<(), (i32, String)> {
     if args.format == Format::Parquet {
         return Err((
             2,
-            "error: --format parquet needs every rank's full report, which a summary does not              keep: run `stallscope analyze DIR --format parquet -o OUT` on the traces"
+            "error: --format parquet needs every rank's full report, which a summary does not \
+             keep: run `stallscope analyze DIR --format parquet -o OUT` on the traces"
                 .into(),
         ));
     }

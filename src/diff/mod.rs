@@ -1399,7 +1399,8 @@ pub fn compare_repeats(
                 c.caveats.insert(
                     0,
                     format!(
-                        "the {which} runs are not all the same workload ({} differ): their                          spread is not run-to-run noise",
+                        "the {which} runs are not all the same workload ({} differ): their \
+                         spread is not run-to-run noise",
                         what.join(", ")
                     ),
                 );

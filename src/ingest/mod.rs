@@ -174,7 +174,8 @@ impl<R: Read> Read for Inflate<R> {
                 "inflate-ratio",
                 l.inflate_ratio,
                 &format!(
-                    "the gzip stream inflates {} bytes from {compressed} compressed bytes                      ({}x; real traces compress 10-20x)",
+                    "the gzip stream inflates {} bytes from {compressed} compressed bytes ({}x; \
+                     real traces compress 10-20x)",
                     self.inflated,
                     self.inflated / compressed
                 ),

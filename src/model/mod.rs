@@ -723,7 +723,9 @@ impl Trace {
             count: 1,
             first_offset: None,
             message: format!(
-                "{name} is listed as device {listed} in deviceProperties while the events ran                  on device {id} only: taken as one device (a visible-devices renumbering),                  named device {id}"
+                "{name} is listed as device {listed} in deviceProperties while the events ran on \
+                 device {id} only: taken as one device (a visible-devices renumbering), named \
+                 device {id}"
             ),
         });
     }
