@@ -148,13 +148,32 @@ pub fn is_collective_kernel(name: &str) -> bool {
     is_communication(name)
 }
 
-/// True for a host-side collective span: `gloo:*`, `nccl:*`, `mpi:*`, `ucc:*` (c10d's
+/// True for a host-side communication span: `gloo:*`, `nccl:*`, `mpi:*`, `ucc:*` (c10d's
 /// profiling title of a collective's work, e.g. `gloo:all_reduce`; it opens when the rank
-/// calls the collective and closes when the work completes on that rank).
+/// calls the collective and closes when the work completes on that rank), and the MPI calls
+/// Nsight Systems' MPI tracing records as ranges of its `MPI` domain (`MPI:MPI_Send`,
+/// `MPI_Allreduce`; not the set-up and tear-down calls `MPI_Init*` and `MPI_Finalize`).
 pub fn is_host_collective(name: &str) -> bool {
     ["gloo:", "nccl:", "mpi:", "ucc:"]
         .iter()
         .any(|p| name.starts_with(p))
+        || name
+            .strip_prefix("MPI:")
+            .unwrap_or(name)
+            .strip_prefix("MPI_")
+            .is_some_and(|call| {
+                call.starts_with(|c: char| c.is_ascii_uppercase())
+                    && !call.starts_with("Init")
+                    && !call.starts_with("Finalize")
+            })
+}
+
+/// True for a host-side collective the host itself runs ([`is_host_collective`] without
+/// `nccl:*` and `ucc:*`, whose spans on a GPU run enqueue device work and return): gloo, the
+/// MPI backend and MPI calls. The calling thread waits in it for the other ranks and the
+/// transfer.
+pub fn is_host_run_collective(name: &str) -> bool {
+    is_host_collective(name) && !name.starts_with("nccl:") && !name.starts_with("ucc:")
 }
 
 /// True for ROCm 7.1 copy kernels (`MEMORY_COPY_*`, `__amd_rocclr_copyBuffer*`), which that
@@ -493,6 +512,43 @@ pub fn api_base(name: &str) -> &str {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn host_communication_spans() {
+        for yes in [
+            "gloo:all_reduce",
+            "nccl:broadcast",
+            "mpi:send",
+            "ucc:allgather",
+        ] {
+            assert!(is_host_collective(yes), "{yes}");
+        }
+        // Nsight Systems' MPI tracing: the calls that move data or wait for other ranks
+        for yes in [
+            "MPI:MPI_Send",
+            "MPI_Recv",
+            "MPI_Allreduce",
+            "MPI_Barrier",
+            "MPI:MPI_Wait",
+        ] {
+            assert!(is_host_collective(yes), "{yes}");
+        }
+        assert!(is_host_run_collective("gloo:all_reduce"));
+        assert!(is_host_run_collective("MPI:MPI_Recv"));
+        assert!(!is_host_run_collective("nccl:all_reduce"));
+        assert!(!is_host_run_collective("ucc:allgather"));
+        for no in [
+            "MPI:MPI_Init",
+            "MPI_Init_thread",
+            "MPI_Finalize",
+            "MPI Rank 0",
+            "MPI_",
+            "aten::all_reduce",
+            "ProfilerStep#1",
+        ] {
+            assert!(!is_host_collective(no), "{no}");
+        }
+    }
 
     #[test]
     fn categories() {

@@ -312,11 +312,6 @@ pub fn is_dataloader(name: &str) -> bool {
         || name.starts_with("enumerate(DataPipe)#")
 }
 
-/// True for host-side collectives (`nccl:*`, `gloo:*`).
-pub fn is_host_collective(name: &str) -> bool {
-    name.starts_with("nccl:") || name.starts_with("gloo:")
-}
-
 /// Host calls whose device work belongs to the step they lie in.
 fn is_launcher(kind: CpuKind) -> bool {
     matches!(
@@ -587,7 +582,7 @@ fn role_sets(trace: &Trace) -> [IntervalSet; 7] {
         (
             is_dataloader(name),
             name.starts_with(STEP_PREFIX),
-            is_host_collective(name),
+            crate::model::classify::is_host_collective(name),
         )
     });
     let mut comm_ext: HashSet<u64> = HashSet::default();
