@@ -1022,3 +1022,49 @@ fn new_export(path: &Path, strings: &[&str]) -> (rusqlite::Connection, i64, i64)
     let pid: i64 = (1 << 56) | (100 << 24);
     (c, tid, pid)
 }
+
+/// pipit's MPI saxpy: the GPU idles while rank 0 waits in `MPI_Send`/`MPI_Recv` (Nsight
+/// Systems' MPI ranges, domain `MPI`). That time is host communication, not host compute and
+/// not "nothing traced": `host-communication` claims it and names the calls. Hand computation
+/// over the export (Python, sqlite3): the 8 `MPI_Send` and 4 `MPI_Recv` ranges inside the
+/// window (822.637686–1,920.165773 ms after the first event, at 64,186,762 ns) last
+/// 88,857,607 + 84,748,184 ns = 173.605791 ms and overlap no kernel, copy or CUDA API call:
+/// one step, so 173,605.791 µs per step.
+#[test]
+fn saxpy_mpi_waits_are_host_communication() {
+    let Some(p) = file("pipit_saxpy-mpi-cuda_a100_nsys2022.2.sqlite") else {
+        return;
+    };
+    let j = common::analyze_json(&p, &[]);
+    let f = j["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["id"] == "host-communication")
+        .unwrap_or_else(|| panic!("no host-communication: {:?}", common::finding_ids(&j)));
+    assert_eq!(f["recoverable_us"].as_f64(), Some(173_605.791));
+    assert_eq!(f["severity"], "medium");
+    assert!(
+        f["title"].as_str().unwrap().contains("`MPI:MPI_Send`"),
+        "{}",
+        f["title"]
+    );
+    let facts = f["evidence"]["facts"].to_string();
+    assert!(facts.contains("`MPI:MPI_Send` 8× 88.86 ms"), "{facts}");
+    assert!(facts.contains("`MPI:MPI_Recv` 4× 84.75 ms"), "{facts}");
+    // never host compute, and what stays untraced is only the rest
+    assert!(!common::finding_ids(&j).contains(&"host-compute"));
+    let idle = j["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["id"] == "gpu-idle-gaps")
+        .unwrap();
+    let text = idle["evidence"]["facts"].to_string();
+    assert!(
+        text.contains(
+            "host communication (collective or MPI call) 173.61 ms (→ host-communication)"
+        ),
+        "{text}"
+    );
+}

@@ -37,6 +37,7 @@ pub fn rules(f: &Facts) -> Vec<Finding> {
     out.extend(compile_in_window(f));
     out.extend(launch_bound(f));
     out.extend(host_compute(f));
+    out.extend(host_communication(f));
     out.extend(gpu_idle_gaps(f));
     out.extend(queue_full(f));
     out
@@ -997,6 +998,7 @@ fn gpu_idle_gaps(f: &Facts) -> Option<Finding> {
             Cause::HostCompute => "→ host-compute",
             Cause::NoWork => "no work left to run: no host fix recovers it",
             Cause::Startup => "→ startup",
+            Cause::HostComm => "→ host-communication",
         };
         let causes: Vec<String> = CAUSES
             .iter()
@@ -1226,6 +1228,82 @@ fn host_compute(f: &Facts) -> Option<Finding> {
     })
 }
 
+/// `host-communication`: the device idles while the launching thread waits in a host-side
+/// collective or MPI call ([`Cause::HostComm`]): communication on the host's critical path,
+/// not overlapped with device work. Shown from [`HOST_COMPUTE_SHARE`] of the step.
+fn host_communication(f: &Facts) -> Option<Finding> {
+    let (idle, dev) = max_claim(f, |_, c| c == Cause::HostComm);
+    let rec = f.per_step_us(idle);
+    if f.share_of_step(rec) < HOST_COMPUTE_SHARE {
+        return None;
+    }
+    let d = &f.gaps.devices[dev?];
+    let mut e = Evidence::default();
+    e.facts.push(format!(
+        "GPU {} idle {} per step while the launching thread waited in host-side collectives or \
+         MPI calls (for the other ranks, or for the transfer)",
+        d.device,
+        fmt_us_sentence(rec)
+    ));
+    e.facts.push(format!(
+        "by gap length: {}",
+        band_line(f, d, |_, c| c == Cause::HostComm).join(", ")
+    ));
+    let calls = super::transfer::host_collectives(f);
+    if !calls.is_empty() {
+        let list: Vec<String> = calls
+            .iter()
+            .take(4)
+            .map(|(n, k, t)| {
+                format!(
+                    "`{}` {}× {} in the window",
+                    short(n, 60),
+                    count(*k),
+                    fmt_ns(*t as f64)
+                )
+            })
+            .collect();
+        e.facts
+            .push(format!("host communication calls: {}", list.join(", ")));
+    }
+    metric(&mut e, "gpu_idle_us_per_step", rec);
+    let advice = vec![
+        "Overlap the communication with device work: launch the next GPU work before waiting, \
+         and use non-blocking calls (`MPI_Isend`/`MPI_Irecv` with a later wait, \
+         `dist.all_reduce(..., async_op=True)` with `work.wait()` where the result is needed)."
+            .to_string(),
+        "Move it to the device: NCCL collectives run on a GPU stream and overlap compute; \
+         GPU-aware MPI sends device buffers without staging them through the host."
+            .into(),
+        "If one rank is late, the others wait here: compare the ranks (`stallscope analyze DIR` \
+         on a folder of their traces) before tuning the communication itself."
+            .into(),
+    ];
+    let title = match calls.first() {
+        Some((n, _, _)) => format!(
+            "Host communication the GPU waits for: {} per step, mostly in `{}`",
+            fmt_us_sentence(rec),
+            short(n, 60)
+        ),
+        None => format!(
+            "Host communication the GPU waits for: {} per step in host-side collectives",
+            fmt_us_sentence(rec)
+        ),
+    };
+    Some(Finding {
+        id: "host-communication",
+        severity: f.severity(rec),
+        title,
+        recoverable_us: rec,
+        recoverable_basis: "device idle time while the launching thread waited in host-side \
+            collectives or MPI calls, per step: overlapped with device work it no longer stalls \
+            the GPU"
+            .into(),
+        evidence: e,
+        advice,
+    })
+}
+
 fn band_key(b: Band) -> &'static str {
     match b {
         Band::Under10us => "lt_10us",
@@ -1444,6 +1522,45 @@ mod tests {
             .findings
             .iter()
             .all(|x| x.severity == super::Severity::Info));
+    }
+
+    /// Steps whose device waits while the launching thread is in a host-side collective
+    /// (gloo or MPI on the host): `host-communication` with its calls, and a
+    /// communication-bound verdict on the host side; never host compute.
+    #[test]
+    fn host_collectives_the_gpu_waits_for() {
+        let mut b = TraceBuilder::new().device(0, "NVIDIA A100-SXM4-80GB", 108, 80 << 30);
+        let mut t = 0.0;
+        for i in 0..6 {
+            b.annotation(&format!("ProfilerStep#{i}"), t, 6_000.0);
+            b.op_with_kernel("aten::mm", "gemm", t + 10.0, 5.0, t + 20.0, 900.0);
+            b.annotation("gloo:all_reduce", t + 30.0, 4_500.0);
+            b.op_with_kernel(
+                "aten::add",
+                "add_kernel",
+                t + 4_600.0,
+                5.0,
+                t + 4_610.0,
+                1_300.0,
+            );
+            t += 6_000.0;
+        }
+        let d = run(&b.build());
+        let h = find(&d, "host-communication").expect("host-communication");
+        assert!(h.title.contains("`gloo:all_reduce`"), "{}", h.title);
+        assert!(h.recoverable_us > 3_500.0, "{}", h.recoverable_us);
+        assert!(
+            d.verdict
+                .starts_with("Communication-bound (host side): GPU idle"),
+            "{}",
+            d.verdict
+        );
+        assert!(
+            d.verdict.contains("mostly `gloo:all_reduce`"),
+            "{}",
+            d.verdict
+        );
+        assert!(find(&d, "host-compute").is_none());
     }
 
     fn dataloader_trace(load_us: f64) -> crate::model::Trace {

@@ -525,6 +525,7 @@ struct Pools {
     queued: i64,
     breaks: i64,
     comm: i64,
+    host_comm: i64,
 }
 
 impl Pools {
@@ -540,6 +541,7 @@ impl Pools {
             queued: max_claim(f, |_, c| c == Cause::Queued).0,
             breaks: break_claim(f).0,
             comm,
+            host_comm: max_claim(f, |_, c| c == Cause::HostComm).0,
         }
     }
 
@@ -556,6 +558,7 @@ impl Pools {
             ("queued", self.queued),
             ("breaks", self.breaks),
             ("comm", self.comm),
+            ("host_comm", self.host_comm),
         ]
         .iter()
         .copied()
@@ -577,7 +580,7 @@ fn idle_not_blamed(
     use VerdictClass as V;
     let timed = matches!(
         kind,
-        "sync" | "launch" | "host" | "compute" | "untraced" | "queued" | "breaks"
+        "sync" | "launch" | "host" | "compute" | "untraced" | "queued" | "breaks" | "host_comm"
     );
     if timed && amount > 0 && check.unreliable("host_device_timing") {
         return Some((
@@ -630,7 +633,7 @@ fn idle_by_pool(
         "launch" => V::LaunchBound,
         "host" | "compute" | "untraced" => V::HostBound,
         "queued" => V::DeviceStalls,
-        "comm" => V::CommunicationBound,
+        "comm" | "host_comm" => V::CommunicationBound,
         _ => V::Unknown,
     };
     let text = match kind {
@@ -727,6 +730,17 @@ fn idle_by_pool(
                         fmt_us_sentence(d as f64 / 1000.0)
                     ));
                 }
+            }
+            v
+        }
+        "host_comm" => {
+            let mut v = format!(
+                "Communication-bound (host side): GPU idle {idle_s}, {} per step while the host \
+                 waited in host-side collectives or MPI calls",
+                fmt_us_sentence(per_step(pools.host_comm))
+            );
+            if let Some((name, _, _)) = super::transfer::host_collectives(f).first() {
+                v.push_str(&format!(", mostly `{}`", super::short(name, 60)));
             }
             v
         }

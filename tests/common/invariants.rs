@@ -189,7 +189,7 @@ fn carriers(class: &str) -> Option<&'static [&'static str]> {
         "host_bound" => &["gpu-idle-gaps", "launch-bound", "host-compute"],
         "graph_breaks" => &["graph-breaks"],
         "device_stalls" => &["gpu-idle-gaps"],
-        "communication_bound" => &["exposed-communication"],
+        "communication_bound" => &["exposed-communication", "host-communication"],
         "startup_dominates" => &["startup"],
         _ => return None,
     })
@@ -204,7 +204,7 @@ fn named_by(id: &str) -> Option<&'static [&'static str]> {
         "launch-bound" => &["launch_bound", "host_bound"],
         "host-compute" => &["host_bound"],
         "graph-breaks" => &["graph_breaks"],
-        "exposed-communication" => &["communication_bound"],
+        "exposed-communication" | "host-communication" => &["communication_bound"],
         "startup" => &["startup_dominates"],
         _ => return None,
     })

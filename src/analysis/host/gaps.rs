@@ -51,7 +51,10 @@
 //!    `Total Reserved` rising in a `[memory]` event) > inside a
 //!    runtime/driver call that issues or orders work (**launch**; other resource management
 //!    such as stream creation or context initialisation, [`is_runtime_management`], is
-//!    **cpu**) > inside an operator (not `ProfilerStep#`) or a Python frame (`python_function`,
+//!    **cpu**) > inside a collective or MPI call the host runs itself (**host
+//!    communication**, [`crate::model::classify::is_host_run_collective`]: `gloo:*`,
+//!    `mpi:*`, Nsight Systems' `MPI_Send`/`MPI_Recv` ranges; waiting for other ranks; not
+//!    `nccl:*`, whose spans enqueue device work) > inside an operator (not `ProfilerStep#`) or a Python frame (`python_function`,
 //!    legacy `python`) that launches no device work (no launch call inside it: one linked to
 //!    a kernel, copy or fill, or by its name a kernel or graph launch, copy or fill, for
 //!    traces that do not link them) and is not inside an operator that does (**host compute**: a Python
@@ -61,9 +64,11 @@
 //!    launching thread leaves unexplained is then split by what the **other threads** of the
 //!    process did (their work, or the GIL it holds, kept the launching thread from running;
 //!    other processes, such as other ranks in one capture, have their own GPU and interpreter):
-//!    DataLoader > allocation > any other span (**cpu**). Only what no thread explains is
-//!    **untraced**. User annotations only label time: inside one, with nothing else
-//!    recorded, the time is untraced.
+//!    DataLoader > allocation > host communication > any other span (**cpu**). Only what no
+//!    thread explains is **untraced**. User annotations only label time: inside one, with
+//!    nothing else recorded, the time is untraced. On an Nsight Systems export, where NVTX
+//!    push/pop ranges are the host's only marks of its own work, those ranges are work, as
+//!    operators and Python frames are on Kineto.
 //!
 //! 4. **startup** — one-time start-up ([`crate::analysis::startup::Startup::judged_spans`],
 //!    on any thread), before every cause but no work: inside `a..L`, in the launch call and
@@ -188,10 +193,15 @@ pub enum Cause {
     /// first-call allocation and JIT compiles ([`crate::analysis::startup`], its judged
     /// spans), on any host thread; a steady state does not pay it again.
     Startup,
+    /// Host communication: the launching thread was inside a collective or MPI call the host
+    /// runs itself ([`crate::model::classify::is_host_run_collective`]: `gloo:*`, `mpi:*`,
+    /// Nsight Systems' `MPI_Send`/`MPI_Recv` ranges; not `nccl:*`, whose spans enqueue device
+    /// work), waiting for other ranks or the transfer.
+    HostComm,
 }
 
 /// Number of causes.
-pub const N_CAUSES: usize = 11;
+pub const N_CAUSES: usize = 12;
 
 /// All causes, in index order.
 pub const CAUSES: [Cause; N_CAUSES] = [
@@ -206,6 +216,7 @@ pub const CAUSES: [Cause; N_CAUSES] = [
     Cause::HostCompute,
     Cause::NoWork,
     Cause::Startup,
+    Cause::HostComm,
 ];
 
 impl Cause {
@@ -223,6 +234,7 @@ impl Cause {
             Cause::HostCompute => "host compute (launches no GPU work)",
             Cause::NoWork => "no work left (nothing launched after)",
             Cause::Startup => "one-time start-up",
+            Cause::HostComm => "host communication (collective or MPI call)",
         }
     }
 }
@@ -253,7 +265,7 @@ pub struct Gap {
 /// A gap's time per cause ([`Cause`] as index), summing to its length. A window holds up to
 /// hundreds of thousands of gaps, so the split is stored in 32 bits per cause when the gap is
 /// shorter than 2^32 ns (4.3 s), as nearly every gap is, and boxed in full otherwise: a
-/// [`Gap`] takes 88 bytes instead of 136.
+/// [`Gap`] takes 96 bytes instead of 144.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Split {
     /// Every part under 2^32 ns.
@@ -477,6 +489,8 @@ struct ThreadSets {
     /// Operators and Python frames that launch no device work, outside any operator that
     /// does ([`Cause::HostCompute`]).
     compute: IntervalSet,
+    /// Host-side collectives and MPI calls ([`Cause::HostComm`]).
+    comm: IntervalSet,
 }
 
 /// An operator or Python frame of one thread, while its subtree is open: whether it (or
@@ -577,7 +591,7 @@ impl SpanTree {
 
 /// The caching allocator grew at `ts` on thread `th`: the innermost operator of `open_ops[th]`
 /// that contains `ts` goes to the thread's allocation set (`per_thread[th][4]`).
-fn grown_in(open_ops: &mut [Vec<Interval>], per_thread: &mut [[UnionBuilder; 7]], ts: Ns, th: u32) {
+fn grown_in(open_ops: &mut [Vec<Interval>], per_thread: &mut [[UnionBuilder; 8]], ts: Ns, th: u32) {
     let Some(stack) = open_ops.get_mut(th as usize) else {
         return;
     };
@@ -617,6 +631,9 @@ struct NameClass {
     management: bool,
     alloc: bool,
     command_buffer_full: bool,
+    /// A collective or MPI call the host runs itself
+    /// ([`crate::model::classify::is_host_run_collective`]).
+    host_comm: bool,
     /// Issues device work by its name (kernel or graph launch, copy, fill): a launch even
     /// when the trace does not link it to its activity.
     issues_work: bool,
@@ -633,6 +650,7 @@ impl NameClass {
             management: is_runtime_management(n),
             alloc: is_allocation(n),
             command_buffer_full: n == super::launch::COMMAND_BUFFER_FULL,
+            host_comm: crate::model::classify::is_host_run_collective(n),
             issues_work: super::launch::is_kernel_launch(n)
                 || super::launch::is_graph_launch(n)
                 || n.contains("Memcpy")
@@ -747,8 +765,9 @@ impl HostActivity {
     fn of(trace: &Trace, syncs: &[(u32, SyncKind)], launched: &[u64]) -> HostActivity {
         // Host classes per thread (index = thread): sync, dataloader, runtime, cpu.
         // unions built as events come (in start order), not vectors of every event
-        // (5: host compute, 6: launch-path operators and frames, from each thread's span tree)
-        let mut per_thread: Vec<[UnionBuilder; 7]> = Vec::new();
+        // (5: host compute, 6: launch-path operators and frames, from each thread's span tree;
+        // 7: host collectives and MPI calls)
+        let mut per_thread: Vec<[UnionBuilder; 8]> = Vec::new();
         let mut trees: Vec<SpanTree> = Vec::new();
         let is_launch = |i: usize| launched[i / 64] >> (i % 64) & 1 == 1;
         let mut capture: Vec<Interval> = Vec::new();
@@ -764,6 +783,12 @@ impl HostActivity {
         let mut growth = trace.memory.reserved_growth().peekable();
         let track_growth = growth.peek().is_some();
         let mut open_ops: Vec<Vec<Interval>> = Vec::new();
+        // On an Nsight Systems export, the NVTX push/pop ranges of a thread are the host's own
+        // marks of its work, with no operator or Python frame under them (unless `emit_nvtx`
+        // made them operators): the host is in that range's work, as it is in an operator's
+        // or a frame's on Kineto. The start/end ranges (on companion pseudo-threads, negative
+        // tids) overlap freely and only label time, as Kineto's annotations do.
+        let ranges_are_work = trace.source.format == crate::model::SourceFormat::NsysSqlite;
         for (i, e) in trace.cpu.iter().enumerate() {
             let t = e.thread as usize;
             if per_thread.len() <= t {
@@ -789,7 +814,7 @@ impl HostActivity {
             let tree = &mut trees[t];
             let iv = e.interval();
             {
-                let [.., compute, path] = &mut *sets;
+                let [.., compute, path, _] = &mut *sets;
                 tree.close_until(e.start, path, compute);
             }
             let mut compile_iv = None;
@@ -830,9 +855,17 @@ impl HostActivity {
                     let c = name_class.get(e.name);
                     if c.dataloader && e.kind != CpuKind::Python {
                         sets[1].push(iv);
-                    } else if e.kind != CpuKind::UserAnnotation && !c.step {
-                        // annotations only label time; operators and Python frames are work, in
-                        // the launch path or host compute (decided when their subtree ends)
+                    } else if c.host_comm && e.kind != CpuKind::Python {
+                        // waiting for other ranks: neither host compute nor the launch path
+                        sets[7].push(iv);
+                    } else if !c.step
+                        && (e.kind != CpuKind::UserAnnotation
+                            || ranges_are_work
+                                && trace.threads.get(t).is_some_and(|th| th.tid >= 0))
+                    {
+                        // annotations only label time; operators, Python frames and NVTX
+                        // ranges are work, in the launch path or host compute (decided when
+                        // their subtree ends)
                         tree.open(iv, i as u32, e.kind == CpuKind::Op);
                     }
                 }
@@ -850,13 +883,13 @@ impl HostActivity {
             grown_in(&mut open_ops, &mut per_thread, ts, th);
         }
         for (tree, sets) in trees.iter_mut().zip(per_thread.iter_mut()) {
-            let [.., compute, path] = &mut *sets;
+            let [.., compute, path, _] = &mut *sets;
             tree.flush(path, compute);
         }
         let threads = per_thread
             .into_iter()
             .map(|v| {
-                let [sync, dataloader, runtime, cpu, alloc, compute, path] =
+                let [sync, dataloader, runtime, cpu, alloc, compute, path, comm] =
                     v.map(UnionBuilder::finish);
                 ThreadSets {
                     sync,
@@ -865,6 +898,7 @@ impl HostActivity {
                     cpu: cpu.union(&path),
                     alloc,
                     compute,
+                    comm,
                 }
             })
             .collect();
@@ -971,6 +1005,7 @@ impl Processes {
                             .union(&all(|t| &t.compute)),
                         alloc: all(|t| &t.alloc),
                         compute: IntervalSet::new(),
+                        comm: all(|t| &t.comm),
                     }
                 }))
             }
@@ -1149,14 +1184,14 @@ struct Walk {
     /// What is left of the gap's host part while the causes take theirs.
     free: Remainder,
     /// Where the searches of each thread's sets start (sync, dataloader, runtime, cpu,
-    /// alloc, compute): the gaps come in time order.
-    cursors: Vec<[usize; 6]>,
+    /// alloc, compute, comm): the gaps come in time order.
+    cursors: Vec<[usize; 7]>,
     /// The same for the compile set.
     compile_cursor: usize,
     /// The same for the start-up set.
     startup_cursor: usize,
     /// The same for each process' sets ([`Processes::others`]).
-    process_cursors: Vec<[usize; 6]>,
+    process_cursors: Vec<[usize; 7]>,
     /// What is left of the lead the host had before the last sync drained the queue.
     drain_budget: Ns,
     /// That sync.
@@ -1180,7 +1215,7 @@ fn take_others(
     free: &mut Remainder,
     split: &mut [Ns; N_CAUSES],
     others: Others,
-    cur: &mut [usize; 6],
+    cur: &mut [usize; 7],
     all: bool,
 ) {
     let sets = match others {
@@ -1198,6 +1233,9 @@ fn take_others(
         return;
     }
     take(free, split, &sets.alloc, Cause::Alloc, &mut cur[4]);
+    // another thread in a collective or MPI call, with nothing recorded on the launching
+    // thread: the launching thread most likely waits for that communication
+    take(free, split, &sets.comm, Cause::HostComm, &mut cur[6]);
     take(free, split, &sets.cpu, Cause::Cpu, &mut cur[3]);
     if let Others::Thread(s) = others {
         // a union's cpu holds these; one thread's are taken one after the other (what they
@@ -1211,11 +1249,11 @@ impl Walk {
     /// Starts the walk of a device.
     fn start(&mut self, threads: usize, processes: usize) {
         self.cursors.clear();
-        self.cursors.resize(threads, [0; 6]);
+        self.cursors.resize(threads, [0; 7]);
         self.compile_cursor = 0;
         self.startup_cursor = 0;
         self.process_cursors.clear();
-        self.process_cursors.resize(processes, [0; 6]);
+        self.process_cursors.resize(processes, [0; 7]);
         self.drain_budget = 0;
         self.drain_sync = NONE;
     }
@@ -1252,10 +1290,10 @@ impl Walk {
             .map(|l| l.thread)
             .unwrap_or(ctx.main_thread);
         let sets = ctx.threads.get(thread as usize).unwrap_or(&ctx.empty);
-        let mut spare = [0; 6];
+        let mut spare = [0; 7];
         let cur = cursors.get_mut(thread as usize).unwrap_or(&mut spare);
         let process = processes.of(trace, thread);
-        let mut spare_p = [0; 6];
+        let mut spare_p = [0; 7];
         let any_cursor = match process {
             Some(p) => &mut process_cursors[p],
             None => &mut spare_p,
@@ -1337,6 +1375,7 @@ impl Walk {
                 take(free, sp, &sets.dataloader, Cause::Dataloader, &mut cur[1]);
                 take(free, sp, &sets.alloc, Cause::Alloc, &mut cur[4]);
                 take(free, sp, &sets.runtime, Cause::Launch, &mut cur[2]);
+                take(free, sp, &sets.comm, Cause::HostComm, &mut cur[6]);
                 take(free, sp, &sets.compute, Cause::HostCompute, &mut cur[5]);
                 take(free, sp, &sets.cpu, Cause::Cpu, &mut cur[3]);
                 // nothing on the launching thread: what the other threads did (their sets
@@ -1559,7 +1598,7 @@ mod tests {
 
     /// The gap of the first device that starts at `start` µs.
     /// A split is kept in 32 bits per cause below 2^32 ns, in full above: the same values
-    /// either way, and a gap of 88 bytes.
+    /// either way, and a gap of 96 bytes.
     #[test]
     fn split_short_and_long() {
         let mut full = [0 as Ns; N_CAUSES];
@@ -1573,7 +1612,7 @@ mod tests {
         assert!(matches!(l, Split::Long(_)));
         assert_eq!(l.get(Cause::Startup), 5_000_000_000);
         assert_eq!(l.full(), full);
-        assert_eq!(std::mem::size_of::<Gap>(), 88);
+        assert_eq!(std::mem::size_of::<Gap>(), 96);
     }
 
     fn gap_at(g: &GapAnalysis, start: i64) -> &Gap {
@@ -1794,6 +1833,52 @@ mod tests {
         assert_eq!(gap.split.get(Cause::Untraced), us(10));
         assert_eq!(gap.split.get(Cause::Launch), us(10));
         assert_eq!(gap.cause, Cause::HostCompute);
+    }
+
+    /// A gap while the launching thread waits in a host-side collective is host
+    /// communication, never host compute; an NVTX range with nothing under it is host work on
+    /// an Nsight Systems export (host compute, as it launches nothing) and only labels time on
+    /// Kineto, where operators and frames mark the work.
+    #[test]
+    fn host_communication_and_nvtx_ranges() {
+        let build = |name: &str, nsys: bool| {
+            let mut b = TraceBuilder::new();
+            let c = b.runtime("cudaLaunchKernel", 0, 0.0, 1.0);
+            b.gpu(GpuKind::Kernel, "k1", 0, 7, 1.0, 9.0, c); // [1, 10)
+            b.annotation(name, 100.0, 500.0);
+            let c = b.runtime("cudaLaunchKernel", 0, 1000.0, 5.0);
+            b.gpu(GpuKind::Kernel, "k2", 0, 7, 1010.0, 10.0, c);
+            let mut t = b.build();
+            if nsys {
+                t.source.format = crate::model::SourceFormat::NsysSqlite;
+            }
+            t
+        };
+        // [10, 1000) the host part, [1000, 1010) the launch call
+        let split = |name: &str, nsys: bool| {
+            let t = build(name, nsys);
+            let g = run(&t, Interval::new(0, us(1020)));
+            gap_at(&g, 10).split.clone()
+        };
+        for (name, nsys) in [
+            ("gloo:all_reduce", false),
+            ("MPI:MPI_Recv", true),
+            ("MPI_Recv", false),
+        ] {
+            let s = split(name, nsys);
+            assert_eq!(s.get(Cause::HostComm), us(500), "{name}");
+            assert_eq!(s.get(Cause::HostCompute), 0, "{name}");
+            assert_eq!(s.get(Cause::Untraced), us(490), "{name}");
+            assert_eq!(s.get(Cause::Launch), us(10), "{name}");
+        }
+        let kineto = split("preprocess", false);
+        assert_eq!(kineto.get(Cause::Untraced), us(990));
+        let nsys = split("preprocess", true);
+        assert_eq!(nsys.get(Cause::HostCompute), us(500));
+        assert_eq!(nsys.get(Cause::Untraced), us(490));
+        // the step marks stay marks
+        let step = split("ProfilerStep#3", true);
+        assert_eq!(step.get(Cause::Untraced), us(990));
     }
 
     #[test]
