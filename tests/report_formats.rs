@@ -376,6 +376,63 @@ fn csv_round_trips_the_resnet_sample() {
     assert!(rows[0][0].contains("dgrad_engine<float, 512, 6, 5, 3, 3, 3, false>"));
     assert_eq!(rows[0][col(&h, "calls")], "162");
 
+    // the copy and fill rows have their own view, with what they moved: 12 pageable uploads
+    // of 115,607,040 bytes in 11,492 µs (9,633,920 bytes a call, 10.06 GB/s), checked by hand
+    // against the JSON rows' `copy` members
+    let (h, rows) = csv_of(&p, "copies");
+    assert_eq!(
+        h,
+        [
+            "name",
+            "kind",
+            "direction",
+            "host_memory",
+            "calls",
+            "total_us",
+            "mean_us",
+            "min_us",
+            "max_us",
+            "bytes",
+            "bytes_per_call",
+            "bandwidth_gbps",
+            "share"
+        ]
+    );
+    let copies: Vec<&serde_json::Value> = r["kernels"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|k| k.get("copy").is_some())
+        .collect();
+    assert_eq!(rows.len(), copies.len());
+    assert_eq!(rows.len(), 2);
+    let up = &rows[0];
+    assert_eq!(
+        (
+            up[col(&h, "name")].as_str(),
+            up[col(&h, "direction")].as_str(),
+            up[col(&h, "host_memory")].as_str(),
+            up[col(&h, "calls")].as_str(),
+            up[col(&h, "bytes")].as_str(),
+            up[col(&h, "bytes_per_call")].as_str()
+        ),
+        (
+            "Memcpy HtoD (Pageable -> Device)",
+            "HtoD",
+            "pageable",
+            "12",
+            "115607040",
+            "9633920"
+        )
+    );
+    same(
+        num(&up[col(&h, "bandwidth_gbps")]),
+        115_607_040.0 / 11_492.0 / 1e3,
+    );
+    // a fill has no direction or host memory
+    assert_eq!(rows[1][col(&h, "kind")], "memset");
+    assert_eq!(rows[1][col(&h, "direction")], "");
+
     let (h, rows) = csv_of(&p, "steps");
     let steps = r["steps"].as_array().unwrap();
     assert_eq!(rows.len(), 6);
@@ -560,7 +617,7 @@ fn every_shipped_sample_renders_in_every_format() {
         }
         let md = ok_stdout(&["analyze", p.to_str().unwrap(), "--format", "md"]);
         assert!(md.starts_with("## stallscope: "), "{name}");
-        for view in ["kernels", "ops", "steps"] {
+        for view in ["kernels", "copies", "ops", "steps"] {
             csv_of(&p, view);
         }
     }

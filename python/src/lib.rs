@@ -125,13 +125,14 @@ impl NativeReport {
         .map_err(|e| PyRuntimeError::new_err(format!("stallscope: rendering: {e}")))
     }
 
-    /// The header of `stallscope analyze --format csv --view VIEW` (`steps`, `kernels`, `ops`,
-    /// `phases`, `ranks`): the column names of the Python tables.
+    /// The header of `stallscope analyze --format csv --view VIEW` (`steps`, `kernels`,
+    /// `copies`, `ops`, `phases`, `ranks`): the column names of the Python tables.
     fn csv_columns(&self, view: &str) -> PyResult<Vec<String>> {
         use report::csv::View;
         let view = match view {
             "steps" => View::Steps,
             "kernels" => View::Kernels,
+            "copies" => View::Copies,
             "ops" => View::Ops,
             "phases" => View::Phases,
             "ranks" => View::Ranks,

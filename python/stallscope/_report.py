@@ -21,7 +21,7 @@ StepRange = Union[str, int, tuple[Optional[int], Optional[int]]]
 TimeRange = Union[str, tuple[Optional[float], Optional[float]]]
 
 #: The tables `Report.to_pandas` and `Report.to_polars` build (`ranks` only for a folder).
-VIEWS = ("steps", "kernels", "ops", "phases", "findings", "ranks")
+VIEWS = ("steps", "kernels", "copies", "ops", "phases", "findings", "ranks")
 
 # Columns of the findings table (the others are the command's CSV views).
 _FINDING_COLUMNS = (
@@ -191,10 +191,11 @@ class Report(_NativeView):
     def table(self, view: str) -> tuple[list[str], list[list[Any]]]:
         """The columns and rows of one table, without pandas or polars.
 
-        ``view`` is one of `VIEWS`. The columns of ``steps``, ``kernels``, ``ops``,
-        ``phases`` and ``ranks`` are those of ``stallscope analyze --format csv --view VIEW``
-        (µs for ``*_us``, fractions 0..1 for ``share``, ``gpu_share``, ``utilization``,
-        percent for ``*_pct``); a missing value is None. ``findings`` has ``rank`` (1 = the
+        ``view`` is one of `VIEWS`. The columns of ``steps``, ``kernels``, ``copies``,
+        ``ops``, ``phases`` and ``ranks`` are those of
+        ``stallscope analyze --format csv --view VIEW`` (µs for ``*_us``, fractions 0..1 for
+        ``share``, ``gpu_share``, ``utilization``, percent for ``*_pct``); a missing value is
+        None. ``findings`` has ``rank`` (1 = the
         most time), ``id``, ``severity``, ``title``, ``recoverable_us``,
         ``recoverable_basis``, ``facts`` and ``advice`` (sentences joined by newlines).
         See docs/python.md.
@@ -226,6 +227,9 @@ class Report(_NativeView):
             # kernel rows only, as the CSV view: the JSON's copy and fill rows (those with a
             # `copy` member) have their own columns
             records = [r for r in records if "copy" not in r]
+        elif view == "copies":
+            # the copy and fill rows of the kernel table, with their `copy` member's columns
+            records = [{**r, **r["copy"]} for r in self._d()["kernels"] if "copy" in r]
         return columns, [[_cell(r, c) for c in columns] for r in records]
 
     def to_pandas(self, view: str = "steps") -> pandas.DataFrame:

@@ -139,7 +139,7 @@ def same_cell(value, text: str) -> bool:
     return str(value) == text
 
 
-@pytest.mark.parametrize("view", ["steps", "kernels", "ops", "phases"])
+@pytest.mark.parametrize("view", ["steps", "kernels", "copies", "ops", "phases"])
 @pytest.mark.parametrize(
     "path", [RESNET, SAMPLES / "h100_bert_small.json.gz"], ids=lambda p: p.name
 )

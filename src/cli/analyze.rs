@@ -33,6 +33,8 @@ pub(super) enum Format {
 pub(super) enum View {
     /// The kernel table.
     Kernels,
+    /// Copies and fills: direction, host memory, bytes per call and bandwidth per row.
+    Copies,
     /// The operator table.
     Ops,
     /// One row per step with its time breakdown.
@@ -279,6 +281,7 @@ pub(super) fn emit(
         Format::Csv => Box::new(report::csv::Csv {
             view: match args.view {
                 Some(View::Kernels) => report::csv::View::Kernels,
+                Some(View::Copies) => report::csv::View::Copies,
                 Some(View::Ops) => report::csv::View::Ops,
                 Some(View::Steps) | None => report::csv::View::Steps,
                 Some(View::Phases) => report::csv::View::Phases,

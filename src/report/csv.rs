@@ -12,6 +12,9 @@ use super::{RenderOptions, Renderer, Report};
 pub enum View {
     /// The kernel table.
     Kernels,
+    /// The copy and fill rows of the kernel table, with what they moved (direction, host
+    /// memory, bytes, bandwidth).
+    Copies,
     /// The operator table.
     Ops,
     /// One row per step with its breakdown.
@@ -79,6 +82,7 @@ impl Renderer for Csv {
         let top = if opts.top == 0 { usize::MAX } else { opts.top };
         match self.view {
             View::Kernels => kernels(r, top, out),
+            View::Copies => copies(r, top, out),
             View::Ops => ops(r, top, out),
             View::Phases => phases(r, out),
             View::Steps => steps(r, out),
@@ -122,6 +126,54 @@ fn kernels(r: &Report, top: usize, out: &mut dyn Write) -> io::Result<()> {
                 opt(k.blocks_per_sm),
                 opt(k.occupancy_pct),
                 k.tensor_core.to_string(),
+            ],
+        )?;
+    }
+    Ok(())
+}
+
+/// The copy and fill rows of the kernel table (JSON `kernels[]` rows with a `copy` member),
+/// with their own columns: `kind` (`memcpy`, `memset`), `direction` (`HtoD`, `DtoH`, `DtoD`,
+/// `PtoP`, `HtoH`; empty for fills), `host_memory` (`pageable`, `pinned`, `managed`; empty
+/// when the name does not say), `bytes` of all calls, `bytes_per_call` and `bandwidth_gbps`
+/// (empty without byte counts), `share` of copy and fill time.
+fn copies(r: &Report, top: usize, out: &mut dyn Write) -> io::Result<()> {
+    header(
+        out,
+        &[
+            "name",
+            "kind",
+            "direction",
+            "host_memory",
+            "calls",
+            "total_us",
+            "mean_us",
+            "min_us",
+            "max_us",
+            "bytes",
+            "bytes_per_call",
+            "bandwidth_gbps",
+            "share",
+        ],
+    )?;
+    for k in super::layout::copy_rows(r).take(top) {
+        let Some(c) = &k.copy else { continue };
+        row(
+            out,
+            &[
+                k.name.clone(),
+                c.kind.clone(),
+                c.direction.clone().unwrap_or_default(),
+                c.host_memory.clone().unwrap_or_default(),
+                k.calls.to_string(),
+                num(k.total_us),
+                num(k.mean_us),
+                num(k.min_us),
+                num(k.max_us),
+                c.bytes.to_string(),
+                opt(c.bytes_per_call),
+                opt(c.bandwidth_gbps),
+                num(k.share),
             ],
         )?;
     }
