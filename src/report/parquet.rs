@@ -163,6 +163,27 @@ const COLLECTIVES: TableSchema = TableSchema {
     ],
 };
 
+const COPIES: TableSchema = TableSchema {
+    name: "copies",
+    columns: &[
+        ("job", Utf8),
+        ("rank", Int64),
+        ("name", Utf8),
+        ("kind", Utf8),
+        ("direction", OptUtf8),
+        ("host_memory", OptUtf8),
+        ("steps", Int64),
+        ("calls", Int64),
+        ("total_ns", Int64),
+        ("min_ns", Int64),
+        ("max_ns", Int64),
+        ("bytes", Int64),
+        ("bytes_per_call", OptDouble),
+        ("bandwidth_gbps", OptDouble),
+        ("share", Double),
+    ],
+};
+
 const FINDINGS: TableSchema = TableSchema {
     name: "findings",
     columns: &[
@@ -204,7 +225,7 @@ const RANKS: TableSchema = TableSchema {
 };
 
 /// Every table, in the order they are written (`ranks` only for a folder).
-pub const TABLES: [&TableSchema; 7] = [
+pub const TABLES: [&TableSchema; 8] = [
     &STEPS,
     &GPU_TIMELINE,
     &KERNELS,
@@ -212,6 +233,7 @@ pub const TABLES: [&TableSchema; 7] = [
     &COLLECTIVES,
     &FINDINGS,
     &RANKS,
+    &COPIES,
 ];
 
 /// One cell.
@@ -274,7 +296,7 @@ struct Chunk {
     rank: Option<i64>,
     path: String,
     /// Rows per table, indexed like [`TABLES`].
-    rows: [Rows; 7],
+    rows: [Rows; 8],
 }
 
 /// The tables of one job, filled rank by rank, then written.
@@ -300,7 +322,7 @@ impl Tables {
     }
 
     /// Adds the rows of one rank's report: its steps, GPU timeline, kernels, collective
-    /// kernels, operators and findings, every row with `rank`.
+    /// kernels, operators, findings and copies, every row with `rank`.
     pub fn add_rank(&mut self, rank: i64, r: &Report) {
         let job = || s(&self.job);
         let steps = r.steps.len() as i64;
@@ -358,6 +380,27 @@ impl Tables {
                 c.rows[4].push(cols.iter().map(|&j| row[j].clone()).collect());
             }
             c.rows[2].push(row);
+        }
+        // the copy and fill rows, with what they moved
+        for k in super::layout::copy_rows(r) {
+            let Some(cp) = &k.copy else { continue };
+            c.rows[7].push(vec![
+                job(),
+                i(rank),
+                s(&k.name),
+                s(&cp.kind),
+                Value::S(cp.direction.clone()),
+                Value::S(cp.host_memory.clone()),
+                i(steps),
+                i(k.calls as i64),
+                ns(k.total_us),
+                ns(k.min_us),
+                ns(k.max_us),
+                i(cp.bytes as i64),
+                Value::F(cp.bytes_per_call),
+                Value::F(cp.bandwidth_gbps),
+                Value::F(Some(k.share)),
+            ]);
         }
         for o in &r.ops {
             c.rows[3].push(vec![
@@ -597,8 +640,14 @@ mod tests {
         check_shapes(&t);
         let c = &t.chunks[0];
         assert_eq!(c.rows[0].len(), r.steps.len());
-        // the sample's 2 copy rows are not kernel rows
+        // the sample's 2 copy rows are not kernel rows: they are the copies table's, with
+        // their bytes (12 pageable uploads of 115,607,040 bytes in all)
         assert_eq!(c.rows[2].len(), r.kernels.len() - 2);
+        assert_eq!(c.rows[7].len(), 2);
+        assert_eq!(c.rows[7][0][4], Value::S(Some("HtoD".into())));
+        assert_eq!(c.rows[7][0][5], Value::S(Some("pageable".into())));
+        assert_eq!(c.rows[7][0][11], Value::I(Some(115_607_040)));
+        assert_eq!(c.rows[7][1][4], Value::S(None), "a fill has no direction");
         assert_eq!(c.rows[3].len(), r.ops.len());
         assert_eq!(c.rows[5].len(), r.findings.len());
         // the first step's duration, µs → ns
@@ -608,7 +657,7 @@ mod tests {
         );
         let dir = std::env::temp_dir().join(format!("stallscope-pq-unit-{}", std::process::id()));
         let files = t.write_dir(&dir).unwrap();
-        assert_eq!(files.len(), 6, "no ranks.parquet for a single trace");
+        assert_eq!(files.len(), 7, "no ranks.parquet for a single trace");
         for f in &files {
             let bytes = std::fs::read(f).unwrap();
             assert_eq!(&bytes[..4], b"PAR1");
