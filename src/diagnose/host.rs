@@ -1161,11 +1161,11 @@ pub fn compute_site(f: &Facts) -> Option<(Option<String>, Ns, Ns)> {
     })
 }
 
-/// `host-compute`: the device idle while the launching thread ran host work that launches no
-/// device work (operators on CPU tensors, Python frames without launches: a Python loop,
-/// NumPy, preprocessing, logging), whatever the gap length.
-fn host_compute(f: &Facts) -> Option<Finding> {
-    let (idle, dev) = max_claim(f, |_, c| c == Cause::HostCompute);
+/// The idle one cause holds, µs per step on the device where it holds the most, from
+/// [`HOST_COMPUTE_SHARE`] of the step, with the evidence's first facts: the idle while the
+/// launching thread `did` so, and its split by gap length. `None` below the share.
+fn one_cause(f: &Facts, cause: Cause, did: &str) -> Option<(f64, Evidence)> {
+    let (idle, dev) = max_claim(f, |_, c| c == cause);
     let rec = f.per_step_us(idle);
     if f.share_of_step(rec) < HOST_COMPUTE_SHARE {
         return None;
@@ -1173,15 +1173,27 @@ fn host_compute(f: &Facts) -> Option<Finding> {
     let d = &f.gaps.devices[dev?];
     let mut e = Evidence::default();
     e.facts.push(format!(
-        "GPU {} idle {} per step while the launching thread ran host work that launched \
-         nothing on the GPU (operators on CPU tensors, Python without GPU work)",
+        "GPU {} idle {} per step while the launching thread {did}",
         d.device,
         fmt_us_sentence(rec)
     ));
     e.facts.push(format!(
         "by gap length: {}",
-        band_line(f, d, |_, c| c == Cause::HostCompute).join(", ")
+        band_line(f, d, |_, c| c == cause).join(", ")
     ));
+    Some((rec, e))
+}
+
+/// `host-compute`: the device idle while the launching thread ran host work that launches no
+/// device work (operators on CPU tensors, Python frames without launches: a Python loop,
+/// NumPy, preprocessing, logging), whatever the gap length.
+fn host_compute(f: &Facts) -> Option<Finding> {
+    let (rec, mut e) = one_cause(
+        f,
+        Cause::HostCompute,
+        "ran host work that launched nothing on the GPU (operators on CPU tensors, Python \
+         without GPU work)",
+    )?;
     let site = compute_site(f);
     if let Some((name, start, dur)) = &site {
         let what = name
@@ -1232,23 +1244,12 @@ fn host_compute(f: &Facts) -> Option<Finding> {
 /// collective or MPI call ([`Cause::HostComm`]): communication on the host's critical path,
 /// not overlapped with device work. Shown from [`HOST_COMPUTE_SHARE`] of the step.
 fn host_communication(f: &Facts) -> Option<Finding> {
-    let (idle, dev) = max_claim(f, |_, c| c == Cause::HostComm);
-    let rec = f.per_step_us(idle);
-    if f.share_of_step(rec) < HOST_COMPUTE_SHARE {
-        return None;
-    }
-    let d = &f.gaps.devices[dev?];
-    let mut e = Evidence::default();
-    e.facts.push(format!(
-        "GPU {} idle {} per step while the launching thread waited in host-side collectives or \
-         MPI calls (for the other ranks, or for the transfer)",
-        d.device,
-        fmt_us_sentence(rec)
-    ));
-    e.facts.push(format!(
-        "by gap length: {}",
-        band_line(f, d, |_, c| c == Cause::HostComm).join(", ")
-    ));
+    let (rec, mut e) = one_cause(
+        f,
+        Cause::HostComm,
+        "waited in host-side collectives or MPI calls (for the other ranks, or for the \
+         transfer)",
+    )?;
     let calls = super::transfer::host_collectives(f);
     if !calls.is_empty() {
         let list: Vec<String> = calls
