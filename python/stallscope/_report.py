@@ -221,15 +221,15 @@ class Report(_NativeView):
         if view == "ranks":
             section = self.ranks
             records = section["ranks"] if section else []
-        else:
-            records = self._d()[view]
-        if view == "kernels":
+        elif view == "kernels":
             # kernel rows only, as the CSV view: the JSON's copy and fill rows (those with a
             # `copy` member) have their own columns
-            records = [r for r in records if "copy" not in r]
+            records = [r for r in self._d()["kernels"] if "copy" not in r]
         elif view == "copies":
             # the copy and fill rows of the kernel table, with their `copy` member's columns
             records = [{**r, **r["copy"]} for r in self._d()["kernels"] if "copy" in r]
+        else:
+            records = self._d()[view]
         return columns, [[_cell(r, c) for c in columns] for r in records]
 
     def to_pandas(self, view: str = "steps") -> pandas.DataFrame:
