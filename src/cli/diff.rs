@@ -140,9 +140,13 @@ pub(super) struct DiffArgs {
     pub(super) sides: SidesArgs,
 }
 
-/// `CheckArgs`.
+/// `CheckArgs`. The usage names the new profile first: `--baseline` takes several values, so
+/// a profile written after it would be read as one more baseline.
 #[derive(clap::Args, Debug)]
-#[command(after_long_help = with_window(CHECK_HELP))]
+#[command(
+    after_long_help = with_window(CHECK_HELP),
+    override_usage = "stallscope check [OPTIONS] <TRACE>... --baseline <BASE>..."
+)]
 pub(super) struct CheckArgs {
     /// The new profile: trace, Nsight Systems export, folder of ranks, or saved JSON report
     /// (several: captures of it, repeated runs).
