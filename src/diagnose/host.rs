@@ -2020,18 +2020,53 @@ mod tests {
         assert!(find(&d, "compile-in-window").is_none());
     }
 
-    #[test]
-    fn gpu_idle_gaps_histogram_and_untraced_claim() {
+    /// Kernels with 5 ms holes where the host does nothing traced; with `lost`, a stream sync
+    /// in the last hole waits 4 ms while the device shows nothing (device work the trace does
+    /// not hold: `unrecorded-device-work`).
+    fn holes(lost: bool) -> crate::model::Trace {
         let mut b = TraceBuilder::new().device(0, "NVIDIA A100-SXM4-80GB", 108, 80 << 30);
-        // kernels with 5 ms holes where the host does nothing traced
         let mut t = 0.0;
         for _ in 0..4 {
             let c = b.runtime("cudaLaunchKernel", 0, t, 3.0);
             b.gpu(GpuKind::Kernel, "gemm_bf16", 0, 7, t + 4.0, 1000.0, c);
             t += 6000.0;
         }
+        if lost {
+            b.runtime("cudaStreamSynchronize", 0, t - 4500.0, 4000.0);
+        }
         b.annotation("ProfilerStep#0", 0.0, t);
-        let d = run(&b.build());
+        b.build()
+    }
+
+    /// Idle time is not judged when device records are missing ([`super::Unjudged`]).
+    #[test]
+    fn idle_gaps_not_claimed_when_device_records_are_missing() {
+        use super::Severity;
+        let d = run(&holes(false));
+        let g = find(&d, "gpu-idle-gaps").expect("gpu-idle-gaps");
+        assert!(g.severity < Severity::Info, "{:?}", g.severity);
+        assert!(g.recoverable_us > 10_000.0, "{}", g.recoverable_us);
+        let d = run(&holes(true));
+        assert_eq!(
+            d.verdict_class.id(),
+            "device_records_incomplete",
+            "{}",
+            d.verdict
+        );
+        let g = find(&d, "gpu-idle-gaps").expect("gpu-idle-gaps");
+        assert_eq!((g.severity, g.recoverable_us), (Severity::Info, 0.0));
+        let why = g.evidence.facts.last().unwrap();
+        assert!(
+            why.starts_with(
+                "not counted as recoverable: the capture check found unrecorded-device-work"
+            ),
+            "{why}"
+        );
+    }
+
+    #[test]
+    fn gpu_idle_gaps_histogram_and_untraced_claim() {
+        let d = run(&holes(false));
         let g = find(&d, "gpu-idle-gaps").expect("gpu-idle-gaps");
         assert!(g.recoverable_us > 15_000.0, "{}", g.recoverable_us);
         assert_eq!(g.evidence.metrics["gpu0_gaps_ge_1ms"], 4.0);
