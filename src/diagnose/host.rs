@@ -1250,7 +1250,7 @@ fn host_communication(f: &Facts) -> Option<Finding> {
         "waited in host-side collectives or MPI calls (for the other ranks, or for the \
          transfer)",
     )?;
-    let calls = super::transfer::host_collectives(f);
+    let calls = super::transfer::host_run_collectives(f);
     if !calls.is_empty() {
         let list: Vec<String> = calls
             .iter()

@@ -147,6 +147,15 @@ pub fn host_collectives(f: &Facts) -> Vec<(String, u64, Ns)> {
     v
 }
 
+/// The host collectives the host runs itself ([`host_collectives`] by
+/// [`crate::model::classify::is_host_run_collective`]: gloo, MPI; not `nccl:*`, whose spans
+/// enqueue device work): the calls behind [`crate::analysis::host::gaps::Cause::HostComm`].
+pub fn host_run_collectives(f: &Facts) -> Vec<(String, u64, Ns)> {
+    let mut v = host_collectives(f);
+    v.retain(|(n, _, _)| crate::model::classify::is_host_run_collective(n));
+    v
+}
+
 /// Host time per step inside host collectives of a trace with no device timeline (gloo, MPI,
 /// UCC on CPU: the step breakdown's communication), µs; `None` with a device timeline.
 pub fn host_comm_us(f: &Facts) -> Option<f64> {

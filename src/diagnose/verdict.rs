@@ -739,7 +739,7 @@ fn idle_by_pool(
                  waited in host-side collectives or MPI calls",
                 fmt_us_sentence(per_step(pools.host_comm))
             );
-            if let Some((name, _, _)) = super::transfer::host_collectives(f).first() {
+            if let Some((name, _, _)) = super::transfer::host_run_collectives(f).first() {
                 v.push_str(&format!(", mostly `{}`", super::short(name, 60)));
             }
             v
