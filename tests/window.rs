@@ -289,10 +289,59 @@ fn one_pass_captures_have_no_steady_state() {
     assert!(w.one_pass.is_some());
 }
 
+/// Issue 30: a trace without step marks or operators (an Nsight Systems export of a plain
+/// CUDA program) in which no kernel, copy or fill name occurs twice ran nothing twice: no
+/// steady state, whatever launched it. One kernel launched twice repeats. A fill's first
+/// launch taking milliseconds with the device idle is lazy module loading (start-up).
+#[test]
+fn device_work_that_never_repeats_is_one_pass() {
+    use stallscope::analysis::{analyze, AnalyzeOptions};
+    use stallscope::model::build::TraceBuilder;
+    use stallscope::model::GpuKind;
+    let trace = |names: &[(GpuKind, &str)]| {
+        let mut b = TraceBuilder::new().device(0, "NVIDIA H100", 132, 80 << 30);
+        for (i, (kind, name)) in names.iter().enumerate() {
+            let at = 100.0 + 3000.0 * i as f64;
+            // the first launch of each loads its module: 2 ms with the device idle
+            let corr = b.runtime("cudaLaunchKernel", 0, at, 2000.0);
+            b.gpu(*kind, name, 0, 7, at + 2010.0, 50.0, corr);
+        }
+        b.build()
+    };
+    let one = |t: &Trace| {
+        let a = analyze(t, &AnalyzeOptions::default());
+        let v = stallscope::diagnose::diagnose(t, &a).verdict;
+        (a.selection.one_pass.clone(), a.startup.clone(), v)
+    };
+    let (p, st, v) = one(&trace(&[
+        (GpuKind::Memset, "Memset (Device)"),
+        (GpuKind::Kernel, "gemm_kernel"),
+        (GpuKind::Kernel, "relu_kernel"),
+    ]));
+    assert_eq!(
+        p.as_deref(),
+        Some("3 device activities, each of a different kernel, copy or fill: nothing repeats")
+    );
+    assert!(v.starts_with("No steady state: 3 device activities"), "{v}");
+    // the fill's first launch is lazy loading too, as each kernel's is
+    assert_eq!(st.total, 6_000_000, "{st:?}");
+    let (p, _, v) = one(&trace(&[(GpuKind::Memset, "Memset (Device)")]));
+    assert_eq!(p.as_deref(), Some("one device activity, nothing repeats"));
+    assert!(v.contains("the one pass shows no kernels"), "{v}");
+    let (p, _, v) = one(&trace(&[
+        (GpuKind::Kernel, "gemm_kernel"),
+        (GpuKind::Kernel, "relu_kernel"),
+        (GpuKind::Kernel, "gemm_kernel"),
+    ]));
+    assert_eq!(p, None, "{v}");
+    assert!(!v.starts_with("No steady state"), "{v}");
+}
+
 /// The one-pass captures of the corpus: HTA's critical-path examples (one PARAM benchmark
 /// call, a 41 s capture whose first 25 s are CUDA context creation), TraceLens's
-/// torch.compile example (one compiled call) and vLLM's graph-capture traces (one
-/// `capture_*` call); HTA's event-sync examples (ProfilerStep#100, three matmuls) repeat.
+/// torch.compile example (one compiled call), vLLM's graph-capture traces (one
+/// `capture_*` call) and weatherbench2's export of CUDA set-up (one fill, nothing repeats);
+/// HTA's event-sync examples (ProfilerStep#100, three matmuls) repeat.
 #[test]
 fn corpus_one_pass_captures() {
     for (rel, one_pass) in [
@@ -305,6 +354,8 @@ fn corpus_one_pass_captures() {
             true,
         ),
         ("tracelens/tests__traces__torch_compile_triton__trace.json.gz", true),
+        // set-up only: streams, allocations and one 4.5 KiB fill, no kernel
+        ("weatherbench2/report1.sqlite", true),
         (
             "tracelens/tests__traces__inference__vllm_decode_full__capture_traces__graph_capture_rank_0.1773709742341309550.pt.trace.json.gz",
             true,

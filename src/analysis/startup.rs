@@ -6,7 +6,7 @@
 //!
 //! | category | spans |
 //! |---|---|
-//! | context / module load | context creation (`cuInit`, `cuCtxCreate*`, `cuDevicePrimaryCtxRetain`, `cudaInitDevice`, `hipInit`, `hipCtxCreate`), module/library loading (`cuModuleLoad*`, `cuLibraryLoad*`, `cudaLibraryLoad*`, `hipModuleLoad*`), and lazy loading ([`lazy_loads`]: the first launch of a kernel that takes at least [`LAZY_LOAD_MIN`] while no device runs anything — with `CUDA_MODULE_LOADING=LAZY`, the default since CUDA 12.2, the driver loads the kernel's module inside that launch) |
+//! | context / module load | context creation (`cuInit`, `cuCtxCreate*`, `cuDevicePrimaryCtxRetain`, `cudaInitDevice`, `hipInit`, `hipCtxCreate`), module/library loading (`cuModuleLoad*`, `cuLibraryLoad*`, `cudaLibraryLoad*`, `hipModuleLoad*`), and lazy loading ([`lazy_loads`]: the first launch of a kernel, or of a fill (the driver's memset runs a kernel of its own module), that takes at least [`LAZY_LOAD_MIN`] while no device runs anything — with `CUDA_MODULE_LOADING=LAZY`, the default since CUDA 12.2, the driver loads the kernel's module inside that launch) |
 //! | first-call allocation | the driver's allocation calls (`cudaMalloc*`, `cudaHostAlloc`, `cuMemAlloc*`, `cuMemCreate`, `hipMalloc*`, `hipHostMalloc`; versioned names such as `cudaMalloc_v3020` by their family, [`crate::model::classify::api_base`]) |
 //! | JIT compile | TorchDynamo, AOTAutograd/Inductor, Triton's kernel compilation, nvFuser, TensorRT engine builds, XLA ([`crate::window::compile_kind`]) |
 //! | other one-time | autotuning, cuDNN algorithm search, the slow first run of a compiled region |
@@ -33,10 +33,10 @@ use crate::window::{CompileKind, StartupCall, Window};
 /// queue has a busy device.
 pub const LAZY_LOAD_MIN: Ns = 1_000_000;
 
-/// The launch calls that lazily loaded a kernel's module: for each kernel name, the call that
-/// launched its first activity, when that call took at least [`LAZY_LOAD_MIN`] and no device
-/// activity ran while it did (no earlier activity ends after the call began). Spans in start
-/// order.
+/// The launch calls that lazily loaded a kernel's module: for each kernel (and fill) name, the
+/// call that launched its first activity, when that call took at least [`LAZY_LOAD_MIN`] and
+/// no device activity ran while it did (no earlier activity ends after the call began). Spans
+/// in start order.
 pub fn lazy_loads(trace: &Trace) -> Vec<Interval> {
     lazy_loads_hip(trace).0
 }
@@ -48,7 +48,7 @@ fn lazy_loads_hip(trace: &Trace) -> (Vec<Interval>, bool) {
     let mut seen = vec![false; trace.names.len()];
     let mut cand: Vec<Interval> = Vec::new();
     for g in &trace.gpu {
-        if g.kind != GpuKind::Kernel || g.launch == NONE {
+        if !matches!(g.kind, GpuKind::Kernel | GpuKind::Memset) || g.launch == NONE {
             continue;
         }
         let n = g.name.0 as usize;

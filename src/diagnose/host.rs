@@ -472,10 +472,15 @@ fn startup(f: &Facts) -> Option<Finding> {
         .filter(|p| p.judged > 0)
         .map(|p| {
             format!(
-                "{} {} ({} calls or spans in the trace)",
+                "{} {} ({} {} in the trace)",
                 p.kind.as_str(),
                 fmt_ns(p.judged as f64),
-                count(p.calls)
+                count(p.calls),
+                if p.calls == 1 {
+                    "call or span"
+                } else {
+                    "calls or spans"
+                }
             )
         })
         .collect();

@@ -188,7 +188,11 @@ pub fn no_steady_state(
     let window = f.window_ns.max(1) as f64;
     let kernels: i64 = f.a.kernels.iter().map(|k| k.total).sum();
     let mut shows = vec![
-        format!("kernels {}", fmt_us_sentence(kernels as f64 / 1000.0)),
+        if kernels > 0 {
+            format!("kernels {}", fmt_us_sentence(kernels as f64 / 1000.0))
+        } else {
+            "no kernels".to_string()
+        },
         format!("GPU idle {}", pct(p.idle as f64 / window)),
     ];
     // start-up with compile or module-load work, or other start-up of 1 % of the window and

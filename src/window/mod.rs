@@ -1049,7 +1049,30 @@ pub fn one_pass(
                 _ => None,
             }
         }
-        StepRule::WholeTrace => single_call(trace),
+        StepRule::WholeTrace => single_call(trace).or_else(|| nothing_repeats(trace)),
+    }
+}
+
+/// A trace without step marks in which no device activity repeats: each kernel, copy and fill
+/// name occurs once (a cold run of a short program, a capture of set-up with one fill). Whatever
+/// launched them, no iteration ran twice.
+fn nothing_repeats(trace: &Trace) -> Option<String> {
+    let mut seen = vec![false; trace.names.len()];
+    let mut n = 0usize;
+    for g in trace.gpu.iter().filter(|g| g.is_activity()) {
+        let i = g.name.0 as usize;
+        if i >= seen.len() || seen[i] {
+            return None;
+        }
+        seen[i] = true;
+        n += 1;
+    }
+    match n {
+        0 => None,
+        1 => Some("one device activity, nothing repeats".to_string()),
+        _ => Some(format!(
+            "{n} device activities, each of a different kernel, copy or fill: nothing repeats"
+        )),
     }
 }
 
