@@ -200,6 +200,7 @@ fn thresholds_in_the_rules_are_the_codes() {
         ("compile-in-window", pct(host::COMPILE_SHARE)),
         ("launch-bound", pct(host::LAUNCH_SHARE)),
         ("gpu-idle-gaps", pct(host::IDLE_SHARE)),
+        ("device-side-gaps", pct(host::QUEUED_SHARE)),
         ("graph-breaks", pct(compiled::BREAK_SHARE)),
         ("fallback-kernel", pct(device::FALLBACK_SHARE)),
         ("fp32-matmul", pct(device::FP32_SHARE)),

@@ -22,6 +22,9 @@ pub const COMPILE_SHARE: f64 = 0.01;
 pub const LAUNCH_SHARE: f64 = 0.05;
 /// Share of the window of device idle above which `gpu-idle-gaps` fires.
 pub const IDLE_SHARE: f64 = 0.05;
+/// Share of the step of device idle with the next work already queued above which
+/// `device-side-gaps` fires.
+pub const QUEUED_SHARE: f64 = 0.05;
 /// Share of the step of idle during host compute above which `host-compute` fires.
 pub const HOST_COMPUTE_SHARE: f64 = 0.05;
 /// Share of the window of one-time start-up in the judged time
@@ -38,6 +41,7 @@ pub fn rules(f: &Facts) -> Vec<Finding> {
     out.extend(launch_bound(f));
     out.extend(host_compute(f));
     out.extend(host_communication(f));
+    out.extend(device_side_gaps(f));
     out.extend(gpu_idle_gaps(f));
     out.extend(queue_full(f));
     out
@@ -894,6 +898,148 @@ fn launch_bound(f: &Facts) -> Option<Finding> {
     Some(x)
 }
 
+/// True when device `d`'s gaps with queued work have nothing in the trace to wait on: it is
+/// the only device with activity in the window and all its activity there ran on one stream
+/// (no other stream to wait for through an event, no peer device). What is left between two
+/// kernels already queued back to back is the device's own per-kernel dispatch overhead (or
+/// work the trace does not show, such as another process on the GPU).
+pub fn dispatch_only(f: &Facts, d: &DeviceGaps) -> bool {
+    f.gaps.devices.len() == 1 && d.streams.len() == 1
+}
+
+/// `device-side-gaps`: the device idle with its next work already queued ([`Cause::Queued`]),
+/// which no host-side rule claims. On a lone device running one stream
+/// ([`dispatch_only`]) these are dispatch gaps between kernels queued back to back: per-kernel
+/// launch overhead on the device, which fewer, larger kernels or graphs cut. Otherwise the
+/// device waited on something (an event on another stream, a peer device) the finding cannot
+/// name, and the advice is where to look.
+fn device_side_gaps(f: &Facts) -> Option<Finding> {
+    let queued = |_: Band, c: Cause| c == Cause::Queued;
+    let (idle, dev) = max_claim(f, queued);
+    let rec = f.per_step_us(idle);
+    if idle <= 0 || f.share_of_step(rec) < QUEUED_SHARE {
+        return None;
+    }
+    let d = &f.gaps.devices[dev?];
+    let gaps: Vec<&Gap> = d
+        .gaps
+        .iter()
+        .filter(|g| g.split.get(Cause::Queued) > 0)
+        .collect();
+    let dispatch = dispatch_only(f, d);
+    let mut e = Evidence::default();
+    e.facts.push(format!(
+        "GPU {} idle {} per step with its next work already queued, in {} gaps ({} on average)",
+        d.device,
+        fmt_us_sentence(rec),
+        count(gaps.len() as u64),
+        fmt_ns(idle as f64 / gaps.len().max(1) as f64)
+    ));
+    if dispatch {
+        e.facts.push(format!(
+            "all its work in the window ran on one stream (stream {}) of the only active \
+             device: \
+             no other stream, event or peer device to wait on, so the gaps are the device's \
+             per-kernel dispatch overhead between kernels queued back to back (or work the \
+             trace does not show, such as another process on the GPU)",
+            d.streams[0].stream
+        ));
+    } else {
+        e.facts.push(format!(
+            "{} active device(s), {} stream(s) on GPU {}: the device may have waited on an \
+             event recorded on another stream, a peer device or a host callback; the trace \
+             does not say which",
+            count(f.gaps.devices.len() as u64),
+            count(d.streams.len() as u64),
+            d.device
+        ));
+    }
+    let l = &f.launch;
+    if l.kernels > 0 {
+        e.facts.push(format!(
+            "{} kernels per step launched one by one",
+            count(l.kernels / f.n_steps.max(1) as u64)
+        ));
+    }
+    for g in {
+        let mut v = gaps.clone();
+        v.sort_by_key(|g| std::cmp::Reverse(g.split.get(Cause::Queued)));
+        v.truncate(3);
+        v
+    } {
+        let name = if g.next != NONE {
+            format!(
+                "queued gap before {}",
+                short(f.trace.name(f.trace.gpu[g.next as usize].name), 80)
+            )
+        } else {
+            "queued gap".into()
+        };
+        e.locations.push(f.location("gap", &name, g.start, g.len()));
+    }
+    metric(&mut e, "queued_us_per_step", rec);
+    metric(&mut e, "queued_gaps", gaps.len() as f64);
+    let advice = if dispatch {
+        let mut v = vec![
+            "Fewer, larger kernels: fuse chains of small ops (`torch.compile`), batch work \
+             that runs as many small launches (larger batch, `foreach`/fused optimizers, \
+             `F.scaled_dot_product_attention`), so each dispatch gap buys more work."
+                .to_string(),
+        ];
+        if data_dependent_syncs(f) == 0 && not_static(&f.a.repetition).is_none() {
+            v.push(
+                "A CUDA/HIP graph replays a fixed sequence of kernels with less per-kernel \
+                 dispatch work on the device as well as the host: \
+                 `torch.compile(mode=\"reduce-overhead\")` or `torch.cuda.CUDAGraph`."
+                    .to_string(),
+            );
+        }
+        v
+    } else {
+        vec![
+            "Find what the device waited on: open the longest gaps above in Perfetto and look \
+             for cross-stream event waits (`cudaStreamWaitEvent`), work on a peer device, or \
+             host callbacks; reduce cross-stream dependencies or overlap them with \
+             independent work."
+                .to_string(),
+            "If the capture check reports a host/device clock offset, queued time may be host \
+             time: fix the capture before acting on it."
+                .to_string(),
+        ]
+    };
+    let mut x = Finding {
+        id: "device-side-gaps",
+        severity: f.severity(rec),
+        title: if dispatch {
+            format!(
+                "Device-side dispatch gaps: the GPU idles {} per step between kernels already \
+                 queued on one stream",
+                fmt_us_sentence(rec)
+            )
+        } else {
+            format!(
+                "Device-side stalls: the GPU idles {} per step with its next work already \
+                 queued",
+                fmt_us_sentence(rec)
+            )
+        },
+        recoverable_us: rec,
+        recoverable_basis: if dispatch {
+            "device idle time between work already queued on the device's one stream, per \
+             step: fusion or graphs remove most per-kernel dispatch gaps (an upper bound)"
+                .into()
+        } else {
+            "device idle time with the next work already queued, per step: an upper bound, \
+             what the device waited on is not in the trace"
+                .into()
+        },
+        evidence: e,
+        advice,
+    };
+    not_judged(&mut x, &Unjudged::of(f, true));
+    Some(x)
+}
+
 /// Why the window's steps are not static (their kernels or recorded shapes change from
 /// step to step, [`crate::window::repeats`]); `None` when they repeat or fewer than two steps
 /// were compared.
@@ -992,7 +1138,7 @@ fn gpu_idle_gaps(f: &Facts) -> Option<Finding> {
         e.facts
             .push(format!("  gaps by length: {}", bands.join(", ")));
         let owner = |c: Cause| match c {
-            Cause::Queued => "device-side, not recoverable from the host",
+            Cause::Queued => "→ device-side-gaps: device-side, not recoverable from the host",
             Cause::Sync => "→ host-sync",
             Cause::Compile => "→ compile-in-window",
             Cause::Dataloader => "→ dataloader-stall",
@@ -1438,6 +1584,57 @@ mod tests {
             t += op_us + 1.0;
         }
         t
+    }
+
+    #[test]
+    fn device_side_gaps_are_dispatch_overhead_only_with_nothing_to_wait_on() {
+        // 3 steps: the host launches 10 kernels of 100 µs in 30 µs and waits in one sync;
+        // the device runs them 50 µs apart, all already queued
+        let build = |second_stream: bool| {
+            let mut b = TraceBuilder::new().device(0, "NVIDIA A100-SXM4-80GB", 108, 80 << 30);
+            for s in 0..3 {
+                let t0 = 1500.0 * s as f64;
+                b.annotation(&format!("ProfilerStep#{s}"), t0, 1500.0);
+                for k in 0..10 {
+                    let host = t0 + 3.0 * k as f64;
+                    let ext = b.op("aten::mm", host, 2.5);
+                    let c = b.runtime("cudaLaunchKernel", ext, host + 0.5, 1.5);
+                    let stream = if second_stream && k % 2 == 1 { 8 } else { 7 };
+                    let at = t0 + 40.0 + 150.0 * k as f64;
+                    b.gpu(GpuKind::Kernel, "gemm_kernel", 0, stream, at, 100.0, c);
+                }
+                b.runtime("cudaDeviceSynchronize", 0, t0 + 32.0, 1460.0);
+            }
+            b.build()
+        };
+        let d = run(&build(false));
+        let g = find(&d, "device-side-gaps").expect("device-side-gaps");
+        assert!(
+            g.title.starts_with("Device-side dispatch gaps"),
+            "{}",
+            g.title
+        );
+        // per step: 9 gaps of 50 µs between queued kernels, and 18 µs before the first (its
+        // launch returned at 2 µs, it started at 40 µs: 20 µs of launch latency)
+        assert!(
+            (g.recoverable_us - 468.0).abs() < 0.01,
+            "{}",
+            g.recoverable_us
+        );
+        assert_eq!(g.severity, super::Severity::High);
+        assert_eq!(d.findings[0].id, "device-side-gaps");
+        assert!(
+            d.verdict.starts_with("Launch-bound (device side)"),
+            "{}",
+            d.verdict
+        );
+        assert_eq!(d.verdict_class.id(), "launch_bound");
+        // a second stream: the device may have waited on it, the trace does not say
+        let d = run(&build(true));
+        let g = find(&d, "device-side-gaps").expect("device-side-gaps");
+        assert!(g.title.starts_with("Device-side stalls"), "{}", g.title);
+        assert!(d.verdict.starts_with("Device-side stalls"), "{}", d.verdict);
+        assert_eq!(d.verdict_class.id(), "device_stalls");
     }
 
     #[test]

@@ -199,7 +199,12 @@ pub fn no_steady_state(
     // more (a 90 µs allocation in a 12 ms pass says nothing)
     let st = &f.a.startup;
     if f.a.selection.compile.total > 0 || 100 * st.total >= f.window_ns {
-        if let Some(s) = startup_phrase(f) {
+        if let Some(mut s) = startup_phrase(f) {
+            // the share when it dominates the pass, as a start-up-dominated verdict says it
+            let judged = st.judged as f64 / f.window_ns.max(1) as f64;
+            if judged >= STARTUP_DOMINATES {
+                s.push_str(&format!(", {} of the window", pct(judged)));
+            }
             shows.push(s);
         }
     }
@@ -528,8 +533,20 @@ struct Pools {
     untraced: i64,
     queued: i64,
     breaks: i64,
+    /// Exposed communication as a pool: capped by the host's wait for the device
+    /// ([`host_wait`]), as the `exposed-communication` finding is: while the host works, faster
+    /// communication saves nothing.
     comm: i64,
+    /// Exposed communication, uncapped (the verdict's printed share).
+    comm_exposed: i64,
     host_comm: i64,
+}
+
+/// The host's wait for the device in the window, ns (the cap of every device-side bound,
+/// [`super::claims::cap`]); `None` in a capture without launch calls, where it is unknown.
+fn host_wait(f: &Facts) -> Option<i64> {
+    (f.launch.launch_calls > 0 || f.launch.graph_launches > 0)
+        .then(|| f.gaps.step_wait.iter().map(|w| w.wait).sum())
 }
 
 impl Pools {
@@ -544,7 +561,8 @@ impl Pools {
             compute: max_claim(f, |_, c| c == Cause::HostCompute).0,
             queued: max_claim(f, |_, c| c == Cause::Queued).0,
             breaks: break_claim(f).0,
-            comm,
+            comm: host_wait(f).map_or(comm, |w| comm.min(w)),
+            comm_exposed: comm,
             host_comm: max_claim(f, |_, c| c == Cause::HostComm).0,
         }
     }
@@ -617,6 +635,16 @@ fn idle_not_blamed(
     None
 }
 
+/// True when the device with the most queued idle had nothing in the trace to wait on
+/// ([`super::host::dispatch_only`]: the only active device, one stream) and no clock offset
+/// is suspected (the first kernel started within [`CLOCK_OFFSET_HINT`] of its launch): its
+/// queued gaps are per-kernel dispatch overhead.
+fn queued_dispatch(f: &Facts) -> bool {
+    let (_, i) = max_claim(f, |_, c| c == Cause::Queued);
+    i.is_some_and(|i| super::host::dispatch_only(f, &f.gaps.devices[i]))
+        && first_start_delay(f).is_none_or(|d| d <= CLOCK_OFFSET_HINT)
+}
+
 /// The verdict of an idle device by its largest pool of lost time (`kind`, `amount` ns).
 fn idle_by_pool(
     f: &Facts,
@@ -628,6 +656,7 @@ fn idle_by_pool(
 ) -> (VerdictClass, String) {
     use VerdictClass as V;
     let per_step = |ns: i64| f.per_step_us(ns);
+    let dispatch = kind == "queued" && queued_dispatch(f);
     let class = match kind {
         _ if amount == 0 => V::IdleUnexplained,
         "breaks" => V::GraphBreaks,
@@ -636,6 +665,7 @@ fn idle_by_pool(
         "compile" => V::Compile,
         "launch" => V::LaunchBound,
         "host" | "compute" | "untraced" => V::HostBound,
+        "queued" if dispatch => V::LaunchBound,
         "queued" => V::DeviceStalls,
         "comm" | "host_comm" => V::CommunicationBound,
         _ => V::Unknown,
@@ -720,6 +750,12 @@ fn idle_by_pool(
             "Host-bound: GPU idle {idle_s}, {} per step with nothing traced on the host",
             fmt_us_sentence(per_step(pools.untraced))
         ),
+        "queued" if dispatch => format!(
+            "Launch-bound (device side): GPU idle {idle_s}, {} per step between kernels already \
+             queued on one stream, with no other stream or device to wait on: per-kernel \
+             dispatch overhead",
+            fmt_us_sentence(per_step(pools.queued))
+        ),
         "queued" => {
             let mut v = format!(
                 "Device-side stalls: GPU idle {idle_s} with work already queued ({} per step \
@@ -750,7 +786,7 @@ fn idle_by_pool(
         }
         _ => format!(
             "Communication-bound: exposed communication {} of the step, GPU idle {idle_s}",
-            pct(f.share_of_step(per_step(pools.comm)))
+            pct(f.share_of_step(per_step(pools.comm_exposed)))
         ),
     };
     (class, text)
@@ -778,6 +814,49 @@ mod tests {
     /// A cold window that is mostly one-time start-up (a Dynamo compile and a module load on
     /// another thread, overlapping: counted once) gets "Start-up dominates" with the breakdown
     /// and how to capture a steady state, not a host bound judged on the compile's idle time.
+    /// Exposed communication weighs in the verdict capped by the host's wait, as its finding:
+    /// a rank whose host launches kernels one by one for most of the step, never waiting for
+    /// the device, is launch-bound even with 46 % of its step in an exposed all-reduce.
+    #[test]
+    fn exposed_communication_the_host_does_not_wait_for_is_not_the_bound() {
+        use crate::model::GpuKind;
+        let mut b = TraceBuilder::new().device(0, "NVIDIA A100-SXM4-80GB", 108, 80 << 30);
+        for s in 0..3 {
+            let t0 = 1520.0 * s as f64;
+            b.annotation(&format!("ProfilerStep#{s}"), t0, 1520.0);
+            let c = b.runtime("cudaLaunchKernel", 0, t0 + 1.0, 2.0);
+            let comm =
+                "ncclKernel_AllReduce_RING_LL_Sum_float(ncclDevComm*, unsigned long, ncclWork*)";
+            b.gpu(GpuKind::Kernel, comm, 0, 7, t0 + 5.0, 700.0, c);
+            for k in 0..100 {
+                let at = t0 + 10.0 + 15.0 * k as f64;
+                let ext = b.op("aten::add", at, 14.0);
+                let c = b.runtime("cudaLaunchKernel", ext, at + 2.0, 3.0);
+                let start = (at + 10.0).max(t0 + 705.0 + 3.0 * k as f64);
+                b.gpu(
+                    GpuKind::Kernel,
+                    "vectorized_elementwise_kernel",
+                    0,
+                    7,
+                    start,
+                    3.0,
+                    c,
+                );
+            }
+        }
+        let t = b.build();
+        let d = run(&t);
+        let comm = d
+            .findings
+            .iter()
+            .find(|x| x.id == "exposed-communication")
+            .expect("exposed-communication");
+        assert!(comm.title.contains("46.1% of the step"), "{}", comm.title);
+        assert_eq!(d.findings[0].id, "launch-bound", "{:?}", d.findings);
+        assert_eq!(d.verdict_class, VerdictClass::LaunchBound, "{}", d.verdict);
+        assert!(d.verdict.starts_with("CPU launch-bound"), "{}", d.verdict);
+    }
+
     #[test]
     fn startup_dominates_a_cold_window() {
         let mut b = TraceBuilder::new();
