@@ -201,6 +201,10 @@ fn thresholds_in_the_rules_are_the_codes() {
         ("launch-bound", pct(host::LAUNCH_SHARE)),
         ("gpu-idle-gaps", pct(host::IDLE_SHARE)),
         ("device-side-gaps", pct(host::QUEUED_SHARE)),
+        (
+            "device-side-gaps",
+            format!("**{} µs**", host::DISPATCH_FLOOR / 1000),
+        ),
         ("graph-breaks", pct(compiled::BREAK_SHARE)),
         ("fallback-kernel", pct(device::FALLBACK_SHARE)),
         ("fp32-matmul", pct(device::FP32_SHARE)),
