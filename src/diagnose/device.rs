@@ -1187,6 +1187,61 @@ mod tests {
         );
     }
 
+    /// Issue 29: the estimate is the path the advice enables on the board in the trace, bounded
+    /// by the attainable roofline where the FLOPs are known.
+    #[test]
+    fn fp32_matmul_estimate_follows_the_board_and_the_roofline() {
+        let sgemm = [("aten::mm", "ampere_sgemm_128x64_tn", 1000.0)];
+        // GeForce RTX 4090: TF32 runs no faster than FP32 (82.6 TFLOP/s both), so the gain is
+        // bf16/fp16 autocast's alone, 1 − 82.6/165.2 of 1 ms, and no TF32 advice
+        let mut b = TraceBuilder::new().device(0, "NVIDIA GeForce RTX 4090", 128, 24 << 30);
+        busy_steps(&mut b, &sgemm, 3);
+        let d = run(&b.build());
+        let fp = find(&d, "fp32-matmul").expect("fp32-matmul");
+        assert!(
+            (fp.recoverable_us - 500.0).abs() < 0.01,
+            "{}",
+            fp.recoverable_us
+        );
+        assert!(!fp.evidence.metrics.contains_key("tf32_gain_us_per_step"));
+        assert!(
+            fp.advice
+                .iter()
+                .all(|a| !a.contains("set_float32_matmul_precision")),
+            "{:?}",
+            fp.advice
+        );
+        // A100 with the shapes recorded: a 2048³ float mm (2·2048³ = 17.18 GFLOP in 1 ms, 17.2
+        // TFLOP/s, plausible for FP32) would take 19.5/312 of 1 ms = 62.5 µs at the same
+        // efficiency under autocast, faster than the attainable roofline allows: 17.18 GFLOP
+        // at 60 % of 312 TFLOP/s = 91.77 µs (the bytes, half of 3·2048²·4 at 80 % of 2,039
+        // GB/s, take 15.4 µs). Saved: 1000 − 91.77 = 908.23 µs, not 937.5.
+        let mut b = TraceBuilder::new().device(0, "NVIDIA A100-SXM4-80GB", 108, 80 << 30);
+        busy_steps_typed(
+            &mut b,
+            &sgemm,
+            3,
+            Some(("[[2048, 2048], [2048, 2048]]", r#"["float", "float"]"#)),
+        );
+        let d = run(&b.build());
+        let fp = find(&d, "fp32-matmul").expect("fp32-matmul");
+        let floor = 2.0 * 2048f64.powi(3) / (312e12 * 0.6) * 1e6;
+        assert!(
+            (fp.recoverable_us - (1000.0 - floor)).abs() < 0.01,
+            "{} vs {}",
+            fp.recoverable_us,
+            1000.0 - floor
+        );
+        assert!(
+            fp.evidence
+                .facts
+                .iter()
+                .any(|x| x.contains("with known FLOPs: bounded by the attainable roofline")),
+            "{:?}",
+            fp.evidence.facts
+        );
+    }
+
     #[test]
     fn fp32_matmul_is_capped_when_the_host_is_the_bottleneck() {
         // GPU finishes each kernel long before the host launches the next: no host wait
