@@ -1312,16 +1312,12 @@ impl Walk {
                 split[Cause::NoWork as usize] = b - a;
                 *drain_budget = 0;
             }
-            Some(l) if l.start <= a => {
-                // a launch call still running when the device went idle had not queued its
-                // work yet: start-up inside it (a lazy module load) is start-up's
-                let st = if l.end() > a {
-                    ctx.startup.covered_within(Interval::new(a, l.end().min(b)))
-                } else {
-                    0
-                };
-                split[Cause::Startup as usize] = st;
-                let rest = b - a - st;
+            Some(l) if l.end() <= a => {
+                // the launch call had returned when the device went idle: its work was
+                // queued (a call still running then had not queued it yet: the device waits
+                // for the launch, the branch below, where a lazy module load inside the call
+                // is start-up's)
+                let rest = b - a;
                 if *drain_budget > 0 && !real_lead(l, a) {
                     // queued, but the launch returned too late to keep the device busy: the
                     // host has no real lead yet (two kernels of one operator a few µs
@@ -1630,6 +1626,32 @@ mod tests {
         assert_eq!(Band::of(49_999), Band::From20To50us);
         assert_eq!(Band::of(50_000), Band::From50usTo1ms);
         assert_eq!(Band::of(1_000_000), Band::Over1ms);
+    }
+
+    /// A launch call still running when the device went idle had not queued its work: the
+    /// device waits for the host's launch (launch overhead), however early the call began.
+    /// Only a call that returned before the gap left its work queued.
+    #[test]
+    fn a_launch_in_flight_is_launch_overhead_not_queued_work() {
+        let mut b = TraceBuilder::new();
+        let c = b.runtime("cudaLaunchKernel", 0, 1.0, 2.0);
+        b.gpu(GpuKind::Kernel, "a", 0, 7, 5.0, 5.0, c);
+        // the next launch runs 8-25 µs; its kernel starts at 22 µs, before the call returns
+        let c = b.runtime("cudaLaunchKernel", 0, 8.0, 17.0);
+        b.gpu(GpuKind::Kernel, "b", 0, 7, 22.0, 5.0, c);
+        // one returned at 31 µs, long before its kernel at 80 µs: queued beyond the latency
+        let c = b.runtime("cudaLaunchKernel", 0, 30.0, 1.0);
+        b.gpu(GpuKind::Kernel, "c", 0, 7, 80.0, 5.0, c);
+        let t = b.build();
+        let g = run(&t, Interval::new(us(5), us(85)));
+        let d = &g.devices[0];
+        let gap = |at: i64| d.gaps.iter().find(|g| g.start == us(at)).unwrap();
+        assert_eq!(gap(10).len(), us(12));
+        assert_eq!(gap(10).split.get(Cause::Launch), us(12));
+        assert_eq!(gap(10).split.get(Cause::Queued), 0);
+        // [27, 80): queued, the call having returned at 31 µs (within the gap, its 20 µs of
+        // latency end at 51 µs: launch overhead until then, the rest device-side)
+        assert_eq!(gap(27).split.get(Cause::Queued), us(29));
     }
 
     #[test]
