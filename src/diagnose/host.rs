@@ -823,15 +823,7 @@ fn launch_bound(f: &Facts) -> Option<Finding> {
         ));
     }
     if let Some(g) = host_late.iter().max_by_key(|g| g.len()) {
-        let name = if g.next != NONE {
-            format!(
-                "gap before {}",
-                short(f.trace.name(f.trace.gpu[g.next as usize].name), 80)
-            )
-        } else {
-            "gap".into()
-        };
-        e.locations.push(f.location("gap", &name, g.start, g.len()));
+        push_gap(f, &mut e, "gap", g);
     }
     metric(&mut e, "gpu_idle_us_per_step", rec);
     metric(&mut e, "host_late_gaps", host_late.len() as f64);
@@ -900,6 +892,19 @@ fn launch_bound(f: &Facts) -> Option<Finding> {
     };
     not_judged(&mut x, &Unjudged::of(f, false));
     Some(x)
+}
+
+/// Adds a gap to the evidence's locations, named `label before <the kernel that ends it>`.
+fn push_gap(f: &Facts, e: &mut Evidence, label: &str, g: &Gap) {
+    let name = if g.next != NONE {
+        format!(
+            "{label} before {}",
+            short(f.trace.name(f.trace.gpu[g.next as usize].name), 80)
+        )
+    } else {
+        label.to_string()
+    };
+    e.locations.push(f.location("gap", &name, g.start, g.len()));
 }
 
 /// True when device `d`'s gaps with queued work have nothing in the trace to wait on: it is
@@ -971,21 +976,10 @@ fn device_side_gaps(f: &Facts) -> Option<Finding> {
             count(l.kernels / f.n_steps.max(1) as u64)
         ));
     }
-    for g in {
-        let mut v = gaps.clone();
-        v.sort_by_key(|g| std::cmp::Reverse(g.split.get(Cause::Queued)));
-        v.truncate(3);
-        v
-    } {
-        let name = if g.next != NONE {
-            format!(
-                "queued gap before {}",
-                short(f.trace.name(f.trace.gpu[g.next as usize].name), 80)
-            )
-        } else {
-            "queued gap".into()
-        };
-        e.locations.push(f.location("gap", &name, g.start, g.len()));
+    let mut longest = gaps.clone();
+    longest.sort_by_key(|g| std::cmp::Reverse(g.split.get(Cause::Queued)));
+    for g in longest.iter().take(3) {
+        push_gap(f, &mut e, "queued gap", g);
     }
     e.facts.push(format!(
         "{} per step beyond {} a gap (the kernel-to-kernel latency a device keeps even in a \
