@@ -304,14 +304,17 @@ impl CaptureFacts {
     /// ([`records::launches`]).
     pub fn of_with(trace: &Trace, launches: &[records::Launch]) -> CaptureFacts {
         let mut f = CaptureFacts {
-            clock: clock::estimate(trace),
+            clock: Vec::new(),
             bounds: crate::window::trace_bounds(trace),
             first_unrecorded: Ns::MAX,
             ..Default::default()
         };
         // launches that reached a device, device activities without a launch, activities of
         // no duration, and activities that started long after their launch on an idle device
+        // (launch calls with an activity: also the clock estimate's first activity of a call)
         let mut launched_graph = vec![false; trace.cpu.len()];
+        // the clock estimate in the same pass ([`clock::estimate`]: one look at each call)
+        let mut clock_est = clock::Estimator::default();
         // whether the device times are finer than 1 µs (integer-µs traces round what lasts
         // under 1 µs to 0: no defect there, but for copies and fills too large for that)
         let mut fine = false;
@@ -351,11 +354,14 @@ impl CaptureFacts {
             let prev = &mut last_end[k].1;
             if g.launch == NONE {
                 f.unlinked += 1;
+                clock_est.add(g, None);
             } else {
-                launched_graph[g.launch as usize] = true;
+                let first = !std::mem::replace(&mut launched_graph[g.launch as usize], true);
+                let call = &trace.cpu[g.launch as usize];
+                clock_est.add(g, Some((call, first)));
                 // nothing recorded on the device from the launch's return to the start: the
                 // device ran something the trace does not hold (or its clock is offset)
-                let returned = trace.cpu[g.launch as usize].end();
+                let returned = call.end();
                 if g.start - returned >= UNRECORDED_WAIT && *prev <= returned {
                     f.late += 1;
                     f.late_wait += g.start - returned;
@@ -366,6 +372,7 @@ impl CaptureFacts {
         if fine {
             (f.zero, f.zero_bytes) = (zero_all, zero_all_bytes);
         }
+        f.clock = clock_est.finish();
 
         // graph replays whose kernels are not in the trace; kernel/copy/fill launches without
         // a device record (outside graph captures); blocking calls that wait while nothing is

@@ -39,7 +39,7 @@
 //! The loader runs [`correct`] on every trace unless asked not to (`analyze
 //! --no-clock-correction`), so that a user can compare both readings.
 
-use super::{Ns, Trace, NONE};
+use super::{CpuEvent, GpuEvent, Ns, Trace, NONE};
 
 /// Smallest delay (or lead) that makes a device's clock suspect, ns (1 ms: far above any
 /// launch latency, far below the offsets seen in real captures).
@@ -112,20 +112,43 @@ impl ClockEstimate {
 /// clock. One pass over the device events; allocation per device and per launch call, not per
 /// event.
 pub fn estimate(trace: &Trace) -> Vec<ClockEstimate> {
-    struct Acc {
-        device: i32,
-        activities: u64,
-        min_delay: Ns,
-        max_lead: Ns,
-        // min of (start - call start): the largest offset causality allows
-        min_from_call: Ns,
-        busy_until: Option<Ns>,
-        anchors: Vec<Ns>,
-    }
-    let mut per: Vec<Acc> = Vec::new();
+    let mut est = Estimator::default();
     // launch calls whose first activity has been seen (an anchor is a call's first activity)
     let mut seen = vec![false; trace.cpu.len()];
     for g in trace.gpu.iter().filter(|g| g.is_activity()) {
+        let call = (g.launch != NONE).then(|| {
+            let first = !std::mem::replace(&mut seen[g.launch as usize], true);
+            (&trace.cpu[g.launch as usize], first)
+        });
+        est.add(g, call);
+    }
+    est.finish()
+}
+
+/// [`estimate`] fed one device activity at a time, for a caller that walks the activities for
+/// its own facts too (the capture check): one pass, one look at each launch call.
+#[derive(Default)]
+pub struct Estimator {
+    per: Vec<Acc>,
+}
+
+struct Acc {
+    device: i32,
+    activities: u64,
+    min_delay: Ns,
+    max_lead: Ns,
+    // min of (start - call start): the largest offset causality allows
+    min_from_call: Ns,
+    busy_until: Option<Ns>,
+    anchors: Vec<Ns>,
+}
+
+impl Estimator {
+    /// Adds a device activity (kernel, copy or fill, in start order) with its launch call, if
+    /// linked, and whether it is that call's first activity.
+    #[inline]
+    pub fn add(&mut self, g: &GpuEvent, call: Option<(&CpuEvent, bool)>) {
+        let per = &mut self.per;
         let i = match per.iter().position(|a| a.device == g.device) {
             Some(i) => i,
             None => {
@@ -142,48 +165,51 @@ pub fn estimate(trace: &Trace) -> Vec<ClockEstimate> {
             }
         };
         let a = &mut per[i];
-        if g.launch != NONE {
-            let call = &trace.cpu[g.launch as usize];
+        if let Some((call, first)) = call {
             let delay = g.start - call.end();
             a.activities += 1;
             a.min_delay = a.min_delay.min(delay);
             a.max_lead = a.max_lead.max(call.start - g.start);
             a.min_from_call = a.min_from_call.min(g.start - call.start);
-            let first = !std::mem::replace(&mut seen[g.launch as usize], true);
             if first && a.busy_until.is_some_and(|b| g.start - b >= IDLE_MIN) {
                 a.anchors.push(delay);
             }
         }
         a.busy_until = Some(a.busy_until.map_or(g.end(), |b| b.max(g.end())));
     }
-    let mut out: Vec<ClockEstimate> = per
-        .into_iter()
-        .filter(|a| a.activities > 0)
-        .map(|a| {
-            let floor = a.anchors.iter().copied().min();
-            let at_floor = floor.map_or(0, |f| {
-                a.anchors.iter().filter(|&&d| d - f <= TOLERANCE).count() as u32
-            });
-            let mut e = ClockEstimate {
-                device: a.device,
-                activities: a.activities,
-                min_delay: a.min_delay,
-                max_lead: a.max_lead,
-                anchors: a.anchors.len() as u32,
-                at_floor,
-                offset: None,
-            };
-            if let Some(f) = floor {
-                let causal = f <= a.min_from_call + TOLERANCE;
-                if e.suspected() && at_floor >= ANCHORS_MIN && causal {
-                    e.offset = Some(f);
+
+    /// The estimates, in device id order.
+    pub fn finish(self) -> Vec<ClockEstimate> {
+        let mut out: Vec<ClockEstimate> = self
+            .per
+            .into_iter()
+            .filter(|a| a.activities > 0)
+            .map(|a| {
+                let floor = a.anchors.iter().copied().min();
+                let at_floor = floor.map_or(0, |f| {
+                    a.anchors.iter().filter(|&&d| d - f <= TOLERANCE).count() as u32
+                });
+                let mut e = ClockEstimate {
+                    device: a.device,
+                    activities: a.activities,
+                    min_delay: a.min_delay,
+                    max_lead: a.max_lead,
+                    anchors: a.anchors.len() as u32,
+                    at_floor,
+                    offset: None,
+                };
+                if let Some(f) = floor {
+                    let causal = f <= a.min_from_call + TOLERANCE;
+                    if e.suspected() && at_floor >= ANCHORS_MIN && causal {
+                        e.offset = Some(f);
+                    }
                 }
-            }
-            e
-        })
-        .collect();
-    out.sort_by_key(|e| e.device);
-    out
+                e
+            })
+            .collect();
+        out.sort_by_key(|e| e.device);
+        out
+    }
 }
 
 /// Corrects every device whose launch flows allow it (module docs): shifts its device events,

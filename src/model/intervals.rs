@@ -129,6 +129,33 @@ impl IntervalSet {
         Self::from_sorted(v)
     }
 
+    /// Union of several sets in one merge: no intermediate set per pair (folding `union` over
+    /// k sets copies the growing result k times). The output holds the union only.
+    pub fn union_of(sets: &[&IntervalSet]) -> IntervalSet {
+        match sets {
+            [] => return IntervalSet::new(),
+            [one] => return (*one).clone(),
+            _ => {}
+        }
+        let mut at = vec![0usize; sets.len()];
+        let mut b = UnionBuilder::new();
+        loop {
+            // few sets (the threads of one process): a linear scan picks the earliest head
+            let mut best: Option<(usize, Interval)> = None;
+            for (k, s) in sets.iter().enumerate() {
+                if let Some(&iv) = s.spans.get(at[k]) {
+                    if best.is_none_or(|(_, b)| iv.start < b.start) {
+                        best = Some((k, iv));
+                    }
+                }
+            }
+            let Some((k, iv)) = best else { break };
+            at[k] += 1;
+            b.push(iv);
+        }
+        b.finish()
+    }
+
     /// Intersection with another set.
     pub fn intersect(&self, other: &IntervalSet) -> IntervalSet {
         let mut out = Vec::new();
@@ -433,6 +460,30 @@ mod tests {
         let s = set(&[(5, 10), (0, 3), (3, 4), (8, 12), (20, 20)]);
         assert_eq!(s.spans(), &[Interval::new(0, 4), Interval::new(5, 12)]);
         assert_eq!(s.total(), 11);
+    }
+
+    #[test]
+    fn union_of_many_is_the_folded_union() {
+        let sets = [
+            set(&[(0, 3), (10, 12), (40, 50)]),
+            set(&[(2, 5), (12, 13), (30, 31)]),
+            set(&[]),
+            set(&[(5, 6), (20, 30), (49, 60)]),
+        ];
+        let folded = sets.iter().fold(IntervalSet::new(), |acc, s| acc.union(s));
+        let refs: Vec<&IntervalSet> = sets.iter().collect();
+        assert_eq!(IntervalSet::union_of(&refs), folded);
+        assert_eq!(
+            folded.spans(),
+            &[
+                Interval::new(0, 6),
+                Interval::new(10, 13),
+                Interval::new(20, 31),
+                Interval::new(40, 60)
+            ]
+        );
+        assert_eq!(IntervalSet::union_of(&refs[..1]), sets[0]);
+        assert_eq!(IntervalSet::union_of(&[]), IntervalSet::new());
     }
 
     #[test]

@@ -991,21 +991,22 @@ impl Processes {
                 Others::Union(self.union[p].get_or_insert_with(|| {
                     // each thread's set is already sorted and disjoint: merged pairwise in
                     // linear time, not re-sorted from all the spans
-                    let all = |pick: fn(&ThreadSets) -> &IntervalSet| {
-                        members.iter().fold(IntervalSet::new(), |acc, &t| {
-                            acc.union(pick(&threads[t as usize]))
-                        })
+                    // (one merge per set kind: no intermediate union per thread)
+                    let all = |picks: &[fn(&ThreadSets) -> &IntervalSet]| {
+                        let sets: Vec<&IntervalSet> = members
+                            .iter()
+                            .flat_map(|&t| picks.iter().map(move |p| p(&threads[t as usize])))
+                            .collect();
+                        IntervalSet::union_of(&sets)
                     };
                     ThreadSets {
                         sync: IntervalSet::new(),
-                        dataloader: all(|t| &t.dataloader),
+                        dataloader: all(&[|t| &t.dataloader]),
                         runtime: IntervalSet::new(),
-                        cpu: all(|t| &t.cpu)
-                            .union(&all(|t| &t.runtime))
-                            .union(&all(|t| &t.compute)),
-                        alloc: all(|t| &t.alloc),
+                        cpu: all(&[|t| &t.cpu, |t| &t.runtime, |t| &t.compute]),
+                        alloc: all(&[|t| &t.alloc]),
                         compute: IntervalSet::new(),
-                        comm: all(|t| &t.comm),
+                        comm: all(&[|t| &t.comm]),
                     }
                 }))
             }

@@ -216,8 +216,24 @@ impl<'a> Collector<'a> {
             busy |= !c.spans.is_empty();
         }
         if busy {
+            // the host events are in start order: a launch inside a span (same thread, start in
+            // it) has its index in the span's index range. The ranges' union tells, without
+            // reading the launch call, that most device events are in no span.
+            let ranges = IntervalSet::from_intervals(all.iter().flat_map(|c| {
+                c.spans.iter().map(|&(_, iv)| {
+                    let lo = trace.cpu.partition_point(|e| e.start < iv.start);
+                    let hi = trace.cpu.partition_point(|e| e.start < iv.end);
+                    Interval::new(lo as Ns, hi as Ns)
+                })
+            }));
+            let ranges = ranges.spans();
             for g in &trace.gpu {
                 if g.launch == NONE || g.kind == crate::model::GpuKind::Annotation {
+                    continue;
+                }
+                let li = g.launch as Ns;
+                let k = ranges.partition_point(|r| r.end <= li);
+                if ranges.get(k).is_none_or(|r| r.start > li) {
                     continue;
                 }
                 let Some(l) = trace.cpu.get(g.launch as usize) else {
