@@ -102,7 +102,10 @@ pub fn load(path: &str, opts: &LoadOptions) -> Result<Trace, LoadError> {
 /// The last two steps: the diagnosis of the facts, then the report that receives it.
 pub fn report_of(trace: &Trace, a: &Analysis) -> Report {
     let diagnosis = crate::diagnose::diagnose(trace, a);
-    Report::new(trace, a, diagnosis)
+    let mut tt = crate::timings::Timings::nested();
+    let r = Report::new(trace, a, diagnosis);
+    tt.lap("report");
+    r
 }
 
 /// The report of an Nsight Compute CSV alone: its findings (weighted by ncu's own durations)

@@ -13,7 +13,8 @@ type KernelClass = (KernelCategory, bool);
 
 /// Which device activities a device-side rule has already claimed.
 pub struct Claims<'t> {
-    claimed: Vec<bool>,
+    /// One bit per device event (a bool each would write-fault eight times the pages).
+    claimed: Vec<u64>,
     /// Kernels of the window (indices in `trace.gpu`), in start order.
     pub kernels: Vec<u32>,
     /// Their total duration, ns.
@@ -29,18 +30,14 @@ pub struct Claims<'t> {
 impl<'t> Claims<'t> {
     /// No claims yet; the window's kernels.
     pub fn new(f: &Facts<'t>) -> Claims<'t> {
-        let kernels: Vec<u32> = f
-            .trace
-            .gpu
-            .iter()
-            .enumerate()
-            .filter(|&(i, g)| {
-                g.kind == GpuKind::Kernel && f.a.selection.counts_activity_at(f.trace, i)
-            })
-            .map(|(i, _)| i as u32)
-            .collect();
-        let kernel_time = kernels.iter().map(|&i| f.trace.gpu[i as usize].dur).sum();
-        let claimed = vec![false; f.trace.gpu.len()];
+        let (mut kernels, mut kernel_time) = (Vec::new(), 0);
+        for (i, g) in f.trace.gpu.iter().enumerate() {
+            if g.kind == GpuKind::Kernel && f.a.selection.counts_activity_at(f.trace, i) {
+                kernels.push(i as u32);
+                kernel_time += g.dur;
+            }
+        }
+        let claimed = vec![0u64; f.trace.gpu.len().div_ceil(64)];
         // the analysis' points: the same kernels (those the selection counts)
         let points = f.a.roofline.clone();
         Claims {
@@ -58,13 +55,15 @@ impl<'t> Claims<'t> {
         (c.category, c.tensor_cores)
     }
     /// True when not claimed yet.
+    #[inline]
     pub fn free(&self, gi: u32) -> bool {
-        !self.claimed[gi as usize]
+        self.claimed[gi as usize / 64] >> (gi % 64) & 1 == 0
     }
     /// Claims a kernel.
+    #[inline]
     pub fn take(&mut self, gi: u32) {
-        if !self.claimed[gi as usize] {
-            self.claimed[gi as usize] = true;
+        if self.free(gi) {
+            self.claimed[gi as usize / 64] |= 1 << (gi % 64);
             self.log.push(gi);
         }
     }
@@ -78,7 +77,7 @@ impl<'t> Claims<'t> {
         let out = rule(self);
         if out.as_ref().is_none_or(|x| x.recoverable_us <= 0.0) {
             for gi in self.log.drain(mark..) {
-                self.claimed[gi as usize] = false;
+                self.claimed[gi as usize / 64] &= !(1 << (gi % 64));
             }
         }
         out

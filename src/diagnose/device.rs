@@ -31,10 +31,14 @@ pub const LOW_OCCUPANCY_SHARE: f64 = 0.10;
 
 /// All device-side findings.
 pub fn rules(f: &Facts, claims: &mut Claims) -> Vec<Finding> {
+    let mut tt = crate::timings::Timings::nested();
     let mut out = Vec::new();
     out.extend(claims.give_back(|c| fallback_kernel(f, c)));
+    tt.lap("diagnose: fallback-kernel");
     out.extend(claims.give_back(|c| fp32_matmul(f, c)));
+    tt.lap("diagnose: fp32-matmul");
     out.extend(claims.give_back(|c| small_kernels(f, c)));
+    tt.lap("diagnose: small-kernels");
     out
 }
 
@@ -91,11 +95,21 @@ fn by_op_name<V: Copy + Default + std::ops::AddAssign>(
 
 fn fallback_kernel(f: &Facts, claims: &mut Claims) -> Option<Finding> {
     let trace = f.trace;
+    // the names first (far fewer than the events): no fallback operator or kernel name in the
+    // trace, no walk over its events
+    let (mut any_op, mut any_kernel) = (false, false);
+    for (_, n) in trace.names.iter() {
+        any_op |= is_fallback_op(n);
+        any_kernel |= is_fallback_kernel(n);
+    }
+    if !any_op && !any_kernel {
+        return None;
+    }
     // outermost fallback operators per thread, sorted by start
     let mut ops: HashMap<u32, Vec<(Ns, Ns, u32)>> = HashMap::default();
     let mut fallback_op = NameMemo::new(trace, is_fallback_op);
     let mut fallback_kernel = NameMemo::new(trace, is_fallback_kernel);
-    for (i, e) in trace.cpu.iter().enumerate() {
+    for (i, e) in trace.cpu.iter().enumerate().filter(|_| any_op) {
         if e.kind == CpuKind::Op && fallback_op.get(e.name) {
             let v = ops.entry(e.thread).or_default();
             if v.last().is_some_and(|&(_, end, _)| e.start < end) {
@@ -317,8 +331,8 @@ fn fp32_scan(f: &Facts, claims: &mut Claims) -> Fp32Scan {
     let mut types_prec: HashMap<NameId, Option<Precision>> = HashMap::default();
     let work = fp32_work(trace, claims);
     let mut x = Fp32Scan::default();
-    let kernels = claims.kernels.clone();
-    for gi in kernels {
+    for k in 0..claims.kernels.len() {
+        let gi = claims.kernels[k];
         if !claims.free(gi) {
             continue;
         }
@@ -337,10 +351,9 @@ fn fp32_scan(f: &Facts, claims: &mut Claims) -> Fp32Scan {
             continue;
         }
         // FP32 only on evidence: the kernel name, else the operator's recorded input types
-        let types = f
-            .trace
-            .owner_op_of(g)
-            .and_then(|o| trace.op_shapes.get(&trace.cpu[o as usize].external_id))
+        let owner = trace.owner_op_of(g).map(|o| &trace.cpu[o as usize]);
+        let types = owner
+            .and_then(|o| trace.op_shapes.get(&o.external_id))
             .and_then(|s| {
                 *types_prec
                     .entry(s.types)
@@ -370,12 +383,13 @@ fn fp32_scan(f: &Facts, claims: &mut Claims) -> Fp32Scan {
                 // the same kernels at the same efficiency on the faster path, but never above
                 // the attainable roofline (a sixth of the time at most is left otherwise)
                 let dur = g.dur as f64;
-                let floor = |pk: f64, elem: f64| match work.get(&gi) {
-                    Some(&(fl, by)) => (fl / (pk * 1e12 * ATTAINABLE_COMPUTE) * 1e9)
+                let known = work.get(&gi).copied();
+                let floor = |pk: f64, elem: f64| match known {
+                    Some((fl, by)) => (fl / (pk * 1e12 * ATTAINABLE_COMPUTE) * 1e9)
                         .max(by * elem / (s.mem_bw * 1e9 * ATTAINABLE_BANDWIDTH) * 1e9),
                     None => 0.0,
                 };
-                if work.contains_key(&gi) {
+                if known.is_some() {
                     x.bounded_ns += g.dur;
                 }
                 x.raw_ns += (dur - (dur * s.fp32 / peak).max(floor(peak, 0.5))).max(0.0);
@@ -392,7 +406,7 @@ fn fp32_scan(f: &Facts, claims: &mut Claims) -> Fp32Scan {
         let k = x.by_kernel.entry(g.name).or_default();
         k.0 += 1;
         k.1 += g.dur;
-        *x.by_op.entry(op_name_id(f, gi)).or_default() += g.dur;
+        *x.by_op.entry(owner.map(|o| o.name)).or_default() += g.dur;
     }
     x
 }
@@ -645,36 +659,49 @@ fn small_kernels(f: &Facts, claims: &mut Claims) -> Option<Finding> {
                 KernelCategory::Elementwise | KernelCategory::Reduction | KernelCategory::Norm
             )
     };
-    // runs per (device, stream) in start order
-    let mut streams: HashMap<(i32, i64), Vec<u32>> = HashMap::default();
+    // runs per (device, stream) in start order (few streams: a list, the last one used first,
+    // not a hash per kernel)
+    let mut streams: Vec<((i32, i64), Vec<u32>)> = Vec::new();
+    let mut last = usize::MAX;
     for &gi in &claims.kernels {
         let g = &trace.gpu[gi as usize];
-        streams
-            .entry((g.device, g.stream as i64))
-            .or_default()
-            .push(gi);
+        let key = (g.device, g.stream as i64);
+        if streams.get(last).is_none_or(|s| s.0 != key) {
+            last = match streams.iter().position(|s| s.0 == key) {
+                Some(k) => k,
+                None => {
+                    streams.push((key, Vec::new()));
+                    streams.len() - 1
+                }
+            };
+        }
+        streams[last].1.push(gi);
     }
-    let mut keys: Vec<(i32, i64)> = streams.keys().copied().collect();
-    keys.sort_unstable();
+    streams.sort_unstable_by_key(|s| s.0);
     let mut small_count: u64 = 0;
     let mut small_time: Ns = 0;
     let mut saved: Ns = 0;
     let mut runs: u64 = 0;
-    let mut seqs: HashMap<Vec<NameId>, (u64, u32, u32)> = HashMap::default();
+    // a run's first four kernel names (unused places `NameId(u32::MAX)`): a key without an
+    // allocation per run
+    let mut seqs: HashMap<[NameId; 4], (u64, u32, u32)> = HashMap::default();
     let mut by_op: HashMap<Option<NameId>, u64> = HashMap::default();
-    for k in keys {
-        let list = &streams[&k];
-        let mut run: Vec<u32> = Vec::new();
+    let mut run: Vec<u32> = Vec::new();
+    for (_, list) in &streams {
         let mut flush = |run: &mut Vec<u32>, claims: &mut Claims| {
             if run.len() >= 2 {
-                let durs: Vec<Ns> = run.iter().map(|&i| trace.gpu[i as usize].dur).collect();
-                saved += durs.iter().sum::<Ns>() - durs.iter().max().copied().unwrap_or(0);
+                let (mut sum, mut max) = (0, 0);
+                for &i in run.iter() {
+                    let d = trace.gpu[i as usize].dur;
+                    sum += d;
+                    max = max.max(d);
+                }
+                saved += sum - max;
                 runs += 1;
-                let key: Vec<NameId> = run
-                    .iter()
-                    .take(4)
-                    .map(|&i| trace.gpu[i as usize].name)
-                    .collect();
+                let mut key = [NameId(u32::MAX); 4];
+                for (k, &i) in key.iter_mut().zip(run.iter()) {
+                    *k = trace.gpu[i as usize].name;
+                }
                 let last = run[run.len() - 1];
                 let x = seqs.entry(key).or_insert((0, run[0], last));
                 x.0 += 1;
@@ -709,10 +736,14 @@ fn small_kernels(f: &Facts, claims: &mut Claims) -> Option<Finding> {
         pct(small_time as f64 / claims.kernel_time.max(1) as f64),
         count(runs)
     ));
-    let mut sv: Vec<(Vec<NameId>, (u64, u32, u32))> = seqs.into_iter().collect();
+    let mut sv: Vec<([NameId; 4], (u64, u32, u32))> = seqs.into_iter().collect();
     sv.sort_by(|a, b| b.1 .0.cmp(&a.1 .0).then(a.1 .1.cmp(&b.1 .1)));
     for (key, (c, first, last)) in sv.iter().take(3) {
-        let labels: Vec<String> = key.iter().map(|n| kernel_label(trace.name(*n))).collect();
+        let labels: Vec<String> = key
+            .iter()
+            .take_while(|n| n.0 != u32::MAX)
+            .map(|n| kernel_label(trace.name(*n)))
+            .collect();
         e.facts
             .push(format!("  {}× {}", count(*c), labels.join(" → ")));
         let g = &trace.gpu[*first as usize];

@@ -105,6 +105,15 @@ pub fn between_graphs(f: &Facts, d: &DeviceGaps, g: &Gap) -> bool {
     }) && !in_replay(f, d, g)
 }
 
+/// True for a gap under 1 ms whose largest cause is launch overhead or other CPU work of the
+/// host, outside graph replays and the gaps between graphs (`launch-bound`'s host-late gaps).
+pub fn host_late_gap(f: &Facts, d: &DeviceGaps, g: &Gap) -> bool {
+    g.band() != Band::Over1ms
+        && matches!(g.cause, Cause::Launch | Cause::Cpu)
+        && ((f.a.graphs.spans.is_empty() && f.a.compiled.break_spans.is_empty())
+            || !(in_replay(f, d, g) || between_graphs(f, d, g)))
+}
+
 /// The causes `graph-breaks` claims in gaps between graphs: the host's eager work.
 pub fn is_break_cause(c: Cause) -> bool {
     matches!(c, Cause::Launch | Cause::Cpu | Cause::Alloc)
@@ -114,6 +123,9 @@ pub fn is_break_cause(c: Cause) -> bool {
 /// causes, whatever the gap's length; the largest over devices (ns, device index).
 pub fn break_claim(f: &Facts) -> (Ns, Option<usize>) {
     let mut best = (0, None);
+    if f.a.compiled.break_spans.is_empty() {
+        return best; // no gap lies between graphs
+    }
     for (i, d) in f.gaps.devices.iter().enumerate() {
         let c: Ns = d
             .gaps
@@ -753,23 +765,36 @@ fn launch_bound(f: &Facts) -> Option<Finding> {
     let d = &f.gaps.devices[dev?];
     let l = &f.launch;
     let mut e = Evidence::default();
-    // gaps whose dominant cause is host launch/CPU work, under 1 ms
-    let host_late: Vec<&crate::analysis::gaps::Gap> = d
-        .gaps
-        .iter()
-        .filter(|g| g.band() != Band::Over1ms && matches!(g.cause, Cause::Launch | Cause::Cpu))
-        .filter(|g| !in_replay(f, d, g) && !between_graphs(f, d, g))
-        .collect();
-    let mid = host_late
-        .iter()
-        .filter(|g| matches!(g.band(), Band::From10To20us | Band::From20To50us))
-        .count();
+    // gaps whose dominant cause is host launch/CPU work, under 1 ms: in one pass over the
+    // gaps, their count, those of 10-50 µs, the count and time per step and the longest (the
+    // last of equal length)
+    let (mut host_late, mut mid) = (0usize, 0usize);
+    let mut by_step: BTreeMap<usize, (u64, Ns)> = BTreeMap::new();
+    let mut longest: Option<&crate::analysis::gaps::Gap> = None;
+    for g in &d.gaps {
+        if !host_late_gap(f, d, g) {
+            continue;
+        }
+        let band = g.band();
+        host_late += 1;
+        if matches!(band, Band::From10To20us | Band::From20To50us) {
+            mid += 1;
+        }
+        if let Some(s) = g.step() {
+            let x = by_step.entry(s).or_default();
+            x.0 += 1;
+            x.1 += g.len();
+        }
+        if longest.is_none_or(|l| g.len() >= l.len()) {
+            longest = Some(g);
+        }
+    }
     e.facts.push(format!(
         "GPU {} idle {} per step in {} gaps under 1 ms that waited for the host ({} of them \
          10-50 µs)",
         d.device,
         fmt_us_sentence(rec),
-        count(host_late.len() as u64),
+        count(host_late as u64),
         count(mid as u64)
     ));
     e.facts.push(format!(
@@ -805,14 +830,6 @@ fn launch_bound(f: &Facts) -> Option<Finding> {
         ));
     }
     // the densest step as a place to look
-    let mut by_step: BTreeMap<usize, (u64, Ns)> = BTreeMap::new();
-    for g in &host_late {
-        if let Some(s) = g.step() {
-            let x = by_step.entry(s).or_default();
-            x.0 += 1;
-            x.1 += g.len();
-        }
-    }
     if let Some((&s, &(n, t))) = by_step.iter().max_by_key(|(_, v)| v.1) {
         let st = &f.a.steps.steps[s];
         e.locations.push(f.location(
@@ -822,11 +839,11 @@ fn launch_bound(f: &Facts) -> Option<Finding> {
             st.span.len(),
         ));
     }
-    if let Some(g) = host_late.iter().max_by_key(|g| g.len()) {
+    if let Some(g) = longest {
         push_gap(f, &mut e, "gap", g);
     }
     metric(&mut e, "gpu_idle_us_per_step", rec);
-    metric(&mut e, "host_late_gaps", host_late.len() as f64);
+    metric(&mut e, "host_late_gaps", host_late as f64);
     metric(&mut e, "kernels", l.kernels as f64);
     metric(&mut e, "short_kernels", l.short_kernels as f64);
     metric(&mut e, "launch_p50_us", l.launch_p50 as f64 / 1000.0);
@@ -1219,12 +1236,16 @@ fn gpu_idle_gaps(f: &Facts) -> Option<Finding> {
     let longer = |a: &&crate::analysis::gaps::Gap, b: &&crate::analysis::gaps::Gap| {
         b.len().cmp(&a.len()).then(a.start.cmp(&b.start))
     };
-    let mut longest: Vec<&crate::analysis::gaps::Gap> = primary.gaps.iter().collect();
-    if longest.len() > 5 {
-        longest.select_nth_unstable_by(4, longer);
+    // the top five in one pass, no list of every gap
+    let mut longest: Vec<&crate::analysis::gaps::Gap> = Vec::with_capacity(6);
+    for g in &primary.gaps {
+        if longest.len() == 5 && longer(&g, &longest[4]).is_ge() {
+            continue;
+        }
+        let at = longest.partition_point(|x| longer(x, &g).is_lt());
+        longest.insert(at, g);
         longest.truncate(5);
     }
-    longest.sort_by(longer);
     for g in &longest {
         let host = host_span_in(f, g.thread, Interval::new(g.start, g.end))
             .map(|i| f.trace.name(f.trace.cpu[i as usize].name).to_string());

@@ -15,7 +15,9 @@ pub fn diagnose(trace: &Trace, a: &Analysis) -> Diagnosis {
     if let Some(n) = a.ncu.as_ref().filter(|n| !n.joined) {
         return ncu::standalone(n);
     }
+    let mut tt = crate::timings::Timings::nested();
     let f = Facts::new(trace, a);
+    tt.lap("diagnose: facts");
     diagnose_facts(&f)
 }
 
@@ -26,19 +28,26 @@ pub fn diagnose_facts(f: &Facts) -> Diagnosis {
     let (mut findings, device) = join(
         f.a.parallel,
         || {
+            let mut tt = crate::timings::Timings::nested();
             let mut out = host::rules(f);
             out.extend(compiled::rules(f));
+            tt.lap("diagnose: host rules");
             out
         },
         || {
+            let mut tt = crate::timings::Timings::nested();
             let mut claims = claims::Claims::new(f);
+            tt.lap("diagnose: claims");
             let mut out = device::rules(f, &mut claims);
+            tt.lap("diagnose: device rules");
             out.extend(roofline::rules(f, &mut claims));
             out.extend(device::late_rules(f, &mut claims));
             out.extend(ncu::rules(f, &mut claims));
+            tt.lap("diagnose: roofline, occupancy rules");
             out
         },
     );
+    let mut tt = crate::timings::Timings::nested();
     findings.extend(device);
     findings.extend(transfer::rules(f));
     findings.extend(memory::rules(f));
@@ -46,8 +55,10 @@ pub fn diagnose_facts(f: &Facts) -> Diagnosis {
     for x in &mut findings {
         x.recoverable_us = round3(x.recoverable_us.max(0.0));
     }
+    tt.lap("diagnose: transfer, memory, pattern rules");
     rank(&mut findings);
     let (verdict_class, verdict) = verdict::classified(f, &findings);
+    tt.lap("diagnose: verdict");
     Diagnosis {
         verdict,
         verdict_class,

@@ -18,10 +18,10 @@
 //!   recovers it.
 
 use super::host::{
-    between_graphs, break_claim, compute_site, in_replay, is_idle_claim, is_launch_claim, max_claim,
+    break_claim, compute_site, host_late_gap, is_idle_claim, is_launch_claim, max_claim,
 };
 use super::{count, fmt_us_sentence, pct, Facts, Finding};
-use crate::analysis::gaps::{Band, Cause};
+use crate::analysis::gaps::Cause;
 use crate::model::classify::KernelCategory;
 use serde::{Deserialize, Serialize};
 
@@ -700,16 +700,7 @@ fn idle_by_pool(
             fmt_us_sentence(f.gaps.compile_time as f64 / 1000.0)
         ),
         "launch" => {
-            let gaps = p
-                .gaps
-                .iter()
-                .filter(|g| {
-                    g.band() != Band::Over1ms
-                        && matches!(g.cause, Cause::Launch | Cause::Cpu)
-                        && !in_replay(f, p, g)
-                        && !between_graphs(f, p, g)
-                })
-                .count();
+            let gaps = p.gaps.iter().filter(|g| host_late_gap(f, p, g)).count();
             let mut v = format!(
                 "CPU launch-bound: GPU idle {idle_s}, {} gaps under 1 ms waiting for the host",
                 count(gaps as u64)
