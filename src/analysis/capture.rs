@@ -312,7 +312,7 @@ impl CaptureFacts {
         // launches that reached a device, device activities without a launch, activities of
         // no duration, and activities that started long after their launch on an idle device
         // (launch calls with an activity: also the clock estimate's first activity of a call)
-        let mut launched_graph = vec![false; trace.cpu.len()];
+        let mut launched_graph = crate::model::fast::Bits::new(trace.cpu.len());
         // the clock estimate in the same pass ([`clock::estimate`]: one look at each call)
         let mut clock_est = clock::Estimator::default();
         // whether the device times are finer than 1 µs (integer-µs traces round what lasts
@@ -356,7 +356,7 @@ impl CaptureFacts {
                 f.unlinked += 1;
                 clock_est.add(g, None);
             } else {
-                let first = !std::mem::replace(&mut launched_graph[g.launch as usize], true);
+                let first = !launched_graph.replace(g.launch as usize);
                 let call = &trace.cpu[g.launch as usize];
                 clock_est.add(g, Some((call, first)));
                 // nothing recorded on the device from the launch's return to the start: the
@@ -404,7 +404,7 @@ impl CaptureFacts {
             }
             if graph_memo.get(e.name) {
                 f.replays += 1;
-                if !launched_graph[i] {
+                if !launched_graph.get(i) {
                     f.empty += 1;
                 }
                 continue;

@@ -6,6 +6,7 @@
 use super::{fmt_us_sentence, metric, Evidence, Facts, Finding};
 use crate::analysis::roofline::OpPoint;
 use crate::model::classify::KernelCategory;
+use crate::model::fast::Bits;
 use crate::model::{GpuKind, NameId, Ns};
 
 /// Category and tensor-core use of a kernel name.
@@ -13,8 +14,8 @@ type KernelClass = (KernelCategory, bool);
 
 /// Which device activities a device-side rule has already claimed.
 pub struct Claims<'t> {
-    /// One bit per device event (a bool each would write-fault eight times the pages).
-    claimed: Vec<u64>,
+    /// One bit per device event.
+    claimed: Bits,
     /// Kernels of the window (indices in `trace.gpu`), in start order.
     pub kernels: Vec<u32>,
     /// Their total duration, ns.
@@ -37,7 +38,7 @@ impl<'t> Claims<'t> {
                 kernel_time += g.dur;
             }
         }
-        let claimed = vec![0u64; f.trace.gpu.len().div_ceil(64)];
+        let claimed = Bits::new(f.trace.gpu.len());
         // the analysis' points: the same kernels (those the selection counts)
         let points = f.a.roofline.clone();
         Claims {
@@ -57,13 +58,12 @@ impl<'t> Claims<'t> {
     /// True when not claimed yet.
     #[inline]
     pub fn free(&self, gi: u32) -> bool {
-        self.claimed[gi as usize / 64] >> (gi % 64) & 1 == 0
+        !self.claimed.get(gi as usize)
     }
     /// Claims a kernel.
     #[inline]
     pub fn take(&mut self, gi: u32) {
-        if self.free(gi) {
-            self.claimed[gi as usize / 64] |= 1 << (gi % 64);
+        if !self.claimed.replace(gi as usize) {
             self.log.push(gi);
         }
     }
@@ -77,7 +77,7 @@ impl<'t> Claims<'t> {
         let out = rule(self);
         if out.as_ref().is_none_or(|x| x.recoverable_us <= 0.0) {
             for gi in self.log.drain(mark..) {
-                self.claimed[gi as usize / 64] &= !(1 << (gi % 64));
+                self.claimed.clear(gi as usize);
             }
         }
         out

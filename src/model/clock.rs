@@ -114,10 +114,10 @@ impl ClockEstimate {
 pub fn estimate(trace: &Trace) -> Vec<ClockEstimate> {
     let mut est = Estimator::default();
     // launch calls whose first activity has been seen (an anchor is a call's first activity)
-    let mut seen = vec![false; trace.cpu.len()];
+    let mut seen = crate::model::fast::Bits::new(trace.cpu.len());
     for g in trace.gpu.iter().filter(|g| g.is_activity()) {
         let call = (g.launch != NONE).then(|| {
-            let first = !std::mem::replace(&mut seen[g.launch as usize], true);
+            let first = !seen.replace(g.launch as usize);
             (&trace.cpu[g.launch as usize], first)
         });
         est.add(g, call);

@@ -2,6 +2,7 @@
 //!
 //! * [`HashMap`] / [`HashSet`]: the model's fast tables ([`crate::model::fasthash`]),
 //!   re-exported for the analyses.
+//! * [`Bits`]: one bit per event index, for marks over every host or device event.
 //! * [`NameMemo`]: a name classification (`&str → T`) computed once per interned name and read
 //!   by index afterwards, for rules that classify every event by its name.
 
@@ -134,5 +135,74 @@ mod tests {
         assert_eq!(m.get(id), 8);
         assert_eq!(m.get(id), 8);
         assert_eq!(calls.get(), 1);
+    }
+}
+
+/// One bit per index: a mark over every host or device event of a large trace (a `Vec<bool>`
+/// writes eight times the memory, and each of its pages costs a page fault on first write).
+#[derive(Clone, Debug, Default)]
+pub struct Bits {
+    words: Vec<u64>,
+    len: usize,
+}
+
+impl Bits {
+    /// `len` bits, all clear.
+    pub fn new(len: usize) -> Bits {
+        Bits {
+            words: vec![0; len.div_ceil(64)],
+            len,
+        }
+    }
+    /// The number of bits.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+    /// True when there are no bits.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+    /// Bit `i` (false past the end).
+    #[inline]
+    pub fn get(&self, i: usize) -> bool {
+        i < self.len && self.words[i / 64] >> (i % 64) & 1 != 0
+    }
+    /// Sets bit `i` (`i < len`) and returns its previous value.
+    #[inline]
+    pub fn replace(&mut self, i: usize) -> bool {
+        let w = &mut self.words[i / 64];
+        let was = *w >> (i % 64) & 1 != 0;
+        *w |= 1 << (i % 64);
+        was
+    }
+    /// Sets bit `i` (`i < len`).
+    #[inline]
+    pub fn set(&mut self, i: usize) {
+        self.words[i / 64] |= 1 << (i % 64);
+    }
+    /// Clears bit `i` (`i < len`).
+    #[inline]
+    pub fn clear(&mut self, i: usize) {
+        self.words[i / 64] &= !(1 << (i % 64));
+    }
+}
+
+#[cfg(test)]
+mod bits_tests {
+    use super::Bits;
+
+    #[test]
+    fn bits_set_replace_clear_and_bounds() {
+        let mut b = Bits::new(130);
+        assert_eq!(b.len(), 130);
+        assert!(!b.get(129) && !b.get(130) && !b.get(usize::MAX));
+        assert!(!b.replace(129));
+        assert!(b.replace(129));
+        b.set(0);
+        b.set(64);
+        assert!(b.get(0) && b.get(64) && b.get(129) && !b.get(1) && !b.get(63));
+        b.clear(64);
+        assert!(!b.get(64) && b.get(0));
+        assert!(Bits::new(0).is_empty());
     }
 }

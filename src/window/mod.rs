@@ -1080,11 +1080,11 @@ fn nothing_repeats(trace: &Trace) -> Option<String> {
 /// span (an operator or annotation not nested in another on its thread), or replayed by a
 /// single graph launch: the one call, in words.
 fn single_call(trace: &Trace) -> Option<String> {
-    let mut launches = vec![false; trace.cpu.len()];
+    let mut launches = crate::model::fast::Bits::new(trace.cpu.len());
     let mut any = false;
     for g in &trace.gpu {
         if g.is_activity() && g.launch != NONE {
-            launches[g.launch as usize] = true;
+            launches.set(g.launch as usize);
             any = true;
         }
     }
@@ -1109,7 +1109,7 @@ fn single_call(trace: &Trace) -> Option<String> {
                     *t = (e.end(), ci);
                 }
             }
-            CpuKind::Runtime | CpuKind::Driver | CpuKind::OtherRuntime if launches[ci] => {
+            CpuKind::Runtime | CpuKind::Driver | CpuKind::OtherRuntime if launches.get(ci) => {
                 if is_graph.get(e.name) {
                     graph_launches += 1;
                 }

@@ -92,7 +92,7 @@ pub struct Launches {
 
 /// The launches of a trace.
 pub fn launches(trace: &Trace) -> Launches {
-    let mut recorded = vec![false; trace.cpu.len()];
+    let mut recorded = crate::model::fast::Bits::new(trace.cpu.len());
     let mut unlinked = Vec::new();
     let mut busy: Vec<(Ns, Ns)> = Vec::new();
     for g in trace.gpu.iter().filter(|g| g.is_activity()) {
@@ -100,9 +100,10 @@ pub fn launches(trace: &Trace) -> Launches {
             Some(last) if g.start <= last.1 => last.1 = last.1.max(g.end()),
             _ => busy.push((g.start, g.end())),
         }
-        match recorded.get_mut(g.launch as usize) {
-            Some(r) => *r = true,
-            None => unlinked.push(g.start),
+        if (g.launch as usize) < recorded.len() {
+            recorded.set(g.launch as usize);
+        } else {
+            unlinked.push(g.start);
         }
     }
     if !unlinked.is_sorted() {
@@ -133,7 +134,7 @@ pub fn launches(trace: &Trace) -> Launches {
             c => out.push(Launch {
                 start: e.start,
                 class: c,
-                recorded: recorded[i],
+                recorded: recorded.get(i),
             }),
         }
     }
