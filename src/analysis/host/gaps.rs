@@ -263,34 +263,52 @@ pub struct Gap {
 }
 
 /// A gap's time per cause ([`Cause`] as index), summing to its length. A window holds up to
-/// hundreds of thousands of gaps, so the split is stored in 32 bits per cause when the gap is
-/// shorter than 2^32 ns (4.3 s), as nearly every gap is, and boxed in full otherwise: a
-/// [`Gap`] takes 96 bytes instead of 144.
+/// hundreds of thousands of gaps, and nearly every gap has at most three causes, each shorter
+/// than 2^32 ns (4.3 s): those are stored as up to three (cause, 32-bit ns) pairs, any other
+/// split boxed in full. A [`Gap`] takes 56 bytes (96 with twelve 32-bit parts, 144 with
+/// twelve 64-bit ones). The form is canonical (causes in index order), so equal splits are
+/// equal values.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Split {
-    /// Every part under 2^32 ns.
-    Short([u32; N_CAUSES]),
-    /// A part of 2^32 ns or more.
+    /// Up to three causes with time, in index order; unused places hold cause `u8::MAX` and 0.
+    Few {
+        /// The causes ([`Cause`] as index).
+        causes: [u8; 3],
+        /// Their ns.
+        ns: [u32; 3],
+    },
+    /// More causes, or a part of 2^32 ns or more.
     Long(Box<[Ns; N_CAUSES]>),
 }
 
 impl Split {
     /// The split of ns per cause ([`Cause`] as index).
     pub fn new(full: &[Ns; N_CAUSES]) -> Split {
-        let mut short = [0u32; N_CAUSES];
-        for (s, &v) in short.iter_mut().zip(full) {
+        let (mut causes, mut ns, mut k) = ([u8::MAX; 3], [0u32; 3], 0);
+        for (c, &v) in full.iter().enumerate() {
+            if v == 0 {
+                continue;
+            }
             match u32::try_from(v) {
-                Ok(v) => *s = v,
-                Err(_) => return Split::Long(Box::new(*full)),
+                Ok(v) if k < 3 => {
+                    causes[k] = c as u8;
+                    ns[k] = v;
+                    k += 1;
+                }
+                _ => return Split::Long(Box::new(*full)),
             }
         }
-        Split::Short(short)
+        Split::Few { causes, ns }
     }
 
     /// The time of one cause, ns.
+    #[inline]
     pub fn get(&self, c: Cause) -> Ns {
         match self {
-            Split::Short(s) => s[c as usize] as Ns,
+            Split::Few { causes, ns } => causes
+                .iter()
+                .position(|&x| x == c as u8)
+                .map_or(0, |k| ns[k] as Ns),
             Split::Long(l) => l[c as usize],
         }
     }
@@ -298,7 +316,15 @@ impl Split {
     /// The time of every cause, ns ([`Cause`] as index).
     pub fn full(&self) -> [Ns; N_CAUSES] {
         match self {
-            Split::Short(s) => s.map(|v| v as Ns),
+            Split::Few { causes, ns } => {
+                let mut out = [0; N_CAUSES];
+                for (&c, &v) in causes.iter().zip(ns) {
+                    if let Some(o) = out.get_mut(c as usize) {
+                        *o = v as Ns;
+                    }
+                }
+                out
+            }
             Split::Long(l) => **l,
         }
     }
@@ -1593,25 +1619,40 @@ mod tests {
         v * 1000
     }
 
-    /// The gap of the first device that starts at `start` µs.
-    /// A split is kept in 32 bits per cause below 2^32 ns, in full above: the same values
-    /// either way, and a gap of 96 bytes.
+    /// A split of up to three causes under 2^32 ns each is kept as (cause, 32-bit ns) pairs,
+    /// any other in full: the same values either way, and a gap of 56 bytes.
     #[test]
-    fn split_short_and_long() {
+    fn split_few_and_long() {
         let mut full = [0 as Ns; N_CAUSES];
-        full[Cause::Sync as usize] = 7;
         full[Cause::Untraced as usize] = u32::MAX as Ns;
+        full[Cause::Sync as usize] = 7;
         let s = Split::new(&full);
-        assert!(matches!(s, Split::Short(_)));
-        assert_eq!((s.get(Cause::Sync), s.full()), (7, full));
-        full[Cause::Startup as usize] = 5_000_000_000;
-        let l = Split::new(&full);
+        assert!(matches!(s, Split::Few { .. }));
+        assert_eq!(
+            (s.get(Cause::Sync), s.get(Cause::Launch), s.full()),
+            (7, 0, full)
+        );
+        full[Cause::Launch as usize] = 3;
+        let three = Split::new(&full);
+        assert!(matches!(three, Split::Few { .. }));
+        assert_eq!((three.get(Cause::Launch), three.full()), (3, full));
+        // a fourth cause, or a part of 2^32 ns or more: in full
+        full[Cause::Cpu as usize] = 1;
+        let four = Split::new(&full);
+        assert!(matches!(four, Split::Long(_)));
+        assert_eq!((four.get(Cause::Cpu), four.full()), (1, full));
+        let mut big = [0 as Ns; N_CAUSES];
+        big[Cause::Startup as usize] = 5_000_000_000;
+        let l = Split::new(&big);
         assert!(matches!(l, Split::Long(_)));
-        assert_eq!(l.get(Cause::Startup), 5_000_000_000);
-        assert_eq!(l.full(), full);
-        assert_eq!(std::mem::size_of::<Gap>(), 96);
+        assert_eq!((l.get(Cause::Startup), l.full()), (5_000_000_000, big));
+        // canonical: equal splits are equal values
+        assert_eq!(Split::new(&full), four);
+        assert_eq!(Split::new(&[0; N_CAUSES]).full(), [0; N_CAUSES]);
+        assert_eq!(std::mem::size_of::<Gap>(), 56);
     }
 
+    /// The gap of the first device that starts at `start` µs.
     fn gap_at(g: &GapAnalysis, start: i64) -> &Gap {
         g.devices[0]
             .gaps
