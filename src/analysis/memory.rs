@@ -317,7 +317,10 @@ fn walk(all: &[MemBlock], dev: i32, base: i64, window: Interval, steps: &[Step])
         if t >= window.start && t <= window.end && start_allocated.is_none() {
             start_allocated = Some(cur);
         }
-        let step = step_of(steps, t);
+        // the step of t: `entered` steps start at or before t (what `step_of` finds by a
+        // search; the walk's times never decrease)
+        let step = (entered > 0 && t < steps[entered - 1].span.end).then(|| entered - 1);
+        debug_assert_eq!(step, step_of(steps, t));
         while let Some(b) = all.get(ai).filter(|b| b.alloc == t) {
             if b.device == dev {
                 cur += b.bytes as i64;
