@@ -242,7 +242,10 @@ impl Annotations {
         let n = trace.gpu.len();
         a.activity_instance = vec![NONE; n];
         a.backward = vec![false; n];
-        let mut by_launch: HashMap<u32, (u32, bool)> = HashMap::default();
+        // a launch's call and side, remembered for its next activities: a small direct-mapped
+        // memo (a launch's activities come close together), not a table of every launch
+        const MEMO: usize = 1024;
+        let mut by_launch: Vec<(u32, u32, bool)> = vec![(NONE, NONE, false); MEMO];
         let mut unlinked: Vec<u32> = Vec::new();
         for (gi, g) in trace.gpu.iter().enumerate() {
             if !g.is_activity() {
@@ -252,7 +255,10 @@ impl Annotations {
                 unlinked.push(gi as u32);
                 continue;
             }
-            let (inst, bw) = *by_launch.entry(g.launch).or_insert_with(|| {
+            let slot = &mut by_launch[g.launch as usize % MEMO];
+            let (inst, bw) = if slot.0 == g.launch {
+                (slot.1, slot.2)
+            } else {
                 let l = &cpu[g.launch as usize];
                 let mut inst = a.innermost(l.thread, l.start, l.end(), cpu);
                 if inst == NONE && is_autograd(l.thread) {
@@ -264,8 +270,9 @@ impl Annotations {
                     || backward_sets
                         .get(&l.thread)
                         .is_some_and(|s| s.covered_within(Interval::new(l.start, l.start + 1)) > 0);
+                *slot = (g.launch, inst, bw);
                 (inst, bw)
-            });
+            };
             a.activity_instance[gi] = inst;
             a.backward[gi] = bw;
         }
