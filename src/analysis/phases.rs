@@ -178,7 +178,7 @@ pub fn phases(trace: &Trace, ann: &Annotations, window: &Window) -> PhaseAnalysi
         out.activities += 1;
         out.device_time += g.dur;
         let comm = g.kind == GpuKind::Kernel && classes.get(g.name).communication;
-        let bw = ann.backward.get(gi).copied().unwrap_or(false);
+        let bw = ann.backward.get(gi);
         out.has_backward |= bw;
         let inst = ann.activity_instance.get(gi).copied().unwrap_or(NONE);
         if inst == NONE {

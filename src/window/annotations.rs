@@ -76,8 +76,8 @@ pub struct Annotations {
     /// Per [`Trace::gpu`] entry: the innermost call it is attributed to, or [`NONE`]
     /// (also [`NONE`] for entries that are not device activities).
     pub activity_instance: Vec<u32>,
-    /// Per [`Trace::gpu`] entry: launched by backward (autograd) code.
-    pub backward: Vec<bool>,
+    /// Per [`Trace::gpu`] entry: launched by backward (autograd) code (one bit each).
+    pub backward: crate::model::fast::Bits,
     /// The main thread (index into [`Trace::threads`]).
     pub main_thread: Option<u32>,
     /// Per call: [first start, last end] of the device activities attributed to it or below.
@@ -241,7 +241,7 @@ impl Annotations {
         // attribution of device activities
         let n = trace.gpu.len();
         a.activity_instance = vec![NONE; n];
-        a.backward = vec![false; n];
+        a.backward = crate::model::fast::Bits::new(n);
         // a launch's call and side, remembered for its next activities: a small direct-mapped
         // memo (a launch's activities come close together), not a table of every launch
         const MEMO: usize = 1024;
@@ -274,7 +274,9 @@ impl Annotations {
                 (inst, bw)
             };
             a.activity_instance[gi] = inst;
-            a.backward[gi] = bw;
+            if bw {
+                a.backward.set(gi);
+            }
         }
         if !unlinked.is_empty() {
             let by_ext: HashMap<u64, u32> = a
