@@ -109,13 +109,15 @@ fn fallback_kernel(f: &Facts, claims: &mut Claims) -> Option<Finding> {
     let mut ops: HashMap<u32, Vec<(Ns, Ns, u32)>> = HashMap::default();
     let mut fallback_op = NameMemo::new(trace, is_fallback_op);
     let mut fallback_kernel = NameMemo::new(trace, is_fallback_kernel);
-    for (i, e) in trace.cpu.iter().enumerate().filter(|_| any_op) {
-        if e.kind == CpuKind::Op && fallback_op.get(e.name) {
-            let v = ops.entry(e.thread).or_default();
-            if v.last().is_some_and(|&(_, end, _)| e.start < end) {
-                continue; // nested in the previous one
+    if any_op {
+        for (i, e) in trace.cpu.iter().enumerate() {
+            if e.kind == CpuKind::Op && fallback_op.get(e.name) {
+                let v = ops.entry(e.thread).or_default();
+                if v.last().is_some_and(|&(_, end, _)| e.start < end) {
+                    continue; // nested in the previous one
+                }
+                v.push((e.start, e.end(), i as u32));
             }
-            v.push((e.start, e.end(), i as u32));
         }
     }
     let mut by_op: HashMap<String, (u64, Ns, u32)> = HashMap::default(); // calls, time, first op

@@ -110,8 +110,8 @@ pub fn between_graphs(f: &Facts, d: &DeviceGaps, g: &Gap) -> bool {
 pub fn host_late_gap(f: &Facts, d: &DeviceGaps, g: &Gap) -> bool {
     g.band() != Band::Over1ms
         && matches!(g.cause, Cause::Launch | Cause::Cpu)
-        && ((f.a.graphs.spans.is_empty() && f.a.compiled.break_spans.is_empty())
-            || !(in_replay(f, d, g) || between_graphs(f, d, g)))
+        && !in_replay(f, d, g)
+        && !between_graphs(f, d, g)
 }
 
 /// The causes `graph-breaks` claims in gaps between graphs: the host's eager work.

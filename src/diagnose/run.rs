@@ -38,8 +38,8 @@ pub fn diagnose_facts(f: &Facts) -> Diagnosis {
             let mut tt = crate::timings::Timings::nested();
             let mut claims = claims::Claims::new(f);
             tt.lap("diagnose: claims");
+            // (`device::rules` times each of its rules)
             let mut out = device::rules(f, &mut claims);
-            tt.lap("diagnose: device rules");
             out.extend(roofline::rules(f, &mut claims));
             out.extend(device::late_rules(f, &mut claims));
             out.extend(ncu::rules(f, &mut claims));

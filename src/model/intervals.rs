@@ -111,22 +111,9 @@ impl IntervalSet {
         ))
     }
 
-    /// Union with another set.
+    /// Union with another set ([`IntervalSet::union_of`] the two).
     pub fn union(&self, other: &IntervalSet) -> IntervalSet {
-        let mut v = Vec::with_capacity(self.spans.len() + other.spans.len());
-        let (mut i, mut j) = (0, 0);
-        while i < self.spans.len() || j < other.spans.len() {
-            let take_a = j >= other.spans.len()
-                || (i < self.spans.len() && self.spans[i].start <= other.spans[j].start);
-            if take_a {
-                v.push(self.spans[i]);
-                i += 1;
-            } else {
-                v.push(other.spans[j]);
-                j += 1;
-            }
-        }
-        Self::from_sorted(v)
+        Self::union_of(&[self, other])
     }
 
     /// Union of several sets in one merge: no intermediate set per pair (folding `union` over
