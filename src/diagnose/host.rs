@@ -31,6 +31,9 @@ pub const QUEUED_SHARE: f64 = 0.05;
 pub const DISPATCH_FLOOR: Ns = 1_000;
 /// Share of the step of idle during host compute above which `host-compute` fires.
 pub const HOST_COMPUTE_SHARE: f64 = 0.05;
+/// CPU samples below which the sampled functions of a stretch of host time are not named
+/// (five samples at nsys's default 1 kHz say little about 2 ms).
+pub const MIN_SAMPLES: u64 = 10;
 /// Share of the window of one-time start-up in the judged time
 /// ([`crate::analysis::startup::Startup::judged`]) from which `startup` fires.
 pub const STARTUP_SHARE: f64 = 0.01;
@@ -1194,6 +1197,9 @@ fn gpu_idle_gaps(f: &Facts) -> Option<Finding> {
             .collect();
         e.facts
             .push(format!("  what the host was doing: {}", causes.join("; ")));
+        if let Some(os) = untraced_os_fact(f, d) {
+            e.facts.push(format!("  {os}"));
+        }
         let streams: Vec<String> = d
             .streams
             .iter()
@@ -1247,11 +1253,16 @@ fn gpu_idle_gaps(f: &Facts) -> Option<Finding> {
         longest.truncate(5);
     }
     for g in &longest {
-        let host = host_span_in(f, g.thread, Interval::new(g.start, g.end))
+        let iv = Interval::new(g.start, g.end);
+        let host = host_span_in(f, g.thread, iv)
             .map(|i| f.trace.name(f.trace.cpu[i as usize].name).to_string());
-        let name = match host {
-            Some(h) => format!("{}: host in {}", g.cause.label(), short(&h, 80)),
-            None => g.cause.label().to_string(),
+        let name = match (host, g.cause) {
+            (Some(h), _) => format!("{}: host in {}", g.cause.label(), short(&h, 80)),
+            (None, Cause::Untraced) => match os_in_gap(f, g.thread, iv) {
+                Some(os) => format!("{}: {os}", g.cause.label()),
+                None => g.cause.label().to_string(),
+            },
+            (None, _) => g.cause.label().to_string(),
         };
         e.locations.push(f.location("gap", &name, g.start, g.len()));
     }
@@ -1280,12 +1291,7 @@ fn gpu_idle_gaps(f: &Facts) -> Option<Finding> {
         );
     }
     if untraced > 0 {
-        advice.push(
-            "Gaps with nothing traced on the host: add `record_function` ranges or \
-             `with_stack=True` to see what runs; look for I/O, `time.sleep`, GIL contention \
-             with other threads, or work in other processes."
-                .to_string(),
-        );
+        advice.push(untraced_advice(f, primary));
     }
     if q > 0 {
         advice.push(
@@ -1318,6 +1324,186 @@ fn gpu_idle_gaps(f: &Facts) -> Option<Finding> {
     };
     not_judged(&mut x, &Unjudged::of(f, true));
     Some(x)
+}
+
+/// What the OS recorded of the launching thread while the device `d` idled with nothing
+/// traced (Nsight Systems' context switches, OS runtime calls and CPU samples,
+/// [`crate::analysis::gaps::UntracedOs`]), as one evidence line; `None` without such records.
+fn untraced_os_fact(f: &Facts, d: &DeviceGaps) -> Option<String> {
+    let os = d.untraced_os.as_ref()?;
+    let untraced = d.by_cause[Cause::Untraced as usize];
+    let mut parts = Vec::new();
+    if os.scheduled > 0 {
+        let on = os.scheduled - os.off_cpu;
+        parts.push(format!(
+            "on a CPU {} ({}), off a CPU (blocked or preempted) {} ({})",
+            fmt_ns(on as f64),
+            pct(on as f64 / os.scheduled as f64),
+            fmt_ns(os.off_cpu as f64),
+            pct(os.off_cpu as f64 / os.scheduled as f64)
+        ));
+        if os.scheduled < untraced {
+            parts.push(format!(
+                "{} of it without the thread's scheduling recorded",
+                fmt_ns((untraced - os.scheduled) as f64)
+            ));
+        }
+    }
+    if !os.calls.is_empty() {
+        let calls: Vec<String> = (os.calls.iter().take(4))
+            .map(|(n, ns)| format!("`{}` {}", short(f.trace.name(*n), 40), fmt_ns(*ns as f64)))
+            .collect();
+        parts.push(format!("in OS calls: {}", calls.join(", ")));
+    }
+    let sampled: u64 = os.samples.iter().map(|s| s.1).sum();
+    if sampled >= MIN_SAMPLES {
+        let top: Vec<String> = (os.samples.iter().take(4))
+            .map(|(n, k)| {
+                format!(
+                    "`{}` {}",
+                    short(f.trace.name(*n), 40),
+                    pct(*k as f64 / sampled as f64)
+                )
+            })
+            .collect();
+        parts.push(format!(
+            "{} CPU samples, in {}",
+            count(sampled),
+            top.join(", ")
+        ));
+    }
+    (!parts.is_empty()).then(|| {
+        format!(
+            "nothing traced, by the OS's record of the launching thread: {}",
+            parts.join("; ")
+        )
+    })
+}
+
+/// What the launching thread did in the untraced idle of the device with the most of it, in
+/// a few words for the verdict ("the launching thread ran on a CPU for 100.0% of it, sampled
+/// mostly in `main`"); `None` without the OS's record or when it says little.
+pub fn untraced_nature(f: &Facts) -> Option<String> {
+    let (_, dev) = max_claim(f, |_, c| c == Cause::Untraced);
+    let d = &f.gaps.devices[dev?];
+    let os = d.untraced_os.as_ref()?;
+    let untraced = d.by_cause[Cause::Untraced as usize];
+    let call = os
+        .calls
+        .first()
+        .filter(|c| 2 * c.1 > untraced)
+        .map(|c| format!(", mostly in `{}`", short(f.trace.name(c.0), 40)));
+    let sampled: u64 = os.samples.iter().map(|s| s.1).sum();
+    let sample = os
+        .samples
+        .first()
+        .filter(|s| sampled >= MIN_SAMPLES && 2 * s.1 > sampled)
+        .map(|s| format!(", sampled mostly in `{}`", short(f.trace.name(s.0), 40)));
+    // the scheduling must cover most of the untraced time to say either
+    if 2 * os.scheduled <= untraced {
+        return call
+            .or_else(|| sample.map(|s| format!("the launching thread{s}")))
+            .map(|c| c.trim_start_matches(", ").to_string());
+    }
+    let off = os.off_cpu as f64 / os.scheduled as f64;
+    Some(if off > 0.5 {
+        format!(
+            "the launching thread was off a CPU (blocked or preempted) for {} of it{}",
+            pct(off),
+            call.unwrap_or_default()
+        )
+    } else {
+        format!(
+            "the launching thread ran on a CPU for {} of it (untraced host work){}",
+            pct(1.0 - off),
+            sample.or(call).unwrap_or_default()
+        )
+    })
+}
+
+/// What to do about idle with nothing traced on the host, by what the trace can say of it.
+fn untraced_advice(f: &Facts, d: &DeviceGaps) -> String {
+    let nsys = f.trace.source.format == crate::model::SourceFormat::NsysSqlite;
+    let blocked = d
+        .untraced_os
+        .as_ref()
+        .filter(|o| 2 * o.scheduled > d.by_cause[Cause::Untraced as usize]);
+    match blocked {
+        Some(o) if 2 * o.off_cpu > o.scheduled => {
+            "Gaps with nothing traced while the launching thread was off a CPU: it was blocked \
+             (I/O, a lock or condition, another thread or process) or preempted; the OS calls \
+             above say where it waited — make the wait asynchronous or move it off the \
+             launching thread, and check the machine is not oversubscribed."
+                .to_string()
+        }
+        Some(_) => "Gaps with nothing traced while the launching thread ran on a CPU: host work \
+                    no range marks (the CPU samples above name its functions) — wrap it in NVTX \
+                    ranges to see it on the timeline, then move it off the launching thread or \
+                    overlap it with queued GPU work."
+            .to_string(),
+        None if nsys => "Gaps with nothing traced on the host: add NVTX ranges \
+                         (`torch.cuda.nvtx.range`, `emit_nvtx`), or capture CPU samples, \
+                         context switches and OS calls (`nsys profile --sample=process-tree \
+                         --cpuctxsw=process-tree --trace=cuda,nvtx,osrt`) to see what the \
+                         thread ran or waited on."
+            .to_string(),
+        None => "Gaps with nothing traced on the host: add `record_function` ranges or \
+                 `with_stack=True` to see what runs; look for I/O, `time.sleep`, GIL \
+                 contention with other threads, or work in other processes."
+            .to_string(),
+    }
+}
+
+/// What the OS recorded of `thread` in the gap `iv`, in a few words for its label ("thread
+/// off CPU 82.8% in `write`", "thread on CPU 100.0%, samples mostly `main`"); `None` without
+/// a record.
+fn os_in_gap(f: &Facts, thread: u32, iv: Interval) -> Option<String> {
+    let os = &f.trace.os;
+    if os.is_empty() || thread == NONE {
+        return None;
+    }
+    let mut out = String::new();
+    if let Some(off) = os.off_cpu(thread) {
+        let off = off.covered_within(iv) as f64 / iv.len().max(1) as f64;
+        out = if off > 0.5 {
+            format!("thread off CPU {}", pct(off))
+        } else {
+            format!("thread on CPU {}", pct(1.0 - off))
+        };
+    }
+    // an OS call of the thread covering most of the gap
+    let hi = os.calls.partition_point(|c| c.start < iv.end);
+    if let Some(c) = os.calls[..hi]
+        .iter()
+        .rev()
+        .take(4096)
+        .filter(|c| c.thread == thread)
+        .find(|c| 2 * c.interval().overlap(&iv) > iv.len())
+    {
+        let sep = if out.is_empty() { "" } else { " " };
+        out.push_str(&format!("{sep}in `{}`", short(f.trace.name(c.name), 30)));
+    }
+    let lo = os.samples.partition_point(|s| s.time < iv.start);
+    let hi = os.samples.partition_point(|s| s.time < iv.end);
+    let mut by: BTreeMap<crate::model::NameId, u64> = BTreeMap::new();
+    let mut n = 0;
+    for s in os.samples[lo..hi].iter().filter(|s| s.thread == thread) {
+        *by.entry(s.function).or_default() += 1;
+        n += 1;
+    }
+    let top = by
+        .iter()
+        .max_by_key(|(name, k)| (**k, std::cmp::Reverse(**name)));
+    if let (Some((name, k)), true) = (top, n >= MIN_SAMPLES) {
+        if 2 * k > n {
+            let sep = if out.is_empty() { "" } else { ", " };
+            out.push_str(&format!(
+                "{sep}samples mostly `{}`",
+                short(f.trace.name(*name), 30)
+            ));
+        }
+    }
+    (!out.is_empty()).then_some(out)
 }
 
 /// The host compute the device waited for longest, on the device with the most

@@ -737,10 +737,16 @@ fn idle_by_pool(
             }
             v
         }
-        "untraced" => format!(
-            "Host-bound: GPU idle {idle_s}, {} per step with nothing traced on the host",
-            fmt_us_sentence(per_step(pools.untraced))
-        ),
+        "untraced" => {
+            let mut v = format!(
+                "Host-bound: GPU idle {idle_s}, {} per step with nothing traced on the host",
+                fmt_us_sentence(per_step(pools.untraced))
+            );
+            if let Some(n) = super::host::untraced_nature(f) {
+                v.push_str(&format!("; {n}"));
+            }
+            v
+        }
         "queued" if dispatch => format!(
             "Launch-bound (device side): GPU idle {idle_s}, {} per step between kernels already \
              queued on one stream, with no other stream or device to wait on: per-kernel \

@@ -15,6 +15,9 @@
 //! | `CUPTI_ACTIVITY_KIND_OVERHEAD` | [`CpuKind::Other`] (`Command Buffer Full`, ...) |
 //! | `GPU_METRICS` + `TARGET_INFO_GPU_METRICS`, or `GENERIC_EVENTS` (≤ 2022) | [`Trace::gpu_metrics`] |
 //! | `CUDA_GPU_MEMORY_USAGE_EVENTS` (`--cuda-memory-usage=true`) | [`Trace::memory`], the same memory timeline as Kineto's `[memory]` events (CUDA-API allocations; see `Reader::read_memory`) |
+//! | `OSRT_API` (`--trace=osrt`), outermost calls | [`Trace::os`] calls (`poll`, `pthread_cond_wait`, …): they only describe host time no span explains |
+//! | `SCHED_EVENTS` (`--cpuctxsw=process-tree`) | [`Trace::os`] off-CPU intervals per thread (switch out to switch in) |
+//! | `COMPOSITE_EVENTS` + `SAMPLING_CALLCHAINS` depth 0 (`--sample=process-tree`) | [`Trace::os`] CPU samples with their leaf function |
 //! | `TARGET_INFO_GPU`, `TARGET_INFO_CUDA_DEVICE` | [`Trace::devices`] |
 //! | `ThreadNames`, `PROCESSES` | [`Trace::threads`] (`pid = globalTid >> 24 & 0xFFFFFF`, `tid = globalTid & 0xFFFFFF`) |
 //!
@@ -34,10 +37,11 @@ use rusqlite::{Connection, OpenFlags};
 
 use super::LoadError;
 use crate::model::memory::{MemEvent, MemoryBuilder, MemoryEvents};
+use crate::model::os::{CpuSample, OsActivity, OsCall};
 use crate::model::{
-    stream_id, CpuEvent, CpuKind, Device, GpuEvent, GpuKind, GpuMetricSeries, Interner, KernelInfo,
-    KernelInfoTable, NameId, Ns, Source, SourceFormat, Thread, Trace, Vendor, Warning, MAX_TIME_NS,
-    NONE,
+    stream_id, CpuEvent, CpuKind, Device, GpuEvent, GpuKind, GpuMetricSeries, Interner,
+    IntervalSet, KernelInfo, KernelInfoTable, NameId, Ns, Source, SourceFormat, Thread, Trace,
+    Vendor, Warning, MAX_TIME_NS, NONE,
 };
 
 const RUNTIME: &str = "CUPTI_ACTIVITY_KIND_RUNTIME";
@@ -48,6 +52,10 @@ const SYNC: &str = "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION";
 const GRAPH_TRACE: &str = "CUPTI_ACTIVITY_KIND_GRAPH_TRACE";
 const OVERHEAD: &str = "CUPTI_ACTIVITY_KIND_OVERHEAD";
 const NVTX: &str = "NVTX_EVENTS";
+const OSRT: &str = "OSRT_API";
+const SCHED: &str = "SCHED_EVENTS";
+const SAMPLES: &str = "COMPOSITE_EVENTS";
+const CALLCHAINS: &str = "SAMPLING_CALLCHAINS";
 const MEMORY_USAGE: &str = "CUDA_GPU_MEMORY_USAGE_EVENTS";
 
 /// `ENUM_CUDA_MEMCPY_OPER` (`copyKind`), fixed since schema 2.x.
@@ -274,7 +282,7 @@ impl<'p> Db<'p> {
         table: &str,
         cols: &[&str],
         filter: &str,
-        mut f: impl FnMut(&Row),
+        f: impl FnMut(&Row),
     ) -> Result<u64, LoadError> {
         let Some(t) = self.table(table) else {
             return Ok(0);
@@ -287,8 +295,14 @@ impl<'p> Db<'p> {
             })
             .collect();
         let sql = format!("SELECT {} FROM \"{}\"{}", select.join(", "), t.name, filter);
-        let mut st = self.conn.prepare(&sql).map_err(|e| self.err(&t.name, e))?;
-        let mut rows = st.query([]).map_err(|e| self.err(&t.name, e))?;
+        self.query(&t.name, &sql, f)
+    }
+
+    /// Runs `sql`, a query of `table` (named in errors), calling `f` on each row; the number
+    /// of rows.
+    fn query(&self, table: &str, sql: &str, mut f: impl FnMut(&Row)) -> Result<u64, LoadError> {
+        let mut st = self.conn.prepare(sql).map_err(|e| self.err(table, e))?;
+        let mut rows = st.query([]).map_err(|e| self.err(table, e))?;
         let mut n = 0u64;
         loop {
             match rows.next() {
@@ -300,7 +314,7 @@ impl<'p> Db<'p> {
                 Err(e) => {
                     return Err(LoadError::new(
                         self.path,
-                        format!("table {}: row {}: {e}", t.name, n + 1),
+                        format!("table {table}: row {}: {e}", n + 1),
                     ))
                 }
             }
@@ -437,6 +451,13 @@ impl<'p> Reader<'p> {
         let i = (self.threads.len() - 1) as u32;
         self.thread_index.insert(key, i);
         i
+    }
+
+    /// The thread index of a `globalTid` some span already uses; `None` for a thread the
+    /// profiler recorded nothing on (the OS's record of such a thread explains no gap).
+    fn known_thread(&self, global_tid: Option<i64>) -> Option<u32> {
+        let g = global_tid?;
+        self.thread_index.get(&(pid_of(g), tid_of(g))).copied()
     }
 
     /// A row's `start` and `end` as (start, duration), or `None` (with a `ts-out-of-range`
@@ -1029,6 +1050,133 @@ impl<'p> Reader<'p> {
         Ok(())
     }
 
+    /// The outermost OS runtime calls (`OSRT_API`, `--trace=osrt`), by start.
+    fn read_os_calls(&mut self) -> Result<Vec<OsCall>, LoadError> {
+        let rows: Vec<[Option<i64>; 5]> = self.int_rows(
+            OSRT,
+            &["start", "end", "globalTid", "nameId", "nestingLevel"],
+        )?;
+        let mut calls = Vec::new();
+        for v in rows {
+            // a call made inside another (`open64` inside `fopen`) is the outer call's time
+            let (Some(s), Some(e), None | Some(0)) = (v[0], v[1], v[4]) else {
+                continue;
+            };
+            let Some((start, dur)) = self.times(OSRT, s, e) else {
+                continue;
+            };
+            let Some(name) = self.string_id(v[3]) else {
+                continue;
+            };
+            let Some(thread) = self.known_thread(v[2]) else {
+                continue;
+            };
+            calls.push(OsCall {
+                start,
+                dur,
+                name,
+                thread,
+            });
+        }
+        calls.sort_by_key(|c| (c.start, std::cmp::Reverse(c.dur)));
+        Ok(calls)
+    }
+
+    /// When each thread was off a CPU, from its context switches (`SCHED_EVENTS`,
+    /// `--cpuctxsw=process-tree`); `end` closes a last switch out.
+    fn read_schedule(&mut self, end: Ns) -> Result<Vec<Option<IntervalSet>>, LoadError> {
+        let rows: Vec<[Option<i64>; 3]> =
+            self.int_rows(SCHED, &["start", "isSchedIn", "globalTid"])?;
+        let mut per: BTreeMap<u32, Vec<(Ns, bool)>> = BTreeMap::new();
+        for v in rows {
+            let (Some(t), Some(i), Some(_)) = (v[0], v[1], v[2]) else {
+                continue;
+            };
+            let Some((t, _)) = self.times(SCHED, t, t) else {
+                continue;
+            };
+            let Some(thread) = self.known_thread(v[2]) else {
+                continue;
+            };
+            per.entry(thread).or_default().push((t, i != 0));
+        }
+        let mut out: Vec<Option<IntervalSet>> = Vec::new();
+        for (thread, mut sw) in per {
+            // stable: a switch out and in at one time keep their order in the table
+            sw.sort_by_key(|s| s.0);
+            if out.len() <= thread as usize {
+                out.resize(thread as usize + 1, None);
+            }
+            out[thread as usize] = Some(OsActivity::off_cpu_from_switches(&sw, end));
+        }
+        Ok(out)
+    }
+
+    /// The CPU samples (`COMPOSITE_EVENTS`, `--sample=process-tree`), each with the function
+    /// of its innermost resolved user-mode frame (`SAMPLING_CALLCHAINS`); samples without one
+    /// are left out. By time.
+    fn read_samples(&mut self) -> Result<Vec<CpuSample>, LoadError> {
+        let db = &self.db;
+        let (Some(t), Some(id), Some(symbol), Some(depth), true) = (
+            db.table(CALLCHAINS),
+            db.col(CALLCHAINS, "id"),
+            db.col(CALLCHAINS, "symbol"),
+            db.col(CALLCHAINS, "stackDepth"),
+            db.has(SAMPLES),
+        ) else {
+            return Ok(Vec::new());
+        };
+        // the innermost frame that is resolved and in user mode: an unresolved address or a
+        // kernel frame names nothing the user can act on (SQLite takes the bare column
+        // `symbol` from the row of the MIN)
+        let mut filter = Vec::new();
+        for c in ["unresolved", "kernelMode"] {
+            if let Some(c) = db.col(CALLCHAINS, c) {
+                filter.push(format!("coalesce(\"{c}\", 0) = 0"));
+            }
+        }
+        let sql = format!(
+            "SELECT \"{id}\", \"{symbol}\", MIN(\"{depth}\") FROM \"{}\"{} GROUP BY \"{id}\"",
+            t.name,
+            if filter.is_empty() {
+                String::new()
+            } else {
+                format!(" WHERE {}", filter.join(" AND "))
+            }
+        );
+        let mut leaf: HashMap<i64, i64> = HashMap::new();
+        db.query(CALLCHAINS, &sql, |r| {
+            if let (Some(id), Some(sym)) = (r.i(0), r.i(1)) {
+                leaf.insert(id, sym);
+            }
+        })?;
+        self.rows += leaf.len() as u64;
+        let rows: Vec<[Option<i64>; 3]> = self.int_rows(SAMPLES, &["id", "start", "globalTid"])?;
+        let mut out = Vec::with_capacity(rows.len());
+        for v in rows {
+            let (Some(id), Some(t), Some(_)) = (v[0], v[1], v[2]) else {
+                continue;
+            };
+            let Some(function) = leaf.get(&id).copied().and_then(|s| self.string_id(Some(s)))
+            else {
+                continue;
+            };
+            let Some((time, _)) = self.times(SAMPLES, t, t) else {
+                continue;
+            };
+            let Some(thread) = self.known_thread(v[2]) else {
+                continue;
+            };
+            out.push(CpuSample {
+                time,
+                thread,
+                function,
+            });
+        }
+        out.sort_by_key(|s| s.time);
+        Ok(out)
+    }
+
     fn read_nvtx(&mut self) -> Result<(), LoadError> {
         if !self.db.has(NVTX) {
             return Ok(());
@@ -1374,6 +1522,15 @@ pub fn read_file(file: &Path, path: &str, compressed: Option<u64>) -> Result<Tra
     let gpu_metrics = r.read_gpu_metrics()?;
     let memory = r.read_memory()?;
     r.read_diagnostics()?;
+    let os_calls = r.read_os_calls()?;
+    // a thread switched out for good is off until the last thing the capture recorded
+    let last = (r.cpu.iter().map(|e| e.start + e.dur))
+        .chain(r.gpu.iter().map(|g| g.start + g.dur))
+        .chain(os_calls.iter().map(|c| c.start + c.dur))
+        .max()
+        .unwrap_or(0);
+    let off_cpu = r.read_schedule(last)?;
+    let samples = r.read_samples()?;
     r.link_ops();
 
     // What is missing, and why it matters.
@@ -1470,6 +1627,11 @@ pub fn read_file(file: &Path, path: &str, compressed: Option<u64>) -> Result<Tra
         memory,
         clock_corrections: Vec::new(),
         kernel_classes: Default::default(),
+        os: OsActivity {
+            off_cpu,
+            calls: os_calls,
+            samples,
+        },
     };
     for d in trace.devices.iter_mut() {
         d.peak_allocated = trace

@@ -55,6 +55,7 @@ impl TraceBuilder {
                 op_comms: Default::default(),
                 memory: Default::default(),
                 clock_corrections: Vec::new(),
+                os: Default::default(),
                 kernel_classes: Default::default(),
             },
             memory: memory::MemoryBuilder::new(),

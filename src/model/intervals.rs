@@ -286,6 +286,11 @@ impl Remainder {
         self.free.iter().map(|i| i.len()).sum()
     }
 
+    /// What is left, sorted and disjoint.
+    pub fn spans(&self) -> &[Interval] {
+        &self.free
+    }
+
     /// Removes the part of what is left that `set` covers; returns its length.
     pub fn take(&mut self, set: &IntervalSet) -> Ns {
         self.take_from(set, &mut 0)

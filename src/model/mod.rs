@@ -21,6 +21,7 @@ pub mod idindex;
 pub mod intern;
 pub mod intervals;
 pub mod memory;
+pub mod os;
 
 use crate::par::join;
 use idindex::IdIndex;
@@ -457,6 +458,9 @@ pub struct Trace {
     /// [`classify::KernelClass`] of the names of [`Trace::gpu`], by name id, made by the first
     /// [`Trace::kernel_class`] (empty until then; the analyses share it across threads).
     pub kernel_classes: std::sync::OnceLock<Box<[Option<classify::KernelClass>]>>,
+    /// What the OS recorded of the host threads (Nsight Systems: off-CPU time and OS runtime
+    /// calls); empty for Kineto.
+    pub os: os::OsActivity,
 }
 
 /// The recorded inputs of one operator call: the raw JSON texts of `Input Dims`, `Input type`

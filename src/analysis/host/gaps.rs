@@ -393,6 +393,29 @@ pub struct DeviceGaps {
     /// [`Cause::HostCompute`] time: (index in `trace.cpu`, its overlap with that gap, ns);
     /// `None` without host compute.
     pub compute_site: Option<(u32, Ns)>,
+    /// What the OS recorded of the launching threads during the [`Cause::Untraced`] time
+    /// (Nsight Systems' context switches and OS runtime calls, [`crate::model::os`]); `None`
+    /// without untraced time or without such records.
+    pub untraced_os: Option<UntracedOs>,
+}
+
+/// What the OS recorded of the launching thread while a device waited with nothing traced on
+/// the host ([`DeviceGaps::untraced_os`]). A gap whose untraced time a sync's drain took in
+/// part ([`Cause::Sync`]) counts the same share of each figure.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct UntracedOs {
+    /// Untraced time of the gaps whose launching thread's scheduling was recorded, ns.
+    pub scheduled: Ns,
+    /// Of it, the time that thread was off a CPU (blocked or preempted), ns; the rest it ran
+    /// work nobody traced.
+    pub off_cpu: Ns,
+    /// Untraced time inside the launching thread's outermost OS runtime calls, per function
+    /// name, largest first.
+    pub calls: Vec<(crate::model::NameId, Ns)>,
+    /// The launching thread's CPU samples in that time (all of a gap's untraced time, the
+    /// drain's share included: they say what the thread ran), per sampled function, most
+    /// first.
+    pub samples: Vec<(crate::model::NameId, u64)>,
 }
 
 /// Host wait per step.
@@ -722,6 +745,7 @@ pub fn analyze_gaps_with(
         main_thread,
         last_start: &device.last_start,
         empty: ThreadSets::default(),
+        os: OsIndex::of(trace),
     };
     let mut processes = Processes::new(trace, threads.len());
     let mut walk = Walk::default();
@@ -1193,6 +1217,45 @@ struct Attribution<'a> {
     last_start: &'a HashMap<i64, Ns>,
     /// The sets of a thread without host activity.
     empty: ThreadSets,
+    /// The OS's record of the host threads, by thread; `None` when the trace has none
+    /// (Kineto).
+    os: Option<OsIndex<'a>>,
+}
+
+/// [`crate::model::os::OsActivity`] by thread, for [`os_of_untraced`].
+struct OsIndex<'a> {
+    rec: &'a crate::model::os::OsActivity,
+    /// Per thread: its outermost OS runtime calls, by start.
+    calls: Vec<Vec<crate::model::os::OsCall>>,
+    /// Per thread: its CPU samples (time, function), by time.
+    samples: Vec<Vec<(Ns, crate::model::NameId)>>,
+}
+
+impl<'a> OsIndex<'a> {
+    fn of(trace: &'a Trace) -> Option<OsIndex<'a>> {
+        let rec = &trace.os;
+        if rec.is_empty() {
+            return None;
+        }
+        let n = trace.threads.len();
+        let mut calls = vec![Vec::new(); n];
+        for c in &rec.calls {
+            if let Some(v) = calls.get_mut(c.thread as usize) {
+                v.push(*c);
+            }
+        }
+        let mut samples = vec![Vec::new(); n];
+        for s in &rec.samples {
+            if let Some(v) = samples.get_mut(s.thread as usize) {
+                v.push((s.time, s.function));
+            }
+        }
+        Some(OsIndex {
+            rec,
+            calls,
+            samples,
+        })
+    }
 }
 
 /// How a gap's time was split ([`Walk::attribute`]).
@@ -1202,6 +1265,10 @@ struct Attributed {
     sync: u32,
     /// The launching thread.
     thread: u32,
+    /// What the OS recorded of the launching thread during the untraced time, before a
+    /// drain took its share: (untraced ns, of it with the thread's scheduling recorded, of
+    /// that off a CPU); the calls go to [`Walk::os_calls`].
+    os: [Ns; 3],
 }
 
 /// The state of the walk over one device's gaps in time order (its buffers are reused from
@@ -1223,6 +1290,11 @@ struct Walk {
     drain_budget: Ns,
     /// That sync.
     drain_sync: u32,
+    /// The gap's untraced time inside the launching thread's OS calls (index into the
+    /// thread's calls, ns), before the drain's share is taken out.
+    os_calls: Vec<(usize, Ns)>,
+    /// The functions of the launching thread's CPU samples in the gap's untraced time.
+    os_samples: Vec<crate::model::NameId>,
 }
 
 /// Removes from `free` the part that `set` covers and adds it to `cause`.
@@ -1303,7 +1375,12 @@ impl Walk {
             process_cursors,
             drain_budget,
             drain_sync,
+            os_calls,
+            os_samples,
         } = self;
+        os_calls.clear();
+        os_samples.clear();
+        let mut os = [0; 3];
         let launch_of = |gi: u32| -> Option<&crate::model::CpuEvent> {
             if gi == NONE {
                 return None;
@@ -1407,7 +1484,11 @@ impl Walk {
                     let others = processes.others(p, thread, ctx.threads);
                     take_others(free, sp, others, any_cursor, true);
                 }
-                split[Cause::Untraced as usize] += free.total();
+                let untraced = free.total();
+                split[Cause::Untraced as usize] += untraced;
+                if let (Some(index), true) = (&ctx.os, untraced > 0) {
+                    os = os_of_untraced(index, thread, free.spans(), os_calls, os_samples);
+                }
                 // the launch call and its latency: start-up where a lazy module load runs in
                 // the call, then the sync's while inside its lead, then launch overhead
                 let latency = Interval::new(l_start, l_latency_end);
@@ -1443,8 +1524,63 @@ impl Walk {
             split,
             sync,
             thread,
+            os,
         }
     }
+}
+
+/// What the OS recorded of `thread` during `free`, a gap's untraced time: `[untraced ns, of
+/// it with the thread's scheduling recorded, of that off a CPU]`; the time inside each of its
+/// outermost OS calls (index into the thread's calls, ns) goes to `out`, the functions of its
+/// CPU samples to `sampled`.
+fn os_of_untraced(
+    index: &OsIndex,
+    thread: u32,
+    free: &[Interval],
+    out: &mut Vec<(usize, Ns)>,
+    sampled: &mut Vec<crate::model::NameId>,
+) -> [Ns; 3] {
+    let (rec, calls) = (index.rec, &index.calls);
+    let untraced: Ns = free.iter().map(|i| i.len()).sum();
+    let (scheduled, off) = match rec.off_cpu(thread) {
+        Some(set) => (
+            untraced,
+            free.iter().map(|&i| set.covered_within(i)).sum::<Ns>(),
+        ),
+        None => (0, 0),
+    };
+    if let (Some(mine), Some(first), Some(last)) =
+        (calls.get(thread as usize), free.first(), free.last())
+    {
+        // calls by start; one thread's outermost calls do not overlap, but a long one (a
+        // `poll` of half a second) can start well before the gap: find the first that ends
+        // after the gap's start among those that start before its end
+        let hi = mine.partition_point(|c| c.start < last.end);
+        let mut lo = hi;
+        while lo > 0 && mine[lo - 1].start + mine[lo - 1].dur > first.start {
+            lo -= 1;
+        }
+        for (k, c) in mine[lo..hi].iter().enumerate() {
+            let iv = c.interval();
+            let inside: Ns = free.iter().map(|f| f.overlap(&iv)).sum();
+            if inside > 0 {
+                out.push((lo + k, inside));
+            }
+        }
+    }
+    if let Some(mine) = index.samples.get(thread as usize) {
+        for f in free {
+            let lo = mine.partition_point(|s| s.0 < f.start);
+            let hi = mine.partition_point(|s| s.0 < f.end);
+            sampled.extend(mine[lo..hi].iter().map(|s| s.1));
+        }
+    }
+    [untraced, scheduled, off]
+}
+
+/// `v × num / den` in 128 bits (`den` > 0): a gap's share of a figure.
+fn share(v: Ns, num: Ns, den: Ns) -> Ns {
+    (v as i128 * num as i128 / den as i128) as Ns
 }
 
 /// The gaps of device `dev` (its activities `acts` inside `mask`), attributed and counted by
@@ -1471,7 +1607,9 @@ fn device_gaps(
         by_band_cause: [[0; N_CAUSES]; 5],
         streams: Vec::new(),
         compute_site: None,
+        untraced_os: None,
     };
+    let mut untraced_os = UntracedOs::default();
     // the gap with the most host compute: (its time, start, end, thread)
     let mut most_compute: (Ns, Ns, Ns, u32) = (0, 0, 0, NONE);
     let mut step_cursor = 0;
@@ -1481,7 +1619,31 @@ fn device_gaps(
             split,
             sync,
             thread,
+            os,
         } = walk.attribute(ctx, processes, dev, g);
+        // what the OS recorded of the untraced time, the drain's share taken out
+        let untraced = split[Cause::Untraced as usize];
+        if let (Some(index), true) = (&ctx.os, os[0] > 0 && untraced > 0) {
+            let calls = &index.calls;
+            untraced_os.scheduled += share(os[1], untraced, os[0]);
+            untraced_os.off_cpu += share(os[2], untraced, os[0]);
+            for &(k, ns) in &walk.os_calls {
+                let name = calls[thread as usize][k].name;
+                let ns = share(ns, untraced, os[0]);
+                match untraced_os.calls.iter_mut().find(|c| c.0 == name) {
+                    Some(c) => c.1 += ns,
+                    None => untraced_os.calls.push((name, ns)),
+                }
+            }
+            // the samples describe what the thread ran, whichever cause the drain gives the
+            // time: all of the gap's
+            for &name in &walk.os_samples {
+                match untraced_os.samples.iter_mut().find(|c| c.0 == name) {
+                    Some(c) => c.1 += 1,
+                    None => untraced_os.samples.push((name, 1)),
+                }
+            }
+        }
         let gap = Interval::new(a, b);
         if split[Cause::HostCompute as usize] > most_compute.0 {
             most_compute = (split[Cause::HostCompute as usize], a, b, thread);
@@ -1524,6 +1686,16 @@ fn device_gaps(
     }
     out.compute_site = compute_site(trees, most_compute);
     out.streams = stream_gaps(ctx.trace, acts, mask);
+    if ctx.os.is_some() && out.by_cause[Cause::Untraced as usize] > 0 {
+        untraced_os.calls.retain(|c| c.1 > 0);
+        untraced_os
+            .calls
+            .sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+        untraced_os
+            .samples
+            .sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+        out.untraced_os = Some(untraced_os);
+    }
     out
 }
 
@@ -1974,6 +2146,64 @@ mod tests {
         assert_eq!(gap.split.get(Cause::Untraced), us(2000 - 10 - 1400));
         assert_eq!(gap.band(), Band::Over1ms);
         assert_eq!(g.compile_time, us(1000));
+    }
+
+    /// The OS's record of the launching thread describes the untraced time only: off a CPU,
+    /// inside OS calls, CPU samples; what a span explains (the launch call) stays out.
+    #[test]
+    fn the_os_record_describes_untraced_time() {
+        use crate::model::os::{CpuSample, OsActivity, OsCall};
+        let mut b = TraceBuilder::new();
+        let c = b.runtime("cudaLaunchKernel", 0, 0.0, 1.0);
+        b.gpu(GpuKind::Kernel, "k1", 0, 7, 1.0, 9.0, c); // [1, 10)
+        let c = b.runtime("cudaLaunchKernel", 0, 990.0, 5.0);
+        b.gpu(GpuKind::Kernel, "k2", 0, 7, 1200.0, 10.0, c);
+        let other = b.thread(2);
+        let mut t = b.build();
+        let poll = t.names.intern("poll");
+        let write = t.names.intern("write");
+        let (main, foo) = (t.names.intern("main"), t.names.intern("foo"));
+        let call = |start: i64, end: i64, name| OsCall {
+            start: us(start),
+            dur: us(end - start),
+            name,
+            thread: 0,
+        };
+        let sample = |time: i64, thread, function| CpuSample {
+            time: us(time),
+            thread,
+            function,
+        };
+        let mut samples: Vec<CpuSample> = (0..12).map(|k| sample(500 + 10 * k, 0, main)).collect();
+        samples.extend([50, 60, 70].map(|at| sample(at, 0, foo)));
+        // inside the launch call, and on another thread: not the untraced time's
+        samples.extend([sample(992, 0, foo), sample(600, other, foo)]);
+        samples.sort_by_key(|s| s.time);
+        t.os = OsActivity {
+            off_cpu: vec![Some(IntervalSet::from_intervals([
+                Interval::new(us(100), us(400)),
+                Interval::new(us(900), us(2000)),
+            ]))],
+            calls: vec![call(100, 400, poll), call(950, 995, write)],
+            samples,
+        };
+        let g = run(&t, Interval::new(0, us(1210)));
+        let d = &g.devices[0];
+        let gap = gap_at(&g, 10);
+        // [10, 990) untraced, [990, 1015) launch, [1015, 1200) queued
+        assert_eq!(gap.split.get(Cause::Untraced), us(980));
+        let os = d.untraced_os.as_ref().unwrap();
+        assert_eq!(os.scheduled, us(980));
+        // off a CPU: [100, 400) and [900, 990)
+        assert_eq!(os.off_cpu, us(300 + 90));
+        // `write` inside the untraced time only up to the launch call at 990
+        assert_eq!(os.calls, vec![(poll, us(300)), (write, us(40))]);
+        assert_eq!(os.samples, vec![(main, 12), (foo, 3)]);
+        // a Kineto trace has no record
+        t.os = OsActivity::default();
+        assert!(run(&t, Interval::new(0, us(1210))).devices[0]
+            .untraced_os
+            .is_none());
     }
 
     #[test]

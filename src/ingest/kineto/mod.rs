@@ -2127,6 +2127,7 @@ pub fn read_from<R: Read + Send>(
         op_comms: merger.op_comms,
         memory: merger.memory.finish(),
         clock_corrections: Vec::new(),
+        os: Default::default(),
         kernel_classes: Default::default(),
     };
     timings.lap("kineto tables");
