@@ -1123,7 +1123,8 @@ fn host_pass(
 /// across the ranks ([`shape_imbalance`]).
 #[derive(Clone, Debug, PartialEq)]
 pub struct ShapeImbalance {
-    /// The operator (the one with the most time over the ranks among those whose dims differ).
+    /// The operator: among those whose dims differ, a forward one before a backward one
+    /// (`…Backward0`), then the one with the most time over the ranks.
     pub name: String,
     /// Per rank (index in the ranks given): its dims with the most time.
     pub dims: Vec<String>,
@@ -1134,9 +1135,11 @@ pub struct ShapeImbalance {
 }
 
 /// The operator recorded with shapes on every rank whose input dims differ between ranks
-/// (uneven batches or sequence lengths: the ranks run different work), the one with the most
-/// time over the ranks; `None` with fewer than two ranks, without shapes on every rank, or
-/// when every shared operator ran with the same dims everywhere.
+/// (uneven batches or sequence lengths: the ranks run different work): a forward operator
+/// before a backward one (which of `aten::addmm` and `AddmmBackward0` takes more time can
+/// differ between two captures of one workload; the note must not), then the one with the
+/// most time over the ranks; `None` with fewer than two ranks, without shapes on every rank,
+/// or when every shared operator ran with the same dims everywhere.
 ///
 /// The dims compared are the set each rank ran the operator with ([`OpShapes::distinct`]);
 /// an operator whose sets agree runs the same work on every rank, even when timing noise
@@ -1146,7 +1149,8 @@ pub fn shape_imbalance(ranks: &[RankFacts]) -> Option<ShapeImbalance> {
     if ranks.len() < 2 || ranks.iter().any(|r| r.shapes.is_empty()) {
         return None;
     }
-    let mut best: Option<(Ns, ShapeImbalance)> = None;
+    // (forward, time): a forward operator first, then the most time
+    let mut best: Option<((bool, Ns), ShapeImbalance)> = None;
     for op in &ranks[0].shapes {
         let per: Option<Vec<&OpShapes>> = ranks
             .iter()
@@ -1164,7 +1168,8 @@ pub fn shape_imbalance(ranks: &[RankFacts]) -> Option<ShapeImbalance> {
             continue;
         }
         let total: Ns = per.iter().map(|o| o.total).sum();
-        if best.as_ref().is_some_and(|(t, _)| *t >= total) {
+        let key = (!op.name.contains("Backward"), total);
+        if best.as_ref().is_some_and(|(k, _)| *k >= key) {
             continue;
         }
         // per rank, the dims that show the difference: its dims with the most time when some
@@ -1194,7 +1199,7 @@ pub fn shape_imbalance(ranks: &[RankFacts]) -> Option<ShapeImbalance> {
         sorted.sort_unstable();
         let mid = sorted[sorted.len() / 2].max(1);
         best = Some((
-            total,
+            key,
             ShapeImbalance {
                 name: op.name.clone(),
                 dims,
@@ -2214,6 +2219,18 @@ pub(crate) mod tests {
         let mut none = ranks.clone();
         none[2].shapes.clear();
         assert_eq!(shape_imbalance(&none), None);
+        // a backward operator whose shapes differ too, with more time than the forward one:
+        // the forward one is named (which of the two takes longer can differ between two
+        // captures of one workload)
+        let mut backward = ranks.clone();
+        for r in &mut backward {
+            let mut o = r.shapes[0].clone();
+            o.name = "AddmmBackward0".into();
+            o.total *= 3;
+            o.time *= 3;
+            r.shapes.insert(0, o);
+        }
+        assert_eq!(shape_imbalance(&backward).unwrap().name, "aten::addmm");
     }
 
     #[test]
