@@ -1402,8 +1402,10 @@ pub fn untraced_nature(f: &Facts) -> Option<String> {
     // the scheduling must cover most of the untraced time to say either
     if 2 * os.scheduled <= untraced {
         return call
-            .or_else(|| sample.map(|s| format!("the launching thread{s}")))
-            .map(|c| c.trim_start_matches(", ").to_string());
+            .map(|c| format!("the launching thread was{}", c.trim_start_matches(',')))
+            .or_else(|| {
+                sample.map(|s| format!("the launching thread was{}", s.trim_start_matches(',')))
+            });
     }
     let off = os.off_cpu as f64 / os.scheduled as f64;
     Some(if off > 0.5 {
@@ -1985,6 +1987,81 @@ mod tests {
             d.verdict
         );
         assert!(find(&d, "host-compute").is_none());
+    }
+
+    /// With the OS's record of the launching thread, GPU idle with nothing traced is told
+    /// apart: a thread blocked in `poll` is no CPU work (verdict, advice, gap labels).
+    #[test]
+    fn untraced_idle_with_the_thread_blocked() {
+        use crate::model::os::{OsActivity, OsCall};
+        use crate::model::{Interval, IntervalSet, Ns};
+        let mut b = TraceBuilder::new().device(0, "NVIDIA A100-SXM4-80GB", 108, 80 << 30);
+        let mut t = 0.0;
+        for i in 0..6 {
+            b.annotation(&format!("ProfilerStep#{i}"), t, 6_000.0);
+            b.op_with_kernel("aten::mm", "gemm", t + 10.0, 5.0, t + 20.0, 900.0);
+            b.op_with_kernel(
+                "aten::add",
+                "add_kernel",
+                t + 4_600.0,
+                5.0,
+                t + 4_610.0,
+                1_300.0,
+            );
+            t += 6_000.0;
+        }
+        let thread = b.thread(1);
+        let mut tr = b.build();
+        let before = run(&tr);
+        assert!(
+            before.verdict.contains("with nothing traced on the host")
+                && !before.verdict.contains("launching thread"),
+            "{}",
+            before.verdict
+        );
+        let poll = tr.names.intern("poll");
+        let ms = |v: f64| (v * 1000.0) as Ns;
+        tr.os = OsActivity {
+            off_cpu: vec![Some(IntervalSet::from_intervals((0..6).map(|i| {
+                Interval::new(
+                    ms(i as f64 * 6_000.0 + 1_000.0),
+                    ms(i as f64 * 6_000.0 + 4_500.0),
+                )
+            })))],
+            calls: (0..6)
+                .map(|i| OsCall {
+                    start: ms(i as f64 * 6_000.0 + 950.0),
+                    dur: ms(3_600.0),
+                    name: poll,
+                    thread,
+                })
+                .collect(),
+            samples: Vec::new(),
+        };
+        let d = run(&tr);
+        assert!(
+            d.verdict
+                .contains("the launching thread was off a CPU (blocked or preempted) for")
+                && d.verdict.contains("mostly in `poll`"),
+            "{}",
+            d.verdict
+        );
+        let idle = find(&d, "gpu-idle-gaps").expect("gpu-idle-gaps");
+        assert!(
+            idle.advice
+                .iter()
+                .any(|a| a.contains("launching thread was off a CPU")),
+            "{:?}",
+            idle.advice
+        );
+        assert!(
+            idle.evidence
+                .facts
+                .iter()
+                .any(|f| f.contains("in OS calls: `poll`")),
+            "{:?}",
+            idle.evidence.facts
+        );
     }
 
     fn dataloader_trace(load_us: f64) -> crate::model::Trace {
