@@ -1108,6 +1108,12 @@ fn untraced_time_is_told_apart_by_the_os_record() {
     );
     let advice = idle["advice"].to_string();
     assert!(advice.contains("ran on a CPU"), "{advice}");
+    // the same figures as metrics, for scripts: 31.901 µs off a CPU, the rest of the
+    // 396.22 ms of untraced idle on one
+    let m = &idle["evidence"]["metrics"];
+    assert_eq!(m["gpu0_untraced_off_cpu_us"].as_f64(), Some(31.901), "{m}");
+    let on = m["gpu0_untraced_on_cpu_us"].as_f64().unwrap();
+    assert!((on - 396_190.0).abs() < 100.0, "{m}");
 
     let Some(p) = file("pipit_cloverleaf-cuda_4xa100_nsys2024.5.sqlite") else {
         return;

@@ -1200,6 +1200,20 @@ fn gpu_idle_gaps(f: &Facts) -> Option<Finding> {
         if let Some(os) = untraced_os_fact(f, d) {
             e.facts.push(format!("  {os}"));
         }
+        if let Some(os) = d.untraced_os.as_ref().filter(|o| o.scheduled > 0) {
+            // for scripts: the untraced idle by what the launching thread did
+            let (on, off) = (os.scheduled - os.off_cpu, os.off_cpu);
+            metric(
+                &mut e,
+                &format!("gpu{}_untraced_on_cpu_us", d.device),
+                on as f64 / 1000.0,
+            );
+            metric(
+                &mut e,
+                &format!("gpu{}_untraced_off_cpu_us", d.device),
+                off as f64 / 1000.0,
+            );
+        }
         let streams: Vec<String> = d
             .streams
             .iter()
