@@ -1572,6 +1572,9 @@ pub fn read_file(file: &Path, path: &str, compressed: Option<u64>) -> Result<Tra
     let memory = r.read_memory()?;
     r.read_diagnostics()?;
     tt.lap("nsys: profiler tables");
+    // the OS's rows describe host time; the events counted are the profiler's records (a
+    // capture of 139 CUDA records holds 16,000 OS rows with sampling on)
+    let profiler_rows = r.rows;
     let os_calls = r.read_os_calls()?;
     tt.lap("nsys: OS runtime calls");
     // a thread switched out for good is off until the last thing the capture recorded
@@ -1584,6 +1587,7 @@ pub fn read_file(file: &Path, path: &str, compressed: Option<u64>) -> Result<Tra
     tt.lap("nsys: context switches");
     let samples = r.read_samples()?;
     tt.lap("nsys: CPU samples");
+    r.rows = profiler_rows;
     r.link_ops();
 
     // What is missing, and why it matters.
