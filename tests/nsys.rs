@@ -1069,6 +1069,16 @@ fn saxpy_mpi_waits_are_host_communication() {
     );
 }
 
+/// The `gpu-idle-gaps` finding of a report.
+fn idle_gaps(j: &serde_json::Value) -> &serde_json::Value {
+    j["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["id"] == "gpu-idle-gaps")
+        .unwrap_or_else(|| panic!("no gpu-idle-gaps: {:?}", common::finding_ids(j)))
+}
+
 /// The OS's record of the launching thread names what the host did while nothing was
 /// traced (issue 29: thread scheduling tells untraced on-CPU work from a blocked thread).
 /// saxpy-mpi: the four long gaps of "nothing traced" are the rank computing on its CPU —
@@ -1089,12 +1099,7 @@ fn untraced_time_is_told_apart_by_the_os_record() {
         verdict.contains("the launching thread ran on a CPU for 100.0% of it (untraced host work), sampled mostly in `main`"),
         "{verdict}"
     );
-    let idle = j["findings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|f| f["id"] == "gpu-idle-gaps")
-        .unwrap();
+    let idle = idle_gaps(&j);
     let facts = idle["evidence"]["facts"].to_string();
     assert!(
         facts.contains("off a CPU (blocked or preempted) 31.9 µs (0.0%)"),
@@ -1119,12 +1124,7 @@ fn untraced_time_is_told_apart_by_the_os_record() {
         return;
     };
     let j = common::analyze_json(&p, &[]);
-    let idle = j["findings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|f| f["id"] == "gpu-idle-gaps")
-        .unwrap();
+    let idle = idle_gaps(&j);
     let gaps = idle["evidence"]["locations"].to_string();
     assert!(
         gaps.contains("nothing traced: thread off CPU 83.6%\""),

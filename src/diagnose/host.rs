@@ -1414,14 +1414,13 @@ pub fn untraced_nature(f: &Facts) -> Option<String> {
         .filter(|s| sampled >= MIN_SAMPLES && 2 * s.1 > sampled)
         .map(|s| format!(", sampled mostly in `{}`", short(f.trace.name(s.0), 40)));
     // the scheduling must cover most of the untraced time to say either
-    if 2 * os.scheduled <= untraced {
+    let Some(off) = off_cpu_share(d) else {
         return call
             .map(|c| format!("the launching thread was{}", c.trim_start_matches(',')))
             .or_else(|| {
                 sample.map(|s| format!("the launching thread was{}", s.trim_start_matches(',')))
             });
-    }
-    let off = os.off_cpu as f64 / os.scheduled as f64;
+    };
     Some(if off > 0.5 {
         format!(
             "the launching thread was off a CPU (blocked or preempted) for {} of it{}",
@@ -1437,15 +1436,19 @@ pub fn untraced_nature(f: &Facts) -> Option<String> {
     })
 }
 
+/// The share of the untraced idle of `d` its launching thread spent off a CPU, when the
+/// thread's scheduling covers most of that idle (else too little is known to say either).
+fn off_cpu_share(d: &DeviceGaps) -> Option<f64> {
+    let os = d.untraced_os.as_ref()?;
+    (2 * os.scheduled > d.by_cause[Cause::Untraced as usize])
+        .then(|| os.off_cpu as f64 / os.scheduled as f64)
+}
+
 /// What to do about idle with nothing traced on the host, by what the trace can say of it.
 fn untraced_advice(f: &Facts, d: &DeviceGaps) -> String {
     let nsys = f.trace.source.format == crate::model::SourceFormat::NsysSqlite;
-    let blocked = d
-        .untraced_os
-        .as_ref()
-        .filter(|o| 2 * o.scheduled > d.by_cause[Cause::Untraced as usize]);
-    match blocked {
-        Some(o) if 2 * o.off_cpu > o.scheduled => {
+    match off_cpu_share(d) {
+        Some(off) if off > 0.5 => {
             "Gaps with nothing traced while the launching thread was off a CPU: it was blocked \
              (I/O, a lock or condition, another thread or process) or preempted; the OS calls \
              above say where it waited — make the wait asynchronous or move it off the \
@@ -1488,22 +1491,17 @@ fn os_in_gap(f: &Facts, thread: u32, iv: Interval) -> Option<String> {
         };
     }
     // an OS call of the thread covering most of the gap
-    let hi = os.calls.partition_point(|c| c.start < iv.end);
-    if let Some(c) = os.calls[..hi]
+    if let Some(c) = os
+        .calls_in(thread, iv)
         .iter()
-        .rev()
-        .take(4096)
-        .filter(|c| c.thread == thread)
         .find(|c| 2 * c.interval().overlap(&iv) > iv.len())
     {
         let sep = if out.is_empty() { "" } else { " " };
         out.push_str(&format!("{sep}in `{}`", short(f.trace.name(c.name), 30)));
     }
-    let lo = os.samples.partition_point(|s| s.time < iv.start);
-    let hi = os.samples.partition_point(|s| s.time < iv.end);
     let mut by: BTreeMap<crate::model::NameId, u64> = BTreeMap::new();
     let mut n = 0;
-    for s in os.samples[lo..hi].iter().filter(|s| s.thread == thread) {
+    for s in os.samples_in(thread, iv) {
         *by.entry(s.function).or_default() += 1;
         n += 1;
     }

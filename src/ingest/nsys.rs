@@ -1117,7 +1117,7 @@ impl<'p> Reader<'p> {
                 thread,
             });
         }
-        calls.sort_by_key(|c| (c.start, std::cmp::Reverse(c.dur)));
+        calls.sort_by_key(|c| (c.thread, c.start, std::cmp::Reverse(c.dur)));
         Ok(calls)
     }
 
@@ -1157,7 +1157,7 @@ impl<'p> Reader<'p> {
     /// The CPU samples (`COMPOSITE_EVENTS`, `--sample=process-tree`) of the threads the
     /// profiler recorded spans on, each with the function of its innermost resolved user-mode
     /// frame among the innermost [`SAMPLE_FRAMES`] (`SAMPLING_CALLCHAINS`); samples without one
-    /// are left out. By time.
+    /// are left out. By thread, then time.
     fn read_samples(&mut self) -> Result<Vec<CpuSample>, LoadError> {
         let db = &self.db;
         let (Some(t), Some(id), Some(symbol), Some(depth), true) = (
@@ -1220,7 +1220,7 @@ impl<'p> Reader<'p> {
                 function,
             });
         }
-        out.sort_by_key(|s| s.time);
+        out.sort_by_key(|s| (s.thread, s.time));
         Ok(out)
     }
 

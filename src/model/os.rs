@@ -54,9 +54,9 @@ pub struct OsActivity {
     /// past the end of the vector).
     pub off_cpu: Vec<Option<IntervalSet>>,
     /// The outermost OS runtime calls (nesting level 0: a call made inside another, such as
-    /// `open64` inside `fopen`, is left out), sorted by start.
+    /// `open64` inside `fopen`, is left out), sorted by thread, then start.
     pub calls: Vec<OsCall>,
-    /// CPU samples, sorted by time.
+    /// CPU samples, sorted by thread, then time.
     pub samples: Vec<CpuSample>,
 }
 
@@ -64,6 +64,41 @@ impl OsActivity {
     /// True when the OS recorded nothing (every Kineto trace).
     pub fn is_empty(&self) -> bool {
         self.calls.is_empty() && self.samples.is_empty() && self.off_cpu.iter().all(|s| s.is_none())
+    }
+
+    /// The OS calls of `thread`, by start.
+    pub fn calls_of(&self, thread: u32) -> &[OsCall] {
+        let lo = self.calls.partition_point(|c| c.thread < thread);
+        let hi = self.calls.partition_point(|c| c.thread <= thread);
+        &self.calls[lo..hi]
+    }
+
+    /// The CPU samples of `thread`, by time.
+    pub fn samples_of(&self, thread: u32) -> &[CpuSample] {
+        let lo = self.samples.partition_point(|s| s.thread < thread);
+        let hi = self.samples.partition_point(|s| s.thread <= thread);
+        &self.samples[lo..hi]
+    }
+
+    /// The calls of `thread` (see [`OsActivity::calls_of`]) that overlap `iv`: one thread's
+    /// outermost calls do not overlap each other, but a long one (a `poll` of half a second)
+    /// can start well before `iv`.
+    pub fn calls_in(&self, thread: u32, iv: Interval) -> &[OsCall] {
+        let mine = self.calls_of(thread);
+        let hi = mine.partition_point(|c| c.start < iv.end);
+        let mut lo = hi;
+        while lo > 0 && mine[lo - 1].start + mine[lo - 1].dur > iv.start {
+            lo -= 1;
+        }
+        &mine[lo..hi]
+    }
+
+    /// The samples of `thread` inside `iv`.
+    pub fn samples_in(&self, thread: u32, iv: Interval) -> &[CpuSample] {
+        let mine = self.samples_of(thread);
+        let lo = mine.partition_point(|s| s.time < iv.start);
+        let hi = mine.partition_point(|s| s.time < iv.end);
+        &mine[lo..hi]
     }
 
     /// When `thread` was off a CPU, if its scheduling was recorded.

@@ -745,7 +745,7 @@ pub fn analyze_gaps_with(
         main_thread,
         last_start: &device.last_start,
         empty: ThreadSets::default(),
-        os: OsIndex::of(trace),
+        os: (!trace.os.is_empty()).then_some(&trace.os),
     };
     let mut processes = Processes::new(trace, threads.len());
     let mut walk = Walk::default();
@@ -1217,45 +1217,8 @@ struct Attribution<'a> {
     last_start: &'a HashMap<i64, Ns>,
     /// The sets of a thread without host activity.
     empty: ThreadSets,
-    /// The OS's record of the host threads, by thread; `None` when the trace has none
-    /// (Kineto).
-    os: Option<OsIndex<'a>>,
-}
-
-/// [`crate::model::os::OsActivity`] by thread, for [`os_of_untraced`].
-struct OsIndex<'a> {
-    rec: &'a crate::model::os::OsActivity,
-    /// Per thread: its outermost OS runtime calls, by start.
-    calls: Vec<Vec<crate::model::os::OsCall>>,
-    /// Per thread: its CPU samples (time, function), by time.
-    samples: Vec<Vec<(Ns, crate::model::NameId)>>,
-}
-
-impl<'a> OsIndex<'a> {
-    fn of(trace: &'a Trace) -> Option<OsIndex<'a>> {
-        let rec = &trace.os;
-        if rec.is_empty() {
-            return None;
-        }
-        let n = trace.threads.len();
-        let mut calls = vec![Vec::new(); n];
-        for c in &rec.calls {
-            if let Some(v) = calls.get_mut(c.thread as usize) {
-                v.push(*c);
-            }
-        }
-        let mut samples = vec![Vec::new(); n];
-        for s in &rec.samples {
-            if let Some(v) = samples.get_mut(s.thread as usize) {
-                v.push((s.time, s.function));
-            }
-        }
-        Some(OsIndex {
-            rec,
-            calls,
-            samples,
-        })
-    }
+    /// The OS's record of the host threads; `None` when the trace has none (Kineto).
+    os: Option<&'a crate::model::os::OsActivity>,
 }
 
 /// How a gap's time was split ([`Walk::attribute`]).
@@ -1290,9 +1253,9 @@ struct Walk {
     drain_budget: Ns,
     /// That sync.
     drain_sync: u32,
-    /// The gap's untraced time inside the launching thread's OS calls (index into the
-    /// thread's calls, ns), before the drain's share is taken out.
-    os_calls: Vec<(usize, Ns)>,
+    /// The gap's untraced time inside the launching thread's OS calls (name, ns), before the
+    /// drain's share is taken out.
+    os_calls: Vec<(crate::model::NameId, Ns)>,
     /// The functions of the launching thread's CPU samples in the gap's untraced time.
     os_samples: Vec<crate::model::NameId>,
 }
@@ -1486,8 +1449,8 @@ impl Walk {
                 }
                 let untraced = free.total();
                 split[Cause::Untraced as usize] += untraced;
-                if let (Some(index), true) = (&ctx.os, untraced > 0) {
-                    os = os_of_untraced(index, thread, free.spans(), os_calls, os_samples);
+                if let (Some(rec), true) = (ctx.os, untraced > 0) {
+                    os = os_of_untraced(rec, thread, free.spans(), os_calls, os_samples);
                 }
                 // the launch call and its latency: start-up where a lazy module load runs in
                 // the call, then the sync's while inside its lead, then launch overhead
@@ -1531,16 +1494,15 @@ impl Walk {
 
 /// What the OS recorded of `thread` during `free`, a gap's untraced time: `[untraced ns, of
 /// it with the thread's scheduling recorded, of that off a CPU]`; the time inside each of its
-/// outermost OS calls (index into the thread's calls, ns) goes to `out`, the functions of its
+/// outermost OS calls (its name, ns) goes to `out`, the functions of its
 /// CPU samples to `sampled`.
 fn os_of_untraced(
-    index: &OsIndex,
+    rec: &crate::model::os::OsActivity,
     thread: u32,
     free: &[Interval],
-    out: &mut Vec<(usize, Ns)>,
+    out: &mut Vec<(crate::model::NameId, Ns)>,
     sampled: &mut Vec<crate::model::NameId>,
 ) -> [Ns; 3] {
-    let (rec, calls) = (index.rec, &index.calls);
     let untraced: Ns = free.iter().map(|i| i.len()).sum();
     let (scheduled, off) = match rec.off_cpu(thread) {
         Some(set) => (
@@ -1549,31 +1511,17 @@ fn os_of_untraced(
         ),
         None => (0, 0),
     };
-    if let (Some(mine), Some(first), Some(last)) =
-        (calls.get(thread as usize), free.first(), free.last())
-    {
-        // calls by start; one thread's outermost calls do not overlap, but a long one (a
-        // `poll` of half a second) can start well before the gap: find the first that ends
-        // after the gap's start among those that start before its end
-        let hi = mine.partition_point(|c| c.start < last.end);
-        let mut lo = hi;
-        while lo > 0 && mine[lo - 1].start + mine[lo - 1].dur > first.start {
-            lo -= 1;
-        }
-        for (k, c) in mine[lo..hi].iter().enumerate() {
+    if let (Some(first), Some(last)) = (free.first(), free.last()) {
+        for c in rec.calls_in(thread, Interval::new(first.start, last.end)) {
             let iv = c.interval();
             let inside: Ns = free.iter().map(|f| f.overlap(&iv)).sum();
             if inside > 0 {
-                out.push((lo + k, inside));
+                out.push((c.name, inside));
             }
         }
     }
-    if let Some(mine) = index.samples.get(thread as usize) {
-        for f in free {
-            let lo = mine.partition_point(|s| s.0 < f.start);
-            let hi = mine.partition_point(|s| s.0 < f.end);
-            sampled.extend(mine[lo..hi].iter().map(|s| s.1));
-        }
+    for &f in free {
+        sampled.extend(rec.samples_in(thread, f).iter().map(|s| s.function));
     }
     [untraced, scheduled, off]
 }
@@ -1623,12 +1571,10 @@ fn device_gaps(
         } = walk.attribute(ctx, processes, dev, g);
         // what the OS recorded of the untraced time, the drain's share taken out
         let untraced = split[Cause::Untraced as usize];
-        if let (Some(index), true) = (&ctx.os, os[0] > 0 && untraced > 0) {
-            let calls = &index.calls;
+        if ctx.os.is_some() && os[0] > 0 && untraced > 0 {
             untraced_os.scheduled += share(os[1], untraced, os[0]);
             untraced_os.off_cpu += share(os[2], untraced, os[0]);
-            for &(k, ns) in &walk.os_calls {
-                let name = calls[thread as usize][k].name;
+            for &(name, ns) in &walk.os_calls {
                 let ns = share(ns, untraced, os[0]);
                 match untraced_os.calls.iter_mut().find(|c| c.0 == name) {
                     Some(c) => c.1 += ns,
@@ -2178,7 +2124,7 @@ mod tests {
         samples.extend([50, 60, 70].map(|at| sample(at, 0, foo)));
         // inside the launch call, and on another thread: not the untraced time's
         samples.extend([sample(992, 0, foo), sample(600, other, foo)]);
-        samples.sort_by_key(|s| s.time);
+        samples.sort_by_key(|s| (s.thread, s.time));
         t.os = OsActivity {
             off_cpu: vec![Some(IntervalSet::from_intervals([
                 Interval::new(us(100), us(400)),
