@@ -34,7 +34,7 @@
 
 use serde::Serialize;
 
-use crate::model::{clock, CpuKind, GpuKind, Ns, Trace, NONE};
+use crate::model::{clock, CpuKind, GpuKind, Ns, Trace};
 use crate::window::records::{self, RecordsStop};
 
 /// Threshold of the clock-offset check, ns ([`clock::MIN_OFFSET`]).
@@ -323,7 +323,7 @@ impl CaptureFacts {
         let mut last_end: Vec<(i32, Ns)> = Vec::new();
         // the union of device activities (in start order), for the blocking calls below
         let mut busy: Vec<(Ns, Ns)> = Vec::new();
-        for g in trace.gpu.iter().filter(|g| g.is_activity()) {
+        for (g, call) in trace.gpu_with_launches().filter(|(g, _)| g.is_activity()) {
             f.activities += 1;
 
             match busy.last_mut() {
@@ -352,12 +352,8 @@ impl CaptureFacts {
                 }
             };
             let prev = &mut last_end[k].1;
-            if g.launch == NONE {
-                f.unlinked += 1;
-                clock_est.add(g, None);
-            } else {
+            if let Some(call) = call {
                 let first = !launched_graph.replace(g.launch as usize);
-                let call = &trace.cpu[g.launch as usize];
                 clock_est.add(g, Some((call, first)));
                 // nothing recorded on the device from the launch's return to the start: the
                 // device ran something the trace does not hold (or its clock is offset)
@@ -366,6 +362,9 @@ impl CaptureFacts {
                     f.late += 1;
                     f.late_wait += g.start - returned;
                 }
+            } else {
+                f.unlinked += 1;
+                clock_est.add(g, None);
             }
             *prev = (*prev).max(g.end());
         }

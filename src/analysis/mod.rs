@@ -166,6 +166,7 @@ impl Analysis {
 /// [`try_analyze`] returns the error instead.
 pub fn analyze(trace: &Trace, opts: &AnalyzeOptions) -> Analysis {
     let (par, mut pre) = prepare(trace, opts);
+    let mut tt = crate::timings::Timings::nested();
     let compile = std::mem::take(&mut pre.compile);
     let selection =
         match win::select_with(trace, &pre.steps, &pre.annotations, &spec_of(opts), compile) {
@@ -178,6 +179,7 @@ pub fn analyze(trace: &Trace, opts: &AnalyzeOptions) -> Analysis {
                 w
             }
         };
+    tt.lap("analyze window");
     analyze_window(trace, &pre, selection, par)
 }
 
@@ -264,7 +266,9 @@ fn analyze_window(trace: &Trace, pre: &Prepared, selection: win::Window, par: bo
     };
     let window = selection.span;
     // one-time start-up first: the gap attribution charges the device idle in it to start-up
+    let mut tt = crate::timings::Timings::nested();
     let startup = startup::startup(trace, &selection);
+    tt.lap("analyze startup");
     let (views, host) = join(
         par,
         || {
@@ -306,6 +310,9 @@ fn analyze_window(trace: &Trace, pre: &Prepared, selection: win::Window, par: bo
             // the host facts' torch patterns, on this side: the host facts' side is the longer
             let patterns = host::patterns::torch_patterns(trace, &selection.mask);
             tt.lap("analyze torch patterns");
+            // whether the steps repeat, on this side too (the shorter)
+            let repetition = crate::window::repeats::of(trace, &steps.steps);
+            tt.lap("analyze repetition");
             (
                 ops,
                 phases,
@@ -314,7 +321,7 @@ fn analyze_window(trace: &Trace, pre: &Prepared, selection: win::Window, par: bo
                 step_timeline,
                 gpu_metrics,
                 (efficiency, implausible_notes, roofline),
-                patterns,
+                (patterns, repetition),
             )
         },
         || {
@@ -352,8 +359,9 @@ fn analyze_window(trace: &Trace, pre: &Prepared, selection: win::Window, par: bo
         step_timeline,
         gpu_metrics,
         (efficiency, implausible_notes, roofline),
-        patterns,
+        (patterns, repetition),
     ) = views;
+    tt.lap("analyze (join)");
     let mut host = host;
     host.patterns = patterns;
     let mut selection = selection;
@@ -363,7 +371,7 @@ fn analyze_window(trace: &Trace, pre: &Prepared, selection: win::Window, par: bo
     selection.notes.extend(implausible_notes);
     let workload = workload::workload(trace, window.start, window.end);
     let communication = comms::collective_sizes(trace, &selection);
-    let repetition = crate::window::repeats::of(trace, &steps.steps);
+    tt.lap("analyze workload, collectives");
     Analysis {
         repetition,
         startup,

@@ -202,9 +202,9 @@ pub fn op_table_with(trace: &Trace, window: Interval, opts: OpOptions) -> Vec<Op
             nodes[n].host_below += e.dur;
         }
     }
-    for g in &trace.gpu {
-        if g.is_activity() && g.launch != NONE {
-            if let Some(n) = node_of_owner(&cpu[g.launch as usize]) {
+    for (g, l) in trace.gpu_with_launches() {
+        if let Some(l) = l.filter(|_| g.is_activity()) {
+            if let Some(n) = node_of_owner(l) {
                 nodes[n].launch_device += g.dur;
             }
         }

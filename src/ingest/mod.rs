@@ -212,7 +212,9 @@ pub(crate) fn progress_bar(len: u64, message: String) -> indicatif::ProgressBar 
 pub fn load(path: &str, opts: &LoadOptions) -> Result<Trace, LoadError> {
     let mut trace = read(path, opts)?;
     if !opts.no_clock_correction {
+        let mut tt = crate::timings::Timings::nested();
         crate::model::clock::correct(&mut trace);
+        tt.lap("clock correction");
     }
     Ok(trace)
 }

@@ -39,7 +39,7 @@
 //! The loader runs [`correct`] on every trace unless asked not to (`analyze
 //! --no-clock-correction`), so that a user can compare both readings.
 
-use super::{CpuEvent, GpuEvent, Ns, Trace, NONE};
+use super::{CpuEvent, GpuEvent, Ns, Trace};
 
 /// Smallest delay (or lead) that makes a device's clock suspect, ns (1 ms: far above any
 /// launch latency, far below the offsets seen in real captures).
@@ -115,11 +115,8 @@ pub fn estimate(trace: &Trace) -> Vec<ClockEstimate> {
     let mut est = Estimator::default();
     // launch calls whose first activity has been seen (an anchor is a call's first activity)
     let mut seen = crate::model::fast::Bits::new(trace.cpu.len());
-    for g in trace.gpu.iter().filter(|g| g.is_activity()) {
-        let call = (g.launch != NONE).then(|| {
-            let first = !seen.replace(g.launch as usize);
-            (&trace.cpu[g.launch as usize], first)
-        });
+    for (g, call) in trace.gpu_with_launches().filter(|(g, _)| g.is_activity()) {
+        let call = call.map(|c| (c, !seen.replace(g.launch as usize)));
         est.add(g, call);
     }
     est.finish()

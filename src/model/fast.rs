@@ -9,6 +9,21 @@
 pub use crate::model::fasthash::{FastHasher, HashMap, HashSet};
 use crate::model::{NameId, Trace};
 
+/// Asks the CPU to bring `v[i]` into its caches (a hint: nothing on other architectures or
+/// when `i` is out of range), for a pass that reads elements in an order the hardware cannot
+/// predict, a few iterations before it reads them.
+#[inline(always)]
+pub fn prefetch<T>(v: &[T], i: usize) {
+    #[cfg(target_arch = "x86_64")]
+    if let Some(x) = v.get(i) {
+        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+        // SAFETY: a prefetch is a hint that never faults; the pointer is to a live element
+        unsafe { _mm_prefetch::<_MM_HINT_T0>((x as *const T).cast::<i8>()) }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = (v, i);
+}
+
 /// A classification of names computed at most once per interned name.
 pub struct NameMemo<'t, T: Copy, F: Fn(&str) -> T> {
     trace: &'t Trace,

@@ -806,6 +806,21 @@ impl Trace {
         Ok(())
     }
 
+    /// The device events with their launch calls (`None`: not linked), in order, each launch
+    /// call fetched into the cache a few events ahead ([`fast::prefetch`]): the calls of
+    /// consecutive device events lie far apart in [`Trace::cpu`], and a pass that reads each
+    /// would otherwise wait for memory once per device event.
+    pub fn gpu_with_launches(&self) -> impl Iterator<Item = (&GpuEvent, Option<&CpuEvent>)> {
+        const AHEAD: usize = 16;
+        let (gpu, cpu) = (&self.gpu, &self.cpu);
+        gpu.iter().enumerate().map(move |(i, g)| {
+            if let Some(a) = gpu.get(i + AHEAD) {
+                fast::prefetch(cpu, a.launch as usize);
+            }
+            (g, cpu.get(g.launch as usize))
+        })
+    }
+
     /// The operator that launched a device event, through its runtime call's External id.
     pub fn owner_op_of(&self, g: &GpuEvent) -> Option<u32> {
         if g.launch != NONE {

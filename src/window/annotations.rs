@@ -247,19 +247,18 @@ impl Annotations {
         const MEMO: usize = 1024;
         let mut by_launch: Vec<(u32, u32, bool)> = vec![(NONE, NONE, false); MEMO];
         let mut unlinked: Vec<u32> = Vec::new();
-        for (gi, g) in trace.gpu.iter().enumerate() {
+        for (gi, (g, l)) in trace.gpu_with_launches().enumerate() {
             if !g.is_activity() {
                 continue;
             }
-            if g.launch == NONE || !is_launcher(cpu[g.launch as usize].kind) {
+            let Some(l) = l.filter(|l| is_launcher(l.kind)) else {
                 unlinked.push(gi as u32);
                 continue;
-            }
+            };
             let slot = &mut by_launch[g.launch as usize % MEMO];
             let (inst, bw) = if slot.0 == g.launch {
                 (slot.1, slot.2)
             } else {
-                let l = &cpu[g.launch as usize];
                 let mut inst = a.innermost(l.thread, l.start, l.end(), cpu);
                 if inst == NONE && is_autograd(l.thread) {
                     if let Some(m) = main_thread {

@@ -399,8 +399,12 @@ impl Window {
     pub fn counts_activity_at(&self, trace: &Trace, i: usize) -> bool {
         let bits = self.counted.get_or_init(|| {
             let mut bits = vec![0u64; trace.gpu.len().div_ceil(64)];
-            for (i, g) in trace.gpu.iter().enumerate() {
-                if self.counts_activity(trace, g) {
+            for (i, (g, call)) in trace.gpu_with_launches().enumerate() {
+                let counted = match call {
+                    Some(call) => self.contains_launch(call),
+                    None => self.counts_activity(trace, g),
+                };
+                if counted {
                     bits[i / 64] |= 1 << (i % 64);
                 }
             }

@@ -12,7 +12,7 @@
 //! A step that differs in either is named with the first step; with fewer than two steps
 //! nothing is compared ([`Repetition::compared`] is 0).
 
-use crate::model::{CpuKind, GpuKind, NameId, Trace, NONE};
+use crate::model::{CpuKind, GpuKind, NameId, Trace};
 
 use super::steps::Step;
 
@@ -24,10 +24,11 @@ pub struct Repetition {
     /// The first step whose kernels differ from the first step's, with the count of kernels
     /// of each: (step, its kernels, first step, its kernels).
     pub kernels_differ: Option<(String, u64, String, u64)>,
-    /// Whether shapes were recorded for the steps' operators.
+    /// Whether shapes were recorded (for the steps' operators, when the kernels repeat;
+    /// for any operator when they differ and the shapes were not compared).
     pub shapes_recorded: bool,
     /// The first step whose operator shapes differ from the first step's: (step, first
-    /// step).
+    /// step); `None` too when the kernels differ (the shapes are then not compared).
     pub shapes_differ: Option<(String, String)>,
 }
 
@@ -56,14 +57,32 @@ pub fn of(trace: &Trace, steps: &[Step]) -> Repetition {
         (i > 0 && end <= steps[i - 1].host_span.end).then(|| i - 1)
     };
     let mut kernels: Vec<Vec<NameId>> = vec![Vec::new(); n];
-    for g in trace.gpu.iter().filter(|g| g.kind == GpuKind::Kernel) {
-        if g.launch == NONE {
+    for (g, call) in trace.gpu_with_launches() {
+        let Some(call) = call.filter(|_| g.kind == GpuKind::Kernel) else {
             continue;
-        }
-        let call = &trace.cpu[g.launch as usize];
+        };
         if let Some(i) = step_of(call.start, call.end()) {
             kernels[i].push(g.name);
         }
+    }
+    let kernels: Vec<Vec<NameId>> = kernels.into_iter().map(sorted).collect();
+    let first = &steps[0].name;
+    let kernels_differ = (1..n).find(|&i| kernels[i] != kernels[0]).map(|i| {
+        (
+            steps[i].name.clone(),
+            kernels[i].len() as u64,
+            first.clone(),
+            kernels[0].len() as u64,
+        )
+    });
+    if kernels_differ.is_some() {
+        // not static already: the shapes are not compared (the kernels say why)
+        return Repetition {
+            compared: n,
+            kernels_differ,
+            shapes_recorded: !trace.op_shapes.is_empty(),
+            shapes_differ: None,
+        };
     }
     let mut shapes: Vec<Vec<(NameId, NameId)>> = vec![Vec::new(); n];
     let mut recorded = false;
@@ -78,19 +97,10 @@ pub fn of(trace: &Trace, steps: &[Step]) -> Repetition {
             }
         }
     }
-    let kernels: Vec<Vec<NameId>> = kernels.into_iter().map(sorted).collect();
     let shapes: Vec<Vec<(NameId, NameId)>> = shapes.into_iter().map(sorted).collect();
-    let first = &steps[0].name;
     Repetition {
         compared: n,
-        kernels_differ: (1..n).find(|&i| kernels[i] != kernels[0]).map(|i| {
-            (
-                steps[i].name.clone(),
-                kernels[i].len() as u64,
-                first.clone(),
-                kernels[0].len() as u64,
-            )
-        }),
+        kernels_differ,
         shapes_recorded: recorded,
         shapes_differ: (1..n)
             .find(|&i| recorded && shapes[i] != shapes[0])

@@ -448,13 +448,10 @@ fn extend_and_trim(
     let n = hosts.len();
     // Device activities per launching call: (launch index, gpu index), sorted by launch.
     let mut children: Vec<(u32, u32)> = trace
-        .gpu
-        .iter()
+        .gpu_with_launches()
         .enumerate()
-        .filter(|(_, g)| {
-            g.is_activity() && g.launch != NONE && is_launcher(trace.cpu[g.launch as usize].kind)
-        })
-        .map(|(i, g)| (g.launch, i as u32))
+        .filter(|(_, (g, l))| g.is_activity() && l.is_some_and(|l| is_launcher(l.kind)))
+        .map(|(i, (g, _))| (g.launch, i as u32))
         .collect();
     children.sort_unstable();
 
@@ -786,11 +783,10 @@ fn cut_whole_trace(s: &RecordsStop, hosts: &mut [HostStep], left_out: &mut Vec<L
 /// Hull of the device activities and the host calls that launched them.
 fn device_hull(trace: &Trace) -> Option<Interval> {
     let mut hull: Option<Interval> = None;
-    for g in trace.gpu.iter().filter(|g| g.is_activity()) {
+    for (g, l) in trace.gpu_with_launches().filter(|(g, _)| g.is_activity()) {
         let mut iv = g.interval();
-        if g.launch != NONE {
-            let l = trace.cpu[g.launch as usize].interval();
-            iv = Interval::new(iv.start.min(l.start), iv.end.max(l.end));
+        if let Some(l) = l {
+            iv = Interval::new(iv.start.min(l.start), iv.end.max(l.end()));
         }
         hull = Some(match hull {
             None => iv,

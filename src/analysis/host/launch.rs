@@ -30,7 +30,7 @@
 
 use crate::model::fast::{HashMap, NameMemo};
 
-use crate::model::{CpuKind, GpuKind, Interval, IntervalSet, NameId, Ns, Trace, NONE};
+use crate::model::{CpuKind, GpuKind, Interval, IntervalSet, NameId, Ns, Trace};
 
 /// Queue depth at which a stream's launch queue counts as full.
 pub const QUEUE_FULL_DEPTH: u32 = 1000;
@@ -165,11 +165,10 @@ pub fn analyze_launches(trace: &Trace, mask: &IntervalSet) -> LaunchAnalysis {
     let mut last: Option<((i64, i64), usize)> = None;
     let mut graph_calls: Vec<u32> = Vec::new();
     let mut launch_calls_seen: Vec<u32> = Vec::new();
-    for g in &trace.gpu {
-        if !g.is_activity() || g.launch == NONE {
+    for (g, l) in trace.gpu_with_launches() {
+        let Some(l) = l.filter(|_| g.is_activity()) else {
             continue;
-        }
-        let l = &trace.cpu[g.launch as usize];
+        };
         if !is_host_call(l.kind) {
             continue;
         }
@@ -338,6 +337,7 @@ pub fn analyze_launches(trace: &Trace, mask: &IntervalSet) -> LaunchAnalysis {
 mod tests {
     use super::*;
     use crate::model::build::TraceBuilder;
+    use crate::model::NONE;
 
     fn whole(t: &Trace) -> IntervalSet {
         IntervalSet::from_intervals([Interval::new(

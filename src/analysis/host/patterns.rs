@@ -562,8 +562,7 @@ impl<'t, F: Fn(&str) -> Traits> Walk<'t, F> {
             match starts.then(|| self.loop_at(&seq[p..])).flatten() {
                 Some((body, reps)) => {
                     let run = seq[p..p + body.len() * reps].to_vec();
-                    self.hits
-                        .push((i, Hit::Loop(body.join(" → "), reps, run)));
+                    self.hits.push((i, Hit::Loop(body.join(" → "), reps, run)));
                     p += body.len() * reps;
                 }
                 None => p += 1,
@@ -624,9 +623,8 @@ pub fn torch_patterns(trace: &Trace, mask: &IntervalSet) -> TorchPatterns {
         hits: Vec::new(),
     };
     // without a name the tree's patterns start at, a plain scan for the other two
-    let tree = (0..trace.names.len()).any(|k| {
-        Role::of(trace.name(crate::model::NameId(k as u32))).needs_tree()
-    });
+    let tree = (0..trace.names.len())
+        .any(|k| Role::of(trace.name(crate::model::NameId(k as u32))).needs_tree());
     for i in 0..trace.cpu.len() as u32 {
         if tree {
             walk.visit(i);
@@ -739,7 +737,10 @@ mod equivalence {
             for (i, e) in trace.cpu.iter().enumerate() {
                 let in_tree = matches!(
                     e.kind,
-                    CpuKind::Op | CpuKind::UserAnnotation | CpuKind::Python | CpuKind::PythonFunction
+                    CpuKind::Op
+                        | CpuKind::UserAnnotation
+                        | CpuKind::Python
+                        | CpuKind::PythonFunction
                 );
                 if !in_tree {
                     continue;
@@ -844,7 +845,8 @@ mod equivalence {
                 }
                 Role::Zero => {
                     let par = tree.parent[i];
-                    if (par == NONE || name(par) != "aten::zeros") && under_zero_grad(&tree, ui, &name)
+                    if (par == NONE || name(par) != "aten::zeros")
+                        && under_zero_grad(&tree, ui, &name)
                     {
                         zero.add(i, dims_text(trace, i).map(str::to_string));
                     }
@@ -917,7 +919,8 @@ mod equivalence {
         if c == NONE || name(c) != "aten::copy_" {
             return false;
         }
-        input_types(trace, c as usize).is_some_and(|t| t.len() >= 2 && !t[0].is_empty() && t[0] == t[1])
+        input_types(trace, c as usize)
+            .is_some_and(|t| t.len() >= 2 && !t[0].is_empty() && t[0] == t[1])
     }
 
     /// The span or one of its chain of last descendants is an initialiser.
@@ -1003,7 +1006,10 @@ mod equivalence {
     struct Rng(u64);
     impl Rng {
         fn next(&mut self) -> u64 {
-            self.0 = self.0.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            self.0 = self
+                .0
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
             self.0 >> 33
         }
         fn below(&mut self, n: u64) -> u64 {
@@ -1012,20 +1018,41 @@ mod equivalence {
     }
 
     const NAMES: [&str; 17] = [
-        "aten::to", "aten::_to_copy", "aten::copy_", "aten::fill_", "aten::zero_",
-        "aten::zeros", "aten::conv2d", "aten::batch_norm", "nn.Module: Conv2d_0",
-        "nn.Module: BatchNorm2d_0", "aten::select", "aten::add", "aten::mm",
-        "Optimizer.zero_grad#SGD.zero_grad", "<built-in method to>",
-        "torch/optim/sgd.py(1): _single_tensor_sgd", "aten::select",
+        "aten::to",
+        "aten::_to_copy",
+        "aten::copy_",
+        "aten::fill_",
+        "aten::zero_",
+        "aten::zeros",
+        "aten::conv2d",
+        "aten::batch_norm",
+        "nn.Module: Conv2d_0",
+        "nn.Module: BatchNorm2d_0",
+        "aten::select",
+        "aten::add",
+        "aten::mm",
+        "Optimizer.zero_grad#SGD.zero_grad",
+        "<built-in method to>",
+        "torch/optim/sgd.py(1): _single_tensor_sgd",
+        "aten::select",
     ];
 
-    fn gen(b: &mut crate::model::build::TraceBuilder, r: &mut Rng, tid: i64, start: f64,
-           end: f64, depth: u32, modules: &mut Vec<(u32, String)>) {
+    fn gen(
+        b: &mut crate::model::build::TraceBuilder,
+        r: &mut Rng,
+        tid: i64,
+        start: f64,
+        end: f64,
+        depth: u32,
+        modules: &mut Vec<(u32, String)>,
+    ) {
         let mut t = start;
         while t < end {
             let gap = r.below(3) as f64;
             t += gap;
-            if t >= end { break; }
+            if t >= end {
+                break;
+            }
             if r.below(8) == 0 && t + 12.0 < end {
                 // a host initialiser, then a move: `aten::to` → `_to_copy` → `copy_`,
                 // sometimes inside a Python frame of the call, sometimes not a pure move
@@ -1036,13 +1063,19 @@ mod equivalence {
                 }
                 let framed = r.below(2) == 0;
                 if framed {
-                    b.cpu(CpuKind::PythonFunction, "<built-in method to>", tid, t + 2.0, 9.0);
+                    b.cpu(
+                        CpuKind::PythonFunction,
+                        "<built-in method to>",
+                        tid,
+                        t + 2.0,
+                        9.0,
+                    );
                 }
                 b.cpu(CpuKind::Op, "aten::to", tid, t + 3.0, 7.0);
                 b.cpu(CpuKind::Op, "aten::_to_copy", tid, t + 4.0, 5.0);
                 let c = b.cpu(CpuKind::Op, "aten::copy_", tid, t + 5.0, 3.0);
-                let ty = ["[\"float\", \"float\"]", "[\"float\", \"c10::Half\"]"]
-                    [r.below(2) as usize];
+                let ty =
+                    ["[\"float\", \"float\"]", "[\"float\", \"c10::Half\"]"][r.below(2) as usize];
                 b.shapes(c, "[[4], [4]]", ty, "[]");
                 t += 12.0;
                 continue;
@@ -1057,18 +1090,31 @@ mod equivalence {
                 };
                 for n in names {
                     let mut dur = 1.0 + r.below(40) as f64;
-                    if depth >= 3 || r.below(3) == 0 { dur = 1.0 + r.below(3) as f64; }
+                    if depth >= 3 || r.below(3) == 0 {
+                        dur = 1.0 + r.below(3) as f64;
+                    }
                     // a span now and then crosses its parent's end
-                    if t + dur > end && r.below(4) != 0 { dur = (end - t).max(1.0); }
-                    let kind = if n.starts_with("aten::") { CpuKind::Op } else { CpuKind::PythonFunction };
+                    if t + dur > end && r.below(4) != 0 {
+                        dur = (end - t).max(1.0);
+                    }
+                    let kind = if n.starts_with("aten::") {
+                        CpuKind::Op
+                    } else {
+                        CpuKind::PythonFunction
+                    };
                     let ext = b.cpu(kind, n, tid, t, dur);
                     if kind == CpuKind::Op && r.below(2) == 0 {
-                        let ty = ["[\"float\", \"float\", \"float\"]", "[\"float\", \"c10::Half\"]",
-                                  "[\"c10::Half\", \"c10::Half\", \"\"]"][r.below(3) as usize];
+                        let ty = [
+                            "[\"float\", \"float\", \"float\"]",
+                            "[\"float\", \"c10::Half\"]",
+                            "[\"c10::Half\", \"c10::Half\", \"\"]",
+                        ][r.below(3) as usize];
                         let dims = ["[[8, 8], [8, 8]]", "[[3, 5], [5, 7]]"][r.below(2) as usize];
                         b.shapes(ext, dims, ty, "[]");
                     }
-                    if n.starts_with("nn.Module") { modules.push((tid as u32, n.to_string())); }
+                    if n.starts_with("nn.Module") {
+                        modules.push((tid as u32, n.to_string()));
+                    }
                     if depth < 5 && dur > 3.0 {
                         gen(b, r, tid, t, t + dur, depth + 1, modules);
                     }
@@ -1097,17 +1143,32 @@ mod equivalence {
                 }
             }
             let lo = r.below(100) as i64 * 1000;
-            let mask = IntervalSet::from_intervals([Interval::new(lo, lo + 150_000 + r.below(300) as i64 * 1000)]);
+            let mask = IntervalSet::from_intervals([Interval::new(
+                lo,
+                lo + 150_000 + r.below(300) as i64 * 1000,
+            )]);
             let a = old_torch_patterns(&trace, &mask);
             let b = torch_patterns(&trace, &mask);
-            for (k, m) in [&a.extra_cuda_copy, &a.for_loop_indexing, &a.grad_not_set_to_none,
-                &a.conv_bias_before_batchnorm, &a.matmul_dim_not_aligned, &a.optimizer_single_tensor]
-                .iter().enumerate() {
-                if m.calls > 0 { seen[k] += 1; }
+            for (k, m) in [
+                &a.extra_cuda_copy,
+                &a.for_loop_indexing,
+                &a.grad_not_set_to_none,
+                &a.conv_bias_before_batchnorm,
+                &a.matmul_dim_not_aligned,
+                &a.optimizer_single_tensor,
+            ]
+            .iter()
+            .enumerate()
+            {
+                if m.calls > 0 {
+                    seen[k] += 1;
+                }
             }
             if a != b {
                 differ += 1;
-                if differ < 3 { eprintln!("seed {seed}:\nold {a:?}\nnew {b:?}"); }
+                if differ < 3 {
+                    eprintln!("seed {seed}:\nold {a:?}\nnew {b:?}");
+                }
             }
         }
         eprintln!("traces with a match, per pattern: {seen:?}");

@@ -1931,7 +1931,12 @@ fn link_launches(trace: &mut Trace) {
         .map(|(_, n)| n.to_ascii_lowercase().contains("graphlaunch"))
         .collect();
     let cpu = &trace.cpu;
-    for g in trace.gpu.iter_mut() {
+    const AHEAD: usize = 16;
+    for i in 0..trace.gpu.len() {
+        if let Some(a) = trace.gpu.get(i + AHEAD) {
+            crate::model::fast::prefetch(cpu, a.launch as usize);
+        }
+        let g = &mut trace.gpu[i];
         let launch = (g.launch != NONE).then(|| &cpu[g.launch as usize]);
         let by_flow = launch.is_some() && g.flow_linked;
         let by_graph =
