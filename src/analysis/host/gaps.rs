@@ -1561,7 +1561,20 @@ fn device_gaps(
     // the gap with the most host compute: (its time, start, end, thread)
     let mut most_compute: (Ns, Ns, Ns, u32) = (0, 0, 0, NONE);
     let mut step_cursor = 0;
-    for g in raw {
+    // the launch call of a gap's next activity, read first thing in its attribution, lies
+    // anywhere in the host events: fetched a few gaps ahead (the activity itself further
+    // ahead, as its launch index is needed to find the call)
+    let launch_ahead = |k: usize| {
+        let (gpu, cpu) = (&ctx.trace.gpu, &ctx.trace.cpu);
+        if let Some(&(_, _, _, next)) = raw.get(k + 16) {
+            crate::model::fast::prefetch(gpu, next as usize);
+        }
+        if let Some(g) = raw.get(k + 8).and_then(|r| gpu.get(r.3 as usize)) {
+            crate::model::fast::prefetch(cpu, g.launch as usize);
+        }
+    };
+    for (k, &g) in raw.iter().enumerate() {
+        launch_ahead(k);
         let (a, b, prev, next) = g;
         let Attributed {
             split,
