@@ -164,8 +164,9 @@ pub fn analyze_launches(trace: &Trace, mask: &IntervalSet) -> LaunchAnalysis {
     let mut queues: Vec<((i64, i64), Queue)> = Vec::new();
     let mut last: Option<((i64, i64), usize)> = None;
     let mut graph_calls: Vec<u32> = Vec::new();
-    // kernel launch calls with their durations (read here, not again by index)
-    let mut launch_calls_seen: Vec<(u32, Ns)> = Vec::new();
+    // kernel launch calls (indices, 4 bytes each: their durations are read again below, in
+    // index order)
+    let mut launch_calls_seen: Vec<u32> = Vec::new();
     for (g, l) in trace.gpu_with_launches() {
         let Some(l) = l.filter(|_| g.is_activity()) else {
             continue;
@@ -198,7 +199,7 @@ pub fn analyze_launches(trace: &Trace, mask: &IntervalSet) -> LaunchAnalysis {
         q.leave.push((g.start, g.launch));
         if g.kind == GpuKind::Kernel && kernel_launch && inside(g.interval()) {
             out.kernels += 1;
-            launch_calls_seen.push((g.launch, l.dur));
+            launch_calls_seen.push(g.launch);
             if l.dur <= SHORT_LAUNCH_MAX && g.dur < l.dur {
                 out.short_kernels += 1;
                 out.short_kernel_time += g.dur;
@@ -213,13 +214,16 @@ pub fn analyze_launches(trace: &Trace, mask: &IntervalSet) -> LaunchAnalysis {
 
     // Launch-call durations (kernel launches, each call once).
     launch_calls_seen.sort_unstable();
-    launch_calls_seen.dedup_by_key(|c| c.0);
-    let mut durs: Vec<Ns> = launch_calls_seen.iter().map(|c| c.1).collect();
+    launch_calls_seen.dedup();
+    let mut durs: Vec<Ns> = launch_calls_seen
+        .iter()
+        .map(|&i| trace.cpu[i as usize].dur)
+        .collect();
     out.launch_calls = durs.len() as u64;
     out.launch_time = durs.iter().sum();
     out.longest_launch = launch_calls_seen
         .iter()
-        .copied()
+        .map(|&i| (i, trace.cpu[i as usize].dur))
         .max_by_key(|&(i, d)| (d, std::cmp::Reverse(i)));
     out.launch_p50 = percentile(&mut durs, 50);
     out.launch_p90 = percentile(&mut durs, 90);
