@@ -186,8 +186,10 @@ pub fn analyze(trace: &Trace, opts: &AnalyzeOptions) -> Analysis {
 /// Runs every analysis over the window of `opts`, or says why the window is empty.
 pub fn try_analyze(trace: &Trace, opts: &AnalyzeOptions) -> Result<Analysis, WindowError> {
     let (par, mut pre) = prepare(trace, opts);
+    let mut tt = crate::timings::Timings::nested();
     let compile = std::mem::take(&mut pre.compile);
     let selection = win::select_with(trace, &pre.steps, &pre.annotations, &spec_of(opts), compile)?;
+    tt.lap("analyze window");
     Ok(analyze_window(trace, &pre, selection, par))
 }
 

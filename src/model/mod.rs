@@ -169,6 +169,20 @@ impl CpuEvent {
     }
 }
 
+/// For a pass over `gpu` at index `i` that reads each event's launch call: fetches the call of
+/// the event [`LAUNCH_AHEAD`] further on ([`fast::prefetch`]; see
+/// [`Trace::gpu_with_launches`], which a pass that only reads the events should use).
+#[inline(always)]
+pub fn prefetch_launch_ahead(gpu: &[GpuEvent], cpu: &[CpuEvent], i: usize) {
+    if let Some(a) = gpu.get(i + LAUNCH_AHEAD) {
+        fast::prefetch(cpu, a.launch as usize);
+    }
+}
+
+/// How many device events ahead [`prefetch_launch_ahead`] fetches a launch call: far enough
+/// for memory to answer (~70 ns) while a few events are handled, near enough to stay cached.
+pub const LAUNCH_AHEAD: usize = 16;
+
 /// Role of a device-side activity.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[repr(u8)]
@@ -811,12 +825,9 @@ impl Trace {
     /// consecutive device events lie far apart in [`Trace::cpu`], and a pass that reads each
     /// would otherwise wait for memory once per device event.
     pub fn gpu_with_launches(&self) -> impl Iterator<Item = (&GpuEvent, Option<&CpuEvent>)> {
-        const AHEAD: usize = 16;
         let (gpu, cpu) = (&self.gpu, &self.cpu);
         gpu.iter().enumerate().map(move |(i, g)| {
-            if let Some(a) = gpu.get(i + AHEAD) {
-                fast::prefetch(cpu, a.launch as usize);
-            }
+            prefetch_launch_ahead(gpu, cpu, i);
             (g, cpu.get(g.launch as usize))
         })
     }

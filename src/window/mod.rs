@@ -385,8 +385,13 @@ impl Window {
 
     /// True when a device activity belongs to the window (see the module docs).
     pub fn counts_activity(&self, trace: &Trace, g: &GpuEvent) -> bool {
-        if g.launch != NONE {
-            self.contains_launch(&trace.cpu[g.launch as usize])
+        self.counts_launched(g, trace.cpu.get(g.launch as usize))
+    }
+
+    /// [`Window::counts_activity`] of `g` with its launch call (`None`: not linked) in hand.
+    fn counts_launched(&self, g: &GpuEvent, call: Option<&crate::model::CpuEvent>) -> bool {
+        if let Some(call) = call {
+            self.contains_launch(call)
         } else {
             let spans = self.mask.spans();
             let i = spans.partition_point(|h| h.start <= g.start);
@@ -400,11 +405,7 @@ impl Window {
         let bits = self.counted.get_or_init(|| {
             let mut bits = vec![0u64; trace.gpu.len().div_ceil(64)];
             for (i, (g, call)) in trace.gpu_with_launches().enumerate() {
-                let counted = match call {
-                    Some(call) => self.contains_launch(call),
-                    None => self.counts_activity(trace, g),
-                };
-                if counted {
+                if self.counts_launched(g, call) {
                     bits[i / 64] |= 1 << (i % 64);
                 }
             }

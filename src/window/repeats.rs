@@ -75,36 +75,35 @@ pub fn of(trace: &Trace, steps: &[Step]) -> Repetition {
             kernels[0].len() as u64,
         )
     });
-    if kernels_differ.is_some() {
-        // not static already: the shapes are not compared (the kernels say why)
-        return Repetition {
-            compared: n,
-            kernels_differ,
-            shapes_recorded: !trace.op_shapes.is_empty(),
-            shapes_differ: None,
-        };
-    }
-    let mut shapes: Vec<Vec<(NameId, NameId)>> = vec![Vec::new(); n];
-    let mut recorded = false;
-    if !trace.op_shapes.is_empty() {
-        for e in trace.cpu.iter().filter(|e| e.kind == CpuKind::Op) {
-            let Some(s) = trace.op_shapes.get(&e.external_id) else {
-                continue;
-            };
-            if let Some(i) = step_of(e.start, e.end()) {
-                shapes[i].push((e.name, s.dims));
-                recorded = true;
+    // the shapes only when the kernels repeat: either difference makes the steps not static,
+    // and the kernels' is the one said
+    let (shapes_recorded, shapes_differ) = if kernels_differ.is_some() {
+        (!trace.op_shapes.is_empty(), None)
+    } else {
+        let mut shapes: Vec<Vec<(NameId, NameId)>> = vec![Vec::new(); n];
+        let mut recorded = false;
+        if !trace.op_shapes.is_empty() {
+            for e in trace.cpu.iter().filter(|e| e.kind == CpuKind::Op) {
+                let Some(s) = trace.op_shapes.get(&e.external_id) else {
+                    continue;
+                };
+                if let Some(i) = step_of(e.start, e.end()) {
+                    shapes[i].push((e.name, s.dims));
+                    recorded = true;
+                }
             }
         }
-    }
-    let shapes: Vec<Vec<(NameId, NameId)>> = shapes.into_iter().map(sorted).collect();
+        let shapes: Vec<Vec<(NameId, NameId)>> = shapes.into_iter().map(sorted).collect();
+        let differ = (1..n)
+            .find(|&i| recorded && shapes[i] != shapes[0])
+            .map(|i| (steps[i].name.clone(), first.clone()));
+        (recorded, differ)
+    };
     Repetition {
         compared: n,
         kernels_differ,
-        shapes_recorded: recorded,
-        shapes_differ: (1..n)
-            .find(|&i| recorded && shapes[i] != shapes[0])
-            .map(|i| (steps[i].name.clone(), first.clone())),
+        shapes_recorded,
+        shapes_differ,
     }
 }
 

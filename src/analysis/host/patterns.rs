@@ -172,6 +172,20 @@ impl<'a> Collector<'a> {
         }
         all.map(|c| c.m)
     }
+
+    /// The six patterns from their collectors (extra copy, zero_grad, conv bias, matmul dims,
+    /// single-tensor optimizer, for-loop), device time added ([`Collector::finish_all`]).
+    fn patterns(trace: &Trace, found: [Collector<'a>; 6]) -> TorchPatterns {
+        let [copy, zero, conv, mm, opt, lp] = Collector::finish_all(trace, found);
+        TorchPatterns {
+            extra_cuda_copy: copy,
+            for_loop_indexing: lp,
+            grad_not_set_to_none: zero,
+            conv_bias_before_batchnorm: conv,
+            matmul_dim_not_aligned: mm,
+            optimizer_single_tensor: opt,
+        }
+    }
 }
 
 const INIT_OPS: [&str; 4] = [
@@ -342,6 +356,9 @@ struct Walk<'t, F: Fn(&str) -> Traits> {
     /// of BatchNorm2d wanted rather than `aten::batch_norm`).
     waiting: Vec<(u32, u32, bool)>,
     hits: Vec<(u32, Hit)>,
+    /// Whether a name the tree's patterns start at is in the trace: without one, the walk
+    /// keeps no stacks (the two other patterns read none).
+    tree: bool,
 }
 
 /// Indices of the collectors in [`torch_patterns`].
@@ -386,6 +403,9 @@ impl<'t, F: Fn(&str) -> Traits> Walk<'t, F> {
                 }
                 _ => {}
             }
+        }
+        if !self.tree {
+            return;
         }
         let th = e.thread as usize;
         if self.stacks.len() <= th {
@@ -621,27 +641,11 @@ pub fn torch_patterns(trace: &Trace, mask: &IntervalSet) -> TorchPatterns {
         free_seqs: Vec::new(),
         waiting: Vec::new(),
         hits: Vec::new(),
+        tree: (0..trace.names.len())
+            .any(|k| Role::of(trace.name(crate::model::NameId(k as u32))).needs_tree()),
     };
-    // without a name the tree's patterns start at, a plain scan for the other two
-    let tree = (0..trace.names.len())
-        .any(|k| Role::of(trace.name(crate::model::NameId(k as u32))).needs_tree());
     for i in 0..trace.cpu.len() as u32 {
-        if tree {
-            walk.visit(i);
-        } else {
-            let e = &trace.cpu[i as usize];
-            let t = walk.traits.get(e.name);
-            if matches!(t.role, Role::Mm | Role::Optimizer)
-                && t.role.applies_to(e.kind)
-                && in_window(mask, e.start)
-            {
-                if t.role == Role::Mm {
-                    walk.matmul(i);
-                } else {
-                    walk.hit(i, OPT, Some(trace.name(e.name).to_string()));
-                }
-            }
-        }
+        walk.visit(i);
     }
     walk.finish();
     let mut hits = walk.hits;
@@ -674,15 +678,7 @@ pub fn torch_patterns(trace: &Trace, mask: &IntervalSet) -> TorchPatterns {
             }
         }
     }
-    let [copy, zero, conv, mm, opt, lp] = Collector::finish_all(trace, found);
-    TorchPatterns {
-        extra_cuda_copy: copy,
-        for_loop_indexing: lp,
-        grad_not_set_to_none: zero,
-        conv_bias_before_batchnorm: conv,
-        matmul_dim_not_aligned: mm,
-        optimizer_single_tensor: opt,
-    }
+    Collector::patterns(trace, found)
 }
 
 /// Last two dims of every tensor input multiples of 8 (unparsable text counts as aligned).
@@ -897,15 +893,7 @@ mod equivalence {
             }
         }
         drop(tree);
-        let [copy, zero, conv, mm, opt, lp] = Collector::finish_all(trace, found);
-        TorchPatterns {
-            extra_cuda_copy: copy,
-            for_loop_indexing: lp,
-            grad_not_set_to_none: zero,
-            conv_bias_before_batchnorm: conv,
-            matmul_dim_not_aligned: mm,
-            optimizer_single_tensor: opt,
-        }
+        Collector::patterns(trace, found)
     }
 
     /// `aten::to` → last child `aten::_to_copy` → last child `aten::copy_` with equal dtypes.

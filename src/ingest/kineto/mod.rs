@@ -1931,11 +1931,8 @@ fn link_launches(trace: &mut Trace) {
         .map(|(_, n)| n.to_ascii_lowercase().contains("graphlaunch"))
         .collect();
     let cpu = &trace.cpu;
-    const AHEAD: usize = 16;
     for i in 0..trace.gpu.len() {
-        if let Some(a) = trace.gpu.get(i + AHEAD) {
-            crate::model::fast::prefetch(cpu, a.launch as usize);
-        }
+        crate::model::prefetch_launch_ahead(&trace.gpu, cpu, i);
         let g = &mut trace.gpu[i];
         let launch = (g.launch != NONE).then(|| &cpu[g.launch as usize]);
         let by_flow = launch.is_some() && g.flow_linked;
