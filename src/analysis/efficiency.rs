@@ -383,10 +383,7 @@ pub fn efficiency(
                 {
                     "graph_replay"
                 } else if let Some(o) = owner {
-                    if trace
-                        .op_shapes
-                        .contains_key(&trace.cpu[o as usize].external_id)
-                    {
+                    if trace.op_shape_at(o as usize).is_some() {
                         "no_formula"
                     } else {
                         "no_shapes"

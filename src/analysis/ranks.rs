@@ -1028,16 +1028,18 @@ fn host_pass(
     // annotations are few (steps, DataLoader, optimizer, module forwards): a short list
     let mut annotations: Vec<(crate::model::NameId, Ns)> = Vec::new();
     // (operator, dims) -> time, for the operators with recorded shapes in the window
-    let mut shaped: std::collections::HashMap<(crate::model::NameId, crate::model::NameId), Ns> =
-        std::collections::HashMap::new();
+    let mut shaped: crate::model::fasthash::HashMap<
+        (crate::model::NameId, crate::model::NameId),
+        Ns,
+    > = Default::default();
     let with_shapes = !trace.op_shapes.is_empty();
-    for e in &trace.cpu {
+    for (i, e) in trace.cpu.iter().enumerate() {
         if e.kind == CpuKind::Op {
             if let Some(c) = per_thread.get_mut(e.thread as usize) {
                 *c += 1;
             }
             if with_shapes {
-                if let Some(sh) = trace.op_shapes.get(&e.external_id) {
+                if let Some(sh) = trace.op_shape_at(i) {
                     if a.selection.mask.covered_within(e.interval()) > 0 {
                         *shaped.entry((e.name, sh.dims)).or_insert(0) += e.dur;
                     }

@@ -795,9 +795,18 @@ pub fn roofline_checked(
     if trace.op_shapes.is_empty() && trace.op_flops.is_empty() {
         return (Vec::new(), Vec::new());
     }
-    // formula ops per thread, outermost only
-    let mut cache: HashMap<(NameId, NameId, NameId, NameId), Option<OpCost>> = HashMap::default();
-    let mut per_thread: HashMap<u32, Vec<(Ns, Ns, u32, OpCost)>> = HashMap::default();
+    // formula ops per thread, outermost only; their costs in `costs` (a formula's once per
+    // distinct call, by `cache`), their points in `points` once a counted kernel is found
+    struct Candidate {
+        start: Ns,
+        end: Ns,
+        op: u32,
+        cost: u32,
+        point: u32,
+    }
+    let mut costs: Vec<OpCost> = Vec::new();
+    let mut cache: HashMap<(NameId, NameId, NameId, NameId), Option<u32>> = HashMap::default();
+    let mut per_thread: Vec<Vec<Candidate>> = Vec::new();
     // 0 = not looked at, 1 = has a formula, 2 = has none
     let mut formula: Vec<u8> = vec![0; trace.names.len()];
     for (i, e) in trace.cpu.iter().enumerate() {
@@ -820,7 +829,14 @@ pub fn roofline_checked(
         if formula[e.name.0 as usize] != 1 && args_flops.is_none() {
             continue;
         }
-        let shape = trace.op_shapes.get(&e.external_id);
+        let t = e.thread as usize;
+        if per_thread.len() <= t {
+            per_thread.resize_with(t + 1, Vec::new);
+        }
+        if per_thread[t].last().is_some_and(|c| e.start < c.end) {
+            continue; // nested in an outer op with a formula
+        }
+        let shape = trace.op_shape_at(i);
         let formula_cost = match shape {
             Some(s) if formula[e.name.0 as usize] == 1 => *cache
                 .entry((e.name, s.dims, s.types, s.concrete))
@@ -828,63 +844,80 @@ pub fn roofline_checked(
                     let dims = parse_dims(trace.name(s.dims))?;
                     let types = parse_strings(trace.name(s.types)).unwrap_or_default();
                     let concrete = parse_strings(trace.name(s.concrete)).unwrap_or_default();
-                    op_cost(trace.name(e.name), &dims, &types, &concrete)
+                    let c = op_cost(trace.name(e.name), &dims, &types, &concrete)?;
+                    costs.push(c);
+                    Some(costs.len() as u32 - 1)
                 }),
             _ => None,
         };
+        let own = |c: OpCost, costs: &mut Vec<OpCost>| {
+            costs.push(c);
+            costs.len() as u32 - 1
+        };
         let cost = match (formula_cost, args_flops) {
             (Some(c), None) => c,
-            (Some(c), Some(f)) => OpCost {
-                flops: f as f64,
-                from_args: true,
-                ..c
-            },
+            (Some(c), Some(f)) => {
+                let c = OpCost {
+                    flops: f as f64,
+                    from_args: true,
+                    ..costs[c as usize]
+                };
+                own(c, &mut costs)
+            }
             (None, Some(f)) => {
                 let types = shape
                     .and_then(|s| parse_strings(trace.name(s.types)))
                     .unwrap_or_default();
-                args_cost(trace.name(e.name), f, types.first().map_or("", |t| t))
+                let c = args_cost(trace.name(e.name), f, types.first().map_or("", |t| t));
+                own(c, &mut costs)
             }
             (None, None) => continue,
         };
-        let v = per_thread.entry(e.thread).or_default();
-        if v.last().is_some_and(|&(_, end, _, _)| e.start < end) {
-            continue; // nested in an outer op with a formula
-        }
-        v.push((e.start, e.end(), i as u32, cost));
+        per_thread[t].push(Candidate {
+            start: e.start,
+            end: e.end(),
+            op: i as u32,
+            cost,
+            point: NONE,
+        });
     }
-    let mut points: HashMap<u32, OpPoint> = HashMap::default();
+    let mut points: Vec<OpPoint> = Vec::new();
     let mut specs: HashMap<i32, Option<&'static DeviceSpec>> = HashMap::default();
     let classes = trace.kernel_classes();
-    for (gi, g) in trace.gpu.iter().enumerate() {
+    for (gi, (g, l)) in trace.gpu_with_launches().enumerate() {
         if g.kind != GpuKind::Kernel || g.launch == NONE || !counts(gi as u32) {
             continue;
         }
-        let l = &trace.cpu[g.launch as usize];
-        let Some(v) = per_thread.get(&l.thread) else {
+        let Some(l) = l else { continue };
+        let Some(v) = per_thread.get_mut(l.thread as usize) else {
             continue;
         };
-        let k = v.partition_point(|&(s, _, _, _)| s <= l.start);
-        if k == 0 || l.end() > v[k - 1].1 {
+        let k = v.partition_point(|c| c.start <= l.start);
+        if k == 0 || l.end() > v[k - 1].end {
             continue;
         }
-        let (_, _, op, cost) = v[k - 1];
+        let c = &mut v[k - 1];
         let spec = *specs
             .entry(g.device)
             .or_insert_with(|| trace.device(g.device as i64).and_then(devices_db::lookup));
         let tc = classes.get(g.name).tensor_cores;
-        let p = points.entry(op).or_insert_with(|| OpPoint {
-            op,
-            cost,
-            time: 0,
-            kernels: Vec::new(),
-            peak_tflops: spec.map_or(0.0, |s| s.fp32),
-            bw_gbs: spec.map_or(0.0, |s| s.mem_bw),
-            ideal: 0.0,
-            memory_bound: false,
-            tensor_cores: false,
-            max_tflops: spec.map_or(0.0, |s| dtype_ceiling(s, cost.dtype)),
-        });
+        if c.point == NONE {
+            let cost = costs[c.cost as usize];
+            c.point = points.len() as u32;
+            points.push(OpPoint {
+                op: c.op,
+                cost,
+                time: 0,
+                kernels: Vec::new(),
+                peak_tflops: spec.map_or(0.0, |s| s.fp32),
+                bw_gbs: spec.map_or(0.0, |s| s.mem_bw),
+                ideal: 0.0,
+                memory_bound: false,
+                tensor_cores: false,
+                max_tflops: spec.map_or(0.0, |s| dtype_ceiling(s, cost.dtype)),
+            });
+        }
+        let p = &mut points[c.point as usize];
         p.time += g.dur;
         p.kernels.push(gi as u32);
         p.tensor_cores |= tc;
@@ -893,7 +926,7 @@ pub fn roofline_checked(
         }
     }
     let mut out: Vec<OpPoint> = points
-        .into_values()
+        .into_iter()
         .filter(|p| p.time > 0)
         .map(|mut p| {
             if p.bw_gbs <= 0.0 {
@@ -906,7 +939,8 @@ pub fn roofline_checked(
             p
         })
         .collect();
-    out.sort_by_key(|p| (trace.cpu[p.op as usize].start, p.op));
+    // in the order of the operators (host events are sorted by start)
+    out.sort_unstable_by_key(|p| p.op);
     let mut implausible = Vec::new();
     out.retain(|p| {
         if !p.has_roofline() || p.max_tflops <= 0.0 {

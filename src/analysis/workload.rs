@@ -75,7 +75,7 @@ pub fn workload(trace: &Trace, start: i64, end: i64) -> Workload {
     let mut counts: std::collections::BTreeMap<String, u64> = Default::default();
     // a name's place in LAYER_OPS, found once per name (0: not looked up, 1: not a layer op)
     let mut memo: Vec<u8> = Vec::new();
-    for e in &trace.cpu {
+    for (i, e) in trace.cpu.iter().enumerate() {
         if e.kind != CpuKind::Op || e.start < start || e.start >= end || e.external_id == 0 {
             continue;
         }
@@ -94,7 +94,7 @@ pub fn workload(trace: &Trace, start: i64, end: i64) -> Workload {
             continue;
         }
         let (name, data) = LAYER_OPS[memo[id] as usize - 2];
-        let Some(shape) = trace.op_shapes.get(&e.external_id) else {
+        let Some(shape) = trace.op_shape_at(i) else {
             continue;
         };
         let dims = dims_of(trace.name(shape.dims)).unwrap_or_default();

@@ -353,9 +353,10 @@ fn fp32_scan(f: &Facts, claims: &mut Claims) -> Fp32Scan {
             continue;
         }
         // FP32 only on evidence: the kernel name, else the operator's recorded input types
-        let owner = trace.owner_op_of(g).map(|o| &trace.cpu[o as usize]);
-        let types = owner
-            .and_then(|o| trace.op_shapes.get(&o.external_id))
+        let owner_at = trace.owner_op_of(g);
+        let owner = owner_at.map(|o| &trace.cpu[o as usize]);
+        let types = owner_at
+            .and_then(|o| trace.op_shape_at(o as usize))
             .and_then(|s| {
                 *types_prec
                     .entry(s.types)

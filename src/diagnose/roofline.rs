@@ -137,7 +137,7 @@ fn class_finding(f: &Facts, id: &'static str, pts: &[&OpPoint]) -> Option<Findin
         a.bw = p.bw_gbs;
         a.tc |= p.tensor_cores;
         a.dtype = p.cost.dtype;
-        if let Some(s) = trace.op_shapes.get(&op.external_id) {
+        if let Some(s) = trace.op_shape_at(p.op as usize) {
             *a.shapes.entry(s.dims.0).or_default() += p.time;
         }
     }
@@ -308,14 +308,29 @@ pub fn shapes_of_ops(f: &Facts, names: &[String], n: usize) -> Option<Vec<String
     }
     let mut out: Vec<String> = Vec::new();
     let mut seen: HashMap<(u32, u32), ()> = HashMap::new();
-    for e in &trace.cpu {
+    // whether a name is one asked for, by name id (0: not looked at, 1: asked, 2: not)
+    let mut asked = vec![0u8; trace.names.len()];
+    for (i, e) in trace.cpu.iter().enumerate() {
         if out.len() >= n {
             break;
         }
-        if e.external_id == 0 || !names.iter().any(|x| x == trace.name(e.name)) {
+        if e.external_id == 0 {
             continue;
         }
-        let Some(s) = trace.op_shapes.get(&e.external_id) else {
+        let Some(a) = asked.get_mut(e.name.0 as usize) else {
+            continue;
+        };
+        if *a == 0 {
+            *a = if names.iter().any(|x| x == trace.name(e.name)) {
+                1
+            } else {
+                2
+            };
+        }
+        if *a != 1 {
+            continue;
+        }
+        let Some(s) = trace.op_shape_at(i) else {
             continue;
         };
         if seen.insert((e.name.0, s.dims.0), ()).is_some() {

@@ -1684,6 +1684,7 @@ pub fn read_file(file: &Path, path: &str, compressed: Option<u64>) -> Result<Tra
         memory,
         clock_corrections: Vec::new(),
         kernel_classes: Default::default(),
+        op_shape_index: Default::default(),
         os: OsActivity {
             off_cpu,
             calls: os_calls,

@@ -57,6 +57,7 @@ impl TraceBuilder {
                 clock_corrections: Vec::new(),
                 os: Default::default(),
                 kernel_classes: Default::default(),
+                op_shape_index: Default::default(),
             },
             memory: memory::MemoryBuilder::new(),
             kernel_infos: KernelInfoTable::new(),

@@ -472,6 +472,10 @@ pub struct Trace {
     /// [`classify::KernelClass`] of the names of [`Trace::gpu`], by name id, made by the first
     /// [`Trace::kernel_class`] (empty until then; the analyses share it across threads).
     pub kernel_classes: std::sync::OnceLock<Box<[Option<classify::KernelClass>]>>,
+    /// Each operator's [`OpShape`] by its index in [`Trace::cpu`], made by the first
+    /// [`Trace::op_shape_at`] (empty until then; shared across threads like
+    /// [`Trace::kernel_classes`]).
+    pub op_shape_index: std::sync::OnceLock<OpShapeIndex>,
     /// What the OS recorded of the host threads (Nsight Systems: off-CPU time and OS runtime
     /// calls); empty for Kineto.
     pub os: os::OsActivity,
@@ -487,6 +491,43 @@ pub struct OpShape {
     pub types: NameId,
     /// `Concrete Inputs`, e.g. `["", "[1, 1]"]`.
     pub concrete: NameId,
+}
+
+/// [`Trace::op_shapes`] by host event: the passes that read the shapes of every operator
+/// walk [`Trace::cpu`] in order, and a hash lookup by External id per operator waits for
+/// memory each time (the table is megabytes; ids are spread over it). Here the shapes are
+/// read in event order.
+#[derive(Debug, Default)]
+pub struct OpShapeIndex {
+    /// Per host event: its position in `shapes`, or [`OpShapeIndex::NONE`].
+    at: Box<[u32]>,
+    /// The operators' shapes, in event order.
+    shapes: Box<[OpShape]>,
+}
+
+impl OpShapeIndex {
+    const NONE: u32 = u32::MAX;
+
+    fn of(trace: &Trace) -> OpShapeIndex {
+        if trace.op_shapes.is_empty() {
+            return OpShapeIndex::default();
+        }
+        let mut at = vec![Self::NONE; trace.cpu.len()];
+        let mut shapes = Vec::new();
+        for (slot, e) in at.iter_mut().zip(&trace.cpu) {
+            if e.kind != CpuKind::Op {
+                continue;
+            }
+            if let Some(s) = trace.op_shapes.get(&e.external_id) {
+                *slot = shapes.len() as u32;
+                shapes.push(*s);
+            }
+        }
+        OpShapeIndex {
+            at: at.into_boxed_slice(),
+            shapes: shapes.into_boxed_slice(),
+        }
+    }
 }
 
 /// What the trace records of one collective (Kineto `args` of `record_param_comms` and,
@@ -570,6 +611,26 @@ impl Trace {
         classify::KernelClasses { table, trace: self }
     }
 
+    /// The recorded input shapes of host event `i`: those of its External id
+    /// (`op_shapes.get(&cpu[i].external_id)`), read for operators from an index in event order
+    /// made on first use ([`OpShapeIndex`]), so that a pass over every operator reads them in
+    /// order. `None` when `i` is out of range.
+    #[inline]
+    pub fn op_shape_at(&self, i: usize) -> Option<&OpShape> {
+        let e = self.cpu.get(i)?;
+        if self.op_shapes.is_empty() {
+            return None;
+        }
+        if e.kind != CpuKind::Op {
+            return self.op_shapes.get(&e.external_id);
+        }
+        let ix = self.op_shape_index.get_or_init(|| OpShapeIndex::of(self));
+        match ix.at.get(i) {
+            Some(&k) if k != OpShapeIndex::NONE => ix.shapes.get(k as usize),
+            _ => None,
+        }
+    }
+
     /// Earliest start over host and device events (the trace origin for reports).
     pub fn start(&self) -> Ns {
         let c = self.cpu.first().map(|e| e.start).unwrap_or(i64::MAX);
@@ -612,6 +673,8 @@ impl Trace {
             }
         };
         let mut tt = crate::timings::Timings::nested();
+        // events move: an index by position made before is stale
+        self.op_shape_index = Default::default();
         let mut gpu_sorted = false;
         if !sorted(&self.cpu) {
             if parallel && self.cpu.len() >= 1 << 16 {
@@ -900,6 +963,49 @@ mod tests {
         assert_eq!(format!("{:?}", t.gpu), format!("{:?}", serial.gpu));
         assert!(t.cpu.iter().any(|e| e.owner_op != NONE));
         assert!(t.gpu.iter().all(|g| g.launch != NONE));
+    }
+
+    /// The index answers as the map does for every event: operators (with and without
+    /// shapes), the runtime calls that share their External id, annotations; the events are
+    /// handed over out of order, so the index is made after the sort.
+    #[test]
+    fn op_shape_at_reads_each_event_s_external_id() {
+        let mut b = build::TraceBuilder::new().device(0, "GPU", 80, 1 << 30);
+        for k in (0..60).rev() {
+            let t = 10.0 * k as f64;
+            let op = b.op(if k % 3 == 0 { "aten::mm" } else { "aten::add" }, t, 5.0);
+            if k % 2 == 0 {
+                b.shapes(op, &format!("[[{k}, 8]]"), "[\"float\"]", "[]");
+            }
+            let corr = b.runtime("cudaLaunchKernel", op, t + 1.0, 1.0);
+            b.gpu(GpuKind::Kernel, "k", 0, 7, t + 2.0, 1.0, corr);
+            if k % 7 == 0 {
+                let a = b.annotation("## block ##", t, 6.0);
+                b.shapes(a, "[[1]]", "[]", "[]");
+            }
+        }
+        let t = b.build();
+        let mut by_kind = [0usize; 3];
+        for (i, e) in t.cpu.iter().enumerate() {
+            assert_eq!(
+                t.op_shape_at(i),
+                t.op_shapes.get(&e.external_id),
+                "event {i}"
+            );
+            if t.op_shape_at(i).is_some() {
+                by_kind[match e.kind {
+                    CpuKind::Op => 0,
+                    CpuKind::Runtime => 1,
+                    _ => 2,
+                }] += 1;
+            }
+        }
+        assert_eq!(by_kind, [30, 30, 9]);
+        assert_eq!(t.op_shape_at(t.cpu.len()), None);
+        // a trace without shapes makes no index
+        let t = build::TraceBuilder::new().build();
+        assert_eq!(t.op_shape_at(0), None);
+        assert!(t.op_shape_index.get().is_none());
     }
 
     #[test]

@@ -83,8 +83,11 @@ pub fn of(trace: &Trace, steps: &[Step]) -> Repetition {
         let mut shapes: Vec<Vec<(NameId, NameId)>> = vec![Vec::new(); n];
         let mut recorded = false;
         if !trace.op_shapes.is_empty() {
-            for e in trace.cpu.iter().filter(|e| e.kind == CpuKind::Op) {
-                let Some(s) = trace.op_shapes.get(&e.external_id) else {
+            for (k, e) in trace.cpu.iter().enumerate() {
+                if e.kind != CpuKind::Op {
+                    continue;
+                }
+                let Some(s) = trace.op_shape_at(k) else {
                     continue;
                 };
                 if let Some(i) = step_of(e.start, e.end()) {

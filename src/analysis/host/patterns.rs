@@ -80,15 +80,13 @@ fn in_window(mask: &IntervalSet, t: Ns) -> bool {
 
 /// Input types of an op call (`Input type`), if recorded.
 fn input_types(trace: &Trace, i: usize) -> Option<Vec<String>> {
-    let e = &trace.cpu[i];
-    let s = trace.op_shapes.get(&e.external_id)?;
+    let s = trace.op_shape_at(i)?;
     crate::analysis::roofline::parse_strings(trace.name(s.types))
 }
 
 /// `Input Dims` text of an op call, if recorded.
 fn dims_text(trace: &Trace, i: usize) -> Option<&str> {
-    let e = &trace.cpu[i];
-    let s = trace.op_shapes.get(&e.external_id)?;
+    let s = trace.op_shape_at(i)?;
     Some(trace.name(s.dims))
 }
 

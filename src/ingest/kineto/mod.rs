@@ -2131,6 +2131,7 @@ pub fn read_from<R: Read + Send>(
         clock_corrections: Vec::new(),
         os: Default::default(),
         kernel_classes: Default::default(),
+        op_shape_index: Default::default(),
     };
     timings.lap("kineto tables");
     trace.finalize_with(opts.threads > 1);
