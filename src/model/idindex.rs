@@ -31,6 +31,22 @@ impl IdIndex {
     /// the range spans at most 8 slots per id (plus 4096): 32 bytes per id, about what a
     /// hash table takes.
     pub fn for_ids(ids: impl Iterator<Item = u64>) -> Self {
+        match Self::dense_range(ids) {
+            Ok(Some((base, span))) => IdIndex::Dense {
+                base,
+                slots: vec![EMPTY; span as usize + 1],
+            },
+            Ok(None) => IdIndex::Dense {
+                base: 0,
+                slots: Vec::new(),
+            },
+            Err(n) => IdIndex::Hashed(HashMap::with_capacity_and_hasher(n, Default::default())),
+        }
+    }
+
+    /// The smallest id and the range of `ids` when a slot array fits them (`None` for no
+    /// ids), else their number.
+    fn dense_range(ids: impl Iterator<Item = u64>) -> Result<Option<(u64, u64)>, usize> {
         let (mut lo, mut hi, mut n) = (u64::MAX, 0u64, 0usize);
         for id in ids {
             lo = lo.min(id);
@@ -38,20 +54,24 @@ impl IdIndex {
             n += 1;
         }
         if n == 0 {
-            return IdIndex::Dense {
-                base: 0,
-                slots: Vec::new(),
-            };
+            return Ok(None);
         }
         let span = hi - lo;
         if span <= 8 * n as u64 + 4096 {
-            IdIndex::Dense {
-                base: lo,
-                slots: vec![EMPTY; span as usize + 1],
-            }
+            Ok(Some((lo, span)))
         } else {
-            IdIndex::Hashed(HashMap::with_capacity_and_hasher(n, Default::default()))
+            Err(n)
         }
+    }
+
+    /// [`IdIndex::build`] (the first value of an id wins) when the ids are nearly dense, `None`
+    /// when it would be a hash table: for a caller that holds one by these ids already.
+    pub fn build_dense<I>(pairs: I) -> Option<Self>
+    where
+        I: Iterator<Item = (u64, u32)> + Clone,
+    {
+        Self::dense_range(pairs.clone().map(|(id, _)| id)).ok()?;
+        Some(Self::build(pairs, |_, _| false))
     }
 
     /// The index of `(id, value)` pairs, made in two passes (the id range, then the values):

@@ -512,15 +512,24 @@ impl OpShapeIndex {
         if trace.op_shapes.is_empty() {
             return OpShapeIndex::default();
         }
+        // the map's entries through a slot array by id when the ids are nearly dense (as a
+        // profiler's counters make them): operators met in time order then read it in order,
+        // where the map is read at random; else the map itself
+        let by_id = IdIndex::build_dense(trace.op_shapes.keys().copied().zip(0u32..))
+            .map(|ix| (ix, trace.op_shapes.values().copied().collect::<Vec<_>>()));
+        let shape_of = |id: u64| match &by_id {
+            Some((ix, entries)) => ix.get(id).map(|k| entries[k as usize]),
+            None => trace.op_shapes.get(&id).copied(),
+        };
         let mut at = vec![Self::NONE; trace.cpu.len()];
         let mut shapes = Vec::new();
         for (slot, e) in at.iter_mut().zip(&trace.cpu) {
             if e.kind != CpuKind::Op {
                 continue;
             }
-            if let Some(s) = trace.op_shapes.get(&e.external_id) {
+            if let Some(s) = shape_of(e.external_id) {
                 *slot = shapes.len() as u32;
-                shapes.push(*s);
+                shapes.push(s);
             }
         }
         OpShapeIndex {
@@ -970,7 +979,16 @@ mod tests {
     /// handed over out of order, so the index is made after the sort.
     #[test]
     fn op_shape_at_reads_each_event_s_external_id() {
+        op_shape_at_as_the_map(false);
+        // ids too sparse for a slot array: the index reads the map
+        op_shape_at_as_the_map(true);
+    }
+
+    fn op_shape_at_as_the_map(sparse: bool) {
         let mut b = build::TraceBuilder::new().device(0, "GPU", 80, 1 << 30);
+        if sparse {
+            b.shapes(1 << 40, "[[2]]", "[]", "[]");
+        }
         for k in (0..60).rev() {
             let t = 10.0 * k as f64;
             let op = b.op(if k % 3 == 0 { "aten::mm" } else { "aten::add" }, t, 5.0);
