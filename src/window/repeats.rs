@@ -40,10 +40,30 @@ impl Repetition {
     }
 }
 
-/// The multiset of `items` as a sorted vector.
-fn sorted<T: Ord>(mut v: Vec<T>) -> Vec<T> {
-    v.sort_unstable();
-    v
+/// The first of `steps[1..]` whose multiset of items differs from `steps[0]`'s. Steps that
+/// repeat mostly repeat in the same order: each is compared as it is first, and sorted (with
+/// a sorted copy of the first) only when that comparison fails.
+fn first_differing<T: Ord + Clone>(steps: &mut [Vec<T>]) -> Option<usize> {
+    let (first, rest) = steps.split_first_mut()?;
+    let mut first_sorted: Option<Vec<T>> = None;
+    for (k, v) in rest.iter_mut().enumerate() {
+        if v == first {
+            continue;
+        }
+        if v.len() != first.len() {
+            return Some(k + 1);
+        }
+        let f = first_sorted.get_or_insert_with(|| {
+            let mut f = first.clone();
+            f.sort_unstable();
+            f
+        });
+        v.sort_unstable();
+        if v != f {
+            return Some(k + 1);
+        }
+    }
+    None
 }
 
 /// Compares the `steps` (the window's, in time order) of `trace`.
@@ -65,9 +85,8 @@ pub fn of(trace: &Trace, steps: &[Step]) -> Repetition {
             kernels[i].push(g.name);
         }
     }
-    let kernels: Vec<Vec<NameId>> = kernels.into_iter().map(sorted).collect();
     let first = &steps[0].name;
-    let kernels_differ = (1..n).find(|&i| kernels[i] != kernels[0]).map(|i| {
+    let kernels_differ = first_differing(&mut kernels).map(|i| {
         (
             steps[i].name.clone(),
             kernels[i].len() as u64,
@@ -96,9 +115,9 @@ pub fn of(trace: &Trace, steps: &[Step]) -> Repetition {
                 }
             }
         }
-        let shapes: Vec<Vec<(NameId, NameId)>> = shapes.into_iter().map(sorted).collect();
-        let differ = (1..n)
-            .find(|&i| recorded && shapes[i] != shapes[0])
+        let differ = recorded
+            .then(|| first_differing(&mut shapes))
+            .flatten()
             .map(|i| (steps[i].name.clone(), first.clone()));
         (recorded, differ)
     };
@@ -139,6 +158,17 @@ mod tests {
             }
         }
         b.build()
+    }
+
+    #[test]
+    fn multisets_compared_in_order_then_sorted() {
+        let mut v = vec![vec![1, 2, 3], vec![1, 2, 3], vec![3, 1, 2], vec![1, 2, 2]];
+        assert_eq!(first_differing(&mut v), Some(3));
+        let mut v = vec![vec![1, 2, 3], vec![2, 3, 1], vec![1, 2]];
+        assert_eq!(first_differing(&mut v), Some(2));
+        let mut v = vec![vec![2, 1], vec![1, 2], vec![2, 1]];
+        assert_eq!(first_differing(&mut v), None);
+        assert_eq!(first_differing::<u32>(&mut []), None);
     }
 
     #[test]
