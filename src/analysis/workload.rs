@@ -75,6 +75,9 @@ pub fn workload(trace: &Trace, start: i64, end: i64) -> Workload {
     let mut counts: std::collections::BTreeMap<String, u64> = Default::default();
     // a name's place in LAYER_OPS, found once per name (0: not looked up, 1: not a layer op)
     let mut memo: Vec<u8> = Vec::new();
+    // calls of layer operators by (recorded `Input type` text, index of the typed input)
+    let mut by_types: crate::model::fasthash::HashMap<(crate::model::NameId, usize), u64> =
+        Default::default();
     for (i, e) in trace.cpu.iter().enumerate() {
         if e.kind != CpuKind::Op || e.start < start || e.start >= end || e.external_id == 0 {
             continue;
@@ -97,9 +100,8 @@ pub fn workload(trace: &Trace, start: i64, end: i64) -> Workload {
         let Some(shape) = trace.op_shape_at(i) else {
             continue;
         };
-        let dims = dims_of(trace.name(shape.dims)).unwrap_or_default();
-        let types = dims_of(trace.name(shape.types)).unwrap_or_default();
         if w.first_layer.is_none() {
+            let dims = dims_of(trace.name(shape.dims)).unwrap_or_default();
             let input: Option<Vec<i64>> = dims
                 .get(data)
                 .and_then(|d| d.as_array())
@@ -109,15 +111,20 @@ pub fn workload(trace: &Trace, start: i64, end: i64) -> Workload {
                 w.first_input = Some(input);
             }
         }
-        // the dtype of the computation: the weight's for embedding (its indices are integers)
+        // the dtype of the computation: the weight's for embedding (its indices are integers);
+        // counted by recorded types text, read once per distinct text below
         let ti = if name == "aten::embedding" { 0 } else { data };
+        *by_types.entry((shape.types, ti)).or_default() += 1;
+    }
+    for ((types, ti), calls) in by_types {
+        let types = dims_of(trace.name(types)).unwrap_or_default();
         if let Some(t) = types
             .get(ti)
             .and_then(|t| t.as_str())
             .filter(|t| !t.is_empty())
         {
-            *counts.entry(t.to_string()).or_default() += 1;
-            w.layer_calls += 1;
+            *counts.entry(t.to_string()).or_default() += calls;
+            w.layer_calls += calls;
         }
     }
     let n = w.layer_calls.max(1) as f64;
