@@ -308,26 +308,13 @@ pub fn shapes_of_ops(f: &Facts, names: &[String], n: usize) -> Option<Vec<String
     }
     let mut out: Vec<String> = Vec::new();
     let mut seen: HashMap<(u32, u32), ()> = HashMap::new();
-    // whether a name is one asked for, by name id (0: not looked at, 1: asked, 2: not)
-    let mut asked = vec![0u8; trace.names.len()];
+    let mut asked =
+        crate::model::fast::NameMemo::new(trace, |name| names.iter().any(|x| x == name));
     for (i, e) in trace.cpu.iter().enumerate() {
         if out.len() >= n {
             break;
         }
-        if e.external_id == 0 {
-            continue;
-        }
-        let Some(a) = asked.get_mut(e.name.0 as usize) else {
-            continue;
-        };
-        if *a == 0 {
-            *a = if names.iter().any(|x| x == trace.name(e.name)) {
-                1
-            } else {
-                2
-            };
-        }
-        if *a != 1 {
+        if e.external_id == 0 || !asked.get(e.name) {
             continue;
         }
         let Some(s) = trace.op_shape_at(i) else {

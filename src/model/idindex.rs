@@ -32,15 +32,22 @@ impl IdIndex {
     /// hash table takes.
     pub fn for_ids(ids: impl Iterator<Item = u64>) -> Self {
         match Self::dense_range(ids) {
-            Ok(Some((base, span))) => IdIndex::Dense {
+            Ok(range) => Self::dense(range),
+            Err(n) => IdIndex::Hashed(HashMap::with_capacity_and_hasher(n, Default::default())),
+        }
+    }
+
+    /// An empty slot array over a [`IdIndex::dense_range`].
+    fn dense(range: Option<(u64, u64)>) -> Self {
+        match range {
+            Some((base, span)) => IdIndex::Dense {
                 base,
                 slots: vec![EMPTY; span as usize + 1],
             },
-            Ok(None) => IdIndex::Dense {
+            None => IdIndex::Dense {
                 base: 0,
                 slots: Vec::new(),
             },
-            Err(n) => IdIndex::Hashed(HashMap::with_capacity_and_hasher(n, Default::default())),
         }
     }
 
@@ -70,25 +77,33 @@ impl IdIndex {
     where
         I: Iterator<Item = (u64, u32)> + Clone,
     {
-        Self::dense_range(pairs.clone().map(|(id, _)| id)).ok()?;
-        Some(Self::build(pairs, |_, _| false))
+        let range = Self::dense_range(pairs.clone().map(|(id, _)| id)).ok()?;
+        Some(Self::dense(range).fill(pairs, |_, _| false))
     }
 
     /// The index of `(id, value)` pairs, made in two passes (the id range, then the values):
     /// the first value of an id wins unless `replace(old, new)` says a later one replaces it.
-    pub fn build<I>(pairs: I, mut replace: impl FnMut(u32, u32) -> bool) -> Self
+    pub fn build<I>(pairs: I, replace: impl FnMut(u32, u32) -> bool) -> Self
     where
         I: Iterator<Item = (u64, u32)> + Clone,
     {
-        let mut index = IdIndex::for_ids(pairs.clone().map(|(id, _)| id));
+        IdIndex::for_ids(pairs.clone().map(|(id, _)| id)).fill(pairs, replace)
+    }
+
+    /// `self` with the `(id, value)` pairs set, as [`IdIndex::build`] says.
+    fn fill(
+        mut self,
+        pairs: impl Iterator<Item = (u64, u32)>,
+        mut replace: impl FnMut(u32, u32) -> bool,
+    ) -> Self {
         for (id, v) in pairs {
-            if let Some(slot) = index.get_or_insert(id, v) {
+            if let Some(slot) = self.get_or_insert(id, v) {
                 if *slot != v && replace(*slot, v) {
                     *slot = v;
                 }
             }
         }
-        index
+        self
     }
 
     /// The value of `id`.
