@@ -48,20 +48,38 @@ pub fn sites_of(trace: &Trace, queries: &[u32]) -> Vec<Site> {
     if queries.is_empty() {
         return out;
     }
-    let mut by_index: HashMap<u32, Vec<usize>> = HashMap::default();
-    for (qi, &ci) in queries.iter().enumerate() {
-        by_index.entry(ci).or_default().push(qi);
-    }
-    let threads: crate::model::fast::HashSet<u32> = queries
-        .iter()
-        .map(|&q| trace.cpu[q as usize].thread)
+    // the queries by event index, met in one walk over the events
+    let mut order: Vec<(u32, u32)> = (0..queries.len() as u32)
+        .map(|qi| (queries[qi as usize], qi))
         .collect();
-    let mut stacks: HashMap<u32, Vec<u32>> = HashMap::default();
-    for (i, e) in trace.cpu.iter().enumerate() {
-        if !threads.contains(&e.thread) {
+    order.sort_unstable();
+    let mut watched = vec![false; trace.threads.len()];
+    for &q in queries {
+        let th = trace.cpu[q as usize].thread as usize;
+        if th >= watched.len() {
+            watched.resize(th + 1, false);
+        }
+        watched[th] = true;
+    }
+    let mut stacks: Vec<Vec<u32>> = vec![Vec::new(); watched.len()];
+    // per enclosing span's name: 0 left out (a step), 1 an operator, 2 an annotation
+    let mut role = crate::model::fast::NameMemo::new(trace, |n: &str| {
+        if n.starts_with("ProfilerStep#") {
+            0u8
+        } else if n.contains("::") {
+            1
+        } else {
+            2
+        }
+    });
+    let mut next = 0;
+    let last = order[order.len() - 1].0 as usize;
+    for (i, e) in trace.cpu.iter().enumerate().take(last + 1) {
+        let th = e.thread as usize;
+        if !watched.get(th).copied().unwrap_or(false) {
             continue;
         }
-        let stack = stacks.entry(e.thread).or_default();
+        let stack = &mut stacks[th];
         while let Some(&top) = stack.last() {
             if trace.cpu[top as usize].end() <= e.start {
                 stack.pop();
@@ -69,7 +87,7 @@ pub fn sites_of(trace: &Trace, queries: &[u32]) -> Vec<Site> {
                 break;
             }
         }
-        if let Some(qs) = by_index.get(&(i as u32)) {
+        if order.get(next).is_some_and(|&(ci, _)| ci as usize == i) {
             let mut site = Site {
                 outer_op: NONE,
                 inner_op: NONE,
@@ -80,13 +98,13 @@ pub fn sites_of(trace: &Trace, queries: &[u32]) -> Vec<Site> {
                 if p.end() < e.end() {
                     continue; // overlaps without containing
                 }
-                let pname = trace.name(p.name);
-                if pname.starts_with("ProfilerStep#") {
+                let r = role.get(p.name);
+                if r == 0 {
                     continue;
                 }
                 // record_function ranges are written as operators in old traces: an
                 // operator name without `::` is taken as an annotation
-                if p.kind == CpuKind::Op && pname.contains("::") {
+                if p.kind == CpuKind::Op && r == 1 {
                     if site.outer_op == NONE {
                         site.outer_op = s;
                     }
@@ -95,8 +113,12 @@ pub fn sites_of(trace: &Trace, queries: &[u32]) -> Vec<Site> {
                     site.annotation = s;
                 }
             }
-            for &q in qs {
-                out[q] = site;
+            while let Some(&(ci, qi)) = order.get(next) {
+                if ci as usize != i {
+                    break;
+                }
+                out[qi as usize] = site;
+                next += 1;
             }
         }
         if matches!(e.kind, CpuKind::Op | CpuKind::UserAnnotation) {
@@ -195,29 +217,45 @@ pub fn analyze_syncs_with(
     // idle per sync call: max over devices of the idle each device attributes to it — the
     // whole sync share of a gap the call opened, or, for calls made while the device was
     // already idle, the part of the gap's sync share they cover on the launching thread
-    let by_start: Vec<(Ns, Ns, u32, u32)> = calls
+    let by_start: Vec<(Ns, Ns, u32)> = calls
         .iter()
         .map(|&(i, _)| {
             let e = &trace.cpu[i as usize];
-            (e.start, e.end(), e.thread, i)
+            (e.start, e.end(), e.thread)
         })
         .collect();
-    let mut idle: HashMap<u32, Ns> = HashMap::default();
+    // the latest end among the calls up to each one: the walk back from a gap stops where no
+    // earlier call reaches into it
+    let reach: Vec<Ns> = by_start
+        .iter()
+        .scan(Ns::MIN, |m, c| {
+            *m = (*m).max(c.1);
+            Some(*m)
+        })
+        .collect();
+    // by position in `calls` (event index order, as `sync_calls` finds them)
+    debug_assert!(idx.is_sorted());
+    let mut idle: Vec<Ns> = vec![0; calls.len()];
+    let mut per: Vec<Ns> = vec![0; calls.len()];
     for d in &gaps.devices {
-        let mut per: HashMap<u32, Ns> = HashMap::default();
+        per.fill(0);
         for g in &d.gaps {
             let share = g.split.get(super::gaps::Cause::Sync);
             if share == 0 {
                 continue;
             }
             if g.sync != NONE {
-                *per.entry(g.sync).or_default() += share;
+                // a call outside the window opened it: nothing of it is reported
+                if let Ok(k) = idx.binary_search(&g.sync) {
+                    per[k] += share;
+                }
                 continue;
             }
             let mut left = share;
             let hi = by_start.partition_point(|c| c.0 < g.end);
-            for c in by_start[..hi].iter().rev() {
-                if left == 0 {
+            for k in (0..hi).rev() {
+                let c = &by_start[k];
+                if left == 0 || reach[k] <= g.start {
                     break;
                 }
                 if c.2 != g.thread || c.1 <= g.start {
@@ -225,29 +263,43 @@ pub fn analyze_syncs_with(
                 }
                 let ov = (c.1.min(g.end) - c.0.max(g.start)).max(0).min(left);
                 if ov > 0 {
-                    *per.entry(c.3).or_default() += ov;
+                    per[k] += ov;
                     left -= ov;
                 }
             }
         }
-        for (k, v) in per {
-            let e = idle.entry(k).or_default();
-            *e = (*e).max(v);
+        for (i, p) in idle.iter_mut().zip(&per) {
+            *i = (*i).max(*p);
         }
     }
     let mut out = SyncAnalysis {
         per_step: vec![0; steps.len()],
         ..SyncAnalysis::default()
     };
-    let name = |i: u32| {
-        if i == NONE {
-            String::new()
+    // sites keyed by the four names' ids (an empty name as none, as its text is "")
+    let id = |n: crate::model::NameId| {
+        if trace.name(n).is_empty() {
+            u32::MAX
         } else {
-            trace.name(trace.cpu[i as usize].name).to_string()
+            n.0
         }
     };
-    let mut site_map: HashMap<(String, String, String, String), usize> = HashMap::default();
-    for ((ci, kind), site) in calls.into_iter().zip(sites) {
+    let span_id = |i: u32| {
+        if i == NONE {
+            u32::MAX
+        } else {
+            id(trace.cpu[i as usize].name)
+        }
+    };
+    let text = |k: u32| {
+        if k == u32::MAX {
+            String::new()
+        } else {
+            trace.name(crate::model::NameId(k)).to_string()
+        }
+    };
+    let mut site_map: HashMap<[u32; 4], usize> = HashMap::default();
+    for (pos, ((ci, kind), site)) in calls.into_iter().zip(sites).enumerate() {
         let e = &trace.cpu[ci as usize];
         let step = steps
             .partition_point(|s| s.span.end <= e.start)
@@ -256,23 +308,23 @@ pub fn analyze_syncs_with(
         if let Some(s) = step {
             out.per_step[s] += 1;
         }
-        let idle_after = idle.get(&ci).copied().unwrap_or(0);
+        let idle_after = idle[pos];
         out.wait += e.dur;
         out.idle_after += idle_after;
-        let key = (
-            name(site.outer_op),
-            name(site.inner_op),
-            name(site.annotation),
-            trace.name(e.name).to_string(),
-        );
+        let key = [
+            span_id(site.outer_op),
+            span_id(site.inner_op),
+            span_id(site.annotation),
+            id(e.name),
+        ];
         let n = out.sites.len();
-        let si = *site_map.entry(key.clone()).or_insert(n);
+        let si = *site_map.entry(key).or_insert(n);
         if si == n {
             out.sites.push(SyncSite {
-                outer_op: key.0,
-                inner_op: key.1,
-                annotation: key.2,
-                call: key.3,
+                outer_op: text(key[0]),
+                inner_op: text(key[1]),
+                annotation: text(key[2]),
+                call: text(key[3]),
                 kind,
                 count: 0,
                 wait: 0,
@@ -374,5 +426,237 @@ mod tests {
         let sites = sites_of(&t, &[calls[0].0]);
         assert_eq!(sites[0].outer_op, NONE);
         assert_eq!(sites[0].annotation, NONE);
+    }
+
+    /// The sites and idle of the first version (a hash map per query index, per-event name
+    /// tests, and a walk back from each gap over every earlier call), kept as the reference.
+    mod reference {
+        use super::super::*;
+
+        pub fn sites_of(trace: &Trace, queries: &[u32]) -> Vec<Site> {
+            let none = Site {
+                outer_op: NONE,
+                inner_op: NONE,
+                annotation: NONE,
+            };
+            let mut out = vec![none; queries.len()];
+            let mut by_index: HashMap<u32, Vec<usize>> = HashMap::default();
+            for (qi, &ci) in queries.iter().enumerate() {
+                by_index.entry(ci).or_default().push(qi);
+            }
+            let threads: Vec<u32> = queries
+                .iter()
+                .map(|&q| trace.cpu[q as usize].thread)
+                .collect();
+            let mut stacks: HashMap<u32, Vec<u32>> = HashMap::default();
+            for (i, e) in trace.cpu.iter().enumerate() {
+                if !threads.contains(&e.thread) {
+                    continue;
+                }
+                let stack = stacks.entry(e.thread).or_default();
+                while stack
+                    .last()
+                    .is_some_and(|&t| trace.cpu[t as usize].end() <= e.start)
+                {
+                    stack.pop();
+                }
+                if let Some(qs) = by_index.get(&(i as u32)) {
+                    let mut site = none;
+                    for &s in stack.iter() {
+                        let p = &trace.cpu[s as usize];
+                        let pname = trace.name(p.name);
+                        if p.end() < e.end() || pname.starts_with("ProfilerStep#") {
+                            continue;
+                        }
+                        if p.kind == CpuKind::Op && pname.contains("::") {
+                            if site.outer_op == NONE {
+                                site.outer_op = s;
+                            }
+                            site.inner_op = s;
+                        } else {
+                            site.annotation = s;
+                        }
+                    }
+                    for &q in qs {
+                        out[q] = site;
+                    }
+                }
+                if matches!(e.kind, CpuKind::Op | CpuKind::UserAnnotation) {
+                    stack.push(i as u32);
+                }
+            }
+            out
+        }
+
+        /// Idle after each call (by event index).
+        pub fn idle(trace: &Trace, calls: &[u32], gaps: &GapAnalysis) -> HashMap<u32, Ns> {
+            let by_start: Vec<(Ns, Ns, u32, u32)> = calls
+                .iter()
+                .map(|&i| {
+                    let e = &trace.cpu[i as usize];
+                    (e.start, e.end(), e.thread, i)
+                })
+                .collect();
+            let mut idle: HashMap<u32, Ns> = HashMap::default();
+            for d in &gaps.devices {
+                let mut per: HashMap<u32, Ns> = HashMap::default();
+                for g in &d.gaps {
+                    let share = g.split.get(super::super::super::gaps::Cause::Sync);
+                    if share == 0 {
+                        continue;
+                    }
+                    if g.sync != NONE {
+                        *per.entry(g.sync).or_default() += share;
+                        continue;
+                    }
+                    let mut left = share;
+                    let hi = by_start.partition_point(|c| c.0 < g.end);
+                    for c in by_start[..hi].iter().rev() {
+                        if left == 0 {
+                            break;
+                        }
+                        if c.2 != g.thread || c.1 <= g.start {
+                            continue;
+                        }
+                        let ov = (c.1.min(g.end) - c.0.max(g.start)).max(0).min(left);
+                        if ov > 0 {
+                            *per.entry(c.3).or_default() += ov;
+                            left -= ov;
+                        }
+                    }
+                }
+                for (k, v) in per {
+                    let e = idle.entry(k).or_default();
+                    *e = (*e).max(v);
+                }
+            }
+            idle
+        }
+    }
+
+    #[test]
+    fn sites_and_idle_as_the_first_version_on_random_traces() {
+        use super::super::gaps::{Cause, DeviceGaps, Gap, Split, N_CAUSES};
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        let mut rnd = |n: u64| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x % n
+        };
+        let names = ["aten::item", "aten::copy_", "loss", "ProfilerStep#1", "fwd"];
+        let syncs = [
+            "cudaStreamSynchronize",
+            "cudaDeviceSynchronize",
+            "cudaMemcpy",
+        ];
+        let (mut idle_seen, mut sites_seen) = (0, 0);
+        for round in 0..300 {
+            let mut b = TraceBuilder::new();
+            let n = 5 + rnd(40);
+            for _ in 0..n {
+                let (start, tid) = (rnd(2000) as f64, 1 + rnd(2) as i64);
+                let dur = if rnd(8) == 0 {
+                    200.0 + rnd(900) as f64
+                } else {
+                    rnd(60) as f64
+                };
+                match rnd(3) {
+                    0 => {
+                        let name = names[rnd(names.len() as u64) as usize];
+                        let kind = if rnd(2) == 0 {
+                            CpuKind::Op
+                        } else {
+                            CpuKind::UserAnnotation
+                        };
+                        b.cpu(kind, name, tid, start, dur + 40.0);
+                    }
+                    _ => {
+                        let name = syncs[rnd(syncs.len() as u64) as usize];
+                        b.cpu(CpuKind::Runtime, name, tid, start, dur);
+                    }
+                }
+            }
+            let t = b.build();
+            let calls = sync_calls(&t);
+            let idx: Vec<u32> = calls.iter().map(|c| c.0).collect();
+            // queries out of order and repeated
+            let mut q = idx.clone();
+            q.extend(idx.iter().rev().take(3));
+            assert_eq!(
+                sites_of(&t, &q),
+                reference::sites_of(&t, &q),
+                "round {round}"
+            );
+            let mut devices = Vec::new();
+            for dev in 0..1 + rnd(2) as i64 {
+                let mut gaps = Vec::new();
+                for _ in 0..rnd(12) {
+                    let start = rnd(2_200_000) as Ns;
+                    let len = 1 + rnd(300_000) as Ns;
+                    let mut full = [0; N_CAUSES];
+                    full[Cause::Sync as usize] = if rnd(4) == 0 {
+                        0
+                    } else {
+                        1 + rnd(len as u64) as Ns
+                    };
+                    full[Cause::Cpu as usize] = len - full[Cause::Sync as usize];
+                    let sync = match rnd(4) {
+                        0 if !idx.is_empty() => idx[rnd(idx.len() as u64) as usize],
+                        1 => rnd(t.cpu.len() as u64) as u32,
+                        _ => NONE,
+                    };
+                    gaps.push(Gap {
+                        start,
+                        end: start + len,
+                        cause: Cause::Sync,
+                        split: Split::new(&full),
+                        step_index: NONE,
+                        prev: NONE,
+                        next: NONE,
+                        thread: rnd(3) as u32,
+                        sync,
+                    });
+                }
+                gaps.sort_by_key(|g| g.start);
+                devices.push(DeviceGaps {
+                    device: dev,
+                    busy: 0,
+                    idle: 0,
+                    gaps,
+                    bands: Default::default(),
+                    by_cause: [0; N_CAUSES],
+                    by_band_cause: [[0; N_CAUSES]; 5],
+                    streams: Vec::new(),
+                    compute_site: None,
+                    untraced_os: None,
+                });
+            }
+            let gaps = GapAnalysis {
+                devices,
+                ..GapAnalysis::default()
+            };
+            let mask = IntervalSet::from_intervals(vec![crate::model::Interval {
+                start: 0,
+                end: 3_000_000,
+            }]);
+            let a = analyze_syncs_with(&t, &mask, &[], &gaps, &calls);
+            let want = reference::idle(&t, &idx, &gaps);
+            let got: Vec<(u32, Ns)> = a.calls.iter().map(|c| (c.cpu, c.idle_after)).collect();
+            let want: Vec<(u32, Ns)> = idx
+                .iter()
+                .map(|i| (*i, want.get(i).copied().unwrap_or(0)))
+                .collect();
+            assert_eq!(got, want, "round {round}");
+            idle_seen += got.iter().filter(|c| c.1 > 0).count();
+            sites_seen += a.calls.iter().filter(|c| c.site.outer_op != NONE).count();
+            let total: Ns = a.sites.iter().map(|s| s.idle_after).sum();
+            assert_eq!(total, a.idle_after, "round {round}");
+        }
+        // the rounds exercise both: calls charged with idle, calls inside operators
+        assert!(
+            idle_seen > 100 && sites_seen > 100,
+            "{idle_seen} {sites_seen}"
+        );
     }
 }
