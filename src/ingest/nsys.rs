@@ -29,13 +29,14 @@
 //! the External id of the innermost `emit_nvtx` operator range around them on their thread,
 //! so the operator table works as for Kineto.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use rusqlite::types::ValueRef;
 use rusqlite::{Connection, OpenFlags};
 
 use super::LoadError;
+use crate::model::fasthash::HashMap;
 use crate::model::memory::{MemEvent, MemoryBuilder, MemoryEvents};
 use crate::model::os::{CpuSample, OsActivity, OsCall};
 use crate::model::{
@@ -213,7 +214,7 @@ impl<'p> Db<'p> {
         let mut db = Db {
             conn,
             path,
-            tables: HashMap::new(),
+            tables: HashMap::default(),
         };
         let unreadable = |e: rusqlite::Error| {
             LoadError::new(
@@ -568,7 +569,7 @@ impl<'p> Reader<'p> {
     }
 
     fn read_strings(&mut self) -> Result<(), LoadError> {
-        let mut strings = HashMap::new();
+        let mut strings = HashMap::default();
         self.db.rows("StringIds", &["id", "value"], "", |r| {
             if let (Some(id), Some(v)) = (r.i(0), r.s(1)) {
                 strings.insert(id, v);
@@ -591,7 +592,7 @@ impl<'p> Reader<'p> {
                 self.thread_names.insert(g, s.clone());
             }
         }
-        let mut procs = HashMap::new();
+        let mut procs = HashMap::default();
         self.db
             .rows("PROCESSES", &["globalPid", "pid", "name"], "", |r| {
                 let pid = r.i(1).or_else(|| r.i(0).map(pid_of));
@@ -604,8 +605,8 @@ impl<'p> Reader<'p> {
     }
 
     fn read_devices(&mut self) -> Result<Vec<Device>, LoadError> {
-        let mut cuda_id: HashMap<i64, i64> = HashMap::new();
-        let mut cuda_sms: HashMap<i64, u32> = HashMap::new();
+        let mut cuda_id: HashMap<i64, i64> = HashMap::default();
+        let mut cuda_sms: HashMap<i64, u32> = HashMap::default();
         self.db.rows(
             "TARGET_INFO_CUDA_DEVICE",
             &["gpuId", "cudaId", "numMultiprocessors"],
@@ -849,7 +850,7 @@ impl<'p> Reader<'p> {
             MEMCPY,
             &["bytes", "copyKind", "srcKind", "dstKind", "graphNodeId"],
         )?;
-        let mut names: HashMap<CopyKey, NameId> = HashMap::new();
+        let mut names: HashMap<CopyKey, NameId> = HashMap::default();
         // the same copy or fill written twice under one correlation id (some exports do so
         // for blocking copies): counted once
         let mut seen: std::collections::HashSet<(GpuKind, u64, Ns, Ns, i32)> = Default::default();
@@ -981,7 +982,7 @@ impl<'p> Reader<'p> {
             ],
         )?;
         let mut events: Vec<MemEvent> = Vec::with_capacity(rows.len());
-        let mut thread_of: HashMap<u64, u32> = HashMap::new();
+        let mut thread_of: HashMap<u64, u32> = HashMap::default();
         if !rows.is_empty() {
             for e in &self.cpu {
                 if e.correlation != 0 && matches!(e.kind, CpuKind::Runtime | CpuKind::Driver) {
@@ -1185,7 +1186,7 @@ impl<'p> Reader<'p> {
             filter.join(" AND ")
         );
         // sample id → (depth, symbol) of its innermost such frame
-        let mut leaf: HashMap<i64, (i64, i64)> = HashMap::new();
+        let mut leaf: HashMap<i64, (i64, i64)> = HashMap::default();
         let n = db.query(CALLCHAINS, &sql, |r| {
             if let (Some(id), Some(sym), Some(d)) = (r.i(0), r.i(1), r.i(2)) {
                 let e = leaf.entry(id).or_insert((d, sym));
@@ -1256,7 +1257,7 @@ impl<'p> Reader<'p> {
         )?;
         self.rows += rows.len() as u64;
         // domains: type-75 rows define `domainId → name` per process
-        let mut domains: HashMap<(i64, i64), String> = HashMap::new();
+        let mut domains: HashMap<(i64, i64), String> = HashMap::default();
         for (_, _, ty, text, text_id, dom, gtid) in &rows {
             if *ty == Some(75) {
                 let name = text
@@ -1327,7 +1328,7 @@ impl<'p> Reader<'p> {
     /// Gives every emit_nvtx operator range an External id and every runtime/driver call the
     /// id of the innermost operator range around it on its thread.
     fn link_ops(&mut self) {
-        let mut by_thread: HashMap<u32, Vec<u32>> = HashMap::new();
+        let mut by_thread: HashMap<u32, Vec<u32>> = HashMap::default();
         let mut next = 0u64;
         for (i, e) in self.cpu.iter_mut().enumerate() {
             match e.kind {
@@ -1369,7 +1370,7 @@ impl<'p> Reader<'p> {
     fn read_gpu_metrics(&mut self) -> Result<Vec<GpuMetricSeries>, LoadError> {
         let mut series: BTreeMap<(i64, String), GpuMetricSeries> = BTreeMap::new();
         if self.db.has("GPU_METRICS") {
-            let mut names: HashMap<(i64, i64), String> = HashMap::new();
+            let mut names: HashMap<(i64, i64), String> = HashMap::default();
             self.db.rows(
                 "TARGET_INFO_GPU_METRICS",
                 &["typeId", "metricId", "metricName"],
@@ -1529,19 +1530,19 @@ pub fn read_file(file: &Path, path: &str, compressed: Option<u64>) -> Result<Tra
     let bytes = std::fs::metadata(file).map(|m| m.len()).unwrap_or(0);
     let mut r = Reader {
         db,
-        strings: HashMap::new(),
+        strings: HashMap::default(),
         names: Interner::new(),
-        name_cache: HashMap::new(),
+        name_cache: HashMap::default(),
         threads: Vec::new(),
-        thread_index: HashMap::new(),
-        thread_names: HashMap::new(),
-        process_names: HashMap::new(),
-        process_rank: HashMap::new(),
+        thread_index: HashMap::default(),
+        thread_names: HashMap::default(),
+        process_names: HashMap::default(),
+        process_rank: HashMap::default(),
         cpu: Vec::new(),
         gpu: Vec::new(),
         kernel_infos: KernelInfoTable::new(),
         warnings: Warnings::default(),
-        sm_count: HashMap::new(),
+        sm_count: HashMap::default(),
         rows: 0,
         global_tids: Default::default(),
     };

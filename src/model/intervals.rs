@@ -209,8 +209,21 @@ impl IntervalSet {
 
     /// Length of the part of this set inside `window`.
     pub fn covered_within(&self, window: Interval) -> Ns {
-        // binary search the first span ending after window.start
-        let first = self.spans.partition_point(|s| s.end <= window.start);
+        self.covered_within_from(window, &mut 0)
+    }
+
+    /// [`IntervalSet::covered_within`] for a caller that asks over and over at windows that
+    /// only move forward: `cursor` is where the search starts and is left where the next one
+    /// should start. Any value is correct (a cursor past the window's start is ignored); a
+    /// fresh one is 0.
+    pub fn covered_within_from(&self, window: Interval, cursor: &mut usize) -> Ns {
+        // the first span ending after window.start, found from the cursor
+        let from = match *cursor {
+            c if c <= self.spans.len() && (c == 0 || self.spans[c - 1].end <= window.start) => c,
+            _ => 0,
+        };
+        let first = gallop(&self.spans, from, |s| s.end <= window.start);
+        *cursor = first;
         let mut total = 0;
         for s in &self.spans[first..] {
             if s.start >= window.end {
@@ -359,7 +372,7 @@ impl Remainder {
 /// First index at or after `from` where `pred` fails, for a `pred` that holds on a prefix of
 /// `v` (e.g. "ends by t" over sorted spans): a galloping search, a few steps when the answer
 /// is near `from`, logarithmic when it is far.
-fn gallop<T>(v: &[T], from: usize, pred: impl Fn(&T) -> bool) -> usize {
+pub fn gallop<T>(v: &[T], from: usize, pred: impl Fn(&T) -> bool) -> usize {
     let mut lo = from;
     let mut step = 1;
     while lo < v.len() && pred(&v[lo]) {
@@ -511,6 +524,26 @@ mod tests {
         assert_eq!(a.covered_within(Interval::new(5, 25)), 10);
         assert_eq!(a.clip(Interval::new(5, 25)).total(), 10);
         assert_eq!(a.covered_within(Interval::new(40, 50)), 0);
+        // from any cursor, and windows moving forward from one kept cursor: the same
+        let b = set(&[(0, 10), (20, 30), (35, 36), (40, 60), (70, 71)]);
+        let windows = [
+            (0, 5),
+            (5, 25),
+            (25, 38),
+            (36, 45),
+            (44, 80),
+            (90, 95),
+            (3, 72),
+        ];
+        let mut kept = 0;
+        for (a0, a1) in windows {
+            let w = Interval::new(a0, a1);
+            let want = b.clip(w).total();
+            for c in 0..=7 {
+                assert_eq!(b.covered_within_from(w, &mut { c }), want, "{w:?} from {c}");
+            }
+            assert_eq!(b.covered_within_from(w, &mut kept), want, "{w:?} kept");
+        }
     }
 
     #[test]

@@ -1097,10 +1097,16 @@ impl SyncIndex {
     }
 
     /// A sync in progress at `t`, or one that returned at most [`SYNC_RETURN_SKEW`] before it
-    /// ([`NONE`] when none).
-    fn in_progress(&self, t: Ns) -> u32 {
+    /// ([`NONE`] when none). `cursor` is where the search starts (the gaps of a device come in
+    /// time order) and is left where the next one should start; any value is correct.
+    fn in_progress(&self, t: Ns, cursor: &mut usize) -> u32 {
         let since = t - SYNC_RETURN_SKEW;
-        let mut j = self.calls.partition_point(|s| s.0 <= t);
+        let from = match *cursor {
+            c if c <= self.calls.len() && (c == 0 || self.calls[c - 1].0 <= t) => c,
+            _ => 0,
+        };
+        let mut j = crate::model::intervals::gallop(&self.calls, from, |s| s.0 <= t);
+        *cursor = j;
         while j > 0 {
             j -= 1;
             if self.prefix_max_end[j] <= since {
@@ -1247,6 +1253,10 @@ struct Walk {
     compile_cursor: usize,
     /// The same for the start-up set.
     startup_cursor: usize,
+    /// The same for the sync calls ([`SyncIndex::in_progress`]).
+    sync_cursor: usize,
+    /// The same for each thread's off-CPU time ([`os_of_untraced`]).
+    off_cpu_cursors: Vec<usize>,
     /// The same for each process' sets ([`Processes::others`]).
     process_cursors: Vec<[usize; 7]>,
     /// What is left of the lead the host had before the last sync drained the queue.
@@ -1314,6 +1324,9 @@ impl Walk {
         self.cursors.resize(threads, [0; 7]);
         self.compile_cursor = 0;
         self.startup_cursor = 0;
+        self.sync_cursor = 0;
+        self.off_cpu_cursors.clear();
+        self.off_cpu_cursors.resize(threads, 0);
         self.process_cursors.clear();
         self.process_cursors.resize(processes, [0; 7]);
         self.drain_budget = 0;
@@ -1335,6 +1348,8 @@ impl Walk {
             cursors,
             compile_cursor,
             startup_cursor,
+            sync_cursor,
+            off_cpu_cursors,
             process_cursors,
             drain_budget,
             drain_sync,
@@ -1413,7 +1428,7 @@ impl Walk {
                 // one-time start-up first, on any thread: a steady state does not pay it
                 // again, whatever else the host did meanwhile
                 take(free, sp, ctx.startup, Cause::Startup, startup_cursor);
-                let s = ctx.syncs.in_progress(a);
+                let s = ctx.syncs.in_progress(a, sync_cursor);
                 // a sync drained the queue: the first `lead` ns of the gap's host part (the
                 // lead the host had when it entered the sync) are its cost, the host work in
                 // them included; DataLoader and compile keep their own
@@ -1450,7 +1465,11 @@ impl Walk {
                 let untraced = free.total();
                 split[Cause::Untraced as usize] += untraced;
                 if let (Some(rec), true) = (ctx.os, untraced > 0) {
-                    os = os_of_untraced(rec, thread, free.spans(), os_calls, os_samples);
+                    let mut scratch = 0;
+                    let off = off_cpu_cursors
+                        .get_mut(thread as usize)
+                        .unwrap_or(&mut scratch);
+                    os = os_of_untraced(rec, thread, free.spans(), off, os_calls, os_samples);
                 }
                 // the launch call and its latency: start-up where a lazy module load runs in
                 // the call, then the sync's while inside its lead, then launch overhead
@@ -1495,20 +1514,25 @@ impl Walk {
 /// What the OS recorded of `thread` during `free`, a gap's untraced time: `[untraced ns, of
 /// it with the thread's scheduling recorded, of that off a CPU]`; the time inside each of its
 /// outermost OS calls (its name, ns) goes to `out`, the functions of its
-/// CPU samples to `sampled`.
+/// CPU samples to `sampled`. `off_cursor` is where the search of the thread's off-CPU time
+/// starts ([`IntervalSet::covered_within_from`]: the gaps come in time order).
 fn os_of_untraced(
     rec: &crate::model::os::OsActivity,
     thread: u32,
     free: &[Interval],
+    off_cursor: &mut usize,
     out: &mut Vec<(crate::model::NameId, Ns)>,
     sampled: &mut Vec<crate::model::NameId>,
 ) -> [Ns; 3] {
     let untraced: Ns = free.iter().map(|i| i.len()).sum();
     let (scheduled, off) = match rec.off_cpu(thread) {
-        Some(set) => (
-            untraced,
-            free.iter().map(|&i| set.covered_within(i)).sum::<Ns>(),
-        ),
+        Some(set) => {
+            let off = free
+                .iter()
+                .map(|&i| set.covered_within_from(i, off_cursor))
+                .sum::<Ns>();
+            (untraced, off)
+        }
         None => (0, 0),
     };
     if let (Some(first), Some(last)) = (free.first(), free.last()) {
