@@ -379,8 +379,10 @@ impl Warnings {
 }
 
 /// The reader's state while filling a trace.
-struct Reader<'p> {
-    db: Db<'p>,
+struct Reader<'d, 'p> {
+    /// The export (a shared reference: rows are converted as they are read, with the reader
+    /// borrowed mutably beside it).
+    db: &'d Db<'p>,
     strings: HashMap<i64, String>,
     names: Interner,
     name_cache: HashMap<i64, NameId>,
@@ -399,7 +401,7 @@ struct Reader<'p> {
     global_tids: std::collections::BTreeSet<i64>,
 }
 
-impl<'p> Reader<'p> {
+impl<'d, 'p> Reader<'d, 'p> {
     fn string_id(&mut self, id: Option<i64>) -> Option<NameId> {
         let id = id?;
         if let Some(&n) = self.name_cache.get(&id) {
@@ -559,6 +561,25 @@ impl<'p> Reader<'p> {
         Ok(rows)
     }
 
+    /// [`Reader::int_rows_where`] without holding the rows: `f` gets the reader and each row
+    /// as it is read (the large tables: millions of rows of 16-byte integers would be held
+    /// whole, and faulted in, only to be converted once). The number of rows.
+    fn each_int_row<const N: usize>(
+        &mut self,
+        table: &str,
+        cols: &[&str],
+        filter: &str,
+        mut f: impl FnMut(&mut Self, [Option<i64>; N]),
+    ) -> Result<u64, LoadError> {
+        debug_assert_eq!(cols.len(), N);
+        let db = self.db;
+        let n = db.rows(table, cols, filter, |r| {
+            f(self, std::array::from_fn(|k| r.i(k)))
+        })?;
+        self.rows += n;
+        Ok(n)
+    }
+
     /// [`Reader::int_rows`] of a GPU activity table: the [`Self::GPU_COLS`], then `extra`.
     fn gpu_rows<const N: usize>(
         &mut self,
@@ -694,64 +715,27 @@ impl<'p> Reader<'p> {
             RUNTIME,
             &["start", "end", "globalTid", "correlationId", "nameId"],
         );
-        let mut rows: Vec<RuntimeRow> = Vec::new();
-        self.db.rows(RUNTIME, &COLS, "", |r| {
-            if let (Some(s), Some(e)) = (r.i(0), r.i(1)) {
-                // the `name` column is not in real exports (pipit added it); it is only a
-                // fallback when nameId is absent
-                let text = if r.i(5).is_none() { r.s(6) } else { None };
-                rows.push((s, e, r.i(2), r.i(3), r.i(4), r.i(5), text));
-            }
-        })?;
-        self.rows += rows.len() as u64;
         // Older exports (nsys 2022.2) write each call twice under one correlation id, the
         // versioned entry point (`cudaMemcpy_v3020`) inside the call (`cudaMemcpy`), one row
         // after the other: the inner one is counted once, as the call.
         let mut last: Option<(Option<i64>, Option<i64>, i64, i64)> = None;
-        let mut duplicates = 0u64;
-        for (s, e, class, gtid, corr, name_id, text) in rows {
-            let inner = last.is_some_and(|(g, c, ls, le)| {
-                corr.is_some_and(|x| x != 0) && g == gtid && c == corr && s >= ls && e <= le
-            });
-            if inner {
+        let (mut duplicates, mut timed) = (0u64, 0u64);
+        let db = self.db;
+        db.rows(RUNTIME, &COLS, "", |r| {
+            let (Some(s), Some(e)) = (r.i(0), r.i(1)) else {
+                return;
+            };
+            timed += 1;
+            // the `name` column is not in real exports (pipit added it); it is only a
+            // fallback when nameId is absent
+            let text = if r.i(5).is_none() { r.s(6) } else { None };
+            let row: RuntimeRow = (s, e, r.i(2), r.i(3), r.i(4), r.i(5), text);
+            if self.runtime_row(row, &mut last) {
                 duplicates += 1;
-                continue;
             }
-            last = Some((gtid, corr, s, e));
-            let Some((s, d)) = self.times(RUNTIME, s, e) else {
-                continue;
-            };
-            let name = match (self.string_id(name_id), text) {
-                (Some(n), _) => n,
-                (None, Some(t)) => self.names.intern(&t),
-                (None, None) => self.names.intern("(unnamed runtime call)"),
-            };
-            let kind = match class {
-                Some(1) => CpuKind::Driver,
-                Some(_) => CpuKind::Runtime,
-                None => {
-                    let n = self.names.resolve(name);
-                    if n.starts_with("cu") && !n.starts_with("cuda") {
-                        CpuKind::Driver
-                    } else {
-                        CpuKind::Runtime
-                    }
-                }
-            };
-            let thread = self.thread(gtid, false);
-            let correlation = self.correlation(gtid.map(pid_of), corr);
-            self.cpu.push(CpuEvent {
-                start: s,
-                dur: d,
-                name,
-                thread,
-                kind,
-                is_module: false,
-                external_id: 0,
-                correlation,
-                owner_op: NONE,
-            });
-        }
+        })?;
+        // the rows with both times count, as read
+        self.rows += timed;
         if duplicates > 0 {
             self.warnings.add(
                 DUPLICATE_RECORDS,
@@ -763,6 +747,56 @@ impl<'p> Reader<'p> {
             );
         }
         Ok(())
+    }
+
+    /// One row of the runtime table (see [`Reader::read_runtime`]); true when it is the inner
+    /// copy of the call before it (`last`), left out.
+    fn runtime_row(
+        &mut self,
+        (s, e, class, gtid, corr, name_id, text): RuntimeRow,
+        last: &mut Option<(Option<i64>, Option<i64>, i64, i64)>,
+    ) -> bool {
+        let inner = last.is_some_and(|(g, c, ls, le)| {
+            corr.is_some_and(|x| x != 0) && g == gtid && c == corr && s >= ls && e <= le
+        });
+        if inner {
+            return true;
+        }
+        *last = Some((gtid, corr, s, e));
+        let Some((s, d)) = self.times(RUNTIME, s, e) else {
+            return false;
+        };
+        let name = match (self.string_id(name_id), text) {
+            (Some(n), _) => n,
+            (None, Some(t)) => self.names.intern(&t),
+            (None, None) => self.names.intern("(unnamed runtime call)"),
+        };
+        let kind = match class {
+            Some(1) => CpuKind::Driver,
+            Some(_) => CpuKind::Runtime,
+            None => {
+                let n = self.names.resolve(name);
+                if n.starts_with("cu") && !n.starts_with("cuda") {
+                    CpuKind::Driver
+                } else {
+                    CpuKind::Runtime
+                }
+            }
+        };
+        let thread = self.thread(gtid, false);
+        let correlation = self.correlation(gtid.map(pid_of), corr);
+        self.cpu.push(CpuEvent {
+            start: s,
+            dur: d,
+            name,
+            thread,
+            kind,
+            is_module: false,
+            external_id: 0,
+            correlation,
+            owner_op: NONE,
+        });
+        false
     }
 
     /// Common columns of the GPU activity tables.
@@ -796,23 +830,22 @@ impl<'p> Reader<'p> {
             KERNEL,
             &["start", "end", "deviceId", "streamId", "correlationId"],
         );
-        let rows: Vec<[Option<i64>; 20]> = self.gpu_rows(KERNEL, &EXTRA)?;
-        let n = rows.len() as u64;
+        let cols = [&Self::GPU_COLS[..], &EXTRA[..]].concat();
         let unnamed = self.names.intern("(unnamed kernel)");
-        for v in rows {
+        let n = self.each_int_row(KERNEL, &cols, "", |me, v: [Option<i64>; 20]| {
             let (Some(s), Some(e)) = (v[0], v[1]) else {
-                continue;
+                return;
             };
-            let Some((s, d)) = self.times(KERNEL, s, e) else {
-                continue;
+            let Some((s, d)) = me.times(KERNEL, s, e) else {
+                return;
             };
-            let name = self
+            let name = me
                 .string_id(v[6])
-                .or_else(|| self.string_id(v[7]))
-                .or_else(|| self.string_id(v[8]))
+                .or_else(|| me.string_id(v[7]))
+                .or_else(|| me.string_id(v[8]))
                 .unwrap_or(unnamed);
-            let mut g = self.gpu_event(name, GpuKind::Kernel, s, d);
-            self.fill_common(&mut g, &v);
+            let mut g = me.gpu_event(name, GpuKind::Kernel, s, d);
+            me.fill_common(&mut g, &v);
             let dim = |x: Option<i64>| x.unwrap_or(0).clamp(0, u32::MAX as i64) as u32;
             let mut k = KernelInfo {
                 grid: [dim(v[9]), dim(v[10]), dim(v[11])],
@@ -823,7 +856,7 @@ impl<'p> Reader<'p> {
                 ..KernelInfo::UNKNOWN
             };
             g.in_graph = v[18].is_some_and(|x| x != 0) || v[19].is_some_and(|x| x != 0);
-            if let Some(&sms) = self.sm_count.get(&(g.device as i64)) {
+            if let Some(&sms) = me.sm_count.get(&(g.device as i64)) {
                 let blocks = k.grid.iter().map(|&x| x as f64).product::<f64>();
                 let threads = k.block.iter().map(|&x| x as f64).product::<f64>();
                 if blocks > 0.0 && sms > 0 {
@@ -831,9 +864,9 @@ impl<'p> Reader<'p> {
                     k.warps_per_sm = (blocks * (threads / 32.0).ceil() / sms as f64) as f32;
                 }
             }
-            g.info = self.kernel_infos.intern(&k);
-            self.gpu.push(g);
-        }
+            g.info = me.kernel_infos.intern(&k);
+            me.gpu.push(g);
+        })?;
         Ok(n)
     }
 
@@ -1091,33 +1124,33 @@ impl<'p> Reader<'p> {
         let Some(filter) = self.known_threads_where(OSRT, &nested) else {
             return Ok(Vec::new());
         };
-        let rows: Vec<[Option<i64>; 5]> = self.int_rows_where(
+        let mut calls = Vec::new();
+        self.each_int_row(
             OSRT,
             &["start", "end", "globalTid", "nameId", "nestingLevel"],
             &filter,
+            |me, v: [Option<i64>; 5]| {
+                // a call made inside another (`open64` inside `fopen`) is the outer call's time
+                let (Some(s), Some(e), None | Some(0)) = (v[0], v[1], v[4]) else {
+                    return;
+                };
+                let Some((start, dur)) = me.times(OSRT, s, e) else {
+                    return;
+                };
+                let Some(name) = me.string_id(v[3]) else {
+                    return;
+                };
+                let Some(thread) = me.known_thread(v[2]) else {
+                    return;
+                };
+                calls.push(OsCall {
+                    start,
+                    dur,
+                    name,
+                    thread,
+                });
+            },
         )?;
-        let mut calls = Vec::new();
-        for v in rows {
-            // a call made inside another (`open64` inside `fopen`) is the outer call's time
-            let (Some(s), Some(e), None | Some(0)) = (v[0], v[1], v[4]) else {
-                continue;
-            };
-            let Some((start, dur)) = self.times(OSRT, s, e) else {
-                continue;
-            };
-            let Some(name) = self.string_id(v[3]) else {
-                continue;
-            };
-            let Some(thread) = self.known_thread(v[2]) else {
-                continue;
-            };
-            calls.push(OsCall {
-                start,
-                dur,
-                name,
-                thread,
-            });
-        }
         calls.sort_by_key(|c| (c.thread, c.start, std::cmp::Reverse(c.dur)));
         Ok(calls)
     }
@@ -1128,21 +1161,20 @@ impl<'p> Reader<'p> {
         let Some(filter) = self.known_threads_where(SCHED, "") else {
             return Ok(Vec::new());
         };
-        let rows: Vec<[Option<i64>; 3]> =
-            self.int_rows_where(SCHED, &["start", "isSchedIn", "globalTid"], &filter)?;
         let mut per: BTreeMap<u32, Vec<(Ns, bool)>> = BTreeMap::new();
-        for v in rows {
+        let cols = ["start", "isSchedIn", "globalTid"];
+        self.each_int_row(SCHED, &cols, &filter, |me, v: [Option<i64>; 3]| {
             let (Some(t), Some(i), Some(_)) = (v[0], v[1], v[2]) else {
-                continue;
+                return;
             };
-            let Some((t, _)) = self.times(SCHED, t, t) else {
-                continue;
+            let Some((t, _)) = me.times(SCHED, t, t) else {
+                return;
             };
-            let Some(thread) = self.known_thread(v[2]) else {
-                continue;
+            let Some(thread) = me.known_thread(v[2]) else {
+                return;
             };
             per.entry(thread).or_default().push((t, i != 0));
-        }
+        })?;
         let mut out: Vec<Option<IntervalSet>> = Vec::new();
         for (thread, mut sw) in per {
             // stable: a switch out and in at one time keep their order in the table
@@ -1199,28 +1231,27 @@ impl<'p> Reader<'p> {
         let Some(filter) = self.known_threads_where(SAMPLES, "") else {
             return Ok(Vec::new());
         };
-        let rows: Vec<[Option<i64>; 3]> =
-            self.int_rows_where(SAMPLES, &["id", "start", "globalTid"], &filter)?;
-        let mut out = Vec::with_capacity(rows.len());
-        for v in rows {
+        let mut out = Vec::new();
+        let cols = ["id", "start", "globalTid"];
+        self.each_int_row(SAMPLES, &cols, &filter, |me, v: [Option<i64>; 3]| {
             let (Some(id), Some(t), Some(_)) = (v[0], v[1], v[2]) else {
-                continue;
+                return;
             };
-            let Some(function) = leaf.get(&id).and_then(|l| self.string_id(Some(l.1))) else {
-                continue;
+            let Some(function) = leaf.get(&id).and_then(|l| me.string_id(Some(l.1))) else {
+                return;
             };
-            let Some((time, _)) = self.times(SAMPLES, t, t) else {
-                continue;
+            let Some((time, _)) = me.times(SAMPLES, t, t) else {
+                return;
             };
-            let Some(thread) = self.known_thread(v[2]) else {
-                continue;
+            let Some(thread) = me.known_thread(v[2]) else {
+                return;
             };
             out.push(CpuSample {
                 time,
                 thread,
                 function,
             });
-        }
+        })?;
         out.sort_by_key(|s| (s.thread, s.time));
         Ok(out)
     }
@@ -1529,7 +1560,7 @@ pub fn read_file(file: &Path, path: &str, compressed: Option<u64>) -> Result<Tra
     }
     let bytes = std::fs::metadata(file).map(|m| m.len()).unwrap_or(0);
     let mut r = Reader {
-        db,
+        db: &db,
         strings: HashMap::default(),
         names: Interner::new(),
         name_cache: HashMap::default(),
