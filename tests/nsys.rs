@@ -1137,3 +1137,37 @@ fn untraced_time_is_told_apart_by_the_os_record() {
     let facts = idle["evidence"]["facts"].to_string();
     assert!(facts.contains("in OS calls: `write`"), "{facts}");
 }
+
+/// One and two threads read the same trace: the callchains scanned on a second connection
+/// beside the profiler tables give the samples the one-connection read gives, and the
+/// two-thread finalize the same events (every corpus export with CPU samples among them).
+#[test]
+fn one_and_two_threads_read_the_same_export() {
+    let Some(dir) = common::corpus_file(DIR) else {
+        eprintln!("corpus absent: skipped (set STALLSCOPE_CORPUS)");
+        return;
+    };
+    let mut with_samples = 0;
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let p = entry.unwrap().path();
+        if p.extension().and_then(|e| e.to_str()) != Some("sqlite") {
+            continue;
+        }
+        let read = |threads: usize| {
+            let mut o = stallscope::ingest::LoadOptions::default();
+            o.kineto.threads = threads;
+            stallscope::ingest::load(p.to_str().unwrap(), &o).unwrap_or_else(|e| panic!("{e}"))
+        };
+        let (one, two) = (read(1), read(2));
+        let name = p.display();
+        assert_eq!(format!("{:?}", one.os), format!("{:?}", two.os), "{name}");
+        assert_eq!(format!("{:?}", one.cpu), format!("{:?}", two.cpu), "{name}");
+        assert_eq!(format!("{:?}", one.gpu), format!("{:?}", two.gpu), "{name}");
+        assert_eq!(one.source.events, two.source.events, "{name}");
+        with_samples += usize::from(!one.os.samples.is_empty());
+    }
+    assert!(
+        with_samples >= 2,
+        "exports with CPU samples: {with_samples}"
+    );
+}

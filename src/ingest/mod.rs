@@ -351,10 +351,10 @@ fn dispatch<R: Read + Send>(
         // SQLite reads files: open the path itself unless the bytes came through stdin or gzip
         Format::NsysSqlite if path != "-" && compressed.is_none() => {
             drop(input);
-            nsys::read_file(Path::new(path), path, None)
+            nsys::read_file(Path::new(path), path, None, opts.kineto.threads)
         }
-        Format::NsysSqlite => nsys::read_stream(input, path, compressed),
-        Format::NsysRep => nsys::read_rep(path, head),
+        Format::NsysSqlite => nsys::read_stream(input, path, compressed, opts.kineto.threads),
+        Format::NsysRep => nsys::read_rep(path, head, opts.kineto.threads),
         Format::Empty => Err(LoadError::at(path, 0, "empty file".into())),
         other => Err(LoadError::at(path, 0, other.unsupported_message())),
     }

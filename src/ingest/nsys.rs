@@ -378,6 +378,54 @@ impl Warnings {
     }
 }
 
+/// The innermost frame of each CPU sample that names a function (see
+/// [`Reader::read_samples`]), and the callchain rows read.
+struct SampleLeaves {
+    /// Sample id → (depth, symbol string id) of its innermost resolved user-mode frame.
+    leaf: HashMap<i64, (i64, i64)>,
+    rows: u64,
+}
+
+/// [`SampleLeaves`] of an export, `None` without the sample tables: a scan of the callchains
+/// that needs nothing else the reader learns, so it can run beside the profiler tables on a
+/// connection of its own.
+fn sample_leaves(db: &Db) -> Result<Option<SampleLeaves>, LoadError> {
+    let (Some(t), Some(id), Some(symbol), Some(depth), true) = (
+        db.table(CALLCHAINS),
+        db.col(CALLCHAINS, "id"),
+        db.col(CALLCHAINS, "symbol"),
+        db.col(CALLCHAINS, "stackDepth"),
+        db.has(SAMPLES),
+    ) else {
+        return Ok(None);
+    };
+    // the innermost frame that is resolved and in user mode among the innermost
+    // SAMPLE_FRAMES: an unresolved address or a kernel frame names nothing the user can
+    // act on. A plain scan with the depth bound (an aggregate over every frame of every
+    // sample took 1.2 s on an 800 MB export)
+    let mut filter = vec![format!("\"{depth}\" < {SAMPLE_FRAMES}")];
+    for c in ["unresolved", "kernelMode"] {
+        if let Some(c) = db.col(CALLCHAINS, c) {
+            filter.push(format!("coalesce(\"{c}\", 0) = 0"));
+        }
+    }
+    let sql = format!(
+        "SELECT \"{id}\", \"{symbol}\", \"{depth}\" FROM \"{}\" WHERE {}",
+        t.name,
+        filter.join(" AND ")
+    );
+    let mut leaf: HashMap<i64, (i64, i64)> = HashMap::default();
+    let rows = db.query(CALLCHAINS, &sql, |r| {
+        if let (Some(id), Some(sym), Some(d)) = (r.i(0), r.i(1), r.i(2)) {
+            let e = leaf.entry(id).or_insert((d, sym));
+            if d < e.0 {
+                *e = (d, sym);
+            }
+        }
+    })?;
+    Ok(Some(SampleLeaves { leaf, rows }))
+}
+
 /// The reader's state while filling a trace.
 struct Reader<'d, 'p> {
     /// The export (a shared reference: rows are converted as they are read, with the reader
@@ -1191,42 +1239,10 @@ impl<'d, 'p> Reader<'d, 'p> {
     /// profiler recorded spans on, each with the function of its innermost resolved user-mode
     /// frame among the innermost [`SAMPLE_FRAMES`] (`SAMPLING_CALLCHAINS`); samples without one
     /// are left out. By thread, then time.
-    fn read_samples(&mut self) -> Result<Vec<CpuSample>, LoadError> {
-        let db = &self.db;
-        let (Some(t), Some(id), Some(symbol), Some(depth), true) = (
-            db.table(CALLCHAINS),
-            db.col(CALLCHAINS, "id"),
-            db.col(CALLCHAINS, "symbol"),
-            db.col(CALLCHAINS, "stackDepth"),
-            db.has(SAMPLES),
-        ) else {
+    fn read_samples(&mut self, leaves: Option<SampleLeaves>) -> Result<Vec<CpuSample>, LoadError> {
+        let Some(SampleLeaves { leaf, rows: n }) = leaves else {
             return Ok(Vec::new());
         };
-        // the innermost frame that is resolved and in user mode among the innermost
-        // SAMPLE_FRAMES: an unresolved address or a kernel frame names nothing the user can
-        // act on. A plain scan with the depth bound (an aggregate over every frame of every
-        // sample took 1.2 s on an 800 MB export)
-        let mut filter = vec![format!("\"{depth}\" < {SAMPLE_FRAMES}")];
-        for c in ["unresolved", "kernelMode"] {
-            if let Some(c) = db.col(CALLCHAINS, c) {
-                filter.push(format!("coalesce(\"{c}\", 0) = 0"));
-            }
-        }
-        let sql = format!(
-            "SELECT \"{id}\", \"{symbol}\", \"{depth}\" FROM \"{}\" WHERE {}",
-            t.name,
-            filter.join(" AND ")
-        );
-        // sample id → (depth, symbol) of its innermost such frame
-        let mut leaf: HashMap<i64, (i64, i64)> = HashMap::default();
-        let n = db.query(CALLCHAINS, &sql, |r| {
-            if let (Some(id), Some(sym), Some(d)) = (r.i(0), r.i(1), r.i(2)) {
-                let e = leaf.entry(id).or_insert((d, sym));
-                if d < e.0 {
-                    *e = (d, sym);
-                }
-            }
-        })?;
         self.rows += n;
         let Some(filter) = self.known_threads_where(SAMPLES, "") else {
             return Ok(Vec::new());
@@ -1535,8 +1551,15 @@ fn is_known_gpu_metric(name: &str) -> bool {
 }
 
 /// Reads an Nsight Systems SQLite export at `file`; `path` is the name given by the user,
-/// `compressed` the on-disk size when the input was gzip.
-pub fn read_file(file: &Path, path: &str, compressed: Option<u64>) -> Result<Trace, LoadError> {
+/// `compressed` the on-disk size when the input was gzip. With `threads` > 1 the CPU
+/// samples' callchains are scanned on a second connection beside the profiler tables, and the
+/// trace is finalized on two threads (same trace).
+pub fn read_file(
+    file: &Path,
+    path: &str,
+    compressed: Option<u64>,
+    threads: usize,
+) -> Result<Trace, LoadError> {
     let mut tt = crate::timings::Timings::nested();
     let db = Db::open(file, path)?;
     if db.has("CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL") && db.has("StringTable") {
@@ -1585,66 +1608,80 @@ pub fn read_file(file: &Path, path: &str, compressed: Option<u64>) -> Result<Tra
                 .into(),
         );
     }
-    r.read_strings()?;
-    r.read_threads()?;
-    let devices = r.read_devices()?;
-    r.read_runtime()?;
-    r.read_kernels()?;
-    let node_kernels = r
-        .gpu
-        .iter()
-        .filter(|g| g.kind == GpuKind::Kernel && g.in_graph)
-        .count();
-    r.read_copies()?;
-    r.read_syncs()?;
-    let graph_rows = r.read_graph_trace()?;
-    r.read_overhead()?;
-    r.read_nvtx()?;
-    let gpu_metrics = r.read_gpu_metrics()?;
-    let memory = r.read_memory()?;
-    r.read_diagnostics()?;
-    tt.lap("nsys: profiler tables");
-    // the OS's rows describe host time; the events counted are the profiler's records (a
-    // capture of 139 CUDA records holds 16,000 OS rows with sampling on)
-    let profiler_rows = r.rows;
-    let os_calls = r.read_os_calls()?;
-    tt.lap("nsys: OS runtime calls");
-    // a thread switched out for good is off until the last thing the capture recorded
-    let last = (r.cpu.iter().map(|e| e.start + e.dur))
-        .chain(r.gpu.iter().map(|g| g.start + g.dur))
-        .chain(os_calls.iter().map(|c| c.start + c.dur))
-        .max()
-        .unwrap_or(0);
-    let off_cpu = r.read_schedule(last)?;
-    tt.lap("nsys: context switches");
-    let samples = r.read_samples()?;
-    tt.lap("nsys: CPU samples");
-    r.rows = profiler_rows;
-    r.link_ops();
+    std::thread::scope(|scope| {
+        // the callchains' scan needs nothing the profiler tables teach: on a connection of its
+        // own beside them
+        let leaves = (threads > 1 && r.db.has(SAMPLES) && r.db.has(CALLCHAINS)).then(|| {
+            scope.spawn(|| -> Result<Option<SampleLeaves>, LoadError> {
+                sample_leaves(&Db::open(file, path)?)
+            })
+        });
+        r.read_strings()?;
+        r.read_threads()?;
+        let devices = r.read_devices()?;
+        r.read_runtime()?;
+        r.read_kernels()?;
+        let node_kernels = r
+            .gpu
+            .iter()
+            .filter(|g| g.kind == GpuKind::Kernel && g.in_graph)
+            .count();
+        r.read_copies()?;
+        r.read_syncs()?;
+        let graph_rows = r.read_graph_trace()?;
+        r.read_overhead()?;
+        r.read_nvtx()?;
+        let gpu_metrics = r.read_gpu_metrics()?;
+        let memory = r.read_memory()?;
+        r.read_diagnostics()?;
+        tt.lap("nsys: profiler tables");
+        // the OS's rows describe host time; the events counted are the profiler's records (a
+        // capture of 139 CUDA records holds 16,000 OS rows with sampling on)
+        let profiler_rows = r.rows;
+        let os_calls = r.read_os_calls()?;
+        tt.lap("nsys: OS runtime calls");
+        // a thread switched out for good is off until the last thing the capture recorded
+        let last = (r.cpu.iter().map(|e| e.start + e.dur))
+            .chain(r.gpu.iter().map(|g| g.start + g.dur))
+            .chain(os_calls.iter().map(|c| c.start + c.dur))
+            .max()
+            .unwrap_or(0);
+        let off_cpu = r.read_schedule(last)?;
+        tt.lap("nsys: context switches");
+        let leaves = match leaves {
+            Some(h) => h.join().map_err(|_| {
+                LoadError::new(path, "internal error: the callchain reader panicked".into())
+            })??,
+            None => sample_leaves(r.db)?,
+        };
+        let samples = r.read_samples(leaves)?;
+        tt.lap("nsys: CPU samples");
+        r.rows = profiler_rows;
+        r.link_ops();
 
-    // What is missing, and why it matters.
-    let capture =
-        r.db.pairs("META_DATA_CAPTURE")
-            .unwrap_or_default()
-            .into_iter()
-            .filter(|(k, _)| k.ends_with("CUDA_GRAPH_TRACE_OPTIONS:MODE"))
-            .map(|(_, v)| v)
-            .next();
-    let cuda_calls = r
-        .cpu
-        .iter()
-        .any(|e| matches!(e.kind, CpuKind::Runtime | CpuKind::Driver));
-    if !cuda_calls && r.gpu.is_empty() {
-        r.warnings.add(
-            "nsys-no-cuda-trace",
-            1,
-            "no CUDA runtime call or device activity (CUPTI_ACTIVITY_KIND_* tables absent or \
+        // What is missing, and why it matters.
+        let capture =
+            r.db.pairs("META_DATA_CAPTURE")
+                .unwrap_or_default()
+                .into_iter()
+                .filter(|(k, _)| k.ends_with("CUDA_GRAPH_TRACE_OPTIONS:MODE"))
+                .map(|(_, v)| v)
+                .next();
+        let cuda_calls = r
+            .cpu
+            .iter()
+            .any(|e| matches!(e.kind, CpuKind::Runtime | CpuKind::Driver));
+        if !cuda_calls && r.gpu.is_empty() {
+            r.warnings.add(
+                "nsys-no-cuda-trace",
+                1,
+                "no CUDA runtime call or device activity (CUPTI_ACTIVITY_KIND_* tables absent or \
              empty): a capture without `--trace=cuda`, or no CUDA work ran; only host-side \
              data (NVTX ranges) is analyzed"
-                .into(),
-        );
-    } else if !r.db.has(KERNEL) {
-        r.warnings.add(
+                    .into(),
+            );
+        } else if !r.db.has(KERNEL) {
+            r.warnings.add(
             "nsys-no-kernel-table",
             1,
             "no CUPTI_ACTIVITY_KIND_KERNEL table: the export holds no kernel records (no kernel \
@@ -1652,19 +1689,19 @@ pub fn read_file(file: &Path, path: &str, compressed: Option<u64>) -> Result<Tra
              fills and graph replays only"
                 .into(),
         );
-    }
-    let graph_launches = {
-        let names = &r.names;
-        r.cpu
-            .iter()
-            .filter(|e| {
-                matches!(e.kind, CpuKind::Runtime | CpuKind::Driver)
-                    && names.resolve(e.name).contains("GraphLaunch")
-            })
-            .count() as u64
-    };
-    if graph_rows > 0 {
-        r.warnings.add(
+        }
+        let graph_launches = {
+            let names = &r.names;
+            r.cpu
+                .iter()
+                .filter(|e| {
+                    matches!(e.kind, CpuKind::Runtime | CpuKind::Driver)
+                        && names.resolve(e.name).contains("GraphLaunch")
+                })
+                .count() as u64
+        };
+        if graph_rows > 0 {
+            r.warnings.add(
             "nsys-graph-trace",
             graph_rows,
             "CUDA graph replay traced as a whole graph (`--cuda-graph-trace=graph`): the graph's \
@@ -1673,69 +1710,70 @@ pub fn read_file(file: &Path, path: &str, compressed: Option<u64>) -> Result<Tra
              per-kernel detail"
                 .into(),
         );
-    } else if graph_launches > 0 && node_kernels == 0 {
-        let mode = capture
-            .as_deref()
-            .map(|m| format!(" (capture mode `{m}`)"))
-            .unwrap_or_default();
-        r.warnings.add(
-            "nsys-graph-untraced",
-            graph_launches,
-            format!(
-                "CUDA graph launch without device records{mode}: the export has neither \
+        } else if graph_launches > 0 && node_kernels == 0 {
+            let mode = capture
+                .as_deref()
+                .map(|m| format!(" (capture mode `{m}`)"))
+                .unwrap_or_default();
+            r.warnings.add(
+                "nsys-graph-untraced",
+                graph_launches,
+                format!(
+                    "CUDA graph launch without device records{mode}: the export has neither \
                  CUPTI_ACTIVITY_KIND_GRAPH_TRACE rows nor graph kernels, so the GPU time of \
                  these graphs is missing; it is not idle time. Profile with \
                  `--cuda-graph-trace=node`"
-            ),
-        );
-    }
+                ),
+            );
+        }
 
-    let events = r.rows;
-    let mut trace = Trace {
-        source: Source {
-            path: path.to_string(),
-            format: SourceFormat::NsysSqlite,
-            bytes,
-            compressed_bytes: compressed,
-            events,
-        },
-        names: r.names,
-        devices,
-        threads: r.threads,
-        cpu: r.cpu,
-        gpu: r.gpu,
-        kernel_infos: r.kernel_infos.into_vec(),
-        distributed: None,
-        base_time_ns: None,
-        warnings: r.warnings.0.into_values().collect(),
-        gpu_metrics,
-        op_shapes: Default::default(),
-        op_flops: Default::default(),
-        kernel_comms: Default::default(),
-        op_comms: Default::default(),
-        memory,
-        clock_corrections: Vec::new(),
-        kernel_classes: Default::default(),
-        op_shape_index: Default::default(),
-        os: OsActivity {
-            off_cpu,
-            calls: os_calls,
-            samples,
-        },
-    };
-    for d in trace.devices.iter_mut() {
-        d.peak_allocated = trace
-            .memory
-            .recorded_peak
-            .iter()
-            .find(|p| p.0 as i64 == d.id)
-            .map(|p| p.1.max(0) as u64);
-    }
-    trace.finalize();
-    for g in trace.gpu.iter_mut() {
-        g.flow_linked = g.correlation != 0 && g.launch != NONE;
-    }
-    Ok(trace)
+        let events = r.rows;
+        let mut trace = Trace {
+            source: Source {
+                path: path.to_string(),
+                format: SourceFormat::NsysSqlite,
+                bytes,
+                compressed_bytes: compressed,
+                events,
+            },
+            names: r.names,
+            devices,
+            threads: r.threads,
+            cpu: r.cpu,
+            gpu: r.gpu,
+            kernel_infos: r.kernel_infos.into_vec(),
+            distributed: None,
+            base_time_ns: None,
+            warnings: r.warnings.0.into_values().collect(),
+            gpu_metrics,
+            op_shapes: Default::default(),
+            op_flops: Default::default(),
+            kernel_comms: Default::default(),
+            op_comms: Default::default(),
+            memory,
+            clock_corrections: Vec::new(),
+            kernel_classes: Default::default(),
+            op_shape_index: Default::default(),
+            os: OsActivity {
+                off_cpu,
+                calls: os_calls,
+                samples,
+            },
+        };
+        for d in trace.devices.iter_mut() {
+            d.peak_allocated = trace
+                .memory
+                .recorded_peak
+                .iter()
+                .find(|p| p.0 as i64 == d.id)
+                .map(|p| p.1.max(0) as u64);
+        }
+        trace.finalize_with(threads > 1);
+        for g in trace.gpu.iter_mut() {
+            g.flow_linked = g.correlation != 0 && g.launch != NONE;
+        }
+        Ok(trace)
+    })
 }
 
 /// A temporary file removed on drop.
@@ -1762,6 +1800,7 @@ pub fn read_stream<R: std::io::Read>(
     mut input: R,
     path: &str,
     compressed: Option<u64>,
+    threads: usize,
 ) -> Result<Trace, LoadError> {
     let tmp = TempFile(temp_path("sqlite"));
     let mut f = std::fs::File::create(&tmp.0).map_err(|e| {
@@ -1772,7 +1811,7 @@ pub fn read_stream<R: std::io::Read>(
     })?;
     std::io::copy(&mut input, &mut f).map_err(|e| LoadError::io(path, e))?;
     drop(f);
-    read_file(&tmp.0, path, compressed)
+    read_file(&tmp.0, path, compressed, threads)
 }
 
 /// The nsys version that wrote a report, from its header
@@ -1819,7 +1858,7 @@ fn shell_quote(s: &str) -> String {
 
 /// Reads a `.nsys-rep` by running `nsys export --type sqlite` when nsys is on PATH; otherwise
 /// a one-line error with the exact command to run.
-pub fn read_rep(path: &str, head: &[u8]) -> Result<Trace, LoadError> {
+pub fn read_rep(path: &str, head: &[u8], threads: usize) -> Result<Trace, LoadError> {
     let version = rep_version(head)
         .map(|v| format!(" written by nsys {v}"))
         .unwrap_or_default();
@@ -1873,7 +1912,7 @@ pub fn read_rep(path: &str, head: &[u8]) -> Result<Trace, LoadError> {
             ),
         ));
     }
-    let mut t = read_file(&tmp.0, path, None)?;
+    let mut t = read_file(&tmp.0, path, None, threads)?;
     t.source.bytes = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
     Ok(t)
 }
