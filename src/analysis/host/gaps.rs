@@ -745,7 +745,7 @@ pub fn analyze_gaps_with(
         main_thread,
         last_start: &device.last_start,
         empty: ThreadSets::default(),
-        os: (!trace.os.is_empty()).then_some(&trace.os),
+        os: (!trace.os.is_empty()).then(|| ThreadOs::all(&trace.os, trace.threads.len())),
     };
     let mut processes = Processes::new(trace, threads.len());
     let mut walk = Walk::default();
@@ -1129,12 +1129,14 @@ fn activities_by_device(trace: &Trace, mask: &IntervalSet) -> Vec<(i64, Vec<u32>
         i > 0 && t < sp[i - 1].end
     };
     let mut by_device: RunMap<i64, Vec<u32>> = RunMap::default();
+    // activities come by start: the search of the mask goes on from the last one's
+    let mut cursor = 0;
     for (i, g) in trace.gpu.iter().enumerate() {
         if !g.is_activity() {
             continue;
         }
         let inside = if g.dur > 0 {
-            mask.covered_within(g.interval()) > 0
+            mask.covered_within_from(g.interval(), &mut cursor) > 0
         } else {
             in_mask(g.start)
         };
@@ -1223,8 +1225,35 @@ struct Attribution<'a> {
     last_start: &'a HashMap<i64, Ns>,
     /// The sets of a thread without host activity.
     empty: ThreadSets,
-    /// The OS's record of the host threads; `None` when the trace has none (Kineto).
-    os: Option<&'a crate::model::os::OsActivity>,
+    /// The OS's record of the host threads, by thread; `None` when the trace has none
+    /// (Kineto).
+    os: Option<Vec<ThreadOs<'a>>>,
+}
+
+/// What the OS recorded of one host thread ([`crate::model::os::OsActivity`]'s parts of it,
+/// found once for the walk instead of by two binary searches over every thread's records in
+/// each gap).
+#[derive(Clone, Copy, Default)]
+struct ThreadOs<'a> {
+    /// When it was off a CPU, if its scheduling was recorded.
+    off: Option<&'a IntervalSet>,
+    /// Its outermost OS calls, by start.
+    calls: &'a [crate::model::os::OsCall],
+    /// Its CPU samples, by time.
+    samples: &'a [crate::model::os::CpuSample],
+}
+
+impl<'a> ThreadOs<'a> {
+    /// Every thread's part of `rec`, by thread index.
+    fn all(rec: &'a crate::model::os::OsActivity, threads: usize) -> Vec<ThreadOs<'a>> {
+        (0..threads as u32)
+            .map(|t| ThreadOs {
+                off: rec.off_cpu(t),
+                calls: rec.calls_of(t),
+                samples: rec.samples_of(t),
+            })
+            .collect()
+    }
 }
 
 /// How a gap's time was split ([`Walk::attribute`]).
@@ -1255,8 +1284,9 @@ struct Walk {
     startup_cursor: usize,
     /// The same for the sync calls ([`SyncIndex::in_progress`]).
     sync_cursor: usize,
-    /// The same for each thread's off-CPU time ([`os_of_untraced`]).
-    off_cpu_cursors: Vec<usize>,
+    /// The same for each thread's off-CPU time, OS calls and CPU samples
+    /// ([`os_of_untraced`]).
+    os_cursors: Vec<[usize; 3]>,
     /// The same for each process' sets ([`Processes::others`]).
     process_cursors: Vec<[usize; 7]>,
     /// What is left of the lead the host had before the last sync drained the queue.
@@ -1325,8 +1355,8 @@ impl Walk {
         self.compile_cursor = 0;
         self.startup_cursor = 0;
         self.sync_cursor = 0;
-        self.off_cpu_cursors.clear();
-        self.off_cpu_cursors.resize(threads, 0);
+        self.os_cursors.clear();
+        self.os_cursors.resize(threads, [0; 3]);
         self.process_cursors.clear();
         self.process_cursors.resize(processes, [0; 7]);
         self.drain_budget = 0;
@@ -1349,7 +1379,7 @@ impl Walk {
             compile_cursor,
             startup_cursor,
             sync_cursor,
-            off_cpu_cursors,
+            os_cursors,
             process_cursors,
             drain_budget,
             drain_sync,
@@ -1464,17 +1494,16 @@ impl Walk {
                 }
                 let untraced = free.total();
                 split[Cause::Untraced as usize] += untraced;
-                if let (Some(rec), true) = (ctx.os, untraced > 0) {
-                    let mut scratch = 0;
-                    let off = off_cpu_cursors
-                        .get_mut(thread as usize)
-                        .unwrap_or(&mut scratch);
-                    os = os_of_untraced(rec, thread, free.spans(), off, os_calls, os_samples);
+                if let (Some(rec), true) = (&ctx.os, untraced > 0) {
+                    let mine = rec.get(thread as usize).copied().unwrap_or_default();
+                    let mut scratch = [0; 3];
+                    let cur = os_cursors.get_mut(thread as usize).unwrap_or(&mut scratch);
+                    os = os_of_untraced(mine, free.spans(), cur, os_calls, os_samples);
                 }
                 // the launch call and its latency: start-up where a lazy module load runs in
                 // the call, then the sync's while inside its lead, then launch overhead
                 let latency = Interval::new(l_start, l_latency_end);
-                let st = ctx.startup.covered_within(latency);
+                let st = ctx.startup.covered_within_from(latency, startup_cursor);
                 split[Cause::Startup as usize] += st;
                 let latency_in_lead =
                     (lead_end.min(l_latency_end) - l_start).clamp(0, latency.len() - st);
@@ -1511,32 +1540,45 @@ impl Walk {
     }
 }
 
-/// What the OS recorded of `thread` during `free`, a gap's untraced time: `[untraced ns, of
-/// it with the thread's scheduling recorded, of that off a CPU]`; the time inside each of its
-/// outermost OS calls (its name, ns) goes to `out`, the functions of its
-/// CPU samples to `sampled`. `off_cursor` is where the search of the thread's off-CPU time
-/// starts ([`IntervalSet::covered_within_from`]: the gaps come in time order).
+/// What the OS recorded of a thread (`mine`) during `free`, a gap's untraced time:
+/// `[untraced ns, of it with the thread's scheduling recorded, of that off a CPU]`; the time
+/// inside each of its outermost OS calls (its name, ns) goes to `out`, the functions of its
+/// CPU samples to `sampled`. `cur` is where the searches of its off-CPU time, calls and
+/// samples start (the gaps come in time order; any value is correct).
 fn os_of_untraced(
-    rec: &crate::model::os::OsActivity,
-    thread: u32,
+    mine: ThreadOs,
     free: &[Interval],
-    off_cursor: &mut usize,
+    cur: &mut [usize; 3],
     out: &mut Vec<(crate::model::NameId, Ns)>,
     sampled: &mut Vec<crate::model::NameId>,
 ) -> [Ns; 3] {
+    use crate::model::intervals::gallop;
     let untraced: Ns = free.iter().map(|i| i.len()).sum();
-    let (scheduled, off) = match rec.off_cpu(thread) {
+    let (scheduled, off) = match mine.off {
         Some(set) => {
             let off = free
                 .iter()
-                .map(|&i| set.covered_within_from(i, off_cursor))
+                .map(|&i| set.covered_within_from(i, &mut cur[0]))
                 .sum::<Ns>();
             (untraced, off)
         }
         None => (0, 0),
     };
     if let (Some(first), Some(last)) = (free.first(), free.last()) {
-        for c in rec.calls_in(thread, Interval::new(first.start, last.end)) {
+        // the calls starting before the span's end; one thread's outermost calls do not
+        // overlap each other, but a long one can start well before the span
+        let calls = mine.calls;
+        let from = match cur[1] {
+            c if c <= calls.len() && (c == 0 || calls[c - 1].start < last.end) => c,
+            _ => 0,
+        };
+        let hi = gallop(calls, from, |c| c.start < last.end);
+        cur[1] = hi;
+        let mut lo = hi;
+        while lo > 0 && calls[lo - 1].start + calls[lo - 1].dur > first.start {
+            lo -= 1;
+        }
+        for c in &calls[lo..hi] {
             let iv = c.interval();
             let inside: Ns = free.iter().map(|f| f.overlap(&iv)).sum();
             if inside > 0 {
@@ -1544,8 +1586,16 @@ fn os_of_untraced(
             }
         }
     }
+    let samples = mine.samples;
     for &f in free {
-        sampled.extend(rec.samples_in(thread, f).iter().map(|s| s.function));
+        let from = match cur[2] {
+            c if c <= samples.len() && (c == 0 || samples[c - 1].time < f.start) => c,
+            _ => 0,
+        };
+        let lo = gallop(samples, from, |s| s.time < f.start);
+        let hi = gallop(samples, lo, |s| s.time < f.end);
+        cur[2] = hi;
+        sampled.extend(samples[lo..hi].iter().map(|s| s.function));
     }
     [untraced, scheduled, off]
 }
