@@ -218,12 +218,7 @@ impl IntervalSet {
     /// fresh one is 0.
     pub fn covered_within_from(&self, window: Interval, cursor: &mut usize) -> Ns {
         // the first span ending after window.start, found from the cursor
-        let from = match *cursor {
-            c if c <= self.spans.len() && (c == 0 || self.spans[c - 1].end <= window.start) => c,
-            _ => 0,
-        };
-        let first = gallop(&self.spans, from, |s| s.end <= window.start);
-        *cursor = first;
+        let first = seek(&self.spans, cursor, |s| s.end <= window.start);
         let mut total = 0;
         for s in &self.spans[first..] {
             if s.start >= window.end {
@@ -318,12 +313,7 @@ impl Remainder {
             return 0;
         };
         let spans = set.spans();
-        let from = match *cursor {
-            c if c <= spans.len() && (c == 0 || spans[c - 1].end <= first.start) => c,
-            _ => 0,
-        };
-        let mut j = gallop(spans, from, |s| s.end <= first.start);
-        *cursor = j;
+        let mut j = seek(spans, cursor, |s| s.end <= first.start);
         if j == spans.len() || spans[j].start >= last.end {
             return 0;
         }
@@ -367,6 +357,20 @@ impl Remainder {
         std::mem::swap(&mut self.free, &mut self.next);
         taken
     }
+}
+
+/// [`gallop`] from a kept cursor, for a caller that searches one sorted vector over and over
+/// at points that only move forward (the gaps of a device, in time order): the first index
+/// where `pred` fails, searched from `*cursor` when `pred` holds just before it (so on the
+/// whole prefix), else from the start; the cursor is left at the answer. Any cursor gives the
+/// same answer; a fresh one is 0.
+pub fn seek<T>(v: &[T], cursor: &mut usize, pred: impl Fn(&T) -> bool) -> usize {
+    let from = match *cursor {
+        c if c <= v.len() && (c == 0 || pred(&v[c - 1])) => c,
+        _ => 0,
+    };
+    *cursor = gallop(v, from, pred);
+    *cursor
 }
 
 /// First index at or after `from` where `pred` fails, for a `pred` that holds on a prefix of

@@ -60,6 +60,42 @@ pub struct OsActivity {
     pub samples: Vec<CpuSample>,
 }
 
+/// What the OS recorded of one host thread ([`OsActivity::thread`]).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct ThreadRecord<'a> {
+    /// When it was off a CPU, if its scheduling was recorded.
+    pub off_cpu: Option<&'a IntervalSet>,
+    /// Its outermost OS calls, by start.
+    pub calls: &'a [OsCall],
+    /// Its CPU samples, by time.
+    pub samples: &'a [CpuSample],
+}
+
+impl<'a> ThreadRecord<'a> {
+    /// The calls that overlap `iv`: one thread's outermost calls do not overlap each other,
+    /// but a long one (a `poll` of half a second) can start well before `iv`. `cursor` is
+    /// where the search starts ([`crate::model::intervals::seek`]: any value is correct, a
+    /// kept one is fast for intervals that move forward).
+    pub fn calls_in(&self, iv: Interval, cursor: &mut usize) -> &'a [OsCall] {
+        let calls = self.calls;
+        let hi = crate::model::intervals::seek(calls, cursor, |c| c.start < iv.end);
+        let mut lo = hi;
+        while lo > 0 && calls[lo - 1].start + calls[lo - 1].dur > iv.start {
+            lo -= 1;
+        }
+        &calls[lo..hi]
+    }
+
+    /// The samples inside `iv` (`cursor` as for [`ThreadRecord::calls_in`]).
+    pub fn samples_in(&self, iv: Interval, cursor: &mut usize) -> &'a [CpuSample] {
+        let samples = self.samples;
+        let lo = crate::model::intervals::seek(samples, cursor, |s| s.time < iv.start);
+        let hi = crate::model::intervals::gallop(samples, lo, |s| s.time < iv.end);
+        *cursor = hi;
+        &samples[lo..hi]
+    }
+}
+
 impl OsActivity {
     /// True when the OS recorded nothing (every Kineto trace).
     pub fn is_empty(&self) -> bool {
@@ -80,25 +116,24 @@ impl OsActivity {
         &self.samples[lo..hi]
     }
 
-    /// The calls of `thread` (see [`OsActivity::calls_of`]) that overlap `iv`: one thread's
-    /// outermost calls do not overlap each other, but a long one (a `poll` of half a second)
-    /// can start well before `iv`.
-    pub fn calls_in(&self, thread: u32, iv: Interval) -> &[OsCall] {
-        let mine = self.calls_of(thread);
-        let hi = mine.partition_point(|c| c.start < iv.end);
-        let mut lo = hi;
-        while lo > 0 && mine[lo - 1].start + mine[lo - 1].dur > iv.start {
-            lo -= 1;
+    /// What the OS recorded of `thread`, found once for a caller that asks about it many
+    /// times (two binary searches over every thread's calls and samples each).
+    pub fn thread(&self, thread: u32) -> ThreadRecord<'_> {
+        ThreadRecord {
+            off_cpu: self.off_cpu(thread),
+            calls: self.calls_of(thread),
+            samples: self.samples_of(thread),
         }
-        &mine[lo..hi]
     }
 
-    /// The samples of `thread` inside `iv`.
+    /// The calls of `thread` that overlap `iv` ([`ThreadRecord::calls_in`]).
+    pub fn calls_in(&self, thread: u32, iv: Interval) -> &[OsCall] {
+        self.thread(thread).calls_in(iv, &mut 0)
+    }
+
+    /// The samples of `thread` inside `iv` ([`ThreadRecord::samples_in`]).
     pub fn samples_in(&self, thread: u32, iv: Interval) -> &[CpuSample] {
-        let mine = self.samples_of(thread);
-        let lo = mine.partition_point(|s| s.time < iv.start);
-        let hi = mine.partition_point(|s| s.time < iv.end);
-        &mine[lo..hi]
+        self.thread(thread).samples_in(iv, &mut 0)
     }
 
     /// When `thread` was off a CPU, if its scheduling was recorded.

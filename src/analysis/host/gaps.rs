@@ -98,6 +98,7 @@ use crate::model::fast::{HashMap, NameMemo, RunMap};
 
 use super::launch::LaunchAnalysis;
 use super::sync_calls::SyncKind;
+use crate::model::os::ThreadRecord;
 use crate::model::{CpuKind, Interval, IntervalSet, Ns, Remainder, Trace, UnionBuilder, NONE};
 use crate::window::steps::{is_dataloader, Step};
 
@@ -745,7 +746,11 @@ pub fn analyze_gaps_with(
         main_thread,
         last_start: &device.last_start,
         empty: ThreadSets::default(),
-        os: (!trace.os.is_empty()).then(|| ThreadOs::all(&trace.os, trace.threads.len())),
+        os: (!trace.os.is_empty()).then(|| {
+            (0..trace.threads.len() as u32)
+                .map(|t| trace.os.thread(t))
+                .collect()
+        }),
     };
     let mut processes = Processes::new(trace, threads.len());
     let mut walk = Walk::default();
@@ -1064,16 +1069,19 @@ impl Processes {
     }
 }
 
-/// The sync calls sorted by start with a running max of their ends (for "in progress at t").
-struct SyncIndex {
+/// The sync calls sorted by start with a running max of their ends (for "in progress at t",
+/// and for the walk back from a gap over the calls that can reach into it).
+pub(super) struct SyncIndex {
     /// (start, end, index in `trace.cpu`), in `trace.cpu` order (by start).
-    calls: Vec<(Ns, Ns, u32)>,
+    pub(super) calls: Vec<(Ns, Ns, u32)>,
     /// The largest end among the calls up to each one.
-    prefix_max_end: Vec<Ns>,
+    pub(super) prefix_max_end: Vec<Ns>,
 }
 
 impl SyncIndex {
-    fn new(trace: &Trace, syncs: &[(u32, SyncKind)]) -> SyncIndex {
+    /// The index of `syncs` (in `trace.cpu` order, as [`super::sync_calls::sync_calls`] finds
+    /// them).
+    pub(super) fn new(trace: &Trace, syncs: &[(u32, SyncKind)]) -> SyncIndex {
         let calls: Vec<(Ns, Ns, u32)> = syncs
             .iter()
             .map(|&(i, _)| {
@@ -1101,12 +1109,7 @@ impl SyncIndex {
     /// time order) and is left where the next one should start; any value is correct.
     fn in_progress(&self, t: Ns, cursor: &mut usize) -> u32 {
         let since = t - SYNC_RETURN_SKEW;
-        let from = match *cursor {
-            c if c <= self.calls.len() && (c == 0 || self.calls[c - 1].0 <= t) => c,
-            _ => 0,
-        };
-        let mut j = crate::model::intervals::gallop(&self.calls, from, |s| s.0 <= t);
-        *cursor = j;
+        let mut j = crate::model::intervals::seek(&self.calls, cursor, |s| s.0 <= t);
         while j > 0 {
             j -= 1;
             if self.prefix_max_end[j] <= since {
@@ -1227,33 +1230,7 @@ struct Attribution<'a> {
     empty: ThreadSets,
     /// The OS's record of the host threads, by thread; `None` when the trace has none
     /// (Kineto).
-    os: Option<Vec<ThreadOs<'a>>>,
-}
-
-/// What the OS recorded of one host thread ([`crate::model::os::OsActivity`]'s parts of it,
-/// found once for the walk instead of by two binary searches over every thread's records in
-/// each gap).
-#[derive(Clone, Copy, Default)]
-struct ThreadOs<'a> {
-    /// When it was off a CPU, if its scheduling was recorded.
-    off: Option<&'a IntervalSet>,
-    /// Its outermost OS calls, by start.
-    calls: &'a [crate::model::os::OsCall],
-    /// Its CPU samples, by time.
-    samples: &'a [crate::model::os::CpuSample],
-}
-
-impl<'a> ThreadOs<'a> {
-    /// Every thread's part of `rec`, by thread index.
-    fn all(rec: &'a crate::model::os::OsActivity, threads: usize) -> Vec<ThreadOs<'a>> {
-        (0..threads as u32)
-            .map(|t| ThreadOs {
-                off: rec.off_cpu(t),
-                calls: rec.calls_of(t),
-                samples: rec.samples_of(t),
-            })
-            .collect()
-    }
+    os: Option<Vec<ThreadRecord<'a>>>,
 }
 
 /// How a gap's time was split ([`Walk::attribute`]).
@@ -1546,15 +1523,14 @@ impl Walk {
 /// CPU samples to `sampled`. `cur` is where the searches of its off-CPU time, calls and
 /// samples start (the gaps come in time order; any value is correct).
 fn os_of_untraced(
-    mine: ThreadOs,
+    mine: ThreadRecord,
     free: &[Interval],
     cur: &mut [usize; 3],
     out: &mut Vec<(crate::model::NameId, Ns)>,
     sampled: &mut Vec<crate::model::NameId>,
 ) -> [Ns; 3] {
-    use crate::model::intervals::gallop;
     let untraced: Ns = free.iter().map(|i| i.len()).sum();
-    let (scheduled, off) = match mine.off {
+    let (scheduled, off) = match mine.off_cpu {
         Some(set) => {
             let off = free
                 .iter()
@@ -1565,20 +1541,7 @@ fn os_of_untraced(
         None => (0, 0),
     };
     if let (Some(first), Some(last)) = (free.first(), free.last()) {
-        // the calls starting before the span's end; one thread's outermost calls do not
-        // overlap each other, but a long one can start well before the span
-        let calls = mine.calls;
-        let from = match cur[1] {
-            c if c <= calls.len() && (c == 0 || calls[c - 1].start < last.end) => c,
-            _ => 0,
-        };
-        let hi = gallop(calls, from, |c| c.start < last.end);
-        cur[1] = hi;
-        let mut lo = hi;
-        while lo > 0 && calls[lo - 1].start + calls[lo - 1].dur > first.start {
-            lo -= 1;
-        }
-        for c in &calls[lo..hi] {
+        for c in mine.calls_in(Interval::new(first.start, last.end), &mut cur[1]) {
             let iv = c.interval();
             let inside: Ns = free.iter().map(|f| f.overlap(&iv)).sum();
             if inside > 0 {
@@ -1586,16 +1549,8 @@ fn os_of_untraced(
             }
         }
     }
-    let samples = mine.samples;
     for &f in free {
-        let from = match cur[2] {
-            c if c <= samples.len() && (c == 0 || samples[c - 1].time < f.start) => c,
-            _ => 0,
-        };
-        let lo = gallop(samples, from, |s| s.time < f.start);
-        let hi = gallop(samples, lo, |s| s.time < f.end);
-        cur[2] = hi;
-        sampled.extend(samples[lo..hi].iter().map(|s| s.function));
+        sampled.extend(mine.samples_in(f, &mut cur[2]).iter().map(|s| s.function));
     }
     [untraced, scheduled, off]
 }

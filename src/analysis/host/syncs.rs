@@ -217,22 +217,9 @@ pub fn analyze_syncs_with(
     // idle per sync call: max over devices of the idle each device attributes to it — the
     // whole sync share of a gap the call opened, or, for calls made while the device was
     // already idle, the part of the gap's sync share they cover on the launching thread
-    let by_start: Vec<(Ns, Ns, u32)> = calls
-        .iter()
-        .map(|&(i, _)| {
-            let e = &trace.cpu[i as usize];
-            (e.start, e.end(), e.thread)
-        })
-        .collect();
-    // the latest end among the calls up to each one: the walk back from a gap stops where no
-    // earlier call reaches into it
-    let reach: Vec<Ns> = by_start
-        .iter()
-        .scan(Ns::MIN, |m, c| {
-            *m = (*m).max(c.1);
-            Some(*m)
-        })
-        .collect();
+    // by start, with the latest end among the calls up to each one: the walk back from a gap
+    // stops where no earlier call reaches into it
+    let index = super::gaps::SyncIndex::new(trace, &calls);
     // by position in `calls` (event index order, as `sync_calls` finds them)
     debug_assert!(idx.is_sorted());
     let mut idle: Vec<Ns> = vec![0; calls.len()];
@@ -252,13 +239,13 @@ pub fn analyze_syncs_with(
                 continue;
             }
             let mut left = share;
-            let hi = by_start.partition_point(|c| c.0 < g.end);
+            let hi = index.calls.partition_point(|c| c.0 < g.end);
             for k in (0..hi).rev() {
-                let c = &by_start[k];
-                if left == 0 || reach[k] <= g.start {
+                let c = &index.calls[k];
+                if left == 0 || index.prefix_max_end[k] <= g.start {
                     break;
                 }
-                if c.2 != g.thread || c.1 <= g.start {
+                if c.1 <= g.start || trace.cpu[c.2 as usize].thread != g.thread {
                     continue;
                 }
                 let ov = (c.1.min(g.end) - c.0.max(g.start)).max(0).min(left);
