@@ -1164,6 +1164,35 @@ fn one_and_two_threads_read_the_same_export() {
         assert_eq!(format!("{:?}", one.cpu), format!("{:?}", two.cpu), "{name}");
         assert_eq!(format!("{:?}", one.gpu), format!("{:?}", two.gpu), "{name}");
         assert_eq!(one.source.events, two.source.events, "{name}");
+        // the kernels, copies, fills and syncs are read beside the runtime calls with two
+        // threads: the same names in the same order, launch details, warnings and memory
+        let names = |t: &stallscope::model::Trace| {
+            t.names
+                .iter()
+                .map(|(_, s)| s.to_string())
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(names(&one), names(&two), "{name}");
+        assert_eq!(
+            format!("{:?}", one.kernel_infos),
+            format!("{:?}", two.kernel_infos),
+            "{name}"
+        );
+        assert_eq!(
+            format!("{:?}", one.warnings),
+            format!("{:?}", two.warnings),
+            "{name}"
+        );
+        assert_eq!(
+            format!("{:?}", one.memory),
+            format!("{:?}", two.memory),
+            "{name}"
+        );
+        assert_eq!(
+            format!("{:?} {:?}", one.threads, one.devices),
+            format!("{:?} {:?}", two.threads, two.devices),
+            "{name}"
+        );
         with_samples += usize::from(!one.os.samples.is_empty());
     }
     assert!(

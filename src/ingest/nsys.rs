@@ -431,7 +431,8 @@ struct Reader<'d, 'p> {
     /// The export (a shared reference: rows are converted as they are read, with the reader
     /// borrowed mutably beside it).
     db: &'d Db<'p>,
-    strings: HashMap<i64, String>,
+    /// `StringIds` (shared with the side readers of [`read_file`]).
+    strings: std::sync::Arc<HashMap<i64, String>>,
     names: Interner,
     name_cache: HashMap<i64, NameId>,
     threads: Vec<Thread>,
@@ -447,9 +448,120 @@ struct Reader<'d, 'p> {
     rows: u64,
     /// The `globalTid`s of the threads the profiler recorded spans on ([`Reader::thread`]).
     global_tids: std::collections::BTreeSet<i64>,
+    /// The rank of rows without a process ([`Reader::correlation`]): the first process's (0),
+    /// or in a side reader [`SIDE_NO_PROCESS`], which [`Reader::join`] makes 0.
+    no_process: u64,
+}
+
+/// [`Reader::no_process`] of a side reader: a rank no process gets.
+const SIDE_NO_PROCESS: u64 = (1 << 24) - 1;
+
+/// The device events a side reader of [`read_file`] read on a connection of its own, with
+/// what they refer to: its names, kernel launch details, warnings, rows, and the processes
+/// it ranked for correlations, in rank order ([`Reader::correlation`]).
+struct Side {
+    names: Interner,
+    gpu: Vec<GpuEvent>,
+    kernel_infos: KernelInfoTable,
+    warnings: Warnings,
+    rows: u64,
+    ranks: Vec<i64>,
 }
 
 impl<'d, 'p> Reader<'d, 'p> {
+    /// A reader of `db` with no rows read, knowing `strings` (the `StringIds`).
+    fn new(db: &'d Db<'p>, strings: std::sync::Arc<HashMap<i64, String>>) -> Self {
+        Reader {
+            db,
+            strings,
+            names: Interner::new(),
+            name_cache: HashMap::default(),
+            threads: Vec::new(),
+            thread_index: HashMap::default(),
+            thread_names: HashMap::default(),
+            process_names: HashMap::default(),
+            process_rank: HashMap::default(),
+            cpu: Vec::new(),
+            gpu: Vec::new(),
+            kernel_infos: KernelInfoTable::new(),
+            warnings: Warnings::default(),
+            sm_count: HashMap::default(),
+            rows: 0,
+            global_tids: Default::default(),
+            no_process: 0,
+        }
+    }
+
+    /// What a side reader read (device tables only: no host thread, no OS record), to be
+    /// joined with [`Reader::join`].
+    fn into_side(self) -> Side {
+        let mut ranks: Vec<(i64, u64)> = self.process_rank.into_iter().collect();
+        ranks.sort_unstable_by_key(|&(_, r)| r);
+        Side {
+            names: self.names,
+            gpu: self.gpu,
+            kernel_infos: self.kernel_infos,
+            warnings: self.warnings,
+            rows: self.rows,
+            ranks: ranks.into_iter().map(|(p, _)| p).collect(),
+        }
+    }
+
+    /// Takes in a side reader's device events as if this reader had read its tables next:
+    /// its names interned here in the order it met them, its processes ranked after the ones
+    /// met here, its warnings after these, its kernel launch details after these.
+    fn join(&mut self, side: Side) {
+        let names: Vec<NameId> = side
+            .names
+            .iter()
+            .map(|(_, s)| self.names.intern(s))
+            .collect();
+        let ranks: Vec<u64> = (side.ranks.iter())
+            .map(|&p| {
+                let next = self.process_rank.len() as u64;
+                *self.process_rank.entry(p).or_insert(next)
+            })
+            .collect();
+        // (only the kernel table adds launch details, and only a side reads it: the side's
+        // table is taken whole; were there two, the side's ids would be renumbered)
+        let infos: Option<Vec<u32>> = if self.kernel_infos.len() <= 1 {
+            self.kernel_infos = side.kernel_infos;
+            None
+        } else {
+            let side_infos = side.kernel_infos.into_vec();
+            Some(
+                side_infos
+                    .iter()
+                    .map(|k| self.kernel_infos.intern(k))
+                    .collect(),
+            )
+        };
+        let mut gpu = side.gpu;
+        for g in gpu.iter_mut() {
+            g.name = names[g.name.0 as usize];
+            if let Some(infos) = &infos {
+                g.info = infos[g.info as usize];
+            }
+            if g.correlation != 0 {
+                let (rank, low) = (g.correlation >> 40, g.correlation & ((1 << 40) - 1));
+                let rank = match rank {
+                    SIDE_NO_PROCESS => 0,
+                    r => ranks[r as usize],
+                };
+                g.correlation = (rank << 40) | low;
+            }
+        }
+        if self.gpu.is_empty() {
+            self.gpu = gpu;
+        } else {
+            self.gpu.extend(gpu);
+        }
+        for (code, w) in side.warnings.0 {
+            self.warnings.add(code, w.count, w.message);
+        }
+        self.rows += side.rows;
+    }
+
     fn string_id(&mut self, id: Option<i64>) -> Option<NameId> {
         let id = id?;
         if let Some(&n) = self.name_cache.get(&id) {
@@ -472,7 +584,7 @@ impl<'d, 'p> Reader<'d, 'p> {
                 let next = self.process_rank.len() as u64;
                 *self.process_rank.entry(p).or_insert(next)
             }
-            None => 0,
+            None => self.no_process,
         };
         (rank << 40) | (c as u64 & ((1 << 40) - 1))
     }
@@ -644,7 +756,7 @@ impl<'d, 'p> Reader<'d, 'p> {
                 strings.insert(id, v);
             }
         })?;
-        self.strings = strings;
+        self.strings = std::sync::Arc::new(strings);
         Ok(())
     }
 
@@ -1582,24 +1694,7 @@ pub fn read_file(
         ));
     }
     let bytes = std::fs::metadata(file).map(|m| m.len()).unwrap_or(0);
-    let mut r = Reader {
-        db: &db,
-        strings: HashMap::default(),
-        names: Interner::new(),
-        name_cache: HashMap::default(),
-        threads: Vec::new(),
-        thread_index: HashMap::default(),
-        thread_names: HashMap::default(),
-        process_names: HashMap::default(),
-        process_rank: HashMap::default(),
-        cpu: Vec::new(),
-        gpu: Vec::new(),
-        kernel_infos: KernelInfoTable::new(),
-        warnings: Warnings::default(),
-        sm_count: HashMap::default(),
-        rows: 0,
-        global_tids: Default::default(),
-    };
+    let mut r = Reader::new(&db, Default::default());
     if !r.db.has("StringIds") {
         r.warnings.add(
             "nsys-missing-table",
@@ -1619,15 +1714,39 @@ pub fn read_file(
         r.read_strings()?;
         r.read_threads()?;
         let devices = r.read_devices()?;
-        r.read_runtime()?;
-        r.read_kernels()?;
-        let node_kernels = r
-            .gpu
-            .iter()
-            .filter(|g| g.kind == GpuKind::Kernel && g.in_graph)
-            .count();
-        r.read_copies()?;
-        r.read_syncs()?;
+        // With two threads, the kernels and the copies and fills on a connection of their
+        // own beside the runtime calls, then the syncs on this one after them, each side in
+        // a reader of its own; joined in the order one reader reads them (runtime calls,
+        // kernels, copies, fills, syncs), they make the same trace.
+        let node_kernels = if threads > 1 {
+            let (strings, sm_count) = (r.strings.clone(), r.sm_count.clone());
+            let devices_side = scope.spawn(move || -> Result<(Side, usize), LoadError> {
+                let db = Db::open(file, path)?;
+                let mut side = Reader::new(&db, strings);
+                (side.sm_count, side.no_process) = (sm_count, SIDE_NO_PROCESS);
+                side.read_kernels()?;
+                let node_kernels = count_node_kernels(&side.gpu);
+                side.read_copies()?;
+                Ok((side.into_side(), node_kernels))
+            });
+            r.read_runtime()?;
+            let mut syncs = Reader::new(r.db, r.strings.clone());
+            syncs.no_process = SIDE_NO_PROCESS;
+            syncs.read_syncs()?;
+            let (side, node_kernels) = devices_side.join().map_err(|_| {
+                LoadError::new(path, "internal error: the kernel reader panicked".into())
+            })??;
+            r.join(side);
+            r.join(syncs.into_side());
+            node_kernels
+        } else {
+            r.read_runtime()?;
+            r.read_kernels()?;
+            let node_kernels = count_node_kernels(&r.gpu);
+            r.read_copies()?;
+            r.read_syncs()?;
+            node_kernels
+        };
         let graph_rows = r.read_graph_trace()?;
         r.read_overhead()?;
         r.read_nvtx()?;
@@ -1774,6 +1893,13 @@ pub fn read_file(
         }
         Ok(trace)
     })
+}
+
+/// Kernels that ran as nodes of a CUDA graph (`--cuda-graph-trace=node`).
+fn count_node_kernels(gpu: &[GpuEvent]) -> usize {
+    (gpu.iter())
+        .filter(|g| g.kind == GpuKind::Kernel && g.in_graph)
+        .count()
 }
 
 /// A temporary file removed on drop.
