@@ -1039,10 +1039,6 @@ impl<'d, 'p> Reader<'d, 'p> {
 
     fn read_copies(&mut self) -> Result<(), LoadError> {
         self.warn_missing(MEMCPY, &["copyKind", "srcKind", "dstKind", "bytes"]);
-        let rows: Vec<[Option<i64>; 11]> = self.gpu_rows(
-            MEMCPY,
-            &["bytes", "copyKind", "srcKind", "dstKind", "graphNodeId"],
-        )?;
         let mut names: HashMap<CopyKey, NameId> = HashMap::default();
         // the same copy or fill written twice under one correlation id (some exports do so
         // for blocking copies): counted once
@@ -1054,49 +1050,54 @@ impl<'d, 'p> Reader<'d, 'p> {
             duplicates += u64::from(!fresh);
             fresh
         };
-        for v in rows {
+        // (rows converted as read, as the kernels': [`Reader::each_int_row`])
+        let cols = [
+            &Self::GPU_COLS[..],
+            &["bytes", "copyKind", "srcKind", "dstKind", "graphNodeId"],
+        ]
+        .concat();
+        self.each_int_row(MEMCPY, &cols, "", |me, v: [Option<i64>; 11]| {
             let (Some(s), Some(e)) = (v[0], v[1]) else {
-                continue;
+                return;
             };
-            let Some((s, d)) = self.times(MEMCPY, s, e) else {
-                continue;
+            let Some((s, d)) = me.times(MEMCPY, s, e) else {
+                return;
             };
             let key = (v[7], v[8], v[9]);
             let name = match names.get(&key) {
                 Some(&n) => n,
                 None => {
-                    let n = self.names.intern(&memcpy_name(v[7], v[8], v[9]));
+                    let n = me.names.intern(&memcpy_name(v[7], v[8], v[9]));
                     names.insert(key, n);
                     n
                 }
             };
-            let mut g = self.gpu_event(name, GpuKind::Memcpy, s, d);
-            self.fill_common(&mut g, &v);
+            let mut g = me.gpu_event(name, GpuKind::Memcpy, s, d);
+            me.fill_common(&mut g, &v);
             g.bytes = v[6].unwrap_or(0).max(0) as u64;
             g.in_graph = v[10].is_some_and(|x| x != 0);
             if once(&g) {
-                self.gpu.push(g);
+                me.gpu.push(g);
             }
-        }
+        })?;
 
-        let rows: Vec<[Option<i64>; 9]> =
-            self.gpu_rows(MEMSET, &["bytes", "memKind", "graphNodeId"])?;
-        for v in rows {
+        let cols = [&Self::GPU_COLS[..], &["bytes", "memKind", "graphNodeId"]].concat();
+        self.each_int_row(MEMSET, &cols, "", |me, v: [Option<i64>; 9]| {
             let (Some(s), Some(e)) = (v[0], v[1]) else {
-                continue;
+                return;
             };
-            let Some((s, d)) = self.times(MEMSET, s, e) else {
-                continue;
+            let Some((s, d)) = me.times(MEMSET, s, e) else {
+                return;
             };
-            let name = self.names.intern(&memset_name(v[7]));
-            let mut g = self.gpu_event(name, GpuKind::Memset, s, d);
-            self.fill_common(&mut g, &v);
+            let name = me.names.intern(&memset_name(v[7]));
+            let mut g = me.gpu_event(name, GpuKind::Memset, s, d);
+            me.fill_common(&mut g, &v);
             g.bytes = v[6].unwrap_or(0).max(0) as u64;
             g.in_graph = v[8].is_some_and(|x| x != 0);
             if once(&g) {
-                self.gpu.push(g);
+                me.gpu.push(g);
             }
-        }
+        })?;
         if duplicates > 0 {
             self.warnings.add(
                 DUPLICATE_RECORDS,
@@ -1111,19 +1112,19 @@ impl<'d, 'p> Reader<'d, 'p> {
     }
 
     fn read_syncs(&mut self) -> Result<(), LoadError> {
-        let rows: Vec<[Option<i64>; 7]> = self.gpu_rows(SYNC, &["syncType"])?;
-        for v in rows {
+        let cols = [&Self::GPU_COLS[..], &["syncType"]].concat();
+        self.each_int_row(SYNC, &cols, "", |me, v: [Option<i64>; 7]| {
             let (Some(s), Some(e)) = (v[0], v[1]) else {
-                continue;
+                return;
             };
-            let Some((s, d)) = self.times(SYNC, s, e) else {
-                continue;
+            let Some((s, d)) = me.times(SYNC, s, e) else {
+                return;
             };
-            let name = self.names.intern(sync_name(v[6]));
-            let mut g = self.gpu_event(name, GpuKind::Sync, s, d);
-            self.fill_common(&mut g, &v);
-            self.gpu.push(g);
-        }
+            let name = me.names.intern(sync_name(v[6]));
+            let mut g = me.gpu_event(name, GpuKind::Sync, s, d);
+            me.fill_common(&mut g, &v);
+            me.gpu.push(g);
+        })?;
         Ok(())
     }
 
