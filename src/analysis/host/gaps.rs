@@ -1541,9 +1541,19 @@ fn os_of_untraced(
         None => (0, 0),
     };
     if let (Some(first), Some(last)) = (free.first(), free.last()) {
+        // the free spans are sorted and disjoint and the calls come by start: the spans that
+        // end before a call starts end before every later call starts (one sweep, not every
+        // span for every call)
+        let mut k = 0;
         for c in mine.calls_in(Interval::new(first.start, last.end), &mut cur[1]) {
             let iv = c.interval();
-            let inside: Ns = free.iter().map(|f| f.overlap(&iv)).sum();
+            while free.get(k).is_some_and(|f| f.end <= iv.start) {
+                k += 1;
+            }
+            let inside: Ns = (free[k..].iter())
+                .take_while(|f| f.start < iv.end)
+                .map(|f| f.overlap(&iv))
+                .sum();
             if inside > 0 {
                 out.push((c.name, inside));
             }
