@@ -1787,6 +1787,60 @@ mod tests {
         analyze_gaps(t, &mask, &[], &l, &compile, &IntervalSet::new())
     }
 
+    #[test]
+    fn untraced_os_calls_sum_their_overlap_with_every_free_span() {
+        // random free spans and outermost calls (some starting before the first span, some
+        // long enough to cover several): the sweep gives each call the plain sum of its
+        // overlaps with all spans, in call order
+        let mut seed = 0x2545_f491_4f6c_dd1d_u64;
+        let mut below = |n: u64| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            (seed % n) as Ns
+        };
+        for _ in 0..300 {
+            let mut free = Vec::new();
+            let mut t = below(50);
+            for _ in 0..below(8) + 1 {
+                let len = below(40) + 1;
+                free.push(Interval::new(t, t + len));
+                t += len + below(30) + 1;
+            }
+            let mut calls = Vec::new();
+            let mut c = below(60);
+            for _ in 0..below(10) {
+                let dur = below(120);
+                calls.push(crate::model::os::OsCall {
+                    start: c,
+                    dur,
+                    name: crate::model::NameId(calls.len() as u32 + 1),
+                    thread: 0,
+                });
+                c += dur + below(25);
+            }
+            let mine = crate::model::os::ThreadRecord {
+                off_cpu: None,
+                calls: &calls,
+                samples: &[],
+            };
+            let (mut out, mut sampled) = (Vec::new(), Vec::new());
+            os_of_untraced(mine, &free, &mut [0; 3], &mut out, &mut sampled);
+            let (first, last) = (free[0], free[free.len() - 1]);
+            let expected: Vec<_> = (mine.calls_in(Interval::new(first.start, last.end), &mut 0))
+                .iter()
+                .map(|c| {
+                    (
+                        c.name,
+                        free.iter().map(|f| f.overlap(&c.interval())).sum::<Ns>(),
+                    )
+                })
+                .filter(|&(_, ns)| ns > 0)
+                .collect();
+            assert_eq!(out, expected, "{free:?} {calls:?}");
+        }
+    }
+
     fn us(v: i64) -> Ns {
         v * 1000
     }
