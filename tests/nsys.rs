@@ -1138,9 +1138,11 @@ fn untraced_time_is_told_apart_by_the_os_record() {
     assert!(facts.contains("in OS calls: `write`"), "{facts}");
 }
 
-/// One and two threads read the same trace: the callchains scanned on a second connection
-/// beside the profiler tables give the samples the one-connection read gives, and the
-/// two-thread finalize the same events (every corpus export with CPU samples among them).
+/// One and two threads read the same trace: the kernels, copies, fills and syncs read by side
+/// readers beside the runtime calls give the same events, names (in order), launch details
+/// and warnings, the callchains scanned on a connection of their own the samples the
+/// one-connection read gives, and the two-thread finalize the same events (every corpus
+/// export, those with CPU samples among them).
 #[test]
 fn one_and_two_threads_read_the_same_export() {
     let Some(dir) = common::corpus_file(DIR) else {

@@ -1664,9 +1664,10 @@ fn is_known_gpu_metric(name: &str) -> bool {
 }
 
 /// Reads an Nsight Systems SQLite export at `file`; `path` is the name given by the user,
-/// `compressed` the on-disk size when the input was gzip. With `threads` > 1 the CPU
-/// samples' callchains are scanned on a second connection beside the profiler tables, and the
-/// trace is finalized on two threads (same trace).
+/// `compressed` the on-disk size when the input was gzip. With `threads` > 1 the kernels,
+/// copies and fills are read on a second connection beside the runtime calls (and the syncs
+/// after those), the CPU samples' callchains are scanned on a third beside the profiler
+/// tables, and the trace is finalized on two threads (same trace).
 pub fn read_file(
     file: &Path,
     path: &str,
