@@ -96,6 +96,7 @@ pub fn parse_shaped<'a>(shapes: &mut Shapes, bytes: &'a [u8], out: &mut RawEvent
 /// `Err(Some(end))`: a valid JSON value ends before `end` but has a shape the fast path leaves
 /// to serde (the caller parses `text[pos..end]` as [`parse_shaped`]'s caller would).
 /// `Err(None)`: no valid JSON value starts at `pos`.
+#[inline]
 pub fn parse_at_shaped<'a>(
     shapes: &mut Shapes,
     text: &'a str,
