@@ -360,16 +360,30 @@ impl Remainder {
 }
 
 /// [`gallop`] from a kept cursor, for a caller that searches one sorted vector over and over
-/// at points that only move forward (the gaps of a device, in time order): the first index
-/// where `pred` fails, searched from `*cursor` when `pred` holds just before it (so on the
-/// whole prefix), else from the start; the cursor is left at the answer. Any cursor gives the
-/// same answer; a fresh one is 0.
+/// at points that mostly move forward (the gaps of a device, in time order; the launch ids of
+/// device events in start order): the first index where `pred` fails, searched from `*cursor`,
+/// forward when `pred` holds just before it, else galloping back from it; the cursor is left
+/// at the answer. Any cursor gives the same answer; a fresh one is 0.
 pub fn seek<T>(v: &[T], cursor: &mut usize, pred: impl Fn(&T) -> bool) -> usize {
-    let from = match *cursor {
-        c if c <= v.len() && (c == 0 || pred(&v[c - 1])) => c,
-        _ => 0,
+    let c = (*cursor).min(v.len());
+    *cursor = if c == 0 || pred(&v[c - 1]) {
+        gallop(v, c, pred)
+    } else {
+        // the answer is at or before `hi` (`pred` fails there): steps back doubling until it
+        // holds, then a bisection of the last step
+        let mut hi = c - 1;
+        let mut step = 1;
+        loop {
+            match hi.checked_sub(step) {
+                Some(lo) if !pred(&v[lo]) => {
+                    hi = lo;
+                    step *= 2;
+                }
+                Some(lo) => break lo + 1 + v[lo + 1..hi].partition_point(&pred),
+                None => break v[..hi].partition_point(&pred),
+            }
+        }
     };
-    *cursor = gallop(v, from, pred);
     *cursor
 }
 
@@ -459,6 +473,20 @@ impl UnionBuilder {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn seek_answers_the_partition_point_from_any_cursor() {
+        let v: Vec<i64> = vec![1, 3, 3, 4, 8, 9, 9, 9, 12, 20, 21, 40];
+        for t in -1..45 {
+            let want = v.partition_point(|&x| x < t);
+            for c in 0..=v.len() + 2 {
+                let mut cursor = c;
+                assert_eq!(seek(&v, &mut cursor, |&x| x < t), want, "t {t} from {c}");
+                assert_eq!(cursor, want);
+            }
+        }
+        assert_eq!(seek(&[] as &[i64], &mut 3, |&x| x < 5), 0);
+    }
 
     fn set(v: &[(i64, i64)]) -> IntervalSet {
         IntervalSet::from_intervals(v.iter().map(|&(a, b)| Interval::new(a, b)))

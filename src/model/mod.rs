@@ -942,23 +942,7 @@ where
         }
         let id = g.correlation;
         // the first position whose id is not below `id`, searched from the last one found
-        at = if at > 0 && sorted[at - 1].0 >= id {
-            // behind: gallop back to a position whose id is below, then bisect
-            let mut hi = at - 1;
-            let mut step = 1;
-            loop {
-                match hi.checked_sub(step) {
-                    Some(lo) if sorted[lo].0 >= id => {
-                        hi = lo;
-                        step *= 2;
-                    }
-                    Some(lo) => break lo + 1 + sorted[lo + 1..hi].partition_point(|p| p.0 < id),
-                    None => break sorted[..hi].partition_point(|p| p.0 < id),
-                }
-            }
-        } else {
-            intervals::gallop(&sorted, at, |p| p.0 < id)
-        };
+        intervals::seek(&sorted, &mut at, |p| p.0 < id);
         if let Some(&(found, l)) = sorted.get(at) {
             if found == id {
                 g.launch = l;
