@@ -661,24 +661,6 @@ impl<'d, 'p> Reader<'d, 'p> {
         Some((start, end.saturating_sub(start).clamp(0, MAX_TIME_NS)))
     }
 
-    fn gpu_event(&self, name: NameId, kind: GpuKind, start: i64, dur: i64) -> GpuEvent {
-        GpuEvent {
-            start,
-            dur,
-            name,
-            kind,
-            device: 0,
-            stream: -1,
-            correlation: 0,
-            external_id: 0,
-            bytes: 0,
-            info: 0,
-            in_graph: false,
-            flow_linked: false,
-            launch: NONE,
-        }
-    }
-
     fn warn_missing(&mut self, table: &str, cols: &[&str]) {
         let m = self.db.missing(table, cols);
         if !m.is_empty() && self.db.has(table) {
@@ -1004,7 +986,7 @@ impl<'d, 'p> Reader<'d, 'p> {
                 .or_else(|| me.string_id(v[7]))
                 .or_else(|| me.string_id(v[8]))
                 .unwrap_or(unnamed);
-            let mut g = me.gpu_event(name, GpuKind::Kernel, s, d);
+            let mut g = GpuEvent::new(name, GpuKind::Kernel, s, d);
             me.fill_common(&mut g, &v);
             let dim = |x: Option<i64>| x.unwrap_or(0).clamp(0, u32::MAX as i64) as u32;
             let mut k = KernelInfo {
@@ -1072,7 +1054,7 @@ impl<'d, 'p> Reader<'d, 'p> {
                     n
                 }
             };
-            let mut g = me.gpu_event(name, GpuKind::Memcpy, s, d);
+            let mut g = GpuEvent::new(name, GpuKind::Memcpy, s, d);
             me.fill_common(&mut g, &v);
             g.bytes = v[6].unwrap_or(0).max(0) as u64;
             g.in_graph = v[10].is_some_and(|x| x != 0);
@@ -1090,7 +1072,7 @@ impl<'d, 'p> Reader<'d, 'p> {
                 return;
             };
             let name = me.names.intern(&memset_name(v[7]));
-            let mut g = me.gpu_event(name, GpuKind::Memset, s, d);
+            let mut g = GpuEvent::new(name, GpuKind::Memset, s, d);
             me.fill_common(&mut g, &v);
             g.bytes = v[6].unwrap_or(0).max(0) as u64;
             g.in_graph = v[8].is_some_and(|x| x != 0);
@@ -1121,7 +1103,7 @@ impl<'d, 'p> Reader<'d, 'p> {
                 return;
             };
             let name = me.names.intern(sync_name(v[6]));
-            let mut g = me.gpu_event(name, GpuKind::Sync, s, d);
+            let mut g = GpuEvent::new(name, GpuKind::Sync, s, d);
             me.fill_common(&mut g, &v);
             me.gpu.push(g);
         })?;
@@ -1144,7 +1126,7 @@ impl<'d, 'p> Reader<'d, 'p> {
                 None => "[CUDA graph replay]".into(),
             };
             let name = self.names.intern(&label);
-            let mut g = self.gpu_event(name, GpuKind::Kernel, s, d);
+            let mut g = GpuEvent::new(name, GpuKind::Kernel, s, d);
             self.fill_common(&mut g, &v);
             g.in_graph = true;
             self.gpu.push(g);

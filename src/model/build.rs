@@ -164,19 +164,11 @@ impl TraceBuilder {
     ) -> &mut GpuEvent {
         let name = self.trace.names.intern(name);
         self.trace.gpu.push(GpuEvent {
-            start: us(start_us),
-            dur: us(dur_us),
-            name,
-            kind,
             device,
             stream,
             correlation: corr,
-            external_id: 0,
-            bytes: 0,
-            info: 0,
-            in_graph: false,
             flow_linked: corr != 0,
-            launch: NONE,
+            ..GpuEvent::new(name, kind, us(start_us), us(dur_us))
         });
         self.trace.gpu.last_mut().unwrap()
     }

@@ -368,6 +368,27 @@ impl KernelInfoTable {
 }
 
 impl GpuEvent {
+    /// A device event of `kind` named `name` over `start..start + dur` (ns) with nothing else
+    /// known: device 0, stream −1, no correlation, External id, bytes or launch details, not
+    /// in a graph, not linked to a launch (readers fill what their records say).
+    pub fn new(name: NameId, kind: GpuKind, start: Ns, dur: Ns) -> GpuEvent {
+        GpuEvent {
+            start,
+            dur,
+            name,
+            kind,
+            device: 0,
+            stream: -1,
+            correlation: 0,
+            external_id: 0,
+            bytes: 0,
+            info: 0,
+            in_graph: false,
+            flow_linked: false,
+            launch: NONE,
+        }
+    }
+
     /// End, ns.
     pub fn end(&self) -> Ns {
         self.start + self.dur
@@ -951,6 +972,21 @@ where
     }
 }
 
+/// Helpers of the crate's tests.
+#[cfg(test)]
+pub(crate) mod testing {
+    /// A xorshift generator for randomised tests: `next(n)` is a number below `n`, the same
+    /// sequence for the same `seed` (not zero) on every run.
+    pub(crate) fn xorshift(mut seed: u64) -> impl FnMut(u64) -> u64 {
+        move |n| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed % n
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -968,13 +1004,7 @@ mod tests {
         // launch calls with sparse, repeated, partly unordered ids (two processes' ranks in
         // the high bits) and device events asking for them in a shuffled order: each gets the
         // first call of its id, as the first-wins table gives
-        let mut seed = 0x9e37_79b9_7f4a_7c15_u64;
-        let mut below = |n: u64| {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed % n
-        };
+        let mut below = testing::xorshift(0x9e37_79b9_7f4a_7c15);
         for round in 0..200 {
             let n = 1 + below(300) as usize;
             let mut pairs: Vec<(u64, u32)> = Vec::new();
@@ -998,19 +1028,8 @@ mod tests {
                 .collect();
             let mut gpu: Vec<GpuEvent> = (asked.iter())
                 .map(|&c| GpuEvent {
-                    start: 0,
-                    dur: 0,
-                    name: NameId(0),
-                    kind: GpuKind::Kernel,
-                    device: 0,
-                    stream: 0,
                     correlation: c,
-                    external_id: 0,
-                    bytes: 0,
-                    info: 0,
-                    in_graph: false,
-                    flow_linked: false,
-                    launch: NONE,
+                    ..GpuEvent::new(NameId(0), GpuKind::Kernel, 0, 0)
                 })
                 .collect();
             link_by_correlation(pairs.iter().copied(), &mut gpu);

@@ -1792,13 +1792,8 @@ mod tests {
         // random free spans and outermost calls (some starting before the first span, some
         // long enough to cover several): the sweep gives each call the plain sum of its
         // overlaps with all spans, in call order
-        let mut seed = 0x2545_f491_4f6c_dd1d_u64;
-        let mut below = |n: u64| {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            (seed % n) as Ns
-        };
+        let mut next = crate::model::testing::xorshift(0x2545_f491_4f6c_dd1d);
+        let mut below = |n: u64| next(n) as Ns;
         for _ in 0..300 {
             let mut free = Vec::new();
             let mut t = below(50);

@@ -524,13 +524,7 @@ mod tests {
     #[test]
     fn sites_and_idle_as_the_first_version_on_random_traces() {
         use super::super::gaps::{Cause, DeviceGaps, Gap, Split, N_CAUSES};
-        let mut x = 0x9e37_79b9_7f4a_7c15u64;
-        let mut rnd = |n: u64| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x % n
-        };
+        let mut rnd = crate::model::testing::xorshift(0x9e37_79b9_7f4a_7c15);
         let names = ["aten::item", "aten::copy_", "loss", "ProfilerStep#1", "fwd"];
         let syncs = [
             "cudaStreamSynchronize",
