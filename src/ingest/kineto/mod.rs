@@ -330,60 +330,81 @@ fn id_key(v: IdValue<'_>) -> i64 {
     }
 }
 
+#[derive(Clone, Copy, Debug, PartialEq)]
 enum Class {
     Cpu(CpuKind),
     Gpu(GpuKind),
     Skip,
 }
 
-/// The part a Kineto category plays. One branch per category (the branches look alike on
-/// purpose: a table would be the same lines with a loop in front of the per-event hot path).
+/// The part a Kineto category plays, in any letter case.
+#[inline]
 fn classify(cat: &str) -> Class {
-    let eq = |s: &str| cat.eq_ignore_ascii_case(s);
-    if eq("cpu_op") || eq("operator") {
-        Class::Cpu(CpuKind::Op)
-    } else if eq("cuda_runtime") || eq("runtime") {
-        Class::Cpu(CpuKind::Runtime)
-    } else if eq("kernel") {
-        Class::Gpu(GpuKind::Kernel)
-    } else if eq("python_function") {
-        Class::Cpu(CpuKind::PythonFunction)
-    } else if eq("user_annotation") {
-        Class::Cpu(CpuKind::UserAnnotation)
-    } else if eq("gpu_memcpy") || eq("memcpy") {
-        Class::Gpu(GpuKind::Memcpy)
-    } else if eq("gpu_memset") || eq("memset") {
-        Class::Gpu(GpuKind::Memset)
-    } else if eq("cuda_driver") {
-        Class::Cpu(CpuKind::Driver)
-    } else if eq("gpu_user_annotation") {
-        Class::Gpu(GpuKind::Annotation)
-    } else if eq("cuda_sync") {
-        Class::Gpu(GpuKind::Sync)
-    } else if eq("python") {
-        Class::Cpu(CpuKind::Python)
-    } else if eq("mtia_runtime")
-        || eq("xpu_runtime")
-        || eq("xpu_driver")
-        || eq("privateuse1_runtime")
-        || eq("privateuse1_driver")
-        || eq("glow_runtime")
-    {
-        Class::Cpu(CpuKind::OtherRuntime)
-    } else if eq("mtia_ccp_events") {
-        Class::Gpu(GpuKind::Kernel)
-    } else if eq("trace") {
-        Class::Skip
-    } else {
-        Class::Cpu(CpuKind::Other)
+    // every writer spells the categories in lower case: one length test and one word
+    // comparison each; only another spelling pays for the lower-cased copy
+    if let Some(c) = class_of(cat) {
+        return c;
     }
+    let mut buf = [0u8; CATEGORY_MAX];
+    lowered(cat, &mut buf)
+        .and_then(class_of)
+        .unwrap_or(Class::Cpu(CpuKind::Other))
 }
 
+/// Whether a flow event of category `cat` (any letter case) links a launch to its device
+/// activity.
+#[inline]
 fn is_launch_flow(cat: &str) -> bool {
-    cat.eq_ignore_ascii_case("ac2g")
-        || cat.eq_ignore_ascii_case("async_cpu_to_gpu")
-        || cat.eq_ignore_ascii_case("async_gpu")
-        || cat.eq_ignore_ascii_case("async")
+    let launch = |c: &str| matches!(c, "ac2g" | "async_cpu_to_gpu" | "async_gpu" | "async");
+    if launch(cat) {
+        return true;
+    }
+    let mut buf = [0u8; CATEGORY_MAX];
+    lowered(cat, &mut buf).is_some_and(launch)
+}
+
+/// Longer than any category [`class_of`] or [`is_launch_flow`] knows.
+const CATEGORY_MAX: usize = 32;
+
+/// `s` in lower case, in `buf`; `None` when `s` is already lower case (the exact comparison
+/// has answered) or too long to be a known category.
+fn lowered<'b>(s: &str, buf: &'b mut [u8; CATEGORY_MAX]) -> Option<&'b str> {
+    if s.len() > CATEGORY_MAX || !s.bytes().any(|b| b.is_ascii_uppercase()) {
+        return None;
+    }
+    let out = &mut buf[..s.len()];
+    out.copy_from_slice(s.as_bytes());
+    out.make_ascii_lowercase();
+    std::str::from_utf8(out).ok()
+}
+
+/// The part a lower-case Kineto category plays (`None`: not a category named here, an
+/// ordinary host span). One arm per category, so the match compiles to length tests and word
+/// comparisons.
+#[inline]
+fn class_of(cat: &str) -> Option<Class> {
+    Some(match cat {
+        "cpu_op" | "operator" => Class::Cpu(CpuKind::Op),
+        "cuda_runtime" | "runtime" => Class::Cpu(CpuKind::Runtime),
+        "kernel" => Class::Gpu(GpuKind::Kernel),
+        "python_function" => Class::Cpu(CpuKind::PythonFunction),
+        "user_annotation" => Class::Cpu(CpuKind::UserAnnotation),
+        "gpu_memcpy" | "memcpy" => Class::Gpu(GpuKind::Memcpy),
+        "gpu_memset" | "memset" => Class::Gpu(GpuKind::Memset),
+        "cuda_driver" => Class::Cpu(CpuKind::Driver),
+        "gpu_user_annotation" => Class::Gpu(GpuKind::Annotation),
+        "cuda_sync" => Class::Gpu(GpuKind::Sync),
+        "python" => Class::Cpu(CpuKind::Python),
+        "mtia_runtime"
+        | "xpu_runtime"
+        | "xpu_driver"
+        | "privateuse1_runtime"
+        | "privateuse1_driver"
+        | "glow_runtime" => Class::Cpu(CpuKind::OtherRuntime),
+        "mtia_ccp_events" => Class::Gpu(GpuKind::Kernel),
+        "trace" => Class::Skip,
+        _ => return None,
+    })
 }
 
 impl Worker {
@@ -2144,6 +2165,59 @@ pub fn read_from<R: Read + Send>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn categories_in_any_letter_case() {
+        // the exact lower-case match and the lower-cased retry agree on every spelling
+        let known = [
+            ("cpu_op", Class::Cpu(CpuKind::Op)),
+            ("cuda_runtime", Class::Cpu(CpuKind::Runtime)),
+            ("kernel", Class::Gpu(GpuKind::Kernel)),
+            ("gpu_user_annotation", Class::Gpu(GpuKind::Annotation)),
+            ("privateuse1_runtime", Class::Cpu(CpuKind::OtherRuntime)),
+            ("trace", Class::Skip),
+        ];
+        for (cat, class) in known {
+            let upper = cat.to_ascii_uppercase();
+            let mixed: String = cat
+                .chars()
+                .enumerate()
+                .map(|(i, c)| {
+                    if i % 2 == 0 {
+                        c.to_ascii_uppercase()
+                    } else {
+                        c
+                    }
+                })
+                .collect();
+            for spelling in [cat, upper.as_str(), mixed.as_str()] {
+                assert_eq!(classify(spelling), class, "{spelling}");
+            }
+        }
+        let other = Class::Cpu(CpuKind::Other);
+        let long = "K".repeat(CATEGORY_MAX + 1);
+        for cat in [
+            "",
+            "kernels",
+            "Kernel_",
+            "cpu_instant_event",
+            "Overhead",
+            long.as_str(),
+        ] {
+            assert_eq!(classify(cat), other, "{cat}");
+        }
+        for (cat, launch) in [
+            ("ac2g", true),
+            ("AC2G", true),
+            ("Async_Cpu_To_Gpu", true),
+            ("async", true),
+            ("ac2", false),
+            ("fwdbwd", false),
+            ("ASYNC_GPUS", false),
+        ] {
+            assert_eq!(is_launch_flow(cat), launch, "{cat}");
+        }
+    }
 
     thread_local! {
         /// How many loads on this thread read the file again because a chain block was not
