@@ -35,6 +35,9 @@ use std::path::{Path, PathBuf};
 use rusqlite::types::ValueRef;
 use rusqlite::{Connection, OpenFlags};
 
+mod rows;
+use rows::{Query, Row};
+
 use super::LoadError;
 use crate::model::fasthash::HashMap;
 use crate::model::memory::{MemEvent, MemoryBuilder, MemoryEvents};
@@ -182,28 +185,6 @@ struct Db<'p> {
     tables: HashMap<String, Table>,
 }
 
-/// Column access on a row selected by [`Db::rows`].
-struct Row<'a, 'b>(&'a rusqlite::Row<'b>);
-
-impl Row<'_, '_> {
-    fn i(&self, k: usize) -> Option<i64> {
-        match self.0.get_ref(k).ok()? {
-            ValueRef::Integer(v) => Some(v),
-            ValueRef::Real(v) if v.is_finite() => Some(v as i64),
-            ValueRef::Text(t) => std::str::from_utf8(t).ok()?.trim().parse().ok(),
-            _ => None,
-        }
-    }
-    fn s(&self, k: usize) -> Option<String> {
-        match self.0.get_ref(k).ok()? {
-            ValueRef::Text(t) => Some(String::from_utf8_lossy(t).into_owned()),
-            ValueRef::Integer(v) => Some(v.to_string()),
-            ValueRef::Real(v) => Some(v.to_string()),
-            _ => None,
-        }
-    }
-}
-
 impl<'p> Db<'p> {
     fn open(file: &Path, path: &'p str) -> Result<Db<'p>, LoadError> {
         let conn = Connection::open_with_flags(
@@ -304,14 +285,16 @@ impl<'p> Db<'p> {
     /// Runs `sql`, a query of `table` (named in errors), calling `f` on each row; the number
     /// of rows.
     fn query(&self, table: &str, sql: &str, mut f: impl FnMut(&Row)) -> Result<u64, LoadError> {
-        let mut st = self.conn.prepare(sql).map_err(|e| self.err(table, e))?;
-        let mut rows = st.query([]).map_err(|e| self.err(table, e))?;
+        let Some(mut rows) = Query::prepare(&self.conn, sql).map_err(|e| self.err(table, e))?
+        else {
+            return Ok(0);
+        };
         let mut n = 0u64;
         loop {
-            match rows.next() {
+            match rows.step() {
                 Ok(Some(r)) => {
                     n += 1;
-                    f(&Row(r));
+                    f(&r);
                 }
                 Ok(None) => break,
                 Err(e) => {
@@ -1532,9 +1515,9 @@ impl<'d, 'p> Reader<'d, 'p> {
                     let (Some(t), Some(ty), Some(m)) = (r.i(0), r.i(1), r.i(2)) else {
                         return;
                     };
-                    let value = match r.0.get_ref(3) {
-                        Ok(ValueRef::Integer(v)) => v as f64,
-                        Ok(ValueRef::Real(v)) => v,
+                    let value = match r.value(3) {
+                        ValueRef::Integer(v) => v as f64,
+                        ValueRef::Real(v) => v,
                         _ => return,
                     };
                     let Some(name) = names.get(&(ty, m)) else {
