@@ -616,8 +616,9 @@ impl<'a> Cur<'a> {
             }
             _ => {}
         }
-        // open containers, innermost last: true = object
-        let mut stack: Vec<bool> = Vec::new();
+        // open containers, innermost last: true = object (no allocation per skipped value:
+        // `Input Dims` and the like are arrays of arrays on every operator)
+        let mut stack = Containers::default();
         loop {
             // a value
             self.ws();
@@ -648,7 +649,7 @@ impl<'a> Cur<'a> {
             }
             // after a value: commas and closings
             loop {
-                let Some(&obj) = stack.last() else {
+                let Some(obj) = stack.last() else {
                     return Some((start, self.i));
                 };
                 self.ws();
@@ -1090,6 +1091,44 @@ impl<'a> Cur<'a> {
     }
 }
 
+/// The open containers of a value [`Cur::skip`] walks, innermost last (true: an object):
+/// the first 64 levels as bits, deeper ones (no trace nests so deep) in a vector.
+#[derive(Default)]
+struct Containers {
+    depth: usize,
+    bits: u64,
+    deep: Vec<bool>,
+}
+
+impl Containers {
+    #[inline]
+    fn push(&mut self, obj: bool) {
+        if self.depth < 64 {
+            self.bits = (self.bits & !(1 << self.depth)) | (u64::from(obj) << self.depth);
+        } else {
+            self.deep.push(obj);
+        }
+        self.depth += 1;
+    }
+
+    #[inline]
+    fn last(&self) -> Option<bool> {
+        match self.depth {
+            0 => None,
+            d if d <= 64 => Some(self.bits >> (d - 1) & 1 == 1),
+            _ => self.deep.last().copied(),
+        }
+    }
+
+    #[inline]
+    fn pop(&mut self) {
+        self.depth = self.depth.saturating_sub(1);
+        if self.depth >= 64 {
+            self.deep.pop();
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1164,6 +1203,37 @@ mod tests {
         // and through a trie that learned every one of them first
         for doc in docs {
             check_shaped(&mut shapes, doc.as_bytes());
+        }
+    }
+
+    #[test]
+    fn skipped_containers_as_a_stack() {
+        // the bits and the deep vector answer as a vector of flags does, across the 64th level
+        let mut next = crate::model::testing::xorshift(0x5eed_c0de);
+        for _ in 0..200 {
+            let (mut ours, mut plain) = (Containers::default(), Vec::new());
+            for _ in 0..400 {
+                if next(3) < 2 && plain.len() < 150 {
+                    let obj = next(2) == 1;
+                    ours.push(obj);
+                    plain.push(obj);
+                } else {
+                    ours.pop();
+                    plain.pop();
+                }
+                assert_eq!(ours.last(), plain.last().copied());
+            }
+        }
+        // and a value nested past 64 levels is skipped whole
+        for depth in [1, 63, 64, 65, 100] {
+            let doc = format!("{}1{},7", "[{\"k\": ".repeat(depth), "}]".repeat(depth));
+            let mut c = Cur {
+                s: &doc,
+                b: doc.as_bytes(),
+                i: 0,
+                args_seen: 0,
+            };
+            assert_eq!(c.skip(), Some((0, doc.len() - 2)), "depth {depth}");
         }
     }
 
