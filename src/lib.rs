@@ -15,6 +15,7 @@
 
 #![deny(missing_docs)]
 
+pub mod advice;
 pub mod analysis;
 pub mod api;
 pub mod cli;

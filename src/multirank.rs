@@ -351,6 +351,9 @@ pub fn analyze_folder_with(
 ) -> Result<FolderReport, FolderError> {
     let files = &listing.files;
     let jobs = opts.jobs.clamp(1, files.len());
+    if files.len() > 1 {
+        crate::advice::many_files();
+    }
     // one bar for the folder, shared by the ranks' loads; none of their own
     let bar = folder_bar(listing, &opts.load);
     let opts = &FolderOptions {
@@ -604,6 +607,35 @@ pub(crate) mod tests {
         )
         .unwrap();
         Folder(dir)
+    }
+
+    #[test]
+    fn a_folder_is_announced_before_its_files_are_read() {
+        // the binary's allocator hook (crate::advice) hears of a folder's files before the
+        // first is read; other tests of this binary may read folders too, hence at least one
+        use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
+        static CALLS: AtomicUsize = AtomicUsize::new(0);
+        static READ_BEFORE_CALL: AtomicUsize = AtomicUsize::new(0);
+        crate::advice::on_many_files(|| {
+            CALLS.fetch_add(1, SeqCst);
+        });
+        let f = folder("advice");
+        let listing = ingest::folder::list(&f.0).unwrap();
+        let opts = FolderOptions {
+            load: LoadOptions::default(),
+            jobs: 1,
+            rank: None,
+        };
+        let before = CALLS.load(SeqCst);
+        let run = |_: &RankJob<'_>| -> Result<(RankFacts, Report), String> {
+            if CALLS.load(SeqCst) == before {
+                READ_BEFORE_CALL.fetch_add(1, SeqCst);
+            }
+            Err("not analysed".into())
+        };
+        let _ = analyze_folder(&f.0, &listing, &opts, &run);
+        assert!(CALLS.load(SeqCst) > before);
+        assert_eq!(READ_BEFORE_CALL.load(SeqCst), 0);
     }
 
     #[test]

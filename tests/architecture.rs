@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 /// ingest → model → window → analysis → diagnose → report → cli.
 const STAGES: &[(&str, &[&str])] = &[
     // leaf helpers with no `crate::` import of their own: any stage may use them
-    ("support", &["text", "par", "timings"]),
+    ("support", &["text", "par", "timings", "advice"]),
     ("model", &["model"]),
     ("ingest", &["ingest"]),
     // the window and the facts of the trace it needs: steps, annotation tree, compile work
