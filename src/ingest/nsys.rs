@@ -492,8 +492,10 @@ impl<'d, 'p> Reader<'d, 'p> {
 
     /// Takes in a side reader's device events as if this reader had read its tables next:
     /// its names interned here in the order it met them, its processes ranked after the ones
-    /// met here, its warnings after these, its kernel launch details after these.
-    fn join(&mut self, side: Side) {
+    /// met here, its warnings after these, its kernel launch details after these. Returns the
+    /// side's name ids mapped to this reader's (`names[side id]`), for whatever else the side
+    /// read.
+    fn join(&mut self, side: Side) -> Vec<NameId> {
         let names: Vec<NameId> = side
             .names
             .iter()
@@ -543,6 +545,7 @@ impl<'d, 'p> Reader<'d, 'p> {
             self.warnings.add(code, w.count, w.message);
         }
         self.rows += side.rows;
+        names
     }
 
     fn string_id(&mut self, id: Option<i64>) -> Option<NameId> {
@@ -1724,6 +1727,23 @@ pub fn read_file(
         // the OS's rows describe host time; the events counted are the profiler's records (a
         // capture of 139 CUDA records holds 16,000 OS rows with sampling on)
         let profiler_rows = r.rows;
+        // With two threads, the CPU samples on a connection of their own beside the OS calls
+        // and context switches (the profiler tables have named the threads that filter them),
+        // in a reader of its own, joined after those as one reader reads them.
+        let samples_side = leaves.map(|leaves| {
+            let strings = r.strings.clone();
+            let (global_tids, thread_index) = (r.global_tids.clone(), r.thread_index.clone());
+            scope.spawn(move || -> Result<(Vec<CpuSample>, Side), LoadError> {
+                let leaves = leaves.join().map_err(|_| {
+                    LoadError::new(path, "internal error: the callchain reader panicked".into())
+                })??;
+                let db = Db::open(file, path)?;
+                let mut side = Reader::new(&db, strings);
+                (side.global_tids, side.thread_index) = (global_tids, thread_index);
+                let samples = side.read_samples(leaves)?;
+                Ok((samples, side.into_side()))
+            })
+        });
         let os_calls = r.read_os_calls()?;
         tt.lap("nsys: OS runtime calls");
         // a thread switched out for good is off until the last thing the capture recorded
@@ -1734,13 +1754,22 @@ pub fn read_file(
             .unwrap_or(0);
         let off_cpu = r.read_schedule(last)?;
         tt.lap("nsys: context switches");
-        let leaves = match leaves {
-            Some(h) => h.join().map_err(|_| {
-                LoadError::new(path, "internal error: the callchain reader panicked".into())
-            })??,
-            None => sample_leaves(r.db)?,
+        let samples = match samples_side {
+            Some(h) => {
+                let (mut samples, side) = h.join().map_err(|_| {
+                    LoadError::new(path, "internal error: the sample reader panicked".into())
+                })??;
+                let names = r.join(side);
+                for s in samples.iter_mut() {
+                    s.function = names[s.function.0 as usize];
+                }
+                samples
+            }
+            None => {
+                let leaves = sample_leaves(r.db)?;
+                r.read_samples(leaves)?
+            }
         };
-        let samples = r.read_samples(leaves)?;
         tt.lap("nsys: CPU samples");
         r.rows = profiler_rows;
         r.link_ops();
