@@ -161,7 +161,7 @@ impl Row<'_> {
 
     /// Column `k` as an integer: an integer, a finite real truncated, or a text that reads as
     /// one (`None` otherwise).
-    #[inline]
+    #[inline(always)]
     pub(super) fn i(&self, k: usize) -> Option<i64> {
         let v = self.column(k)?;
         // SAFETY: as in `value`; an integer (nearly every value) is read without the match
