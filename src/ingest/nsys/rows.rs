@@ -2,7 +2,7 @@
 //!
 //! An export's profiler tables hold millions of rows of a few integers each. rusqlite's row
 //! access checks the column index against the column count, asks the value's type, then the
-//! value, and builds a `ValueRef`: about a hundred instructions a value, a fifth of the
+//! value, and builds a `ValueRef`: about 150 instructions a value, nearly a quarter of the
 //! reader's on a large export (docs/performance.md, fourteenth pass). Here a value is found
 //! once and read in its type ([`Row::column`]). rusqlite still opens the connection, and
 //! every other statement goes through it.
