@@ -30,7 +30,13 @@
 # instruction mode, where counts repeat within ~0.1 %). GUARD_CASES picks cases
 # ("1core 2cores gzip folder"). GUARD_SET=small|full picks the traces (default: full for wall
 # clock, small for instructions). GUARD_BASE_BIN / GUARD_HEAD_BIN use binaries already built
-# (no build, no worktree): e.g. two builds kept from earlier runs.
+# (no build, no worktree): e.g. two builds kept from earlier runs; give the base binary's
+# revision as BASE_REV so the accepted trades below are judged against the right range.
+#
+# Accepted trades: bench/guard-accepted.txt (GUARD_ACCEPTED names another file) lists changes
+# made on purpose (a commit, a case, time or rss, the largest change accepted, the reason).
+# An entry applies when its commit is an ancestor of HEAD and not of the base; a change within
+# its bound is reported "accepted" with the reason and does not fail the guard.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
@@ -59,6 +65,32 @@ HEAD_SHA=$(git rev-parse HEAD)
 dirty=""
 git diff --quiet HEAD -- src Cargo.toml Cargo.lock || dirty=" + uncommitted changes"
 echo "== guard: base $(git rev-parse --short "$BASE_SHA") against head $(git rev-parse --short HEAD)$dirty ($MODE, $REPEAT run(s) each)"
+ACCEPTED_FILE=${GUARD_ACCEPTED:-$ROOT/bench/guard-accepted.txt}
+RUNS=$(mktemp)
+trap 'rm -f "$RUNS" "$RUNS".*' EXIT
+# the accepted trades in range, as "case metric up_to commit reason" lines
+: >"$RUNS.accepted"
+if [[ -f $ACCEPTED_FILE ]]; then
+    n=0
+    while IFS= read -r line || [[ -n $line ]]; do
+        n=$((n + 1))
+        [[ $line =~ ^[[:space:]]*(#|$) ]] && continue
+        read -r commit case metric up_to reason <<<"$line"
+        if [[ ! $case =~ ^(1core|2cores|gzip|folder)$ || ! $metric =~ ^(time|rss)$ ||
+            ! $up_to =~ ^\+?[0-9]+(\.[0-9]+)?$ || -z $reason ]]; then
+            echo "$ACCEPTED_FILE:$n: expected COMMIT CASE time|rss UP_TO REASON" >&2
+            exit 2
+        fi
+        sha=$(git rev-parse -q --verify "$commit^{commit}") || {
+            echo "$ACCEPTED_FILE:$n: no commit $commit" >&2
+            exit 2
+        }
+        if git merge-base --is-ancestor "$sha" HEAD && ! git merge-base --is-ancestor "$sha" "$BASE_SHA"; then
+            echo "$case $metric ${up_to#+} $(git rev-parse --short "$sha") $reason" >>"$RUNS.accepted"
+            echo "accepted in range: $case $metric up to +${up_to#+} % ($(git rev-parse --short "$sha"))"
+        fi
+    done <"$ACCEPTED_FILE"
+fi
 env | grep -q '^CARGO_PROFILE_RELEASE_' && echo "note: CARGO_PROFILE_RELEASE_* are set; both sides are built with them"
 
 echo "== build"
@@ -118,8 +150,6 @@ bytes() { # uncompressed bytes of an input
 }
 warm() { if [[ -d $1 ]]; then cat "$1"/* >/dev/null; else cat "$1" >/dev/null; fi; }
 
-RUNS=$(mktemp)
-trap 'rm -f "$RUNS" "$RUNS".*' EXIT
 one() { # one SIDE BIN CASE: one run, appended to RUNS as "case side wall_s rss_kb instructions"
     local side=$1 bin=$2 c=$3 f
     f=$(input "$c")
@@ -183,6 +213,27 @@ def judge(b, h, pct):
     noise = max(spread(b), spread(h))
     return mb, mh, change, noise, change * 100 > pct and change > noise
 
+accepted = {}  # (case, metric) -> (up_to %, commit, reason)
+for line in open(runs + ".accepted"):
+    c, metric, up_to, commit, reason = line.rstrip("\n").split(" ", 4)
+    prev = accepted.get((c, metric))
+    if prev is None or float(up_to) > prev[0]:
+        accepted[(c, metric)] = (float(up_to), commit, reason)
+notes = []
+
+def verdict_of(c, metric, change, bad, label):
+    """label when bad, unless an accepted trade covers the change ("" when not bad)"""
+    if not bad:
+        return ""
+    a = accepted.get((c, metric))
+    if a is None:
+        return label
+    if change * 100 <= a[0]:
+        notes.append(f"{c} {metric} {change * 100:+.1f} % accepted (up to +{a[0]:g} %, {a[1]}): {a[2]}")
+        return f"{label.lower()} accepted"
+    notes.append(f"{c} {metric} {change * 100:+.1f} % is past the accepted +{a[0]:g} % ({a[1]})")
+    return label
+
 failed = []
 key = "ins" if mode == "instructions" else "wall"
 if mode == "instructions":
@@ -196,12 +247,9 @@ for c, sides in data.items():
     rb, rh, rch, rnz, rbad = judge(b["rss"], h["rss"], rpct)
     wb, wh = statistics.median(b["wall"]), statistics.median(h["wall"])
     mbps = lambda w: int(size[c]) / w / 1e6
-    verdict = []
-    if bad:
-        verdict.append("SLOWER")
-    if rbad:
-        verdict.append("RSS")
-    if verdict:
+    verdict = [v for v in (verdict_of(c, "time", ch, bad, "SLOWER"),
+                           verdict_of(c, "rss", rch, rbad, "RSS")) if v]
+    if any(v.isupper() for v in verdict):
         failed.append(c)
     fmt = (lambda v: f"{v / 1e9:.3f}") if mode == "instructions" else (lambda v: f"{v:.3f}")
     print(f"| {c} | {fmt(mb)} | {fmt(mh)} | {ch * 100:+.1f} % | {nz * 100:.1f} % | {mbps(wb):,.0f} | {mbps(wh):,.0f} | "
@@ -210,6 +258,8 @@ if mode == "instructions":
     print("* MB/s of the native run beside each valgrind run (wall clock, not judged)")
 print(f"runs per side: {len(next(iter(data.values()))['base'][key])}; fails past +{tpct:g} % "
       f"{'instructions' if mode == 'instructions' else 'time'} or +{rpct:g} % RSS when the change also exceeds the spread (IQR/median) of either side")
+for n in notes:
+    print(n)
 if failed:
     print("FAIL: " + ", ".join(failed))
     sys.exit(1)
