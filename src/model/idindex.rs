@@ -10,16 +10,15 @@
 
 use super::fasthash::HashMap;
 
-/// The value of an empty slot (event indices are below it).
-const EMPTY: u32 = u32::MAX;
-
 /// A map from non-zero `u64` ids to `u32` values below `u32::MAX`, dense or hashed.
 pub enum IdIndex {
-    /// `slots[id - base]`, `EMPTY` when absent.
+    /// `slots[id - base]` holds the value plus one, 0 when absent: the array starts as
+    /// zeroed memory, which the allocator hands over without writing it (a fresh mapping), so
+    /// the pages of ids never met are never touched.
     Dense {
         /// The smallest id.
         base: u64,
-        /// One value per id from `base`.
+        /// One value (plus one) per id from `base`.
         slots: Vec<u32>,
     },
     /// Any other id set.
@@ -42,7 +41,7 @@ impl IdIndex {
         match range {
             Some((base, span)) => IdIndex::Dense {
                 base,
-                slots: vec![EMPTY; span as usize + 1],
+                slots: vec![0; span as usize + 1],
             },
             None => IdIndex::Dense {
                 base: 0,
@@ -97,11 +96,7 @@ impl IdIndex {
         mut replace: impl FnMut(u32, u32) -> bool,
     ) -> Self {
         for (id, v) in pairs {
-            if let Some(slot) = self.get_or_insert(id, v) {
-                if *slot != v && replace(*slot, v) {
-                    *slot = v;
-                }
-            }
+            self.set(id, v, &mut replace);
         }
         self
     }
@@ -112,26 +107,32 @@ impl IdIndex {
         match self {
             IdIndex::Dense { base, slots } => {
                 let v = *slots.get(id.wrapping_sub(*base) as usize)?;
-                (v != EMPTY).then_some(v)
+                v.checked_sub(1)
             }
             IdIndex::Hashed(m) => m.get(&id).copied(),
         }
     }
 
-    /// The value of `id`, set to `value` first when `id` has none. `id` must be one of the
-    /// ids the index was made for (others are ignored by a dense index: `None`).
+    /// Sets `id` to `value` when it has no value, or when `replace(old, value)` says so.
+    /// `id` must be one of the ids the index was made for (a dense index ignores others).
     #[inline]
-    pub fn get_or_insert(&mut self, id: u64, value: u32) -> Option<&mut u32> {
-        debug_assert!(value != EMPTY);
+    fn set(&mut self, id: u64, value: u32, replace: &mut impl FnMut(u32, u32) -> bool) {
+        debug_assert!(value != u32::MAX);
         match self {
             IdIndex::Dense { base, slots } => {
-                let s = slots.get_mut(id.wrapping_sub(*base) as usize)?;
-                if *s == EMPTY {
+                let Some(s) = slots.get_mut(id.wrapping_sub(*base) as usize) else {
+                    return;
+                };
+                if *s == 0 || (*s != value + 1 && replace(*s - 1, value)) {
+                    *s = value + 1;
+                }
+            }
+            IdIndex::Hashed(m) => {
+                let s = m.entry(id).or_insert(value);
+                if *s != value && replace(*s, value) {
                     *s = value;
                 }
-                Some(s)
             }
-            IdIndex::Hashed(m) => Some(m.entry(id).or_insert(value)),
         }
     }
 }
@@ -202,7 +203,7 @@ mod tests {
         let ids = [7u64, 9, 7, 12, 3000, 9];
         for mut ix in both(&ids) {
             for (i, &id) in ids.iter().enumerate() {
-                ix.get_or_insert(id, i as u32);
+                ix.set(id, i as u32, &mut |_, _| false);
             }
             // first wins
             assert_eq!(ix.get(7), Some(0));
@@ -212,8 +213,15 @@ mod tests {
             assert_eq!(ix.get(8), None);
             assert_eq!(ix.get(0), None);
             assert_eq!(ix.get(u64::MAX), None);
-            *ix.get_or_insert(9, 77).unwrap() = 5;
+            ix.set(9, 5, &mut |old, _| old == 1);
             assert_eq!(ix.get(9), Some(5));
+            ix.set(9, 6, &mut |_, _| false);
+            assert_eq!(ix.get(9), Some(5));
+            // the largest value an index holds
+            ix.set(12, u32::MAX - 1, &mut |_, _| true);
+            assert_eq!(ix.get(12), Some(u32::MAX - 1));
+            ix.set(7, 0, &mut |_, _| true);
+            assert_eq!(ix.get(7), Some(0));
         }
     }
 
@@ -259,7 +267,7 @@ mod tests {
         ));
         let mut ix = IdIndex::for_ids(ids.iter().copied());
         for (i, &id) in ids.iter().enumerate() {
-            ix.get_or_insert(id, i as u32);
+            ix.set(id, i as u32, &mut |_, _| false);
         }
         assert_eq!(ix.get(1 << 40), Some(1));
         assert_eq!(ix.get(4), None);
