@@ -38,6 +38,11 @@
 # An entry applies when its commit is an ancestor of HEAD and not of the base; a change within
 # its bound is reported "accepted" with the reason and does not fail the guard.
 set -euo pipefail
+if [[ ${1:-} == -h || ${1:-} == --help ]]; then
+    # the comment block above is the manual
+    sed -n '2,/^set -euo/{/^set -euo/d;s/^# \{0,1\}//;p}' "$0"
+    exit 0
+fi
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
 MODE=${GUARD_MODE:-wall}
