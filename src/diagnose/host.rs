@@ -350,7 +350,7 @@ pub fn syncs_per_step(n: u64, steps: usize) -> String {
 }
 
 fn host_sync(f: &Facts) -> Option<Finding> {
-    if f.syncs.calls.is_empty() {
+    if f.syncs.calls == 0 {
         return None;
     }
     let (idle, _) = max_claim(f, |_, c| c == Cause::Sync);
@@ -360,7 +360,7 @@ fn host_sync(f: &Facts) -> Option<Finding> {
     }
     let s = &f.syncs;
     let mut e = Evidence::default();
-    let n = s.calls.len() as u64;
+    let n = s.calls;
     e.facts.push(format!(
         "{} host syncs in the window ({}); the host waited {} in them; the GPU sat idle {} \
          per step in the gaps they caused or spanned",

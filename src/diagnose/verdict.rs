@@ -693,7 +693,7 @@ fn idle_by_pool(
         "sync" => format!(
             "Sync-bound: GPU idle {idle_s}, {} per step idle after {}",
             fmt_us_sentence(per_step(pools.sync)),
-            super::host::syncs_per_step(f.syncs.calls.len() as u64, f.n_steps)
+            super::host::syncs_per_step(f.syncs.calls, f.n_steps)
         ),
         "compile" => format!(
             "Compile in the window: GPU idle {idle_s}, {} of compile/autotune work",

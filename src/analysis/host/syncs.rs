@@ -128,23 +128,6 @@ pub fn sites_of(trace: &Trace, queries: &[u32]) -> Vec<Site> {
     out
 }
 
-/// One sync call in the window.
-#[derive(Clone, Debug, PartialEq)]
-pub struct SyncCall {
-    /// Index in `trace.cpu`.
-    pub cpu: u32,
-    /// Kind.
-    pub kind: SyncKind,
-    /// Host wait (call duration), ns.
-    pub wait: Ns,
-    /// Step index in the analyzed steps, if inside one.
-    pub step: Option<usize>,
-    /// Where it is.
-    pub site: Site,
-    /// Device idle attributed to it, ns (max over devices).
-    pub idle_after: Ns,
-}
-
 /// Sync calls grouped by place.
 #[derive(Clone, Debug, PartialEq)]
 pub struct SyncSite {
@@ -171,8 +154,9 @@ pub struct SyncSite {
 /// Sync calls in a window.
 #[derive(Clone, Debug, Default)]
 pub struct SyncAnalysis {
-    /// Calls in start order.
-    pub calls: Vec<SyncCall>,
+    /// Sync calls in the window (each is counted in its site; a trace can hold millions, so
+    /// no per-call record is kept).
+    pub calls: u64,
     /// Sites by idle after + wait, descending.
     pub sites: Vec<SyncSite>,
     /// Calls per analyzed step (same order as the steps).
@@ -214,51 +198,7 @@ pub fn analyze_syncs_with(
         .collect();
     let idx: Vec<u32> = calls.iter().map(|&(i, _)| i).collect();
     let sites = sites_of(trace, &idx);
-    // idle per sync call: max over devices of the idle each device attributes to it — the
-    // whole sync share of a gap the call opened, or, for calls made while the device was
-    // already idle, the part of the gap's sync share they cover on the launching thread
-    // by start, with the latest end among the calls up to each one: the walk back from a gap
-    // stops where no earlier call reaches into it
-    let index = super::gaps::SyncIndex::new(trace, &calls);
-    // by position in `calls` (event index order, as `sync_calls` finds them)
-    debug_assert!(idx.is_sorted());
-    let mut idle: Vec<Ns> = vec![0; calls.len()];
-    let mut per: Vec<Ns> = vec![0; calls.len()];
-    for d in &gaps.devices {
-        per.fill(0);
-        for g in &d.gaps {
-            let share = g.split.get(super::gaps::Cause::Sync);
-            if share == 0 {
-                continue;
-            }
-            if g.sync != NONE {
-                // a call outside the window opened it: nothing of it is reported
-                if let Ok(k) = idx.binary_search(&g.sync) {
-                    per[k] += share;
-                }
-                continue;
-            }
-            let mut left = share;
-            let hi = index.calls.partition_point(|c| c.0 < g.end);
-            for k in (0..hi).rev() {
-                let c = &index.calls[k];
-                if left == 0 || index.prefix_max_end[k] <= g.start {
-                    break;
-                }
-                if c.1 <= g.start || trace.cpu[c.2 as usize].thread != g.thread {
-                    continue;
-                }
-                let ov = (c.1.min(g.end) - c.0.max(g.start)).max(0).min(left);
-                if ov > 0 {
-                    per[k] += ov;
-                    left -= ov;
-                }
-            }
-        }
-        for (i, p) in idle.iter_mut().zip(&per) {
-            *i = (*i).max(*p);
-        }
-    }
+    let idle = idle_per_call(trace, &calls, &idx, gaps);
     let mut out = SyncAnalysis {
         per_step: vec![0; steps.len()],
         ..SyncAnalysis::default()
@@ -323,14 +263,7 @@ pub fn analyze_syncs_with(
         s.count += 1;
         s.wait += e.dur;
         s.idle_after += idle_after;
-        out.calls.push(SyncCall {
-            cpu: ci,
-            kind,
-            wait: e.dur,
-            step,
-            site,
-            idle_after,
-        });
+        out.calls += 1;
     }
     out.sites.sort_by(|a, b| {
         (b.idle_after + b.wait)
@@ -338,6 +271,62 @@ pub fn analyze_syncs_with(
             .then(b.count.cmp(&a.count))
     });
     out
+}
+
+/// The device idle charged to each of `calls` (in the window, event index order; `idx` their
+/// indices in `trace.cpu`), by position.
+fn idle_per_call(
+    trace: &Trace,
+    calls: &[(u32, SyncKind)],
+    idx: &[u32],
+    gaps: &GapAnalysis,
+) -> Vec<Ns> {
+    // idle per sync call: max over devices of the idle each device attributes to it — the
+    // whole sync share of a gap the call opened, or, for calls made while the device was
+    // already idle, the part of the gap's sync share they cover on the launching thread
+    // by start, with the latest end among the calls up to each one: the walk back from a gap
+    // stops where no earlier call reaches into it
+    let index = super::gaps::SyncIndex::new(trace, calls);
+    // by position in `calls` (event index order, as `sync_calls` finds them)
+    debug_assert!(idx.is_sorted());
+    let mut idle: Vec<Ns> = vec![0; calls.len()];
+    let mut per: Vec<Ns> = vec![0; calls.len()];
+    for d in &gaps.devices {
+        per.fill(0);
+        for g in &d.gaps {
+            let share = g.split.get(super::gaps::Cause::Sync);
+            if share == 0 {
+                continue;
+            }
+            if g.sync != NONE {
+                // a call outside the window opened it: nothing of it is reported
+                if let Ok(k) = idx.binary_search(&g.sync) {
+                    per[k] += share;
+                }
+                continue;
+            }
+            let mut left = share;
+            let hi = index.calls.partition_point(|c| c.0 < g.end);
+            for k in (0..hi).rev() {
+                let c = &index.calls[k];
+                if left == 0 || index.prefix_max_end[k] <= g.start {
+                    break;
+                }
+                if c.1 <= g.start || trace.cpu[c.2 as usize].thread != g.thread {
+                    continue;
+                }
+                let ov = (c.1.min(g.end) - c.0.max(g.start)).max(0).min(left);
+                if ov > 0 {
+                    per[k] += ov;
+                    left -= ov;
+                }
+            }
+        }
+        for (i, p) in idle.iter_mut().zip(&per) {
+            *i = (*i).max(*p);
+        }
+    }
+    idle
 }
 
 #[cfg(test)]
@@ -623,14 +612,20 @@ mod tests {
             }]);
             let a = analyze_syncs_with(&t, &mask, &[], &gaps, &calls);
             let want = reference::idle(&t, &idx, &gaps);
-            let got: Vec<(u32, Ns)> = a.calls.iter().map(|c| (c.cpu, c.idle_after)).collect();
+            // every call is in the mask: the analysis' calls are `calls`
+            assert_eq!(a.calls, calls.len() as u64, "round {round}");
+            let idle = idle_per_call(&t, &calls, &idx, &gaps);
+            let got: Vec<(u32, Ns)> = idx.iter().copied().zip(idle).collect();
             let want: Vec<(u32, Ns)> = idx
                 .iter()
                 .map(|i| (*i, want.get(i).copied().unwrap_or(0)))
                 .collect();
             assert_eq!(got, want, "round {round}");
             idle_seen += got.iter().filter(|c| c.1 > 0).count();
-            sites_seen += a.calls.iter().filter(|c| c.site.outer_op != NONE).count();
+            sites_seen += sites_of(&t, &idx)
+                .iter()
+                .filter(|s| s.outer_op != NONE)
+                .count();
             let total: Ns = a.sites.iter().map(|s| s.idle_after).sum();
             assert_eq!(total, a.idle_after, "round {round}");
         }
