@@ -149,21 +149,25 @@ fn overlaps(span: Interval, start: Ns, dur: Ns) -> bool {
 }
 
 /// Keeps at most `max` marks, spread evenly over the list.
-fn thin<T>(v: Vec<T>, max: usize) -> Vec<T> {
-    if v.len() <= max || max == 0 {
-        return if max == 0 { Vec::new() } else { v };
+/// At most `max` of a sequence of `n` elements, evenly spaced, chosen as the sequence goes by
+/// (its length known first): `keep` says, for the elements in order, whether each one is
+/// kept, so the sequence is never held whole (a capture can hold a million sync calls).
+struct Thinning {
+    n: usize,
+    max: usize,
+    i: usize,
+}
+
+impl Thinning {
+    fn new(n: usize, max: usize) -> Self {
+        Thinning { n, max, i: 0 }
     }
-    let n = v.len();
-    // a new vector of `max`: collecting `v.into_iter()` would reuse `v`'s buffer in place and
-    // keep its whole capacity (a million sync marks kept for a few hundred)
-    let mut out = Vec::with_capacity(max);
-    out.extend(
-        v.into_iter()
-            .enumerate()
-            .filter(|(i, _)| (i * max) / n != ((i + 1) * max) / n)
-            .map(|(_, x)| x),
-    );
-    out
+
+    fn keep(&mut self) -> bool {
+        let (i, n, max) = (self.i, self.n, self.max);
+        self.i += 1;
+        max != 0 && (n <= max || (i * max) / n != ((i + 1) * max) / n)
+    }
 }
 
 struct Ev {
@@ -245,8 +249,12 @@ pub fn step_timeline_with(
     // Events overlapping the step (zero-length ones inside it count), per device and stream.
     let upper = trace.gpu.partition_point(|g| g.start < span.end);
     let mut lanes: BTreeMap<i64, BTreeMap<i64, Vec<Ev>>> = BTreeMap::new();
-    let mut dev_syncs: BTreeMap<i64, Vec<SyncMark>> = BTreeMap::new();
+    // device syncs: counted per device here, the kept ones taken in a second pass (a
+    // capture can hold a million)
+    let mut dev_sync_count: BTreeMap<i64, usize> = BTreeMap::new();
     let classes = trace.kernel_classes();
+    let is_sync =
+        |g: &crate::model::GpuEvent| g.kind == GpuKind::Sync && overlaps(span, g.start, g.dur);
     for g in &trace.gpu[..upper] {
         if !overlaps(span, g.start, g.dur) {
             continue;
@@ -266,14 +274,23 @@ pub fn step_timeline_with(
                     category: category_of(&classes, g),
                 });
         } else if g.kind == GpuKind::Sync {
-            dev_syncs
-                .entry(g.device as i64)
-                .or_default()
-                .push(SyncMark {
+            *dev_sync_count.entry(g.device as i64).or_default() += 1;
+        }
+    }
+    let mut dev_syncs: BTreeMap<i64, (Thinning, Vec<SyncMark>)> = dev_sync_count
+        .into_iter()
+        .map(|(d, n)| (d, (Thinning::new(n, MAX_SYNCS), Vec::new())))
+        .collect();
+    for g in trace.gpu[..upper].iter().filter(|g| is_sync(g)) {
+        if let Some((thinning, kept)) = dev_syncs.get_mut(&(g.device as i64)) {
+            if thinning.keep() {
+                let (s, e) = clip(g.start, g.end());
+                kept.push(SyncMark {
                     start: s,
                     dur: e - s,
                     name: g.name,
                 });
+            }
         }
     }
 
@@ -340,14 +357,19 @@ pub fn step_timeline_with(
             idle: span.len() - busy,
             gap_count,
             gaps,
-            syncs: thin(dev_syncs.remove(&device).unwrap_or_default(), MAX_SYNCS),
+            syncs: dev_syncs.remove(&device).map(|d| d.1).unwrap_or_default(),
         });
     }
 
-    let host_syncs: Vec<SyncMark> = syncs
-        .iter()
-        .map(|&(i, _)| &trace.cpu[i as usize])
-        .filter(|c| overlaps(span, c.start, c.dur))
+    let host_sync_calls = || {
+        syncs
+            .iter()
+            .map(|&(i, _)| &trace.cpu[i as usize])
+            .filter(|c| overlaps(span, c.start, c.dur))
+    };
+    let mut thinning = Thinning::new(host_sync_calls().count(), MAX_SYNCS);
+    let host_syncs: Vec<SyncMark> = host_sync_calls()
+        .filter(|_| thinning.keep())
         .map(|c| {
             let (s, e) = clip(c.start, c.end());
             SyncMark {
@@ -363,7 +385,7 @@ pub fn step_timeline_with(
         step_index: idx,
         span,
         devices,
-        host_syncs: thin(host_syncs, MAX_SYNCS),
+        host_syncs,
         events: events as u64,
         blocks: blocks_total,
     })
@@ -563,11 +585,17 @@ mod tests {
 
     #[test]
     fn thinning_keeps_count() {
-        let v: Vec<u32> = (0..1000).collect();
-        let t = thin(v, 200);
-        assert_eq!(t.len(), 200);
-        assert!(t.windows(2).all(|w| w[0] < w[1]));
-        // the thinned vector holds its elements, not the memory of the input
-        assert!(t.capacity() < 400, "{}", t.capacity());
+        let kept = |n: usize, max: usize| {
+            let mut t = Thinning::new(n, max);
+            (0..n).filter(|_| t.keep()).collect::<Vec<usize>>()
+        };
+        let k = kept(1000, 200);
+        assert_eq!(k.len(), 200);
+        // evenly spaced: one in every five, the last of each run
+        assert!(k.windows(2).all(|w| w[1] - w[0] == 5), "{k:?}");
+        assert_eq!((k[0], k[199]), (4, 999));
+        assert_eq!(kept(7, 200), (0..7).collect::<Vec<_>>());
+        assert!(kept(7, 0).is_empty());
+        assert_eq!(kept(201, 200).len(), 200);
     }
 }
