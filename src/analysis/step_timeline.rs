@@ -148,7 +148,6 @@ fn overlaps(span: Interval, start: Ns, dur: Ns) -> bool {
     }
 }
 
-/// Keeps at most `max` marks, spread evenly over the list.
 /// At most `max` of a sequence of `n` elements, evenly spaced, chosen as the sequence goes by
 /// (its length known first): `keep` says, for the elements in order, whether each one is
 /// kept, so the sequence is never held whole (a capture can hold a million sync calls).
@@ -253,8 +252,6 @@ pub fn step_timeline_with(
     // capture can hold a million)
     let mut dev_sync_count: BTreeMap<i64, usize> = BTreeMap::new();
     let classes = trace.kernel_classes();
-    let is_sync =
-        |g: &crate::model::GpuEvent| g.kind == GpuKind::Sync && overlaps(span, g.start, g.dur);
     for g in &trace.gpu[..upper] {
         if !overlaps(span, g.start, g.dur) {
             continue;
@@ -281,7 +278,10 @@ pub fn step_timeline_with(
         .into_iter()
         .map(|(d, n)| (d, (Thinning::new(n, MAX_SYNCS), Vec::new())))
         .collect();
-    for g in trace.gpu[..upper].iter().filter(|g| is_sync(g)) {
+    // the device syncs the first pass counted, in the same order
+    let synced =
+        |g: &&crate::model::GpuEvent| g.kind == GpuKind::Sync && overlaps(span, g.start, g.dur);
+    for g in trace.gpu[..upper].iter().filter(synced) {
         if let Some((thinning, kept)) = dev_syncs.get_mut(&(g.device as i64)) {
             if thinning.keep() {
                 let (s, e) = clip(g.start, g.end());
