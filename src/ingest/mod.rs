@@ -146,6 +146,22 @@ impl<R: Read> Read for Counting<R> {
     }
 }
 
+/// A gzip stream over `compressed` bytes (counted into `counted` by the [`Counting`] under
+/// it), inflated within `limits`; concatenated members (`cat a.gz b.gz`, pigz) read as one.
+fn inflating<R: io::BufRead>(
+    compressed: R,
+    counted: Arc<AtomicU64>,
+    limits: limits::Limits,
+) -> BufReader<Inflate<flate2::bufread::MultiGzDecoder<R>>> {
+    let inflate = Inflate {
+        inner: flate2::bufread::MultiGzDecoder::new(compressed),
+        compressed: counted,
+        inflated: 0,
+        limits,
+    };
+    BufReader::with_capacity(64 << 10, inflate)
+}
+
 /// A gzip decoder held to the inflation limits of [`limits::Limits`]: an error (which the
 /// reader reports at the inflated offset) once the output passes the absolute cap, or passes
 /// both its floor and the ratio times the compressed bytes read.
@@ -281,14 +297,21 @@ fn read(path: &str, opts: &LoadOptions) -> Result<Trace, LoadError> {
         None => opts,
     };
     let result = if gz {
-        // concatenated members (`cat a.gz b.gz`, pigz) are read as one stream
-        let inflate = Inflate {
-            inner: flate2::bufread::MultiGzDecoder::new(buffered),
-            compressed,
-            inflated: 0,
-            limits: opts.kineto.limits,
+        let limits = opts.kineto.limits;
+        let mut decoder = inflating(buffered, compressed, limits);
+        // a gzip file can be read again from its start (when a parser does not confirm a
+        // block cut without a scan, see `kineto::Options::chain`); standard input cannot
+        let again = move || -> io::Result<Box<dyn Read + Send + '_>> {
+            let compressed = Arc::new(AtomicU64::new(0));
+            let counting = Counting {
+                inner: File::open(path)?,
+                meter: None,
+                read: compressed.clone(),
+            };
+            let buffered = BufReader::with_capacity(64 << 10, counting);
+            Ok(Box::new(inflating(buffered, compressed, limits)))
         };
-        let mut decoder = BufReader::with_capacity(64 << 10, inflate);
+        let reopen: Option<kineto::Reopen<'_>> = (path != "-").then_some(&again);
         let head = decoder
             .fill_buf()
             .map_err(|e| LoadError::io(path, e))?
@@ -303,7 +326,7 @@ fn read(path: &str, opts: &LoadOptions) -> Result<Trace, LoadError> {
                     .into(),
             ))
         } else {
-            dispatch(decoder, &head, path, len, opts)
+            dispatch(decoder, &head, path, len, reopen, opts)
         }
     } else if let (Some(file), Some(len), Format::Json) =
         (&mappable, len, sniff::sniff_stream(head))
@@ -322,7 +345,7 @@ fn read(path: &str, opts: &LoadOptions) -> Result<Trace, LoadError> {
         kineto::read_from(source, path, None, &opts.kineto)
     } else {
         let head = head.to_vec();
-        dispatch(buffered, &head, path, None, opts)
+        dispatch(buffered, &head, path, None, None, opts)
     };
     if let Some(m) = meter {
         // the whole file counts once its load is over, whatever part of it was read (an
@@ -339,15 +362,27 @@ fn read(path: &str, opts: &LoadOptions) -> Result<Trace, LoadError> {
     Ok(trace)
 }
 
+/// Reads one input by its sniffed format; `reopen` opens a stream again from its start (a
+/// gzip file), which lets the Kineto reader skip its scan.
 fn dispatch<R: Read + Send>(
     input: R,
     head: &[u8],
     path: &str,
     compressed: Option<u64>,
+    reopen: Option<kineto::Reopen<'_>>,
     opts: &LoadOptions,
 ) -> Result<Trace, LoadError> {
     match sniff::sniff_stream(head) {
-        Format::Json => kineto::read(input, path, compressed, &opts.kineto),
+        Format::Json => match reopen {
+            Some(again) => {
+                let input = kineto::Input::Reopenable {
+                    stream: input,
+                    again,
+                };
+                kineto::read_from(input, path, compressed, &opts.kineto)
+            }
+            None => kineto::read(input, path, compressed, &opts.kineto),
+        },
         // SQLite reads files: open the path itself unless the bytes came through stdin or gzip
         Format::NsysSqlite if path != "-" && compressed.is_none() => {
             drop(input);
@@ -438,6 +473,64 @@ mod tests {
     #[test]
     fn shared_bar_gzip_file() {
         advances_by_size("gz", "h100_bert_small.json.gz", false);
+    }
+
+    /// A gzip file is read in blocks cut without a scan; where a parser does not confirm a
+    /// cut (arrays of objects across lines inside events), the file is opened again by its
+    /// path and read the scanned way: the same events as the plain file, scanned.
+    #[test]
+    fn gzip_chain_blocks_and_the_file_read_again() {
+        use std::io::Write;
+        let dir = std::env::temp_dir().join(format!("stallscope-gz-chain-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        // the CPU events of a load (small blocks, two parsers), chained or scanned
+        let cpu_events = |path: &Path, chain: bool| {
+            let mut o = LoadOptions::default();
+            o.kineto.block_size = 4096;
+            o.kineto.threads = 2;
+            o.kineto.chain = chain;
+            let t = load(path.to_str().unwrap(), &o).unwrap();
+            t.cpu
+                .iter()
+                .map(|e| (e.start, e.dur, t.name(e.name).to_string()))
+                .collect::<Vec<_>>()
+        };
+        for nested in [false, true] {
+            let events: Vec<String> = (0..3000)
+                .map(|i| {
+                    let args = if nested && i % 5 == 0 {
+                        let objects: Vec<String> =
+                            (0..8).map(|k| format!("\n    {{\"x\": {k}}}")).collect();
+                        format!(", \"v\": [{}\n  ]", objects.join(","))
+                    } else {
+                        String::new()
+                    };
+                    format!(
+                        "  {{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"op_{}\", \
+                         \"pid\": 1, \"tid\": 1, \"ts\": {}, \"dur\": 3, \
+                         \"args\": {{\"External id\": {}{args}}}}}",
+                        // names of many lengths: the blocks end at every place in an event
+                        "x".repeat((i * 7 % 23) as usize),
+                        1000 + 5 * i,
+                        i + 1
+                    )
+                })
+                .collect();
+            let doc = format!(
+                "{{\"traceEvents\": [\n{}\n],\n\"traceName\": \"t\"}}\n",
+                events.join(",\n")
+            );
+            let plain = dir.join(format!("t-{nested}.json"));
+            std::fs::write(&plain, &doc).unwrap();
+            let gz = dir.join(format!("t-{nested}.json.gz"));
+            let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+            e.write_all(doc.as_bytes()).unwrap();
+            std::fs::write(&gz, e.finish().unwrap()).unwrap();
+            let scanned = cpu_events(&plain, false);
+            assert_eq!(scanned.len(), 3000);
+            assert_eq!(cpu_events(&gz, true), scanned, "nested={nested}");
+        }
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     /// Loads in parallel add up on one bar; a file that fails still counts in full.

@@ -53,10 +53,11 @@ pub struct Options {
     pub block_size: usize,
     /// Keep what was read from a truncated file (with a warning) instead of failing.
     pub allow_truncated: bool,
-    /// Memory-mapped files: once the first block has reached the events, cut the blocks at
-    /// likely event boundaries and let the parser threads walk the events themselves, without
-    /// the scanner's pass over the bytes (see [`ChainEnd`]). Whatever the parsers do not
-    /// confirm reads the file again the scanned way, so the result never depends on it.
+    /// Memory-mapped files and reopenable streams: once the first block has reached the
+    /// events, cut the blocks at likely event boundaries and let the parser threads walk the
+    /// events themselves, without the scanner's pass over the bytes (see [`ChainEnd`]).
+    /// Whatever the parsers do not confirm reads the input again the scanned way, so the
+    /// result never depends on it.
     pub chain: bool,
     /// What one value, the names and a gzip stream may take (see [`Limits`]).
     pub limits: Limits,
@@ -139,10 +140,24 @@ impl Storage {
     }
 }
 
+/// Opens a stream again from its start (see [`Input::Reopenable`]).
+pub type Reopen<'f> = &'f (dyn Fn() -> std::io::Result<Box<dyn Read + Send + 'f>> + Sync);
+
 /// Where the reader gets its bytes.
 pub enum Input<'f, R> {
     /// A byte stream (gzip, standard input, ...), read into a fixed set of reused buffers.
     Stream(R),
+    /// A byte stream that can be read again from its start (a gzip file): once the first
+    /// block has reached the events, its blocks are cut at likely event boundaries and the
+    /// parsers walk the events themselves, as for a mapped file (see [`Options::chain`]);
+    /// when a parser does not confirm a cut, `again` opens the stream anew and it is read
+    /// the scanned way.
+    Reopenable {
+        /// The stream.
+        stream: R,
+        /// Opens the same bytes again, from the start.
+        again: Reopen<'f>,
+    },
     /// A regular file of this length, read through windows of a memory map: the bytes go
     /// from the page cache to the parser without a copy. The file must not shrink while it
     /// is read (a truncated mapping faults).
@@ -1415,7 +1430,7 @@ fn reader_loop<R: Read>(
             }
         }
         let block = match &mut src {
-            Input::Stream(input) => {
+            Input::Stream(input) | Input::Reopenable { stream: input, .. } => {
                 stream_block(input, buf, &mut tail, target, &mut stream_eof, base, path)?
             }
             Input::Mapped {
@@ -1425,6 +1440,46 @@ fn reader_loop<R: Read>(
             } => mapped_block(file, *file_len, progress, base, target, path)?,
         };
         let Block { storage, len, eof } = block;
+        if let Input::Reopenable { .. } = &src {
+            if chain.is_none() && !chain_off && opts.chain && seq > 0 {
+                chain = scanner.events_position();
+            }
+            if let Some((expects, in_object)) = chain {
+                // up to the last cut between events, the rest carried into the next block
+                // (never the stream's last block: what follows the events is scanned)
+                let cut = if eof {
+                    None
+                } else {
+                    chain_cut(&storage.bytes()[..len])
+                };
+                if let Some(cut) = cut {
+                    tail.extend_from_slice(&storage.bytes()[cut..len]);
+                    let batch = Batch {
+                        seq,
+                        base,
+                        buf: storage,
+                        len: cut,
+                        ranges,
+                        chain: Some(expects),
+                    };
+                    if work.send(batch).is_err() {
+                        break;
+                    }
+                    seq += 1;
+                    base += cut as u64;
+                    chain = Some((false, in_object));
+                    target = block_size;
+                    continue;
+                }
+                // no place to cut, or the end of the stream: scan from where the chain blocks
+                // end (if they do not end there, one of them fails)
+                let (non_objects, first) = (scanner.non_objects, scanner.first_non_object);
+                scanner = Scanner::in_events(expects, in_object);
+                (scanner.non_objects, scanner.first_non_object) = (non_objects, first);
+                chain = None;
+                chain_off = true;
+            }
+        }
         let data = &storage.bytes()[..len];
         let Scanned {
             pos,
@@ -1495,7 +1550,9 @@ fn reader_loop<R: Read>(
         if done {
             // the rest of the input (trailing whitespace/garbage is ignored)
             base = match &mut src {
-                Input::Stream(input) => drain(input, base, path)?,
+                Input::Stream(input) | Input::Reopenable { stream: input, .. } => {
+                    drain(input, base, path)?
+                }
                 Input::Mapped { len, .. } => *len,
             };
             return Ok(finish!(base, None));
@@ -1978,7 +2035,11 @@ pub fn read_from<R: Read + Send>(
             len,
             progress,
         } => Some((*file, *len, *progress)),
-        Input::Stream(_) => None,
+        Input::Stream(_) | Input::Reopenable { .. } => None,
+    };
+    let reopen = match &input {
+        Input::Reopenable { again, .. } => Some(*again),
+        Input::Stream(_) | Input::Mapped { .. } => None,
     };
     let threads = opts.threads.max(1);
     let (work_tx, work_rx) = bounded::<Batch>(threads);
@@ -2028,6 +2089,11 @@ pub fn read_from<R: Read + Send>(
                         chain_failed = true;
                         break 'merge;
                     }
+                    // a stream's chain blocks end before its events do: a wrong cut
+                    ChainEnd::ArrayEnd(_) if mapped.is_none() => {
+                        chain_failed = true;
+                        break 'merge;
+                    }
                     ChainEnd::ArrayEnd(at) => array_end = Some(at),
                     ChainEnd::Scanned | ChainEnd::Confirmed => {}
                 }
@@ -2065,21 +2131,35 @@ pub fn read_from<R: Read + Send>(
         timings.lap("kineto chain not confirmed, read again scanned");
         #[cfg(test)]
         tests::CHAIN_RETRIES.with(|c| c.set(c.get() + 1));
-        let (file, len, progress) = mapped.expect("chain blocks come from a mapped file");
+        #[cfg(test)]
+        if mapped.is_none() {
+            tests::STREAM_RETRIES.with(|c| c.set(c.get() + 1));
+        }
         let again = Options {
             chain: false,
             ..opts.clone()
         };
-        read_from::<std::io::Empty>(
-            Input::Mapped {
-                file,
-                len,
-                progress,
-            },
-            path,
-            compressed_bytes,
-            &again,
-        )
+        match (mapped, reopen) {
+            (Some((file, len, progress)), _) => read_from::<std::io::Empty>(
+                Input::Mapped {
+                    file,
+                    len,
+                    progress,
+                },
+                path,
+                compressed_bytes,
+                &again,
+            ),
+            (None, Some(reopen)) => {
+                let stream = reopen().map_err(|e| LoadError::io(path, e))?;
+                read_from(Input::Stream(stream), path, compressed_bytes, &again)
+            }
+            (None, None) => Err(LoadError::at(
+                path,
+                0,
+                "internal error: chain blocks from a stream that cannot be read again".into(),
+            )),
+        }
     };
     if let Some(e) = names_over {
         return Err(e);
@@ -2088,9 +2168,11 @@ pub fn read_from<R: Read + Send>(
         Err(_) if chain_failed => return scanned_again(&mut timings),
         r => r?,
     };
+    if chain_failed {
+        return scanned_again(&mut timings);
+    }
     if let (true, Some((file, len, _))) = (outcome.chained, mapped) {
         let tail = match (outcome.chain_in_object, array_end) {
-            _ if chain_failed => None,
             // the reader went back to scanning and read the rest itself
             (None, _) => Some(Header::default()),
             (Some(in_object), Some(at)) => read_after_events(file, len, at, in_object, path)?,
@@ -2223,6 +2305,8 @@ mod tests {
         /// How many loads on this thread read the file again because a chain block was not
         /// confirmed.
         pub(super) static CHAIN_RETRIES: std::cell::Cell<u32> = const { std::cell::Cell::new(0) };
+        /// How many of those read a stream again (opened anew).
+        pub(super) static STREAM_RETRIES: std::cell::Cell<u32> = const { std::cell::Cell::new(0) };
     }
 
     #[test]
@@ -2278,8 +2362,9 @@ mod tests {
         out
     }
 
-    /// Loads `doc` from a mapped file with small blocks, chained and scanned; the two must
-    /// agree. Returns the digest and how many chained loads were read again.
+    /// Loads `doc` from a mapped file with small blocks, chained and scanned, and from a
+    /// reopenable stream, chained; all must agree. Returns the digest and how many chained
+    /// loads were read again.
     fn both_ways(doc: &[u8], tag: &str) -> (String, u32) {
         both_ways_with(doc, tag, &[(1, 1024), (2, 1024), (2, 4096), (3, 700)])
     }
@@ -2307,6 +2392,23 @@ mod tests {
             };
             digest(read_from(input, "t.json", None, &opts))
         };
+        let again = || -> std::io::Result<Box<dyn Read + Send>> {
+            Ok(Box::new(std::io::Cursor::new(doc.to_vec())))
+        };
+        let stream = |threads: usize, block_size: usize| {
+            let opts = Options {
+                threads,
+                block_size,
+                allow_truncated: false,
+                chain: true,
+                limits: Limits::default(),
+            };
+            let input = Input::Reopenable {
+                stream: std::io::Cursor::new(doc),
+                again: &again,
+            };
+            digest(read_from(input, "t.json", None, &opts))
+        };
         let scanned = load(false, 1, 1 << 20);
         let before = CHAIN_RETRIES.with(|c| c.get());
         for &(threads, block) in runs {
@@ -2314,6 +2416,11 @@ mod tests {
                 load(true, threads, block),
                 scanned,
                 "{tag} {threads} threads, {block} B"
+            );
+            assert_eq!(
+                stream(threads, block),
+                scanned,
+                "{tag} stream, {threads} threads, {block} B"
             );
         }
         let retries = CHAIN_RETRIES.with(|c| c.get()) - before;
@@ -2440,9 +2547,12 @@ mod tests {
         };
         // (blocks of many sizes: with events of regular sizes, one size cuts alike each time)
         let runs: Vec<(usize, usize)> = (0..40).map(|k| (1 + k % 2, 1000 + 37 * k)).collect();
+        let streams = STREAM_RETRIES.with(|c| c.get());
         let (d, retries) = both_ways_with(&trace(400, nested, "\n}"), "nested", &runs);
         assert_eq!(d.matches("\nc ").count(), 400, "{d}");
         assert!(retries > 0);
+        // a stream opened anew for some of them
+        assert!(STREAM_RETRIES.with(|c| c.get()) > streams);
         // cut short inside an event, a value that is not an event, garbage after the array,
         // invalid UTF-8 and raw control characters in a late event, no newlines at all
         let clean = trace(200, |_| String::new(), "\n}");
