@@ -6,8 +6,9 @@
 #
 # Uses $BENCH_DATA/dfi-1G.json (made by bench/run.sh's generator if missing) and a copy of it
 # as the second side. Each round runs, alternating so that the machine's load hits every case
-# alike: analyze A + analyze B (one after the other), diff A B, analyze B, diff base.json B.
-# On a shared machine compare the ratios within a round, not the absolute times.
+# alike: analyze A + analyze B (one after the other), diff A B, diff A B --sequential, analyze
+# B, diff base.json B; then the peak RSS of analyze A, diff A B and diff A B --sequential (one
+# run each). On a shared machine compare the ratios within a round, not the absolute times.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 DATA=${BENCH_DATA:-/work/bench-data}
@@ -36,12 +37,21 @@ t() { # t CMD...: wall seconds
 }
 echo "date: $(date -u +%Y-%m-%dT%H:%MZ)  nproc: $(nproc)  uptime: $(uptime)"
 echo "commit: $(git rev-parse --short HEAD 2>/dev/null || echo '?')  inputs: $A, $B ($(stat -c %s "$A") bytes each)"
-printf '%-6s %12s %12s %8s %12s %14s %8s\n' round "analyze A+B" "diff A B" ratio "analyze B" "diff rep.json B" ratio
+printf '%-6s %12s %9s %6s %13s %6s %10s %14s %6s\n' round "analyze A+B" "diff A B" ratio \
+    "--sequential" ratio "analyze B" "diff rep.json B" ratio
 for r in $(seq "$REPEAT"); do
     ab=$( { t "$BIN" analyze "$A" --format json; t "$BIN" analyze "$B" --format json; } | paste -sd+ | bc -l)
     d=$(t "$BIN" diff "$A" "$B" --format json)
+    ds=$(t "$BIN" diff "$A" "$B" --sequential --format json)
     b=$(t "$BIN" analyze "$B" --format json)
     dr=$(t "$BIN" diff "$REP" "$B" --format json)
-    printf '%-6s %12.2f %12.2f %8.2f %12.2f %14.2f %8.2f\n' "$r" "$ab" "$d" "$(echo "$d / $ab" | bc -l)" \
-        "$b" "$dr" "$(echo "$dr / $b" | bc -l)"
+    printf '%-6s %12.2f %9.2f %6.2f %13.2f %6.2f %10.2f %14.2f %6.2f\n' "$r" "$ab" "$d" \
+        "$(echo "$d / $ab" | bc -l)" "$ds" "$(echo "$ds / $ab" | bc -l)" "$b" "$dr" \
+        "$(echo "$dr / $b" | bc -l)"
 done
+rss() { # rss CMD...: peak RSS in MB
+    /usr/bin/time -f %M "$@" 2>&1 >/dev/null | tail -1 | awk '{printf "%.0f", $1 / 1024}'
+}
+echo "peak RSS (MB): analyze A $(rss "$BIN" analyze "$A" --format json -q)," \
+    "diff A B $(rss "$BIN" diff "$A" "$B" --format json -q)," \
+    "diff A B --sequential $(rss "$BIN" diff "$A" "$B" --sequential --format json -q)"

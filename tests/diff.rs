@@ -296,6 +296,8 @@ fn tensorboard_resnet_num_workers_0_vs_4() {
     };
     let c = diff_json(&b, &a, &[]);
     assert_sums(&c);
+    // the sides read one after the other: the same comparison
+    assert_eq!(diff_json(&b, &a, &["--sequential"]), c);
     // expected-values.md §2.1/§2.2: DataLoader 59262 → 1186 µs per step (plugin, ±1 µs each)
     let dl = c["breakdown"]
         .as_array()
@@ -406,6 +408,7 @@ fn folders_of_ranks_compare_rank_by_rank() {
         }
     }
     let c = diff_json(&before, &after, &[]);
+    assert_eq!(diff_json(&before, &after, &["--sequential"]), c);
     let rb = common::analyze_json(&before, &[]);
     let ra = common::analyze_json(&after, &[]);
     let r = &c["ranks"];

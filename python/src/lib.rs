@@ -354,7 +354,7 @@ fn diff_sides(v: &Bound<'_, PyAny>, which: Which) -> PyResult<Vec<DiffSide>> {
 /// whose message starts with `before side:` or `after side:` and whose `path` is that side's.
 #[pyfunction]
 #[pyo3(signature = (before, after, *, steps=None, time=None, focus=None, all_steps=false,
-    threads=None, max_regression=None, budget=None, check=false))]
+    threads=None, max_regression=None, budget=None, check=false, sequential=false))]
 #[allow(clippy::too_many_arguments)]
 fn diff(
     py: Python<'_>,
@@ -368,6 +368,7 @@ fn diff(
     max_regression: Option<f64>,
     budget: Option<PathBuf>,
     check: bool,
+    sequential: bool,
 ) -> PyResult<NativeComparison> {
     if threads == Some(0) {
         return Err(PyValueError::new_err(
@@ -409,6 +410,7 @@ fn diff(
             threads,
             ..LoadSettings::from_env()
         },
+        sequential,
         ..api::DiffRequest::default()
     }
     .side_options();

@@ -312,6 +312,7 @@ def diff(
     all_steps: bool = False,
     threads: int | None = None,
     max_regression: float | None = None,
+    sequential: bool = False,
 ) -> Comparison:
     """Compare two profiles in this process, like ``stallscope diff BEFORE AFTER``.
 
@@ -327,6 +328,8 @@ def diff(
         threads: parser threads over both sides (default: every core; two traces share them).
         max_regression: the step-time regression the verdict tolerates, percent (default 5,
             as ``--max-regression``).
+        sequential: read two traces one after the other, each with every thread, instead
+            of side by side (``--sequential``): one trace in memory at a time.
 
     Returns:
         The `Comparison`: the data of ``stallscope diff --format json``.
@@ -346,6 +349,7 @@ def diff(
         all_steps=all_steps,
         threads=threads,
         max_regression=max_regression,
+        sequential=sequential,
     )
 
 
@@ -360,6 +364,7 @@ def check(
     focus: str | None = None,
     all_steps: bool = False,
     threads: int | None = None,
+    sequential: bool = False,
 ) -> Comparison:
     """Judge a profile against a baseline and a budget, like ``stallscope check NEW
     --baseline BASE``.
@@ -369,7 +374,8 @@ def check(
     limit; with neither, the step time may grow by 5 %. The returned `Comparison` has
     `Comparison.check` (every budget metric) and `Comparison.outcome`: ``"pass"``,
     ``"regression"`` or ``"inconclusive"`` (the command's exit codes 0, 1 and 3); its
-    ``check["summary"]`` is the command's stderr line.
+    ``check["summary"]`` is the command's stderr line. ``sequential`` reads two traces one
+    after the other, as in `diff`.
 
     Raises:
         TraceError, TypeError: as `diff`.
@@ -386,6 +392,7 @@ def check(
         max_regression=max_regression,
         budget=None if budget is None else os.fspath(budget),
         check=True,
+        sequential=sequential,
     )
 
 
@@ -401,6 +408,7 @@ def _compare(
     max_regression: float | None,
     budget: str | None = None,
     check: bool = False,
+    sequential: bool = False,
 ) -> Comparison:
     """The one call of the native comparison behind `diff` and `check`."""
     native = _native.diff(
@@ -414,5 +422,6 @@ def _compare(
         max_regression=max_regression,
         budget=budget,
         check=check,
+        sequential=sequential,
     )
     return Comparison(native)

@@ -50,6 +50,7 @@ def diff(
     max_regression: float | None = None,
     budget: str | None = None,
     check: bool = False,
+    sequential: bool = False,
 ) -> NativeComparison: ...
 def cli(argv: list[str]) -> int: ...
 def summarize(

@@ -38,6 +38,10 @@ def test_a_sample_against_itself_is_no_change():
 
 def test_to_dict_equals_the_command_json_on_samples(tmp_path):
     assert stallscope.diff(BERT, RESNET).to_dict() == cli_diff(BERT, RESNET)
+    # the sides read one after the other: the same comparison, as the command's flag
+    got = stallscope.diff(BERT, RESNET, sequential=True).to_dict()
+    assert got == cli_diff(BERT, RESNET, "--sequential")
+    assert got == cli_diff(BERT, RESNET)
     # a saved JSON report as a side, and the window options as flags
     saved = tmp_path / "bert.json"
     saved.write_text(run("analyze", str(BERT), "--format", "json").stdout)

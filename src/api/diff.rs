@@ -38,6 +38,9 @@ pub struct DiffRequest {
     pub load: LoadSettings,
     /// Folders: rank files at once per side (`None` = [`crate::multirank::default_jobs`]).
     pub jobs: Option<usize>,
+    /// Read two trace sides one after the other, each with every reader thread, instead of
+    /// side by side: the peak memory of one trace instead of both at once.
+    pub sequential: bool,
 }
 
 /// Two sides compared, with the reading warnings of both (before's first).
@@ -57,6 +60,8 @@ pub struct SideOptions {
     pub analyze: AnalyzeOptions,
     /// Folder: rank files at once.
     pub jobs: usize,
+    /// Two trace sides one after the other ([`DiffRequest::sequential`]).
+    pub sequential: bool,
 }
 
 impl DiffRequest {
@@ -67,7 +72,7 @@ impl DiffRequest {
             .unwrap_or(1);
         let settings = LoadSettings {
             threads: Some(self.load.threads.unwrap_or(cores)),
-            progress: self.load.progress && !self.both_read(),
+            progress: self.load.progress && (self.sequential || !self.both_read()),
             ..self.load.clone()
         };
         SideOptions {
@@ -77,6 +82,7 @@ impl DiffRequest {
                 ..AnalyzeOptions::default()
             },
             jobs: self.jobs.unwrap_or_else(crate::multirank::default_jobs),
+            sequential: self.sequential,
         }
     }
 
@@ -324,14 +330,15 @@ pub fn load_side(path: &Path, which: Which, opts: &SideOptions) -> Result<Loaded
 }
 
 /// Loads both sides, side by side on two threads when both are traces (each with half of
-/// the reader threads given in `opts`).
+/// the reader threads given in `opts`), or one after the other when [`SideOptions::sequential`]
+/// (each with all of them; one trace in memory at a time, as each side keeps only its report).
 pub fn load_pair(
     before: &Path,
     after: &Path,
     opts: &SideOptions,
 ) -> (Result<Loaded, SideError>, Result<Loaded, SideError>) {
     let saved = |p: &Path| p.is_file() && super::input::is_saved_report(p);
-    if saved(before) || saved(after) {
+    if opts.sequential || saved(before) || saved(after) {
         return (
             load_side(before, Which::Before, opts),
             load_side(after, Which::After, opts),

@@ -16,11 +16,14 @@ Examples:
   stallscope diff a.json.gz b.json.gz --format md -o diff.md   # a pull-request comment
   stallscope diff a.json.gz b.json.gz --format html -o diff.html
   stallscope diff a.json.gz b.json.gz --focus denoise   # the same window on both sides
+  stallscope diff a.json.gz b.json.gz --sequential      # one trace in memory at a time
   stallscope diff --before a1.json.gz a2.json.gz a3.json.gz --after b1.json.gz b2.json.gz b3.json.gz
 
 Each side is a Kineto trace (.json, .json.gz), an Nsight Systems export, a folder of per-rank
 traces, or a JSON report saved with `stallscope analyze TRACE --format json -o base.json`.
-Two traces are read side by side. Every figure is per step. The step-time change is tested
+Two traces are read side by side, each with half of the threads, so both are in memory at once;
+--sequential reads them one after the other with every thread: the peak memory of one trace, in
+about the same time. Every figure is per step. The step-time change is tested
 against the step-to-step spread with the Mann-Whitney U test on the per-step durations (at
 least 3 steps per side); the contributors list what explains the change and sums to it. See
 docs/diff.md.
@@ -90,6 +93,11 @@ pub(super) struct SidesArgs {
     /// Folders: rank files loaded at once per side.
     #[arg(long, short = 'j', value_name = "N")]
     pub(super) jobs: Option<usize>,
+
+    /// Read the two sides one after the other, each with every thread, instead of side by
+    /// side: the peak memory of one trace instead of two, in about the same time.
+    #[arg(long)]
+    pub(super) sequential: bool,
 
     /// Do not print reading warnings on stderr.
     #[arg(long, short = 'q')]
@@ -204,6 +212,7 @@ impl SidesArgs {
                 ..load
             },
             jobs: self.jobs,
+            sequential: self.sequential,
         })
     }
 }
