@@ -23,10 +23,9 @@ Each side is a Kineto trace (.json, .json.gz), an Nsight Systems export, a folde
 traces, or a JSON report saved with `stallscope analyze TRACE --format json -o base.json`.
 Two traces are read side by side, each with half of the threads, so both are in memory at once;
 --sequential reads them one after the other with every thread: the peak memory of one trace, in
-about the same time. Every figure is per step. The step-time change is tested
-against the step-to-step spread with the Mann-Whitney U test on the per-step durations (at
-least 3 steps per side); the contributors list what explains the change and sums to it. See
-docs/diff.md.
+about the same time. Every figure is per step. The step-time change is tested against the
+step-to-step spread with the Mann-Whitney U test on the per-step durations (at least 3 steps per
+side); the contributors list what explains the change and sums to it. See docs/diff.md.
 
 Exit codes: 0 ok, 2 unreadable input (the message names the side and the file) or bad
 arguments, 1 other errors.";
