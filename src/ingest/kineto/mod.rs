@@ -2486,6 +2486,13 @@ mod tests {
             "{d}"
         );
         assert_eq!(retries, 0);
+        // objects across lines after the events (devices listed last): a cut may fall among
+        // them, past the events' end
+        let devices = ",\n  \"deviceProperties\": [\n    {\"id\": 0, \"name\": \"A\"},\n    \
+                       {\"id\": 1, \"name\": \"B\"}\n  ]\n}\n";
+        let doc = trace(400, |_| String::new(), devices);
+        let (d, _) = both_ways(&doc, "devices-last");
+        assert!(d.starts_with("400 ") && d.contains(" 2 "), "{d}");
         // a value the fast path leaves to serde (a float id) and a repaired one (NaN) inside
         let doc = trace(
             300,
