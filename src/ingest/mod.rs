@@ -240,6 +240,8 @@ fn read(path: &str, opts: &LoadOptions) -> Result<Trace, LoadError> {
     use std::io::IsTerminal;
     // a second handle on a regular file, for the memory map
     let mut mappable: Option<File> = None;
+    // and one to read a regular file again from its start (see `kineto::Input::Reopenable`)
+    let mut regular: Option<File> = None;
     let (raw, len): (Box<dyn Read + Send>, Option<u64>) = if path == "-" {
         (Box::new(io::stdin()), None)
     } else {
@@ -256,6 +258,9 @@ fn read(path: &str, opts: &LoadOptions) -> Result<Trace, LoadError> {
         let meta = f.metadata().ok();
         if !opts.no_mmap && meta.as_ref().is_some_and(|m| m.is_file() && m.len() > 0) {
             mappable = f.try_clone().ok();
+        }
+        if meta.as_ref().is_some_and(|m| m.is_file()) {
+            regular = f.try_clone().ok();
         }
         (Box::new(f), meta.map(|m| m.len()))
     };
@@ -299,19 +304,27 @@ fn read(path: &str, opts: &LoadOptions) -> Result<Trace, LoadError> {
     let result = if gz {
         let limits = opts.kineto.limits;
         let mut decoder = inflating(buffered, compressed, limits);
-        // a gzip file can be read again from its start (when a parser does not confirm a
-        // block cut without a scan, see `kineto::Options::chain`); standard input cannot
+        // a regular gzip file can be read again from its start, through the same open file
+        // (when a parser does not confirm a block cut made without a scan, see
+        // `kineto::Options::chain`); standard input and pipes cannot
+        let reopenable = regular.is_some();
         let again = move || -> io::Result<Box<dyn Read + Send + '_>> {
+            use std::io::{Seek, SeekFrom};
+            let mut file = regular
+                .as_ref()
+                .ok_or_else(|| io::Error::other("not a regular file"))?
+                .try_clone()?;
+            file.seek(SeekFrom::Start(0))?;
             let compressed = Arc::new(AtomicU64::new(0));
             let counting = Counting {
-                inner: File::open(path)?,
+                inner: file,
                 meter: None,
                 read: compressed.clone(),
             };
             let buffered = BufReader::with_capacity(64 << 10, counting);
             Ok(Box::new(inflating(buffered, compressed, limits)))
         };
-        let reopen: Option<kineto::Reopen<'_>> = (path != "-").then_some(&again);
+        let reopen: Option<kineto::Reopen<'_>> = reopenable.then_some(&again);
         let head = decoder
             .fill_buf()
             .map_err(|e| LoadError::io(path, e))?
@@ -476,8 +489,8 @@ mod tests {
     }
 
     /// A gzip file is read in blocks cut without a scan; where a parser does not confirm a
-    /// cut (arrays of objects across lines inside events), the file is opened again by its
-    /// path and read the scanned way: the same events as the plain file, scanned.
+    /// cut (arrays of objects across lines inside events), the open file is read again from
+    /// its start, the scanned way: the same events as the plain file, scanned.
     #[test]
     fn gzip_chain_blocks_and_the_file_read_again() {
         use std::io::Write;
