@@ -1379,24 +1379,24 @@ fn reader_loop<R: Read>(
             Err(_) => pool.recv().unwrap_or_default(),
         };
         ranges.clear();
+        // chain blocks (mapped files, reopenable streams) once the first block reached the events
+        let chains = matches!(src, Input::Mapped { .. } | Input::Reopenable { .. });
+        if chains && chain.is_none() && !chain_off && opts.chain && seq > 0 {
+            chain = scanner.events_position();
+        }
         if let Input::Mapped {
             file,
             len: file_len,
             progress,
         } = &src
         {
-            if chain.is_none() && !chain_off && opts.chain && seq > 0 {
-                chain = scanner.events_position();
-            }
             if let Some((expects, in_object)) = chain {
                 // a window ending at a cut or at the end of the file
                 let found = chain_window(file, *file_len, base, target, opts.threads, path)?;
                 let Some((map, len, eof)) = found else {
                     // no place to cut (no newlines between events): scan the rest, from where
                     // the chain blocks end (if they do not end there, one of them fails)
-                    let (non_objects, first) = (scanner.non_objects, scanner.first_non_object);
-                    scanner = Scanner::in_events(expects, in_object);
-                    (scanner.non_objects, scanner.first_non_object) = (non_objects, first);
+                    scanner.resume_in_events(expects, in_object);
                     chain = None;
                     chain_off = true;
                     created -= 1; // this buffer is dropped
@@ -1441,9 +1441,6 @@ fn reader_loop<R: Read>(
         };
         let Block { storage, len, eof } = block;
         if let Input::Reopenable { .. } = &src {
-            if chain.is_none() && !chain_off && opts.chain && seq > 0 {
-                chain = scanner.events_position();
-            }
             if let Some((expects, in_object)) = chain {
                 // up to the last cut between events, the rest carried into the next block
                 // (never the stream's last block: what follows the events is scanned)
@@ -1473,9 +1470,7 @@ fn reader_loop<R: Read>(
                 }
                 // no place to cut, or the end of the stream: scan from where the chain blocks
                 // end (if they do not end there, one of them fails)
-                let (non_objects, first) = (scanner.non_objects, scanner.first_non_object);
-                scanner = Scanner::in_events(expects, in_object);
-                (scanner.non_objects, scanner.first_non_object) = (non_objects, first);
+                scanner.resume_in_events(expects, in_object);
                 chain = None;
                 chain_off = true;
             }

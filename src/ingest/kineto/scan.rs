@@ -594,6 +594,14 @@ impl Scanner {
         }
     }
 
+    /// Goes on inside the events array where chain blocks ended ([`Scanner::in_events`]),
+    /// keeping the count of skipped non-object values and the first one's offset.
+    pub fn resume_in_events(&mut self, expects_element: bool, in_object: bool) {
+        let (non_objects, first) = (self.non_objects, self.first_non_object);
+        *self = Scanner::in_events(expects_element, in_object);
+        (self.non_objects, self.first_non_object) = (non_objects, first);
+    }
+
     /// Inside the events array, appends the complete events that follow `pos` to `out` (as
     /// `(start, end, repair)` offsets into `buf`) with a fast SIMD path, and returns the
     /// position to continue from with [`Scanner::next`]. Gives the same events as repeated
