@@ -76,9 +76,84 @@ pub fn start_elsewhere(parent: Option<usize>) {
     let _ = parent;
 }
 
+/// Merges the sorted runs `v[..mid]` and `v[mid..]` (each sorted by `cmp`) into one, stably:
+/// on ties an element of the first run comes first, so the result is `v.sort_by(cmp)`'s.
+///
+/// When `parallel`, on two threads without more scratch memory than one merge: a binary
+/// search finds the split of the merged order at `mid` (the first `mid` elements are the
+/// first run's `..i` and the second run's `..mid - i`), the two middle blocks of equal
+/// length (`v[i..mid]` and the second run's first `mid - i`) trade places, and each half of
+/// `v` is then two sorted runs, merged by its own stable sort beside the other.
+pub fn merge_runs<T: Send>(
+    v: &mut [T],
+    mid: usize,
+    parallel: bool,
+    cmp: impl Fn(&T, &T) -> std::cmp::Ordering + Sync,
+) {
+    if !parallel || mid == 0 || mid >= v.len() {
+        v.sort_by(&cmp);
+        return;
+    }
+    let (first, second) = v.split_at(mid);
+    // the least i (j = mid - i from the second run) with no first-run element at or after i
+    // that belongs before the second run's j-th: first[i] <= second[j - 1] means first[i] is
+    // among the first mid elements, so i is too small
+    let (mut lo, mut hi) = (mid.saturating_sub(second.len()), mid);
+    while lo < hi {
+        let i = lo + (hi - lo) / 2;
+        let j = mid - i;
+        if cmp(&first[i], &second[j - 1]).is_le() {
+            lo = i + 1;
+        } else {
+            hi = i;
+        }
+    }
+    let (i, j) = (lo, mid - lo);
+    let (a, b) = v[i..mid + j].split_at_mut(j);
+    a.swap_with_slice(b);
+    let (left, right) = v.split_at_mut(mid);
+    join(true, || left.sort_by(&cmp), || right.sort_by(&cmp));
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn merge_runs_is_the_stable_sort() {
+        // runs of random keys from a small range (many ties), every split point and length,
+        // tagged with their position: a stable merge keeps the tags of equal keys in order
+        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        let by_key = |a: &(u64, usize), b: &(u64, usize)| a.0.cmp(&b.0);
+        for case in 0..600 {
+            let n = (next() % 70) as usize;
+            let range = 1 + next() % if case % 2 == 0 { 4 } else { 1000 };
+            let mut v: Vec<(u64, usize)> = (0..n).map(|i| (next() % range, i)).collect();
+            let mid = if n == 0 {
+                0
+            } else {
+                (next() as usize) % (n + 1)
+            };
+            v[..mid].sort_by(by_key);
+            v[mid..].sort_by(by_key);
+            let mut want = v.clone();
+            want.sort_by(by_key);
+            for parallel in [false, true] {
+                let mut got = v.clone();
+                merge_runs(&mut got, mid, parallel, by_key);
+                assert_eq!(
+                    got, want,
+                    "n {n} mid {mid} range {range} parallel {parallel}"
+                );
+            }
+        }
+    }
 
     #[test]
     fn join_gives_both_results_in_order() {

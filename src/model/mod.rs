@@ -707,11 +707,12 @@ impl Trace {
         self.op_shape_index = Default::default();
         let mut gpu_sorted = false;
         if !sorted(&self.cpu) {
-            if parallel && self.cpu.len() >= 1 << 16 {
+            let mid = self.cpu.len() / 2;
+            let big = parallel && self.cpu.len() >= 1 << 16;
+            if big {
                 // halves on two threads (the device sort beside the second), then one merge of
-                // the two sorted runs: a stable sort of both halves followed by a stable merge
-                // is the stable sort of the whole
-                let mid = self.cpu.len() / 2;
+                // the two sorted runs, also on two threads: a stable sort of both halves
+                // followed by a stable merge is the stable sort of the whole
                 let (left, right) = self.cpu.split_at_mut(mid);
                 let gpu = &mut self.gpu;
                 join(
@@ -725,7 +726,11 @@ impl Trace {
                 gpu_sorted = true;
             }
             tt.lap("finalize: sort halves");
-            self.cpu.sort_by(cpu_order);
+            if big {
+                crate::par::merge_runs(&mut self.cpu, mid, true, cpu_order);
+            } else {
+                self.cpu.sort_by(cpu_order);
+            }
             tt.lap("finalize: merge halves");
         }
         if !gpu_sorted {
@@ -768,14 +773,23 @@ impl Trace {
             },
         );
         tt.lap("finalize: id tables, launches");
-        // runtime calls -> operator
-        for e in self.cpu.iter_mut() {
-            if is_launch(e.kind) && e.external_id != 0 {
-                if let Some(op) = op_by_ext.get(e.external_id) {
-                    e.owner_op = op;
+        // runtime calls -> operator (a half on each thread)
+        let owners = |cpu: &mut [CpuEvent]| {
+            for e in cpu.iter_mut() {
+                if is_launch(e.kind) && e.external_id != 0 {
+                    if let Some(op) = op_by_ext.get(e.external_id) {
+                        e.owner_op = op;
+                    }
                 }
             }
-        }
+        };
+        let half = self.cpu.len() / 2;
+        let (left, right) = self.cpu.split_at_mut(half);
+        join(
+            parallel && left.len() >= 1 << 16,
+            || owners(left),
+            || owners(right),
+        );
         drop(op_by_ext);
         tt.lap("finalize: owners");
         let mut active: Vec<i64> = Vec::new();
