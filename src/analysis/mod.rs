@@ -205,11 +205,12 @@ struct Prepared {
     capture: capture::CaptureFacts,
 }
 
-/// Whether to run on two threads, and the [`Prepared`] facts: the launches and the steps (cut
-/// where device records stop) and their compile work on the calling thread; the annotations,
+/// Whether to run on two threads, and the [`Prepared`] facts: the steps (cut where device
+/// records stop) and their compile work on the calling thread; the launches, the annotations,
 /// the sync calls and the capture facts (which read the launches) beside them. The launches
-/// are found once, by whichever side asks first (the calling thread, as it needs them at
-/// once; the other side waits for them only if it gets there first).
+/// are found once, by whichever side asks first: the other side starts with them, and the
+/// steps need them only once the host's steps are found (on one thread, the steps find
+/// them).
 fn prepare(trace: &Trace, opts: &AnalyzeOptions) -> (bool, Prepared) {
     let par = opts.parallel(trace);
     let launches = std::sync::OnceLock::new();
@@ -218,9 +219,9 @@ fn prepare(trace: &Trace, opts: &AnalyzeOptions) -> (bool, Prepared) {
         par,
         || {
             let mut tt = crate::timings::Timings::nested();
-            let stop = crate::window::records::stop_of(launches.get_or_init(found));
-            tt.lap("analyze launches");
-            let steps = steps::analyze_steps_with(trace, stop.as_ref());
+            let steps = steps::analyze_steps_with(trace, || {
+                crate::window::records::stop_of(launches.get_or_init(found))
+            });
             tt.lap("analyze steps");
             let compile = win::compile_work(trace, &steps.steps);
             tt.lap("analyze compile");
@@ -228,6 +229,8 @@ fn prepare(trace: &Trace, opts: &AnalyzeOptions) -> (bool, Prepared) {
         },
         || {
             let mut tt = crate::timings::Timings::nested();
+            launches.get_or_init(found);
+            tt.lap("analyze launches (beside)");
             let a = crate::window::annotations::Annotations::build(trace);
             tt.lap("analyze annotations (beside)");
             let s = sync_calls::sync_calls(trace);

@@ -686,14 +686,20 @@ pub fn average_of(steps: &[Step]) -> AverageBreakdown {
 
 /// Finds the steps and splits each one's time by role.
 pub fn analyze_steps(trace: &Trace) -> StepAnalysis {
-    analyze_steps_with(trace, records::stop(trace).as_ref())
+    analyze_steps_with(trace, || records::stop(trace))
 }
 
-/// [`analyze_steps`] with where the trace's device records stop found already
-/// ([`records::stop`]).
-pub fn analyze_steps_with(trace: &Trace, stop: Option<&RecordsStop>) -> StepAnalysis {
+/// [`analyze_steps`] with where the trace's device records stop found by `stop`, asked for
+/// once the host's steps are known (so that a caller can find it on another thread
+/// meanwhile; [`records::stop`]).
+pub fn analyze_steps_with(
+    trace: &Trace,
+    stop: impl FnOnce() -> Option<RecordsStop>,
+) -> StepAnalysis {
     let (mut hosts, rule) = host_steps(trace);
     let mut left_out = trim_to_device(trace, rule, &mut hosts);
+    let stop = stop();
+    let stop = stop.as_ref();
     let mut records_cut = None;
     if let (Some(s), StepRule::WholeTrace) = (stop, rule) {
         if cut_whole_trace(s, &mut hosts, &mut left_out) {
