@@ -115,9 +115,62 @@ pub fn merge_runs<T: Send>(
     join(true, || left.sort_by(&cmp), || right.sort_by(&cmp));
 }
 
+/// One of [`run_tasks`]' tasks.
+pub type Task<'a> = Box<dyn FnOnce() + Send + 'a>;
+
+/// Runs every task: on two threads when `parallel`, each taking the next task no thread has
+/// taken (in the order given: put the longest first), else in order on the calling thread. A
+/// task hands its result out through what it captures (a [`std::sync::OnceLock`]); a panic
+/// in a task is passed on once both threads stop.
+///
+/// A fixed split of the tasks into two sides is balanced for one kind of input only (the host
+/// facts take ~45 % of a Kineto trace's analysis, ~65 % of an Nsight Systems export's); taking
+/// the next task as a thread frees up balances both.
+pub fn run_tasks(parallel: bool, tasks: Vec<Task<'_>>) {
+    let slots: Vec<std::sync::Mutex<Option<Task<'_>>>> = tasks
+        .into_iter()
+        .map(|t| std::sync::Mutex::new(Some(t)))
+        .collect();
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let work = || loop {
+        let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let Some(slot) = slots.get(i) else { break };
+        // each slot is taken once (by the index), so the lock is never contended
+        let task = slot.lock().unwrap_or_else(|e| e.into_inner()).take();
+        if let Some(task) = task {
+            task();
+        }
+    };
+    join(parallel, work, work);
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn run_tasks_runs_each_task_once() {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        for parallel in [false, true] {
+            let runs: Vec<AtomicUsize> = (0..50).map(|_| AtomicUsize::new(0)).collect();
+            let order = std::sync::Mutex::new(Vec::new());
+            let tasks: Vec<Task<'_>> = (0..runs.len())
+                .map(|i| {
+                    let (runs, order) = (&runs, &order);
+                    Box::new(move || {
+                        runs[i].fetch_add(1, Ordering::Relaxed);
+                        order.lock().unwrap().push(i);
+                    }) as Task<'_>
+                })
+                .collect();
+            run_tasks(parallel, tasks);
+            assert!(runs.iter().all(|r| r.load(Ordering::Relaxed) == 1));
+            let order = order.into_inner().unwrap();
+            if !parallel {
+                assert_eq!(order, (0..runs.len()).collect::<Vec<_>>());
+            }
+        }
+    }
 
     #[test]
     fn merge_runs_is_the_stable_sort() {

@@ -274,21 +274,83 @@ fn analyze_window(trace: &Trace, pre: &Prepared, selection: win::Window, par: bo
     let mut tt = crate::timings::Timings::nested();
     let startup = startup::startup(trace, &selection);
     tt.lap("analyze startup");
-    let (views, host) = join(
-        par,
-        || {
-            // the operator table beside the host facts (the two longest analyses): its tree and
-            // the gap attribution's temporaries are alive together, +12 MB of peak RSS at 1 GB
-            // (211 MB, 0.21x the trace) for 15-25 ms less on two threads
+    // every analysis of the window a task; two threads take the next task as they free up
+    // (the host facts first: the longest, ~45 % of a Kineto trace's analysis and ~65 % of an
+    // Nsight Systems export's). The operator table runs beside the host facts as before: its
+    // tree and the gap attribution's temporaries alive together cost +12 MB of peak RSS at
+    // 1 GB (211 MB, 0.21x the trace) for 15-25 ms less on two threads
+    use std::sync::OnceLock;
+    let host = OnceLock::new();
+    let ops = OnceLock::new();
+    let patterns = OnceLock::new();
+    let phases = OnceLock::new();
+    let devices = OnceLock::new();
+    let timeline = OnceLock::new();
+    let memory = OnceLock::new();
+    let repetition = OnceLock::new();
+    let graphs = OnceLock::new();
+    let step_views = OnceLock::new();
+    let kernels = OnceLock::new();
+    let efficiency = OnceLock::new();
+    let tasks: Vec<crate::par::Task<'_>> = vec![
+        Box::new(|| {
             let mut tt = crate::timings::Timings::nested();
-            let ops = ops::op_table(trace, window);
+            let _ = host.set(HostFacts::compute_but_patterns(
+                trace,
+                &selection.mask,
+                &steps.steps,
+                &selection.compile.spans,
+                &startup.judged_spans,
+                sync_calls,
+            ));
+            tt.lap("analyze host facts");
+        }),
+        Box::new(|| {
+            let mut tt = crate::timings::Timings::nested();
+            let _ = ops.set(ops::op_table(trace, window));
             tt.lap("analyze ops");
-            let phases = phases::phases(trace, annotations, &selection);
+        }),
+        Box::new(|| {
+            let mut tt = crate::timings::Timings::nested();
+            let _ = patterns.set(host::patterns::torch_patterns(trace, &selection.mask));
+            tt.lap("analyze torch patterns");
+        }),
+        Box::new(|| {
+            let mut tt = crate::timings::Timings::nested();
+            let _ = phases.set(phases::phases(trace, annotations, &selection));
             tt.lap("analyze phases");
-            let devices = gpu::gpu_summaries(trace, window);
+        }),
+        Box::new(|| {
+            let mut tt = crate::timings::Timings::nested();
+            let _ = devices.set(gpu::gpu_summaries(trace, window));
             tt.lap("analyze devices");
-            let timeline = timeline::gpu_timeline_auto(trace, Some(window));
+        }),
+        Box::new(|| {
+            let mut tt = crate::timings::Timings::nested();
+            let _ = timeline.set(timeline::gpu_timeline_auto(trace, Some(window)));
             tt.lap("analyze timeline");
+        }),
+        Box::new(|| {
+            let mut tt = crate::timings::Timings::nested();
+            let _ = memory.set(memory::memory_timeline(trace, window, &steps.steps));
+            tt.lap("analyze memory");
+        }),
+        Box::new(|| {
+            let mut tt = crate::timings::Timings::nested();
+            // whether the steps repeat
+            let _ = repetition.set(crate::window::repeats::of(trace, &steps.steps));
+            tt.lap("analyze repetition");
+        }),
+        Box::new(|| {
+            let mut tt = crate::timings::Timings::nested();
+            let _ = graphs.set((
+                graphs::graph_replays(trace, &selection.mask),
+                compiled::compiled_facts(trace, &selection.mask, &selection.compile.spans),
+            ));
+            tt.lap("analyze graph replays, compiled code");
+        }),
+        Box::new(|| {
+            let mut tt = crate::timings::Timings::nested();
             let step_timeline = step_timeline::step_timeline_with(
                 trace,
                 &steps.steps,
@@ -297,11 +359,23 @@ fn analyze_window(trace: &Trace, pre: &Prepared, selection: win::Window, par: bo
             );
             // gaps of 20 µs and more: the profiling guide's "warning" band
             let gpu_metrics = gpu_metrics::analyze_gpu_metrics(trace, window, 20_000);
+            let _ = step_views.set((step_timeline, gpu_metrics));
             tt.lap("analyze step timeline, gpu metrics");
+        }),
+        Box::new(|| {
+            let mut tt = crate::timings::Timings::nested();
+            let _ = kernels.set((
+                kernels::kernel_table(trace, window),
+                kernels::copy_table(trace, window),
+            ));
+            tt.lap("analyze kernels");
+        }),
+        Box::new(|| {
+            let mut tt = crate::timings::Timings::nested();
             let counts = |gi: u32| selection.counts_activity_at(trace, gi as usize);
             let (points, implausible) = roofline::roofline_checked(trace, &counts);
             let implausible_notes = efficiency::implausible_notes(trace, &implausible);
-            let efficiency = efficiency::efficiency(
+            let e = efficiency::efficiency(
                 trace,
                 &points,
                 &implausible,
@@ -310,65 +384,26 @@ fn analyze_window(trace: &Trace, pre: &Prepared, selection: win::Window, par: bo
                 annotations,
                 &counts,
             );
+            let _ = efficiency.set((e, implausible_notes, points));
             tt.lap("analyze efficiency");
-            let roofline = points;
-            // the host facts' torch patterns, on this side: the host facts' side is the longer
-            let patterns = host::patterns::torch_patterns(trace, &selection.mask);
-            tt.lap("analyze torch patterns");
-            // whether the steps repeat, on this side too (the shorter)
-            let repetition = crate::window::repeats::of(trace, &steps.steps);
-            tt.lap("analyze repetition");
-            (
-                ops,
-                phases,
-                devices,
-                timeline,
-                step_timeline,
-                gpu_metrics,
-                (efficiency, implausible_notes, roofline),
-                (patterns, repetition),
-            )
-        },
-        || {
-            let mut tt = crate::timings::Timings::nested();
-            let r = HostFacts::compute_but_patterns(
-                trace,
-                &selection.mask,
-                &steps.steps,
-                &selection.compile.spans,
-                &startup.judged_spans,
-                sync_calls,
-            );
-            tt.lap("analyze host facts (beside)");
-            // the kernel table, the memory timeline, graph replays and compiled code on this
-            // side too: the two sides then take about as long (1 GB trace, two cores: ~245 ms
-            // each, the views' side 285 ms before)
-            let kernels = kernels::kernel_table(trace, window);
-            let copies = kernels::copy_table(trace, window);
-            tt.lap("analyze kernels (beside)");
-            let memory = memory::memory_timeline(trace, window, &steps.steps);
-            tt.lap("analyze memory (beside)");
-            let graphs = graphs::graph_replays(trace, &selection.mask);
-            let compiled =
-                compiled::compiled_facts(trace, &selection.mask, &selection.compile.spans);
-            tt.lap("analyze graph replays, compiled code (beside)");
-            (r, (kernels, copies), (memory, graphs, compiled))
-        },
-    );
-    let (host, (kernels, copies), (memory, graphs, compiled)) = host;
-    let (
-        ops,
-        phases,
-        devices,
-        timeline,
-        step_timeline,
-        gpu_metrics,
-        (efficiency, implausible_notes, roofline),
-        (patterns, repetition),
-    ) = views;
-    tt.lap("analyze (join)");
-    let mut host = host;
-    host.patterns = patterns;
+        }),
+    ];
+    crate::par::run_tasks(par, tasks);
+    // every task ran (a panic in one is passed on by run_tasks)
+    let ran = "an analysis task did not run";
+    let mut host = host.into_inner().expect(ran);
+    let ops = ops.into_inner().expect(ran);
+    let phases = phases.into_inner().expect(ran);
+    let devices = devices.into_inner().expect(ran);
+    let timeline = timeline.into_inner().expect(ran);
+    let memory = memory.into_inner().expect(ran);
+    let repetition = repetition.into_inner().expect(ran);
+    let (graphs, compiled) = graphs.into_inner().expect(ran);
+    let (step_timeline, gpu_metrics) = step_views.into_inner().expect(ran);
+    let (kernels, copies) = kernels.into_inner().expect(ran);
+    let (efficiency, implausible_notes, roofline) = efficiency.into_inner().expect(ran);
+    host.patterns = patterns.into_inner().expect(ran);
+    tt.lap("analyze (tasks)");
     let mut selection = selection;
     selection
         .notes
