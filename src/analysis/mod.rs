@@ -128,7 +128,7 @@ pub struct Analysis {
     /// Nsight Compute launches and their weights (`--ncu`, or a CSV alone); set by the caller
     /// with [`ncu::joined`] or [`ncu::standalone`], `None` from [`analyze`].
     pub ncu: Option<ncu::NcuAnalysis>,
-    /// The diagnosis' host facts, computed beside the views (see [`HostFacts`]).
+    /// The diagnosis' host facts, computed with the views (see [`HostFacts`]).
     host_facts: Mutex<Option<HostFacts>>,
     /// Whether the analyses ran on two threads (the diagnosis does the same).
     pub parallel: bool,
@@ -259,8 +259,10 @@ fn spec_of(opts: &AnalyzeOptions) -> WindowSpec {
     }
 }
 
-/// Runs every analysis over a selected window: the views (operator table first) on the
-/// calling thread and the diagnosis' host facts beside them when `par`.
+/// Runs every analysis over a selected window: the diagnosis' host facts and the views, on two
+/// threads when `par` (each thread takes the next analysis as it frees up, [`par::run_tasks`]).
+///
+/// [`par::run_tasks`]: crate::par::run_tasks
 fn analyze_window(trace: &Trace, pre: &Prepared, selection: win::Window, par: bool) -> Analysis {
     let (all_steps, annotations, sync_calls) = (&pre.steps, &pre.annotations, &pre.sync_calls);
     let steps = selection.restrict_steps(all_steps);
