@@ -18,6 +18,7 @@
 use crate::model::fast::HashMap;
 
 use super::gaps::GapAnalysis;
+use crate::model::intervals::seek;
 use crate::model::{CpuKind, IntervalSet, Ns, Trace, NONE};
 use crate::window::steps::Step;
 
@@ -186,19 +187,51 @@ pub fn analyze_syncs_with(
     gaps: &GapAnalysis,
     syncs: &[(u32, SyncKind)],
 ) -> SyncAnalysis {
-    let sp = mask.spans();
-    let calls: Vec<(u32, SyncKind)> = syncs
-        .iter()
-        .copied()
-        .filter(|&(i, _)| {
-            let s = trace.cpu[i as usize].start;
-            let k = sp.partition_point(|m| m.start <= s);
-            k > 0 && s < sp[k - 1].end
-        })
-        .collect();
-    let idx: Vec<u32> = calls.iter().map(|&(i, _)| i).collect();
-    let sites = sites_of(trace, &idx);
-    let idle = idle_per_call(trace, &calls, &idx, gaps);
+    analyze_syncs_at(trace, steps, gaps, &SyncSites::find(trace, mask, syncs))
+}
+
+/// The sync calls starting inside a window's counted time and where each was made: the part of
+/// [`analyze_syncs`] that does not read the gap attribution (a walk over the host events up to
+/// the last call, [`sites_of`]), so that it can be found beside the gaps.
+#[derive(Debug)]
+pub struct SyncSites {
+    /// The calls in the window, in event index order.
+    calls: Vec<(u32, SyncKind)>,
+    /// Their indices in `trace.cpu`.
+    idx: Vec<u32>,
+    /// Where each was made.
+    sites: Vec<Site>,
+}
+
+impl SyncSites {
+    /// The calls of `syncs` ([`sync_calls`]) that start inside `mask`, located.
+    pub fn find(trace: &Trace, mask: &IntervalSet, syncs: &[(u32, SyncKind)]) -> SyncSites {
+        let sp = mask.spans();
+        let calls: Vec<(u32, SyncKind)> = syncs
+            .iter()
+            .copied()
+            .filter(|&(i, _)| {
+                let s = trace.cpu[i as usize].start;
+                let k = sp.partition_point(|m| m.start <= s);
+                k > 0 && s < sp[k - 1].end
+            })
+            .collect();
+        let idx: Vec<u32> = calls.iter().map(|&(i, _)| i).collect();
+        let sites = sites_of(trace, &idx);
+        SyncSites { calls, idx, sites }
+    }
+}
+
+/// [`analyze_syncs`] from the window's sync calls located already ([`SyncSites::find`], over
+/// the same window as `gaps`).
+pub fn analyze_syncs_at(
+    trace: &Trace,
+    steps: &[Step],
+    gaps: &GapAnalysis,
+    found: &SyncSites,
+) -> SyncAnalysis {
+    let SyncSites { calls, idx, sites } = found;
+    let idle = idle_per_call(trace, calls, idx, gaps);
     let mut out = SyncAnalysis {
         per_step: vec![0; steps.len()],
         ..SyncAnalysis::default()
@@ -226,7 +259,7 @@ pub fn analyze_syncs_with(
         }
     };
     let mut site_map: HashMap<[u32; 4], usize> = HashMap::default();
-    for (pos, ((ci, kind), site)) in calls.into_iter().zip(sites).enumerate() {
+    for (pos, (&(ci, kind), site)) in calls.iter().zip(sites).enumerate() {
         let e = &trace.cpu[ci as usize];
         let step = steps
             .partition_point(|s| s.span.end <= e.start)
@@ -293,6 +326,8 @@ fn idle_per_call(
     let mut per: Vec<Ns> = vec![0; calls.len()];
     for d in &gaps.devices {
         per.fill(0);
+        // a device's gaps come in time order: cursors, not a search per gap
+        let (mut at_sync, mut at_end) = (0, 0);
         for g in &d.gaps {
             let share = g.split.get(super::gaps::Cause::Sync);
             if share == 0 {
@@ -300,13 +335,14 @@ fn idle_per_call(
             }
             if g.sync != NONE {
                 // a call outside the window opened it: nothing of it is reported
-                if let Ok(k) = idx.binary_search(&g.sync) {
+                let k = seek(idx, &mut at_sync, |&i| i < g.sync);
+                if idx.get(k) == Some(&g.sync) {
                     per[k] += share;
                 }
                 continue;
             }
             let mut left = share;
-            let hi = index.calls.partition_point(|c| c.0 < g.end);
+            let hi = seek(&index.calls, &mut at_end, |c| c.0 < g.end);
             for k in (0..hi).rev() {
                 let c = &index.calls[k];
                 if left == 0 || index.prefix_max_end[k] <= g.start {
