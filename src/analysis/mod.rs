@@ -283,7 +283,6 @@ fn analyze_window(trace: &Trace, pre: &Prepared, selection: win::Window, par: bo
     // 1 GB (211 MB, 0.21x the trace) for 15-25 ms less on two threads
     use std::sync::OnceLock;
     let host = OnceLock::new();
-    let sync_sites = OnceLock::new();
     let ops = OnceLock::new();
     let patterns = OnceLock::new();
     let phases = OnceLock::new();
@@ -298,23 +297,15 @@ fn analyze_window(trace: &Trace, pre: &Prepared, selection: win::Window, par: bo
     let mut tasks: Vec<crate::par::Task<'_>> = vec![
         Box::new(|| {
             let mut tt = crate::timings::Timings::nested();
-            let _ = host.set(HostFacts::compute_but_patterns_sharing(
+            let _ = host.set(HostFacts::compute_but_patterns(
                 trace,
                 &selection.mask,
                 &steps.steps,
                 &selection.compile.spans,
                 &startup.judged_spans,
                 sync_calls,
-                &sync_sites,
             ));
             tt.lap("analyze host facts");
-        }),
-        Box::new(|| {
-            // taken at once by the other thread: the host facts need them after their gaps
-            let mut tt = crate::timings::Timings::nested();
-            sync_sites
-                .get_or_init(|| host::syncs::SyncSites::find(trace, &selection.mask, sync_calls));
-            tt.lap("analyze sync sites");
         }),
         Box::new(|| {
             let mut tt = crate::timings::Timings::nested();

@@ -87,30 +87,13 @@ impl HostFacts {
         startup: &IntervalSet,
         sync_calls: &[(u32, sync_calls::SyncKind)],
     ) -> HostFacts {
-        let sites = std::sync::OnceLock::new();
-        Self::compute_but_patterns_sharing(trace, mask, steps, compile, startup, sync_calls, &sites)
-    }
-
-    /// [`HostFacts::compute_but_patterns`] with the window's sync calls located by whichever
-    /// thread asks first (`sites`): the analysis locates them beside the launches and the
-    /// gaps, which they do not need, and the syncs here take them once the gaps are known.
-    pub fn compute_but_patterns_sharing(
-        trace: &Trace,
-        mask: &IntervalSet,
-        steps: &[steps::Step],
-        compile: &IntervalSet,
-        startup: &IntervalSet,
-        sync_calls: &[(u32, sync_calls::SyncKind)],
-        sites: &std::sync::OnceLock<syncs::SyncSites>,
-    ) -> HostFacts {
         let mut tt = crate::timings::Timings::nested();
         let launch = launch::analyze_launches(trace, mask);
         tt.lap("host: launches");
         let gaps =
             gaps::analyze_gaps_with(trace, mask, steps, &launch, compile, startup, sync_calls);
         tt.lap("host: gaps");
-        let sites = sites.get_or_init(|| syncs::SyncSites::find(trace, mask, sync_calls));
-        let syncs = syncs::analyze_syncs_at(trace, steps, &gaps, sites);
+        let syncs = syncs::analyze_syncs_with(trace, mask, steps, &gaps, sync_calls);
         tt.lap("host: syncs");
         HostFacts {
             launch,

@@ -187,51 +187,19 @@ pub fn analyze_syncs_with(
     gaps: &GapAnalysis,
     syncs: &[(u32, SyncKind)],
 ) -> SyncAnalysis {
-    analyze_syncs_at(trace, steps, gaps, &SyncSites::find(trace, mask, syncs))
-}
-
-/// The sync calls starting inside a window's counted time and where each was made: the part of
-/// [`analyze_syncs`] that does not read the gap attribution (a walk over the host events up to
-/// the last call, [`sites_of`]), so that it can be found beside the gaps.
-#[derive(Debug)]
-pub struct SyncSites {
-    /// The calls in the window, in event index order.
-    calls: Vec<(u32, SyncKind)>,
-    /// Their indices in `trace.cpu`.
-    idx: Vec<u32>,
-    /// Where each was made.
-    sites: Vec<Site>,
-}
-
-impl SyncSites {
-    /// The calls of `syncs` ([`sync_calls`]) that start inside `mask`, located.
-    pub fn find(trace: &Trace, mask: &IntervalSet, syncs: &[(u32, SyncKind)]) -> SyncSites {
-        let sp = mask.spans();
-        let calls: Vec<(u32, SyncKind)> = syncs
-            .iter()
-            .copied()
-            .filter(|&(i, _)| {
-                let s = trace.cpu[i as usize].start;
-                let k = sp.partition_point(|m| m.start <= s);
-                k > 0 && s < sp[k - 1].end
-            })
-            .collect();
-        let idx: Vec<u32> = calls.iter().map(|&(i, _)| i).collect();
-        let sites = sites_of(trace, &idx);
-        SyncSites { calls, idx, sites }
-    }
-}
-
-/// [`analyze_syncs`] from the window's sync calls located already ([`SyncSites::find`], over
-/// the same window as `gaps`).
-pub fn analyze_syncs_at(
-    trace: &Trace,
-    steps: &[Step],
-    gaps: &GapAnalysis,
-    found: &SyncSites,
-) -> SyncAnalysis {
-    let SyncSites { calls, idx, sites } = found;
-    let idle = idle_per_call(trace, calls, idx, gaps);
+    let sp = mask.spans();
+    let calls: Vec<(u32, SyncKind)> = syncs
+        .iter()
+        .copied()
+        .filter(|&(i, _)| {
+            let s = trace.cpu[i as usize].start;
+            let k = sp.partition_point(|m| m.start <= s);
+            k > 0 && s < sp[k - 1].end
+        })
+        .collect();
+    let idx: Vec<u32> = calls.iter().map(|&(i, _)| i).collect();
+    let sites = sites_of(trace, &idx);
+    let idle = idle_per_call(trace, &calls, &idx, gaps);
     let mut out = SyncAnalysis {
         per_step: vec![0; steps.len()],
         ..SyncAnalysis::default()
@@ -259,7 +227,7 @@ pub fn analyze_syncs_at(
         }
     };
     let mut site_map: HashMap<[u32; 4], usize> = HashMap::default();
-    for (pos, (&(ci, kind), site)) in calls.iter().zip(sites).enumerate() {
+    for (pos, ((ci, kind), site)) in calls.into_iter().zip(sites).enumerate() {
         let e = &trace.cpu[ci as usize];
         let step = steps
             .partition_point(|s| s.span.end <= e.start)
