@@ -2201,10 +2201,12 @@ pub fn read_from<R: Read + Send>(
             threads_v[i as usize].name = Some(name);
         }
     }
-    // the memory blocks sorted by allocation beside the flow marks (~8 ms each at 1 GB)
+    // the memory blocks sorted by allocation beside the flow marks (~8 ms each at 1 GB; a
+    // thread is not worth starting for a small trace)
     let memory = std::mem::take(&mut merger.memory);
+    let big = merger.cpu.len() + merger.gpu.len() >= 1 << 16;
     let ((cpu, gpu), memory) = crate::par::join(
-        opts.threads > 1,
+        opts.threads > 1 && big,
         || flow_marks_and_outliers(&mut merger),
         || memory.finish(),
     );
