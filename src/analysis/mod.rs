@@ -259,6 +259,19 @@ fn spec_of(opts: &AnalyzeOptions) -> WindowSpec {
     }
 }
 
+/// A task of [`analyze_window`]: `f`'s result into `slot`, timed under `name`.
+fn task<'a, T: Send + Sync + 'a>(
+    name: &'static str,
+    slot: &'a std::sync::OnceLock<T>,
+    f: impl FnOnce() -> T + Send + 'a,
+) -> crate::par::Task<'a> {
+    Box::new(move || {
+        let mut tt = crate::timings::Timings::nested();
+        let _ = slot.set(f());
+        tt.lap(name);
+    })
+}
+
 /// Runs every analysis over a selected window: the diagnosis' host facts and the views, on two
 /// threads when `par` (each thread takes the next analysis as it frees up, [`par::run_tasks`]).
 ///
@@ -295,85 +308,61 @@ fn analyze_window(trace: &Trace, pre: &Prepared, selection: win::Window, par: bo
     let kernels = OnceLock::new();
     let efficiency = OnceLock::new();
     let mut tasks: Vec<crate::par::Task<'_>> = vec![
-        Box::new(|| {
-            let mut tt = crate::timings::Timings::nested();
-            let _ = host.set(HostFacts::compute_but_patterns(
+        task("analyze host facts", &host, || {
+            HostFacts::compute_but_patterns(
                 trace,
                 &selection.mask,
                 &steps.steps,
                 &selection.compile.spans,
                 &startup.judged_spans,
                 sync_calls,
-            ));
-            tt.lap("analyze host facts");
+            )
         }),
-        Box::new(|| {
-            let mut tt = crate::timings::Timings::nested();
-            let _ = ops.set(ops::op_table(trace, window));
-            tt.lap("analyze ops");
+        task("analyze ops", &ops, || ops::op_table(trace, window)),
+        task("analyze torch patterns", &patterns, || {
+            host::patterns::torch_patterns(trace, &selection.mask)
         }),
-        Box::new(|| {
-            let mut tt = crate::timings::Timings::nested();
-            let _ = patterns.set(host::patterns::torch_patterns(trace, &selection.mask));
-            tt.lap("analyze torch patterns");
+        task("analyze phases", &phases, || {
+            phases::phases(trace, annotations, &selection)
         }),
-        Box::new(|| {
-            let mut tt = crate::timings::Timings::nested();
-            let _ = phases.set(phases::phases(trace, annotations, &selection));
-            tt.lap("analyze phases");
+        task("analyze devices", &devices, || {
+            gpu::gpu_summaries(trace, window)
         }),
-        Box::new(|| {
-            let mut tt = crate::timings::Timings::nested();
-            let _ = devices.set(gpu::gpu_summaries(trace, window));
-            tt.lap("analyze devices");
+        task("analyze timeline", &timeline, || {
+            timeline::gpu_timeline_auto(trace, Some(window))
         }),
-        Box::new(|| {
-            let mut tt = crate::timings::Timings::nested();
-            let _ = timeline.set(timeline::gpu_timeline_auto(trace, Some(window)));
-            tt.lap("analyze timeline");
+        task("analyze memory", &memory, || {
+            memory::memory_timeline(trace, window, &steps.steps)
         }),
-        Box::new(|| {
-            let mut tt = crate::timings::Timings::nested();
-            let _ = memory.set(memory::memory_timeline(trace, window, &steps.steps));
-            tt.lap("analyze memory");
+        // whether the steps repeat
+        task("analyze repetition", &repetition, || {
+            crate::window::repeats::of(trace, &steps.steps)
         }),
-        Box::new(|| {
-            let mut tt = crate::timings::Timings::nested();
-            // whether the steps repeat
-            let _ = repetition.set(crate::window::repeats::of(trace, &steps.steps));
-            tt.lap("analyze repetition");
-        }),
-        Box::new(|| {
-            let mut tt = crate::timings::Timings::nested();
-            let _ = graphs.set((
+        task("analyze graph replays, compiled code", &graphs, || {
+            (
                 graphs::graph_replays(trace, &selection.mask),
                 compiled::compiled_facts(trace, &selection.mask, &selection.compile.spans),
-            ));
-            tt.lap("analyze graph replays, compiled code");
+            )
         }),
-        Box::new(|| {
-            let mut tt = crate::timings::Timings::nested();
-            let step_timeline = step_timeline::step_timeline_with(
-                trace,
-                &steps.steps,
-                step_timeline::MAX_EVENTS,
-                sync_calls,
-            );
-            // gaps of 20 µs and more: the profiling guide's "warning" band
-            let gpu_metrics = gpu_metrics::analyze_gpu_metrics(trace, window, 20_000);
-            let _ = step_views.set((step_timeline, gpu_metrics));
-            tt.lap("analyze step timeline, gpu metrics");
+        task("analyze step timeline, gpu metrics", &step_views, || {
+            (
+                step_timeline::step_timeline_with(
+                    trace,
+                    &steps.steps,
+                    step_timeline::MAX_EVENTS,
+                    sync_calls,
+                ),
+                // gaps of 20 µs and more: the profiling guide's "warning" band
+                gpu_metrics::analyze_gpu_metrics(trace, window, 20_000),
+            )
         }),
-        Box::new(|| {
-            let mut tt = crate::timings::Timings::nested();
-            let _ = kernels.set((
+        task("analyze kernels", &kernels, || {
+            (
                 kernels::kernel_table(trace, window),
                 kernels::copy_table(trace, window),
-            ));
-            tt.lap("analyze kernels");
+            )
         }),
-        Box::new(|| {
-            let mut tt = crate::timings::Timings::nested();
+        task("analyze efficiency", &efficiency, || {
             let counts = |gi: u32| selection.counts_activity_at(trace, gi as usize);
             let (points, implausible) = roofline::roofline_checked(trace, &counts);
             let implausible_notes = efficiency::implausible_notes(trace, &implausible);
@@ -386,8 +375,7 @@ fn analyze_window(trace: &Trace, pre: &Prepared, selection: win::Window, par: bo
                 annotations,
                 &counts,
             );
-            let _ = efficiency.set((e, implausible_notes, points));
-            tt.lap("analyze efficiency");
+            (e, implausible_notes, points)
         }),
     ];
     if !par {
