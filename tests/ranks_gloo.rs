@@ -254,7 +254,9 @@ fn a_fresh_capture_names_the_sleeping_rank() {
     let a = &r["arrivals"];
     assert_eq!(a["side"], "host", "{a:#}");
     let matched = a["matched"].as_u64().unwrap();
-    assert!(matched >= 4, "{a:#}");
+    // 4 profiled steps; on a loaded machine one of them can run long enough (1.6x the median,
+    // seen once) for the steady-state window to leave it out as an outlier: 3 then match
+    assert!(matched >= 3, "{a:#}");
     let st = straggler(&r);
     assert_eq!(st["evidence"]["metrics"]["culprit_rank"], 1.0);
     assert_eq!(
