@@ -122,6 +122,16 @@ impl IntervalSet {
         match sets {
             [] => return IntervalSet::new(),
             [one] => return (*one).clone(),
+            // many sets (the threads of a busy process, each with its kinds): the halves'
+            // unions merged, log k passes over the spans instead of a scan of the k heads per
+            // span (the union is one set whatever the order of the merges)
+            _ if sets.len() > 4 => {
+                let (a, b) = sets.split_at(sets.len() / 2);
+                return IntervalSet::union_of(&[
+                    &IntervalSet::union_of(a),
+                    &IntervalSet::union_of(b),
+                ]);
+            }
             _ => {}
         }
         let mut at = vec![0usize; sets.len()];
@@ -497,6 +507,35 @@ mod tests {
         let s = set(&[(5, 10), (0, 3), (3, 4), (8, 12), (20, 20)]);
         assert_eq!(s.spans(), &[Interval::new(0, 4), Interval::new(5, 12)]);
         assert_eq!(s.total(), 11);
+    }
+
+    #[test]
+    fn union_of_up_to_forty_random_sets_is_the_folded_union() {
+        // every count of sets (the halves' path above 4), spans overlapping, touching, empty
+        let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+        let mut next = |m: u64| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            (x % m) as i64
+        };
+        for k in 0..=40 {
+            let sets: Vec<IntervalSet> = (0..k)
+                .map(|_| {
+                    let n = next(12);
+                    let v: Vec<(i64, i64)> = (0..n)
+                        .map(|_| {
+                            let a = next(400);
+                            (a, a + next(30))
+                        })
+                        .collect();
+                    set(&v)
+                })
+                .collect();
+            let folded = sets.iter().fold(IntervalSet::new(), |acc, s| acc.union(s));
+            let refs: Vec<&IntervalSet> = sets.iter().collect();
+            assert_eq!(IntervalSet::union_of(&refs), folded, "{k} sets");
+        }
     }
 
     #[test]
