@@ -1452,6 +1452,33 @@ mod tests {
         assert_eq!(e.name.0.as_deref(), Some("kk"));
         assert_eq!(e.decoded.ts_ns, Some(10_000));
         assert_eq!(e.decoded.tid, Some(7));
+        // a literal longer than a node holds (an instant's constant members and the
+        // pretty-printer's indentation: 180 bytes before `ts`) is read through its pieces
+        let pad = " ".repeat(60);
+        let long = |ts: u32| {
+            format!(
+                "{{\"ph\": \"i\", \"cat\": \"cpu_instant_event\", \"s\": \"t\",{pad}\"name\": \
+                 \"[memory]\",{pad}\"pid\": 1, \"tid\": 2, \"ts\": {ts}}}"
+            )
+        };
+        let (first, next) = (long(3), long(40));
+        assert!(parse_shaped(
+            &mut shapes,
+            first.as_bytes(),
+            &mut RawEvent::default()
+        ));
+        let mut c = Cur {
+            s: &next,
+            b: next.as_bytes(),
+            i: 0,
+            args_seen: 0,
+        };
+        let mut e = RawEvent::default();
+        assert!(
+            shapes.event(&mut c, &mut e),
+            "a long literal through its pieces"
+        );
+        assert_eq!((c.i, e.decoded.ts_ns), (next.len(), Some(40_000)));
     }
 
     /// The fast parser must give what serde gives, or defer to it.
