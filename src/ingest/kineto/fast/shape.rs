@@ -232,11 +232,11 @@ impl Shapes {
                 }
                 Act::ArgsOpen => {
                     args_seen = true;
-                    e.args.clear();
+                    e.args.clear_hot();
                     Some(())
                 }
                 Act::Skip => c.skip().map(|_| ()),
-                Act::Arg(k) => match e.args.slot_at(k) {
+                Act::Arg(k) => match e.args.slot_noted(k) {
                     ArgSlot::Num(v) => c.num().map(|x| *v = x),
                     ArgSlot::Dim3(v) => c.dim3().map(|x| *v = x),
                     ArgSlot::Str(v) => c.bstr().map(|x| *v = x),
@@ -246,7 +246,7 @@ impl Shapes {
                 Act::End => {
                     // the reset of `Cur::event` for events without `args`
                     if !args_seen {
-                        e.args.clear();
+                        e.args.clear_hot();
                     }
                     return true;
                 }
