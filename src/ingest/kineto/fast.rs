@@ -1453,7 +1453,8 @@ mod tests {
         assert_eq!(e.decoded.ts_ns, Some(10_000));
         assert_eq!(e.decoded.tid, Some(7));
         // a literal longer than a node holds (an instant's constant members and the
-        // pretty-printer's indentation: 214 bytes before `ts`, four nodes) is read through its pieces
+        // pretty-printer's indentation: 214 bytes before `ts`, four nodes) is read through
+        // its pieces
         let pad = " ".repeat(60);
         let long = |ts: u32| {
             format!(
