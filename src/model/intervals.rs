@@ -498,6 +498,17 @@ mod tests {
         assert_eq!(seek(&[] as &[i64], &mut 3, |&x| x < 5), 0);
     }
 
+    /// A small deterministic generator (xorshift) from `seed`: the next value in `[0, m)`.
+    fn numbers(seed: u64) -> impl FnMut(i64) -> i64 {
+        let mut x = seed;
+        move |m: i64| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            (x % m as u64) as i64
+        }
+    }
+
     fn set(v: &[(i64, i64)]) -> IntervalSet {
         IntervalSet::from_intervals(v.iter().map(|&(a, b)| Interval::new(a, b)))
     }
@@ -512,13 +523,7 @@ mod tests {
     #[test]
     fn union_of_up_to_forty_random_sets_is_the_folded_union() {
         // every count of sets (the halves' path above 4), spans overlapping, touching, empty
-        let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
-        let mut next = |m: u64| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            (x % m) as i64
-        };
+        let mut next = numbers(0x9e37_79b9_7f4a_7c15);
         for k in 0..=40 {
             let sets: Vec<IntervalSet> = (0..k)
                 .map(|_| {
@@ -620,13 +625,7 @@ mod tests {
     #[test]
     fn remainder_takes_like_clip_intersect_subtract() {
         // a small deterministic generator: sets of up to 12 random intervals in [0, 100)
-        let mut x: u64 = 0x2545_f491_4f6c_dd1d;
-        let mut next = |m: i64| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            (x % m as u64) as i64
-        };
+        let mut next = numbers(0x2545_f491_4f6c_dd1d);
         for _ in 0..500 {
             let sets: Vec<IntervalSet> = (0..4)
                 .map(|_| {
