@@ -1149,6 +1149,8 @@ fn plain_array_end(b: &[u8], mut i: usize) -> Option<usize> {
                 if c == b'-' {
                     i += 1;
                 }
+                // (a fraction, an exponent or a digit after a leading 0 is left to the walk
+                // by the check after the value: only a space, `,` or `]` may follow)
                 match *b.get(i)? {
                     b'0' => i += 1,
                     b'1'..=b'9' => {
@@ -1157,9 +1159,6 @@ fn plain_array_end(b: &[u8], mut i: usize) -> Option<usize> {
                         }
                     }
                     _ => return None,
-                }
-                if matches!(b.get(i), Some(b'0'..=b'9' | b'.' | b'e' | b'E')) {
-                    return None;
                 }
             }
             _ => return None,
@@ -1468,12 +1467,7 @@ mod tests {
             first.as_bytes(),
             &mut RawEvent::default()
         ));
-        let mut c = Cur {
-            s: &next,
-            b: next.as_bytes(),
-            i: 0,
-            args_seen: 0,
-        };
+        let mut c = cursor(next.as_bytes()).unwrap();
         let mut e = RawEvent::default();
         assert!(
             shapes.event(&mut c, &mut e),
