@@ -444,6 +444,14 @@ impl<'a> RawArgs<'a> {
         self.concrete_inputs = None;
     }
 
+    /// Whether every slot of [`COLD_SLOTS`] is known to hold its default: no slot of them was
+    /// filled through [`RawArgs::slot_noted`] since a [`RawArgs::clear_hot`]. `false` tells
+    /// nothing (a general parse, a default value): the slots must be read.
+    #[inline]
+    pub fn cold_default(&self) -> bool {
+        self.cold_clean.0
+    }
+
     /// The slot of index `i` ([`RawArgs::slot_at`]), noted for [`RawArgs::clear_hot`] when
     /// it is one of [`COLD_SLOTS`].
     #[inline]

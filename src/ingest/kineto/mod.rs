@@ -671,7 +671,8 @@ impl Worker {
                 self.p.shapes.push((ext, texts));
             }
         }
-        if kind == CpuKind::Op {
+        // (flops and a collective's arguments are cold slots: most events fill none)
+        if kind == CpuKind::Op && !a.cold_default() {
             if let (Some(f), ext) = (a.flops.int(), a.external_id.id()) {
                 if f > 0 && ext != 0 {
                     self.p.flops.push((ext, f as u64));
@@ -691,7 +692,9 @@ impl Worker {
             name,
             thread,
             kind,
-            is_module: kind == CpuKind::PythonFunction && a.python_module_id != event::Num::None,
+            is_module: kind == CpuKind::PythonFunction
+                && !a.cold_default()
+                && a.python_module_id != event::Num::None,
             external_id: a.external_id.id(),
             correlation: a.correlation.id(),
             owner_op: NONE,
@@ -762,7 +765,7 @@ impl Worker {
         let info = self.infos.intern(&info);
         // a collective kernel's arguments (copied from its record_param_comms)
         let corr = a.correlation.id();
-        if kind == GpuKind::Kernel && corr != 0 {
+        if kind == GpuKind::Kernel && corr != 0 && !a.cold_default() {
             if let Some(c) = self.comm_args(a) {
                 self.p.comms.push((false, corr, c));
             }
