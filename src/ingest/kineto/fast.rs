@@ -144,6 +144,15 @@ fn ascii_str(bytes: &[u8]) -> Option<&str> {
             unsafe {
                 let mut acc = _mm_setzero_si128();
                 let mut i = 0;
+                // 64 bytes a turn (four loads, one loop test), then 16
+                while i + 64 <= n {
+                    let a = _mm_loadu_si128(p.add(i) as *const __m128i);
+                    let b = _mm_loadu_si128(p.add(i + 16) as *const __m128i);
+                    let c = _mm_loadu_si128(p.add(i + 32) as *const __m128i);
+                    let d = _mm_loadu_si128(p.add(i + 48) as *const __m128i);
+                    acc = _mm_or_si128(acc, _mm_or_si128(_mm_or_si128(a, b), _mm_or_si128(c, d)));
+                    i += 64;
+                }
                 while i + 16 <= n {
                     acc = _mm_or_si128(acc, _mm_loadu_si128(p.add(i) as *const __m128i));
                     i += 16;
@@ -1279,6 +1288,22 @@ mod tests {
             } else {
                 // after a rejected event the caller reads the next one into a value it made
                 reused = RawEvent::default();
+            }
+        }
+    }
+
+    #[test]
+    fn ascii_is_checked_at_every_byte() {
+        // one byte from 0x80 at each position of buffers of 1 to 200 bytes (the 64-byte turns,
+        // the 16-byte ones, the overlapping last load and the short loop): not ASCII; without
+        // it, the same text
+        for n in 1..=200usize {
+            let plain: Vec<u8> = (0..n).map(|k| b' ' + (k % 90) as u8).collect();
+            assert_eq!(ascii_str(&plain).map(str::len), Some(n), "length {n}");
+            for at in 0..n {
+                let mut b = plain.clone();
+                b[at] = 0x80 | (at as u8 & 0x7f);
+                assert!(ascii_str(&b).is_none(), "length {n}, byte {at}");
             }
         }
     }
