@@ -311,6 +311,10 @@ struct Frame {
     pending: bool,
     /// 1 + the index of its children's names recorded since a loop could start (0: none).
     seq: u32,
+    /// Its name's [`Traits::init`] and [`Traits::zeros`] (read again when it closes and when
+    /// a child opens, without looking its name up).
+    init: bool,
+    zeros: bool,
 }
 
 impl Frame {
@@ -326,6 +330,8 @@ impl Frame {
             to: false,
             pending: false,
             seq: 0,
+            init: false,
+            zeros: false,
         }
     }
 }
@@ -441,14 +447,9 @@ impl<'t, F: Fn(&str) -> Traits> Walk<'t, F> {
         f.prev_ends_init = prev != NONE && level.lc_ends_init;
         f.zero_grad = level.zero_grad || t.zero_grad;
         f.to = candidate && t.role == Role::To;
-        let (parent_zeros, parent_zero_grad) = if level.idx == NONE {
-            (false, false)
-        } else {
-            (
-                self.traits.get(trace.cpu[level.idx as usize].name).zeros,
-                level.zero_grad,
-            )
-        };
+        (f.init, f.zeros) = (t.init, t.zeros);
+        // (a thread's top level is no span: neither `aten::zeros` nor under `zero_grad`)
+        let (parent_zeros, parent_zero_grad) = (level.zeros, level.zero_grad);
         self.stacks[th].push(f);
         if candidate {
             match t.role {
@@ -522,8 +523,7 @@ impl<'t, F: Fn(&str) -> Traits> Walk<'t, F> {
     /// Closes the innermost open span of thread `th`.
     fn close(&mut self, th: usize) {
         let f = self.stacks[th].pop().unwrap();
-        let t = self.traits.get(self.trace.cpu[f.idx as usize].name);
-        let ends_init = t.init || (f.last_child != NONE && f.lc_ends_init);
+        let ends_init = f.init || (f.last_child != NONE && f.lc_ends_init);
         if f.to {
             self.extra_copy(&f, th);
         }
