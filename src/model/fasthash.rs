@@ -32,17 +32,16 @@ fn tail(bytes: &[u8], n: usize) -> u64 {
         return w >> (8 * (8 - n));
     }
     // len == n < 8: the first 4 (or 2, or 1) and the last 4 (or 2, or 1), overlapping
-    let r = bytes;
     if n >= 4 {
-        let lo = u32::from_le_bytes(r[..4].try_into().expect("4 bytes")) as u64;
-        let hi = u32::from_le_bytes(r[n - 4..].try_into().expect("4 bytes")) as u64;
+        let lo = u32::from_le_bytes(bytes[..4].try_into().expect("4 bytes")) as u64;
+        let hi = u32::from_le_bytes(bytes[n - 4..].try_into().expect("4 bytes")) as u64;
         lo | hi << (8 * (n - 4))
     } else if n >= 2 {
-        let lo = u16::from_le_bytes(r[..2].try_into().expect("2 bytes")) as u64;
-        let hi = u16::from_le_bytes(r[n - 2..].try_into().expect("2 bytes")) as u64;
+        let lo = u16::from_le_bytes(bytes[..2].try_into().expect("2 bytes")) as u64;
+        let hi = u16::from_le_bytes(bytes[n - 2..].try_into().expect("2 bytes")) as u64;
         lo | hi << (8 * (n - 2))
     } else {
-        r[0] as u64
+        bytes[0] as u64
     }
 }
 

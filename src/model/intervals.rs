@@ -498,15 +498,11 @@ mod tests {
         assert_eq!(seek(&[] as &[i64], &mut 3, |&x| x < 5), 0);
     }
 
-    /// A small deterministic generator (xorshift) from `seed`: the next value in `[0, m)`.
+    /// The crate's test generator ([`crate::model::testing::xorshift`]) from `seed`, in the
+    /// intervals' `i64`: the next value in `[0, m)`.
     fn numbers(seed: u64) -> impl FnMut(i64) -> i64 {
-        let mut x = seed;
-        move |m: i64| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            (x % m as u64) as i64
-        }
+        let mut next = crate::model::testing::xorshift(seed);
+        move |m: i64| next(m as u64) as i64
     }
 
     fn set(v: &[(i64, i64)]) -> IntervalSet {

@@ -206,10 +206,8 @@ impl Shapes {
         if k >= SAMPLED {
             return walk::<false>(&self.nodes, &mut [], c, e);
         }
-        let mut hits = std::mem::take(&mut self.hits);
-        hits.resize(self.nodes.len(), 0);
-        let read = walk_counted(&self.nodes, &mut hits, c, e);
-        self.hits = hits;
+        self.hits.resize(self.nodes.len(), 0);
+        let read = walk_counted(&self.nodes, &mut self.hits, c, e);
         if k == SAMPLED - 1 {
             self.reorder();
         }
