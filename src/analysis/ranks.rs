@@ -1128,7 +1128,9 @@ pub struct ShapeImbalance {
     /// The operator: among those whose dims differ, a forward one before a backward one
     /// (`…Backward0`), then the one with the most time over the ranks.
     pub name: String,
-    /// Per rank (index in the ranks given): its dims with the most time.
+    /// Per rank (index in the ranks given): the dims that show the difference, of one call
+    /// site on every rank ([`shape_imbalance`]); ranks that ran the same set of dims show the
+    /// same dims.
     pub dims: Vec<String>,
     /// The rank (index) with the most input elements (ties: the lower index).
     pub largest: usize,
@@ -1147,6 +1149,15 @@ pub struct ShapeImbalance {
 /// an operator whose sets agree runs the same work on every rank, even when timing noise
 /// gives its dims with the most time to different shapes. Summaries of older versions have
 /// no set: their dims with the most time are compared.
+///
+/// The dims shown per rank, and the ratio of input elements, come from the sets, never from
+/// time (which of two layers took longer on a rank is timing noise, and must not set two ranks
+/// that ran the same work apart, nor compare one rank's first layer with another's second):
+/// the first rank (by index) that ran dims some rank never ran shows the first of those by
+/// text; every other rank shows, of its own such dims (of all its dims when it has none), the
+/// one most like it (the same nesting and list lengths, then the most numbers equal in place;
+/// ties: the first by text), so that the ranks compare one call site. Uneven batches or
+/// sequence lengths change a leading number and keep the rest: the same layer on every rank.
 pub fn shape_imbalance(ranks: &[RankFacts]) -> Option<ShapeImbalance> {
     if ranks.len() < 2 || ranks.iter().any(|r| r.shapes.is_empty()) {
         return None;
@@ -1174,25 +1185,7 @@ pub fn shape_imbalance(ranks: &[RankFacts]) -> Option<ShapeImbalance> {
         if best.as_ref().is_some_and(|(k, _)| *k >= key) {
             continue;
         }
-        // per rank, the dims that show the difference: its dims with the most time when some
-        // rank never ran with them, else the first of its dims that some rank never ran with
-        let everywhere = |d: &String| {
-            per.iter()
-                .all(|o| o.distinct_count == 0 || o.distinct.contains(d))
-        };
-        let dims: Vec<String> = per
-            .iter()
-            .map(|o| {
-                if !everywhere(&o.dims) {
-                    return o.dims.clone();
-                }
-                o.distinct
-                    .iter()
-                    .find(|d| !everywhere(d))
-                    .unwrap_or(&o.dims)
-                    .clone()
-            })
-            .collect();
+        let dims = showing_dims(&per);
         let elems: Vec<u64> = dims.iter().map(|d| input_elements(d)).collect();
         let largest = (0..per.len())
             .max_by(|&x, &y| elems[x].cmp(&elems[y]).then(y.cmp(&x)))
@@ -1211,6 +1204,81 @@ pub fn shape_imbalance(ranks: &[RankFacts]) -> Option<ShapeImbalance> {
         ));
     }
     best.map(|b| b.1)
+}
+
+/// The dims each rank shows in a [`ShapeImbalance`] (see [`shape_imbalance`]): `per` holds
+/// one operator's shapes on every rank, in order.
+fn showing_dims(per: &[&OpShapes]) -> Vec<String> {
+    // a rank's dims, sorted by text: its set, or its dims with the most time in summaries of
+    // older versions (no set)
+    let set = |o: &OpShapes| -> Vec<String> {
+        if o.distinct_count == 0 || o.distinct.is_empty() {
+            vec![o.dims.clone()]
+        } else {
+            o.distinct.clone()
+        }
+    };
+    let sets: Vec<Vec<String>> = per.iter().map(|o| set(o)).collect();
+    let everywhere = |d: &String| sets.iter().all(|s| s.contains(d));
+    // per rank, the dims some rank never ran with; all its dims when there are none
+    let own: Vec<Vec<&String>> = sets
+        .iter()
+        .map(|s| {
+            let apart: Vec<&String> = s.iter().filter(|d| !everywhere(d)).collect();
+            if apart.is_empty() {
+                s.iter().collect()
+            } else {
+                apart
+            }
+        })
+        .collect();
+    let Some(reference) = sets.iter().find_map(|s| s.iter().find(|d| !everywhere(d))) else {
+        // the sets agree (only summaries of older versions with modes apart come here)
+        return per.iter().map(|o| o.dims.clone()).collect();
+    };
+    let (skeleton, numbers) = dims_parts(reference);
+    own.iter()
+        .map(|cands| {
+            // the most like the reference: (same skeleton, numbers equal in place), the
+            // first by text on ties (max_by keeps the last of equals: iterate reversed)
+            cands
+                .iter()
+                .rev()
+                .max_by_key(|d| {
+                    let (sk, nums) = dims_parts(d);
+                    let equal = nums.iter().zip(&numbers).filter(|(a, b)| a == b).count();
+                    (sk == skeleton, equal)
+                })
+                .map(|d| (*d).clone())
+                .unwrap_or_default()
+        })
+        .collect()
+}
+
+/// An `Input Dims` text split into its skeleton (brackets and commas, the numbers left out:
+/// the nesting and list lengths) and its numbers in order.
+fn dims_parts(dims: &str) -> (String, Vec<&str>) {
+    let mut skeleton = String::with_capacity(dims.len());
+    let mut numbers = Vec::new();
+    let mut start = None;
+    for (i, c) in dims.char_indices() {
+        if c.is_ascii_digit() || c == '-' {
+            start.get_or_insert(i);
+            continue;
+        }
+        if let Some(s) = start.take() {
+            numbers.push(&dims[s..i]);
+            skeleton.push('#');
+        }
+        if !c.is_whitespace() {
+            skeleton.push(c);
+        }
+    }
+    if let Some(s) = start {
+        numbers.push(&dims[s..]);
+        skeleton.push('#');
+    }
+    (skeleton, numbers)
 }
 
 /// Annotations kept per rank ([`RankFacts::annotations`]).
@@ -2233,6 +2301,69 @@ pub(crate) mod tests {
             r.shapes.insert(0, o);
         }
         assert_eq!(shape_imbalance(&backward).unwrap().name, "aten::addmm");
+    }
+
+    #[test]
+    fn ranks_that_ran_the_same_dims_show_the_same_dims() {
+        // two layers: rank 1 runs batches of 96, ranks 0 and 2 of 32; on rank 2 the second
+        // layer happened to take the most time, on ranks 0 and 1 the first
+        let layers = |rows: u64| {
+            vec![
+                format!("[[{rows}, 128], [10, 128], [10]]"),
+                format!("[[{rows}, 64], [128, 64], [128]]"),
+            ]
+        };
+        let op = |rows: u64, mode: usize| {
+            let distinct = layers(rows);
+            OpShapes {
+                name: "aten::linear".into(),
+                dims: distinct[mode].clone(),
+                time: 10,
+                total: 15,
+                distinct_count: distinct.len(),
+                distinct,
+            }
+        };
+        let base = {
+            let mut b = crate::model::build::TraceBuilder::new();
+            b.annotation("ProfilerStep#1", 0.0, 10_000.0);
+            let tr = b.build();
+            let a = crate::analysis::analyze(&tr, &Default::default());
+            RankFacts::new(&tr, &a, "r.json", 0, RankSource::Order)
+        };
+        let ranks: Vec<RankFacts> = [(32, 1), (96, 1), (32, 0)]
+            .iter()
+            .map(|&(rows, mode)| RankFacts {
+                shapes: vec![op(rows, mode)],
+                ..base.clone()
+            })
+            .collect();
+        let imb = shape_imbalance(&ranks).expect("batches differ");
+        // one call site on every rank (the first by text of the reference rank: the second
+        // layer), whichever layer took the most time
+        assert_eq!(imb.dims[0], imb.dims[2]);
+        assert_eq!(imb.dims[0], layers(32)[0]);
+        assert_eq!(imb.dims[1], layers(96)[0]);
+        assert_eq!(imb.largest, 1);
+        let (big, small) = (96 * 128 + 10 * 128 + 10, 32 * 128 + 10 * 128 + 10);
+        assert!((imb.ratio - big as f64 / small as f64).abs() < 1e-12);
+        // the same call site is found by its nesting and numbers, not by text order
+        let mut other = ranks.clone();
+        for (r, rows) in other.iter_mut().zip([32, 96, 32]) {
+            let o = &mut r.shapes[0];
+            o.distinct = vec![format!("[[{rows}, 5, 7]]"), format!("[[{rows}, 5]]")];
+            o.distinct.sort();
+            o.dims = o.distinct[1].clone();
+        }
+        other[1].shapes[0].distinct.push("[[96, 6, 8]]".into());
+        other[1].shapes[0].distinct_count = 3;
+        let imb = shape_imbalance(&other).expect("batches differ");
+        assert_eq!(imb.dims, ["[[32, 5, 7]]", "[[96, 5, 7]]", "[[32, 5, 7]]"]);
+        assert!((imb.ratio - 3.0).abs() < 1e-12);
+        assert_eq!(
+            dims_parts("[[96, 64], [], [128]]"),
+            ("[[#,#],[],[#]]".to_string(), vec!["96", "64", "128"])
+        );
     }
 
     #[test]
