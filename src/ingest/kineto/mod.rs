@@ -263,6 +263,20 @@ struct Partial {
     extremes: Extremes,
 }
 
+/// The vectors a [`Partial`] fills per event, emptied by [`Merger::merge`] and handed back to
+/// the workers, so that each block fills vectors grown by earlier ones instead of growing
+/// its own from nothing.
+#[derive(Default)]
+struct Spare {
+    cpu: Vec<CpuEvent>,
+    gpu: Vec<GpuEvent>,
+    flow_starts: Vec<u64>,
+    flow_ends: Vec<u64>,
+    memory: Vec<MemEvent>,
+    shapes: Vec<(u64, [NameId; 3])>,
+    flops: Vec<(u64, u64)>,
+}
+
 /// One event of a block: its time, byte offset and (worker's) name id.
 #[derive(Clone, Copy, Debug)]
 struct Marked {
@@ -794,13 +808,27 @@ fn cpu_order(a: &CpuEvent, b: &CpuEvent) -> std::cmp::Ordering {
 }
 
 impl Worker {
-    /// Parses the events of one block into a [`Partial`], reusing the given vectors.
-    fn parse_batch(&mut self, batch: &Batch, cpu: Vec<CpuEvent>, gpu: Vec<GpuEvent>) -> Partial {
+    /// Parses the events of one block into a [`Partial`], reusing the given (empty) vectors.
+    fn parse_batch(&mut self, batch: &Batch, spare: Spare) -> Partial {
+        let Spare {
+            cpu,
+            gpu,
+            flow_starts,
+            flow_ends,
+            memory,
+            shapes,
+            flops,
+        } = spare;
         self.p = Partial {
             seq: batch.seq,
             worker: self.id,
             cpu,
             gpu,
+            flow_starts,
+            flow_ends,
+            memory,
+            shapes,
+            flops,
             ..Partial::default()
         };
         match batch.chain {
@@ -1620,8 +1648,8 @@ impl Merger {
         }
     }
 
-    /// Appends a partial (partials come in block order); returns its emptied event vectors.
-    fn merge(&mut self, mut p: Partial) -> (Vec<CpuEvent>, Vec<GpuEvent>) {
+    /// Appends a partial (partials come in block order); returns its emptied vectors.
+    fn merge(&mut self, mut p: Partial) -> Spare {
         let name_map = &mut self.name_maps[p.worker];
         for (s, at) in p.new_names.drain(..).zip(&p.new_name_offsets) {
             let before = self.names.len();
@@ -1668,7 +1696,7 @@ impl Merger {
             e.info = info_map[e.info as usize];
             e
         }));
-        for (ext, [d, t, c]) in p.shapes {
+        for (ext, [d, t, c]) in p.shapes.drain(..) {
             // first call wins, like the External id links
             self.op_shapes.entry(ext).or_insert(OpShape {
                 dims: name_map[d.0 as usize],
@@ -1676,7 +1704,7 @@ impl Merger {
                 concrete: name_map[c.0 as usize],
             });
         }
-        for (ext, f) in p.flops {
+        for (ext, f) in p.flops.drain(..) {
             self.op_flops.entry(ext).or_insert(f);
         }
         for (host, key, c) in p.comms {
@@ -1694,14 +1722,14 @@ impl Merger {
             // first record wins, like the External id links
             table.entry(key).or_insert(c);
         }
-        for m in &p.memory {
+        for m in p.memory.drain(..) {
             self.memory.push(&MemEvent {
                 thread: thread_map[m.thread as usize],
-                ..*m
+                ..m
             });
         }
-        self.flow_starts.extend_from_slice(&p.flow_starts);
-        self.flow_ends.extend_from_slice(&p.flow_ends);
+        self.flow_starts.append(&mut p.flow_starts);
+        self.flow_ends.append(&mut p.flow_ends);
         self.thread_names.extend(p.thread_names);
         for (d, v) in p.mem_peaks {
             let e = self.mem_peaks.entry(d).or_insert(0);
@@ -1710,7 +1738,15 @@ impl Merger {
         self.warnings.merge(p.warnings);
         self.events += p.events;
         self.hip |= p.hip;
-        (p.cpu, p.gpu)
+        Spare {
+            cpu: p.cpu,
+            gpu: p.gpu,
+            flow_starts: p.flow_starts,
+            flow_ends: p.flow_ends,
+            memory: p.memory,
+            shapes: p.shapes,
+            flops: p.flops,
+        }
     }
 }
 
@@ -2049,7 +2085,7 @@ pub fn read_from<R: Read + Send>(
     let (work_tx, work_rx) = bounded::<Batch>(threads);
     let (pool_tx, pool_rx) = bounded::<Buffers>(2 * threads + 1);
     let (part_tx, part_rx) = bounded::<Partial>(threads + 1);
-    let (vecs_tx, vecs_rx) = bounded::<(Vec<CpuEvent>, Vec<GpuEvent>)>(2 * threads + 4);
+    let (vecs_tx, vecs_rx) = bounded::<Spare>(2 * threads + 4);
 
     let mut timings = crate::timings::Timings::nested();
     let mut merger = Merger::new(threads, opts.limits.names);
@@ -2066,8 +2102,8 @@ pub fn read_from<R: Read + Send>(
             s.spawn(move || {
                 let mut worker = Worker::new(id);
                 for batch in work_rx.iter() {
-                    let (cpu, gpu) = vecs_rx.try_recv().unwrap_or_default();
-                    let p = worker.parse_batch(&batch, cpu, gpu);
+                    let spare = vecs_rx.try_recv().unwrap_or_default();
+                    let p = worker.parse_batch(&batch, spare);
                     let _ = pool_tx.try_send((batch.buf.into_reusable(), batch.ranges));
                     if part_tx.send(p).is_err() {
                         break;
