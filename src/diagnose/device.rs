@@ -334,6 +334,7 @@ fn fp32_scan(f: &Facts, claims: &mut Claims) -> Fp32Scan {
     let work = fp32_work(trace, claims);
     let mut x = Fp32Scan::default();
     for k in 0..claims.kernels.len() {
+        crate::model::fast::prefetch_launches(trace, &claims.kernels, k);
         let gi = claims.kernels[k];
         if !claims.free(gi) {
             continue;
@@ -714,7 +715,8 @@ fn small_kernels(f: &Facts, claims: &mut Claims) -> Option<Finding> {
             }
             run.clear();
         };
-        for &gi in list {
+        for (k, &gi) in list.iter().enumerate() {
+            crate::model::fast::prefetch_launches(trace, list, k);
             if is_small(claims, gi) {
                 small_count += 1;
                 small_time += trace.gpu[gi as usize].dur;
