@@ -22,7 +22,7 @@ pub struct Claims<'t> {
     pub kernel_time: Ns,
     /// The roofline points of the window's calls ([`roofline::roofline`] over `kernels`,
     /// impossible calls left out), for the rules that weigh kernels by their FLOPs.
-    pub points: Vec<OpPoint>,
+    pub points: &'t [OpPoint],
     trace: &'t crate::model::Trace,
     /// Claimed kernels in claim order (for [`Claims::give_back`]).
     log: Vec<u32>,
@@ -40,7 +40,7 @@ impl<'t> Claims<'t> {
         }
         let claimed = Bits::new(f.trace.gpu.len());
         // the analysis' points: the same kernels (those the selection counts)
-        let points = f.a.roofline.clone();
+        let points = &f.a.roofline;
         Claims {
             claimed,
             kernels,

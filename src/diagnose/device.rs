@@ -312,7 +312,7 @@ struct Fp32Scan {
 /// not only by the kernels' present efficiency.
 fn fp32_work(trace: &Trace, claims: &Claims) -> HashMap<u32, (f64, f64)> {
     let mut work: HashMap<u32, (f64, f64)> = HashMap::default();
-    for p in &claims.points {
+    for p in claims.points {
         if p.time > 0 && matches!(p.cost.kind, CostKind::Gemm | CostKind::Conv) {
             for &k in &p.kernels {
                 let w = trace.gpu[k as usize].dur as f64 / p.time as f64;
@@ -864,7 +864,7 @@ fn low_occupancy(f: &Facts, claims: &mut Claims) -> Option<Finding> {
     // launches whose operator already runs near its roofline: occupancy is not what limits them
     let mut near = vec![false; trace.gpu.len()];
     if !low.is_empty() {
-        for p in &claims.points {
+        for p in claims.points {
             if p.time > 0 && p.ideal >= NEAR_ROOFLINE * p.time as f64 {
                 for &k in &p.kernels {
                     near[k as usize] = true;

@@ -74,19 +74,14 @@ pub fn rules(f: &Facts, claims: &mut Claims) -> Vec<Finding> {
             return Vec::new();
         }
     }
-    let points: Vec<OpPoint> = claims
-        .points
-        .iter()
-        .filter(|p| p.has_roofline())
-        .cloned()
-        .collect();
+    let points: Vec<&OpPoint> = claims.points.iter().filter(|p| p.has_roofline()).collect();
     if points.is_empty() {
         return Vec::new();
     }
     let mut out = Vec::new();
     let mut memory: Vec<&OpPoint> = Vec::new();
     let mut compute: Vec<&OpPoint> = Vec::new();
-    for p in &points {
+    for &p in &points {
         if p.kernels.iter().all(|&k| claims.free(k)) {
             if p.memory_bound {
                 memory.push(p);
