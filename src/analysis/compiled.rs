@@ -125,6 +125,11 @@ fn containing(v: &[Span], t: Ns) -> Option<usize> {
 /// of the capture (left out of the host time between graphs).
 pub fn compiled_facts(trace: &Trace, mask: &IntervalSet, compile: &IntervalSet) -> CompiledFacts {
     let mut out = CompiledFacts::default();
+    // no compiled region among the names: none in the events either (the host events are
+    // not read)
+    if !crate::model::fast::any_name(trace, |n| n.starts_with(REGION_PREFIX)) {
+        return out;
+    }
     let n_threads = trace.threads.len();
     let mut regions: Vec<Vec<Span>> = vec![Vec::new(); n_threads];
     let mut calls: Vec<Vec<Span>> = vec![Vec::new(); n_threads];

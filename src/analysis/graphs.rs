@@ -93,7 +93,10 @@ pub fn graph_replays(trace: &Trace, mask: &IntervalSet) -> GraphReplays {
     let mut graph = NameMemo::new(trace, is_graph_launch);
     let mut slot: HashMap<u32, usize> = HashMap::default();
     let mut replays: Vec<Replay> = Vec::new();
-    for (i, e) in trace.cpu.iter().enumerate() {
+    // (no graph launch among the names: no replay, and the host events are not read)
+    let any_launch = crate::model::fast::any_name(trace, is_graph_launch);
+    let calls = if any_launch { &trace.cpu[..] } else { &[] };
+    for (i, e) in calls.iter().enumerate() {
         if matches!(
             e.kind,
             CpuKind::Runtime | CpuKind::Driver | CpuKind::OtherRuntime

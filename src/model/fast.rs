@@ -38,6 +38,13 @@ pub fn prefetch_launches(trace: &Trace, gpu: &[u32], k: usize) {
     }
 }
 
+/// Whether some interned name of `trace` satisfies `f`: a pass over events that only acts
+/// on events whose name does is skipped without reading them when none does (the name table
+/// is far shorter than the events, and holds every event's name).
+pub fn any_name(trace: &Trace, f: impl Fn(&str) -> bool) -> bool {
+    (0..trace.names.len()).any(|k| f(trace.name(NameId(k as u32))))
+}
+
 /// A classification of names computed at most once per interned name.
 pub struct NameMemo<'t, T: Copy, F: Fn(&str) -> T> {
     trace: &'t Trace,

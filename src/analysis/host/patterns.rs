@@ -639,8 +639,7 @@ pub fn torch_patterns(trace: &Trace, mask: &IntervalSet) -> TorchPatterns {
         free_seqs: Vec::new(),
         waiting: Vec::new(),
         hits: Vec::new(),
-        tree: (0..trace.names.len())
-            .any(|k| Role::of(trace.name(crate::model::NameId(k as u32))).needs_tree()),
+        tree: crate::model::fast::any_name(trace, |n| Role::of(n).needs_tree()),
     };
     for i in 0..trace.cpu.len() as u32 {
         walk.visit(i);
