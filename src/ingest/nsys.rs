@@ -1869,6 +1869,7 @@ pub fn read_file(
             clock_corrections: Vec::new(),
             kernel_classes: Default::default(),
             op_shape_index: Default::default(),
+            bounds: Default::default(),
             os: OsActivity {
                 off_cpu,
                 calls: os_calls,

@@ -58,6 +58,7 @@ impl TraceBuilder {
                 os: Default::default(),
                 kernel_classes: Default::default(),
                 op_shape_index: Default::default(),
+                bounds: Default::default(),
             },
             memory: memory::MemoryBuilder::new(),
             kernel_infos: KernelInfoTable::new(),

@@ -497,6 +497,10 @@ pub struct Trace {
     /// [`Trace::op_shape_at`] (empty until then; shared across threads like
     /// [`Trace::kernel_classes`]).
     pub op_shape_index: std::sync::OnceLock<OpShapeIndex>,
+    /// The earliest start and latest end of any event, ns, made by the first
+    /// [`Trace::bounds`] (the window and the capture facts both ask; shared like
+    /// [`Trace::kernel_classes`]).
+    pub bounds: std::sync::OnceLock<(Ns, Ns)>,
     /// What the OS recorded of the host threads (Nsight Systems: off-CPU time and OS runtime
     /// calls); empty for Kineto.
     pub os: os::OsActivity,
@@ -659,6 +663,23 @@ impl Trace {
             Some(&k) if k != OpShapeIndex::NONE => ix.shapes.get(k as usize),
             _ => None,
         }
+    }
+
+    /// The earliest start and the latest end of any host or device event, ns (`(start, start)`
+    /// without events; see [`Trace::start`]): one pass over the events at the first call.
+    /// Asked after the trace is complete (its clock corrected), like [`Trace::kernel_class`].
+    pub fn bounds(&self) -> (Ns, Ns) {
+        *self.bounds.get_or_init(|| {
+            let lo = self.start();
+            let hi = self
+                .cpu
+                .iter()
+                .map(|e| e.end())
+                .chain(self.gpu.iter().map(|g| g.end()))
+                .max()
+                .unwrap_or(lo);
+            (lo, hi.max(lo))
+        })
     }
 
     /// Earliest start over host and device events (the trace origin for reports).

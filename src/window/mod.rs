@@ -1167,15 +1167,7 @@ fn lone_warm_step(all: &StepAnalysis) -> Option<String> {
 
 /// First start and last end over host events and device activities.
 pub fn trace_bounds(trace: &Trace) -> (Ns, Ns) {
-    let lo = trace.start();
-    let hi = trace
-        .cpu
-        .iter()
-        .map(|e| e.end())
-        .chain(trace.gpu.iter().map(|g| g.end()))
-        .max()
-        .unwrap_or(lo);
-    (lo, hi.max(lo))
+    trace.bounds()
 }
 
 /// "dynamo, autotune" for the compile work overlapping step `i`.

@@ -2283,6 +2283,7 @@ pub fn read_from<R: Read + Send>(
         os: Default::default(),
         kernel_classes: Default::default(),
         op_shape_index: Default::default(),
+        bounds: Default::default(),
     };
     timings.lap("kineto tables");
     trace.finalize_with(opts.threads > 1);
