@@ -420,11 +420,13 @@ impl<'a> RawArgs<'a> {
     /// [`RawArgs::clear`] for a parser that fills the slots of [`COLD_SLOTS`] only through
     /// [`RawArgs::slot_noted`] until the next call: the cold slots are reset only when one
     /// may have been filled since (most events fill none: about half the writes of `clear`).
-    #[inline]
+    /// Never inlined: left to rustc, whether it was inlined into the shaped parser moved
+    /// with how the crate is split into codegen units, and the parser's own code was worse
+    /// with it inlined (dfi-100M: 10-29 M instructions more).
+    #[inline(never)]
     pub fn clear_hot(&mut self) {
         if !self.cold_clean.0 {
-            self.clear();
-            self.cold_clean = ColdClean(true);
+            self.clear_all();
             return;
         }
         self.external_id = Num::None;
@@ -442,6 +444,14 @@ impl<'a> RawArgs<'a> {
         self.input_dims = None;
         self.input_type = None;
         self.concrete_inputs = None;
+    }
+
+    /// [`RawArgs::clear`] after a cold slot was filled, out of line ([`RawArgs::clear_hot`]).
+    #[cold]
+    #[inline(never)]
+    fn clear_all(&mut self) {
+        self.clear();
+        self.cold_clean = ColdClean(true);
     }
 
     /// Whether every slot of [`COLD_SLOTS`] is known to hold its default: no slot of them was
