@@ -476,7 +476,16 @@ pub fn compile_work(trace: &Trace, steps: &[Step]) -> CompileWork {
     });
     let mut marks: Vec<(u32, Interval, CompileKind)> = Vec::new();
     let mut startup_calls = Vec::new();
-    for e in &trace.cpu {
+    // no name is compile work or a startup call, whatever its event's kind: the host events
+    // are not read
+    let any = crate::model::fast::any_name(trace, |n| {
+        [CpuKind::Runtime, CpuKind::PythonFunction, CpuKind::Op]
+            .iter()
+            .any(|&k| compile_kind(n, k).is_some())
+            || startup_call(n).is_some()
+    });
+    let events = if any { &trace.cpu[..] } else { &[] };
+    for e in events {
         let k = match e.kind {
             CpuKind::Runtime | CpuKind::Driver | CpuKind::OtherRuntime => {
                 let (k, s) = call_kind.get(e.name);
@@ -563,9 +572,12 @@ pub(super) fn step_extent(s: &Step) -> Interval {
 /// least 1 ms more.
 fn first_runs(trace: &Trace) -> Vec<&CpuEvent> {
     let mut by_name: HashMap<NameId, Vec<&CpuEvent>> = HashMap::default();
-    let mut is_region = NameMemo::new(trace, |n: &str| {
-        COMPILED_REGION_PREFIXES.iter().any(|p| n.starts_with(p))
-    });
+    let region = |n: &str| COMPILED_REGION_PREFIXES.iter().any(|p| n.starts_with(p));
+    // no compiled region among the names: the host events are not read
+    if !crate::model::fast::any_name(trace, region) {
+        return Vec::new();
+    }
+    let mut is_region = NameMemo::new(trace, region);
     for e in &trace.cpu {
         if !matches!(e.kind, CpuKind::Op | CpuKind::UserAnnotation) {
             continue;
