@@ -127,7 +127,7 @@ pub fn compiled_facts(trace: &Trace, mask: &IntervalSet, compile: &IntervalSet) 
     let mut out = CompiledFacts::default();
     // no compiled region among the names: none in the events either (the host events are
     // not read)
-    if !crate::model::fast::any_name(trace, |n| n.starts_with(REGION_PREFIX)) {
+    if !crate::model::fast::may_name(trace, |n| n.starts_with(REGION_PREFIX)) {
         return out;
     }
     let n_threads = trace.threads.len();

@@ -94,7 +94,7 @@ pub fn graph_replays(trace: &Trace, mask: &IntervalSet) -> GraphReplays {
     let mut slot: HashMap<u32, usize> = HashMap::default();
     let mut replays: Vec<Replay> = Vec::new();
     // (no graph launch among the names: no replay, and the host events are not read)
-    let any_launch = crate::model::fast::any_name(trace, is_graph_launch);
+    let any_launch = crate::model::fast::may_name(trace, is_graph_launch);
     let calls = if any_launch { &trace.cpu[..] } else { &[] };
     for (i, e) in calls.iter().enumerate() {
         if matches!(

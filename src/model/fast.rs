@@ -38,12 +38,23 @@ pub fn prefetch_launches(trace: &Trace, gpu: &[u32], k: usize) {
     }
 }
 
-/// Whether some interned name of `trace` satisfies `f`: a pass over events that only acts
-/// on events whose name does is skipped without reading them when none does (the name table
-/// is far shorter than the events, and holds every event's name).
+/// Whether some interned name of `trace` satisfies `f` (every event's name is interned).
 pub fn any_name(trace: &Trace, f: impl Fn(&str) -> bool) -> bool {
     (0..trace.names.len()).any(|k| f(trace.name(NameId(k as u32))))
 }
+
+/// [`any_name`] as the gate of a pass over the host events that only acts on events whose
+/// name satisfies `f` (a classification by substrings, say): `false` only when no name
+/// does, so that the pass can be skipped without reading the events. The names are looked
+/// at only when they are far fewer than the host events (one per [`EVENTS_PER_NAME`]);
+/// otherwise checking every name (kernels' among them) could cost more than the pass, which
+/// classifies only the names its events carry, and the answer is `true` without looking.
+pub fn may_name(trace: &Trace, f: impl Fn(&str) -> bool) -> bool {
+    trace.names.len().saturating_mul(EVENTS_PER_NAME) >= trace.cpu.len() || any_name(trace, f)
+}
+
+/// Host events per interned name under which [`may_name`] does not look at the names.
+pub const EVENTS_PER_NAME: usize = 64;
 
 /// A classification of names computed at most once per interned name.
 pub struct NameMemo<'t, T: Copy, F: Fn(&str) -> T> {
@@ -240,5 +251,32 @@ mod bits_tests {
         b.clear(64);
         assert!(!b.get(64) && b.get(0));
         assert!(Bits::new(0).is_empty());
+    }
+}
+
+#[cfg(test)]
+mod name_gate_tests {
+    use super::{any_name, may_name, EVENTS_PER_NAME};
+    use crate::model::build::TraceBuilder;
+
+    /// `may_name` says no only after looking at every name, and looks only when the names
+    /// are far fewer than the host events.
+    #[test]
+    fn may_name_is_false_only_when_no_name_matches() {
+        let trace = |ops: usize, names: usize| {
+            let mut b = TraceBuilder::new();
+            for k in 0..ops {
+                b.op(&format!("aten::op{}", k % names), k as f64, 0.5);
+            }
+            b.build()
+        };
+        let many_events = trace(4 * EVENTS_PER_NAME, 2);
+        assert!(!may_name(&many_events, |n| n.contains("GraphLaunch")));
+        assert!(may_name(&many_events, |n| n == "aten::op1"));
+        assert!(any_name(&many_events, |n| n == "aten::op1"));
+        // as many names as events: not looked at, so possibly there
+        let many_names = trace(50, 50);
+        assert!(!any_name(&many_names, |n| n.contains("GraphLaunch")));
+        assert!(may_name(&many_names, |n| n.contains("GraphLaunch")));
     }
 }

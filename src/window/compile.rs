@@ -478,7 +478,7 @@ pub fn compile_work(trace: &Trace, steps: &[Step]) -> CompileWork {
     let mut startup_calls = Vec::new();
     // no name is compile work or a startup call, whatever its event's kind: the host events
     // are not read
-    let any = crate::model::fast::any_name(trace, |n| {
+    let any = crate::model::fast::may_name(trace, |n| {
         [CpuKind::Runtime, CpuKind::PythonFunction, CpuKind::Op]
             .iter()
             .any(|&k| compile_kind(n, k).is_some())
@@ -574,7 +574,7 @@ fn first_runs(trace: &Trace) -> Vec<&CpuEvent> {
     let mut by_name: HashMap<NameId, Vec<&CpuEvent>> = HashMap::default();
     let region = |n: &str| COMPILED_REGION_PREFIXES.iter().any(|p| n.starts_with(p));
     // no compiled region among the names: the host events are not read
-    if !crate::model::fast::any_name(trace, region) {
+    if !crate::model::fast::may_name(trace, region) {
         return Vec::new();
     }
     let mut is_region = NameMemo::new(trace, region);
