@@ -27,7 +27,9 @@ pub fn prefetch<T>(v: &[T], i: usize) {
 /// For a pass over device events `gpu` (indices into [`Trace::gpu`], in order) that reads
 /// each one's launch call (its owner operator, say): at position `k`, fetches ahead the
 /// device event 16 places on and the launch call of the one 8 places on. The calls lie
-/// anywhere in the host events; without this, reading them is most of such a pass.
+/// anywhere in the host events; without this, reading them is most of such a pass. (A pass
+/// over all of [`Trace::gpu`] uses [`crate::model::prefetch_launch_ahead`] or
+/// [`Trace::gpu_with_launches`].)
 #[inline(always)]
 pub fn prefetch_launches(trace: &Trace, gpu: &[u32], k: usize) {
     if let Some(&g) = gpu.get(k + 16) {

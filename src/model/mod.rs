@@ -171,7 +171,8 @@ impl CpuEvent {
 
 /// For a pass over `gpu` at index `i` that reads each event's launch call: fetches the call of
 /// the event [`LAUNCH_AHEAD`] further on ([`fast::prefetch`]; see
-/// [`Trace::gpu_with_launches`], which a pass that only reads the events should use).
+/// [`Trace::gpu_with_launches`], which a pass that only reads the events should use; a pass
+/// over a list of device-event indices uses [`fast::prefetch_launches`]).
 #[inline(always)]
 pub fn prefetch_launch_ahead(gpu: &[GpuEvent], cpu: &[CpuEvent], i: usize) {
     if let Some(a) = gpu.get(i + LAUNCH_AHEAD) {
