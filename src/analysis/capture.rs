@@ -261,7 +261,7 @@ pub struct CaptureFacts {
     /// CUDA/HIP graph launch calls, and those none of whose kernels is in the trace.
     replays: u64,
     empty: u64,
-    /// [`crate::window::trace_bounds`].
+    /// [`Trace::bounds`].
     bounds: (Ns, Ns),
     /// Activities of no duration by kind (kernel, copy, fill) and the bytes they move (on a
     /// trace with integer-µs device times, only copies and fills of [`ZERO_DUR_BYTES`] and
@@ -305,7 +305,7 @@ impl CaptureFacts {
     pub fn of_with(trace: &Trace, launches: &[records::Launch]) -> CaptureFacts {
         let mut f = CaptureFacts {
             clock: Vec::new(),
-            bounds: crate::window::trace_bounds(trace),
+            bounds: trace.bounds(),
             first_unrecorded: Ns::MAX,
             ..Default::default()
         };

@@ -773,7 +773,7 @@ fn select_time(
 ) -> Result<Window, WindowError> {
     let n = all.steps.len();
     let origin = trace.start();
-    let (lo, hi) = trace_bounds(trace);
+    let (lo, hi) = trace.bounds();
     let s = start
         .map(|v| origin.saturating_add(v))
         .unwrap_or(lo)
@@ -1163,11 +1163,6 @@ fn lone_warm_step(all: &StepAnalysis) -> Option<String> {
         )),
         _ => None,
     }
-}
-
-/// First start and last end over host events and device activities.
-pub fn trace_bounds(trace: &Trace) -> (Ns, Ns) {
-    trace.bounds()
 }
 
 /// "dynamo, autotune" for the compile work overlapping step `i`.

@@ -810,25 +810,16 @@ fn cpu_order(a: &CpuEvent, b: &CpuEvent) -> std::cmp::Ordering {
 impl Worker {
     /// Parses the events of one block into a [`Partial`], reusing the given (empty) vectors.
     fn parse_batch(&mut self, batch: &Batch, spare: Spare) -> Partial {
-        let Spare {
-            cpu,
-            gpu,
-            flow_starts,
-            flow_ends,
-            memory,
-            shapes,
-            flops,
-        } = spare;
         self.p = Partial {
             seq: batch.seq,
             worker: self.id,
-            cpu,
-            gpu,
-            flow_starts,
-            flow_ends,
-            memory,
-            shapes,
-            flops,
+            cpu: spare.cpu,
+            gpu: spare.gpu,
+            flow_starts: spare.flow_starts,
+            flow_ends: spare.flow_ends,
+            memory: spare.memory,
+            shapes: spare.shapes,
+            flops: spare.flops,
             ..Partial::default()
         };
         match batch.chain {
